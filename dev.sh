@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# One entry point that sets everything up on a fresh machine, then does the job:
+#   ./dev.sh demo        the emulator, a local control plane and the operator, live
+#   ./dev.sh test        type-check, lint and every test suite (what CI runs)
+#   ./dev.sh <command>   any other `linode-operator` command (run, emulator, help, ...)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+source scripts/ensure-node.sh
+
+# Install dependencies when the lockfile changed since the last install.
+stamp=node_modules/.package-lock.sha
+sum=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$sum" ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$sum" > "$stamp"
+fi
+
+case "${1:-help}" in
+  test) shift; exec npm test -- "$@" ;;
+  *) npm run --silent build; exec node dist/cli/main.js "$@" ;;
+esac

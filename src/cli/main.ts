@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// The `linode-operator` command. Each subcommand lives in its own module and is loaded only
+// when asked for, so `linode-operator emulator` never pays for the Kubernetes client.
+import { readFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
+
+export interface Command {
+  summary: string;
+  /** Runs the command; resolves to the process exit code. */
+  load: () => Promise<{ main: (argv: string[]) => Promise<number> }>;
+}
+
+export const commands: Record<string, Command> = {};
+
+export function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((c) => c.length), 4);
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return [
+    "linode-operator — run Linode managed databases and NodeBalancers from Kubernetes",
+    "",
+    "Usage: linode-operator <command> [options]",
+    "",
+    "Commands:",
+    ...lines,
+    `  ${"help".padEnd(width)}  show this help, or \`help <command>\` for a command's options`,
+    "",
+    "Environment: LINODE_TOKEN (API token), LINODE_API_URL (default https://api.linode.com/v4),",
+    "KUBECONFIG (out of a cluster).",
+  ].join("\n");
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    const topic = name === "help" ? rest[0] : undefined;
+    if (topic !== undefined && topic in commands) return runCommand(topic, ["--help"]);
+    process.stdout.write(usage() + "\n");
+    return 0;
+  }
+  if (name === "--version" || name === "version") {
+    const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    process.stdout.write(`${pkg.version}\n`);
+    return 0;
+  }
+  if (!(name in commands)) {
+    process.stderr.write(`linode-operator: unknown command '${name}'\n\n${usage()}\n`);
+    return 2;
+  }
+  return runCommand(name, rest);
+}
+
+async function runCommand(name: string, argv: string[]): Promise<number> {
+  const command = commands[name];
+  if (command === undefined) return 2;
+  const mod = await command.load();
+  return mod.main(argv);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  main(process.argv.slice(2)).then(
+    (code) => { process.exitCode = code; },
+    (err: unknown) => {
+      process.stderr.write(`linode-operator: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

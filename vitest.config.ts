@@ -1,0 +1,28 @@
+import { defineConfig } from "vitest/config";
+
+// Two projects: tests that need only this process and loopback HTTP (pure logic, the
+// emulator, the Linode client), and tests that need the real control plane, which the
+// cluster project's global setup starts once for the whole run.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "offline",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/integration/**", "test/e2e/**", "node_modules/**"],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: "cluster",
+          include: ["test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          globalSetup: ["test/harness/global-setup.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
+  },
+});
