@@ -1,0 +1,30 @@
+// Where the operator's Kubernetes credentials come from: in-cluster when the pod's service
+// account is mounted, else KUBECONFIG or ~/.kube/config. Never client-node's silent
+// fallback to http://localhost:8080.
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+export function loadKubeConfig(env: NodeJS.ProcessEnv = process.env): KubeConfig {
+  const kc = new KubeConfig();
+  if (env.KUBECONFIG !== undefined && env.KUBECONFIG !== "") {
+    kc.loadFromDefault();
+  } else if (env.KUBERNETES_SERVICE_HOST !== undefined && existsSync(join(serviceAccountDir, "token"))) {
+    kc.loadFromCluster();
+  } else if (existsSync(join(homedir(), ".kube", "config"))) {
+    kc.loadFromFile(join(homedir(), ".kube", "config"));
+  } else {
+    throw new Error("no Kubernetes credentials: set KUBECONFIG, or run in a pod with a service account");
+  }
+  if (kc.getCurrentCluster() === null) throw new Error("the kubeconfig has no current cluster");
+  return kc;
+}
+
+export function loadKubeConfigFromFile(path: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  return kc;
+}

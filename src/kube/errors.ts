@@ -1,0 +1,41 @@
+// Kubernetes API failures as values: classified by HTTP status, never by message text.
+
+export class KubeApiError extends Error {
+  readonly code: number;
+  readonly reason: string;
+  constructor(code: number, reason: string, message: string) {
+    super(message);
+    this.name = "KubeApiError";
+    this.code = code;
+    this.reason = reason;
+  }
+}
+
+/** Turns whatever client-node threw into a KubeApiError when it carries an HTTP status. */
+export function toKubeError(err: unknown): unknown {
+  if (err instanceof KubeApiError) return err;
+  const e = err as { code?: unknown; body?: unknown; message?: unknown };
+  if (typeof e.code !== "number") return err;
+  let reason = "";
+  let message = typeof e.message === "string" ? e.message : `HTTP ${e.code}`;
+  if (typeof e.body === "string") {
+    try {
+      const status = JSON.parse(e.body) as { reason?: string; message?: string };
+      reason = status.reason ?? "";
+      message = status.message ?? message;
+    } catch { /* not a Status body */ }
+  }
+  return new KubeApiError(e.code, reason, message);
+}
+
+export const isNotFound = (err: unknown): boolean => err instanceof KubeApiError && err.code === 404;
+export const isConflict = (err: unknown): boolean => err instanceof KubeApiError && err.code === 409;
+export const isGone = (err: unknown): boolean => err instanceof KubeApiError && err.code === 410;
+
+export async function kubeCall<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toKubeError(err);
+  }
+}

@@ -1,0 +1,199 @@
+// A reflector + cache for one kind (or one namespace of it): list in pages of 500, then
+// watch from the list's resourceVersion with bookmarks. Any error reconnects with backoff,
+// a 410 re-lists (and reports objects that vanished meanwhile as deleted), and a watchdog
+// aborts a watch that has gone silent, so the cache never silently stops updating. client-node's
+// own ListWatch stops on most errors and has no watchdog (research/client-node-guide.md §4).
+import type { KubeClient, KubeObject, ListPage } from "./client.ts";
+import { KubeApiError, isGone, toKubeError } from "./errors.ts";
+
+export type InformerEvent = "add" | "update" | "delete";
+
+export interface InformerSource<T extends KubeObject> {
+  /** Human name for logs and metrics, e.g. "managed-databases" or "secrets". */
+  name: string;
+  list(continueToken: string | undefined): Promise<ListPage<T>>;
+  watchPath: string;
+  labelSelector?: string;
+}
+
+export interface InformerLogger {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface InformerOptions {
+  /** Abort and reopen a watch that has delivered nothing (not even a bookmark) for this long. */
+  watchdogMillis?: number;
+  backoffBaseMillis?: number;
+  backoffMaxMillis?: number;
+  logger?: InformerLogger;
+  onRestart?: (reason: string) => void;
+}
+
+export const objectKey = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+
+export class Informer<T extends KubeObject> {
+  private readonly store = new Map<string, T>();
+  private resourceVersion: string | undefined;
+  private stopped = false;
+  private current: AbortController | undefined;
+  private syncedResolve!: () => void;
+  readonly synced: Promise<void>;
+  hasSynced = false;
+  lastEventAt = Date.now();
+  private readonly opts: Required<Omit<InformerOptions, "logger" | "onRestart">> & Pick<InformerOptions, "logger" | "onRestart">;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+
+  private readonly client: KubeClient;
+  private readonly source: InformerSource<T>;
+  private readonly handler: (event: InformerEvent, obj: T, old?: T) => void;
+
+  constructor(client: KubeClient, source: InformerSource<T>, handler: (event: InformerEvent, obj: T, old?: T) => void, options: InformerOptions = {}) {
+    this.client = client;
+    this.source = source;
+    this.handler = handler;
+    this.opts = { watchdogMillis: 5 * 60_000, backoffBaseMillis: 800, backoffMaxMillis: 15_000, ...options };
+    this.synced = new Promise((r) => { this.syncedResolve = r; });
+  }
+
+  get(key: string): T | undefined { return this.store.get(key); }
+  list(): T[] { return [...this.store.values()]; }
+  get size(): number { return this.store.size; }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.current?.abort();
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        if (this.resourceVersion === undefined) await this.relist();
+        await this.watchOnce();
+        failures = 0;
+      } catch (raw) {
+        const err = toKubeError(raw);
+        if (this.isStopped()) break;
+        if (isGone(err)) {
+          this.resourceVersion = undefined;
+          continue;
+        }
+        failures++;
+        const delay = Math.min(this.opts.backoffMaxMillis, this.opts.backoffBaseMillis * 2 ** (failures - 1)) * (0.8 + 0.4 * Math.random());
+        this.opts.logger?.warn({ informer: this.source.name, err: describe(err), retryInMillis: Math.round(delay) }, "watch failed; reconnecting");
+        this.opts.onRestart?.("error");
+        await this.sleep(delay);
+      }
+    }
+  }
+
+  /** A method, not the field: the flag changes while awaits are pending. */
+  private isStopped(): boolean { return this.stopped; }
+
+  private async relist(): Promise<void> {
+    const fresh = new Map<string, T>();
+    let token: string | undefined;
+    let rv: string;
+    do {
+      const page = await this.source.list(token);
+      for (const item of page.items) fresh.set(objectKey(item), item);
+      token = page.continueToken;
+      rv = page.resourceVersion;
+    } while (token !== undefined && !this.stopped);
+    const old = new Map(this.store);
+    this.store.clear();
+    for (const [k, v] of fresh) this.store.set(k, v);
+    for (const [k, v] of fresh) {
+      const prev = old.get(k);
+      if (prev === undefined) this.handler("add", v);
+      else if (prev.metadata.resourceVersion !== v.metadata.resourceVersion) this.handler("update", v, prev);
+    }
+    for (const [k, v] of old) if (!fresh.has(k)) this.handler("delete", v);
+    this.resourceVersion = rv;
+    this.lastEventAt = Date.now();
+    if (!this.hasSynced) {
+      this.hasSynced = true;
+      this.syncedResolve();
+    }
+  }
+
+  private async watchOnce(): Promise<void> {
+    let settle!: (err?: unknown) => void;
+    const ended = new Promise<void>((resolve, reject) => {
+      settle = (err?: unknown) => { if (err === undefined || err === null) resolve(); else reject(err instanceof Error ? err : new Error(JSON.stringify(err))); };
+    });
+    // Server-side timeouts spread over 5..10 min make every watch end cleanly now and then,
+    // as client-go's reflector does.
+    const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
+    this.lastEventAt = Date.now();
+    const state = { gone: false };
+    const controller = await this.client.watch(this.source.watchPath, {
+      resourceVersion: this.resourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds,
+      labelSelector: this.source.labelSelector,
+    }, (type, raw) => {
+      this.lastEventAt = Date.now();
+      const obj = raw as T;
+      if (type === "BOOKMARK") {
+        this.resourceVersion = obj.metadata.resourceVersion ?? this.resourceVersion;
+        return;
+      }
+      if (type === "ERROR") {
+        const status = raw as { code?: number; message?: string };
+        if (status.code === 410) state.gone = true;
+        settle(new KubeApiError(status.code ?? 500, "WatchError", status.message ?? "watch error"));
+        return;
+      }
+      const key = objectKey(obj);
+      const prev = this.store.get(key);
+      this.resourceVersion = obj.metadata.resourceVersion ?? this.resourceVersion;
+      if (type === "DELETED") {
+        this.store.delete(key);
+        this.handler("delete", obj);
+      } else {
+        this.store.set(key, obj);
+        this.handler(prev === undefined ? "add" : "update", obj, prev);
+      }
+    }, (err) => settle(err)).catch((err: unknown) => { settle(err); return undefined; });
+    this.current = controller;
+    const watchdog = setInterval(() => {
+      if (Date.now() - this.lastEventAt > this.opts.watchdogMillis) {
+        this.opts.logger?.warn({ informer: this.source.name }, "watch silent for too long; restarting it");
+        this.opts.onRestart?.("watchdog");
+        controller?.abort();
+        settle();
+      }
+    }, Math.min(10_000, this.opts.watchdogMillis / 2));
+    try {
+      await ended;
+    } catch (err) {
+      if (state.gone) this.resourceVersion = undefined;
+      if (!this.isStopped()) throw err;
+    } finally {
+      clearInterval(watchdog);
+      controller?.abort();
+      this.current = undefined;
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => { this.wake = undefined; resolve(); }, ms);
+      this.wake = () => { clearTimeout(t); resolve(); };
+    });
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof KubeApiError) return `${err.code} ${err.reason}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}

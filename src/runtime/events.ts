@@ -1,0 +1,65 @@
+// Kubernetes Events (events.k8s.io/v1) on our objects. A repeat of the same reason and note
+// bumps the event's series instead of creating a new object, and recording never blocks or
+// fails a reconcile.
+import { createHash } from "node:crypto";
+import type { KubeClient, KubeObject } from "../kube/client.ts";
+import { microTime } from "../kube/client.ts";
+import { isConflict } from "../kube/errors.ts";
+
+export interface EventRecorder {
+  normal(obj: KubeObject, reason: string, action: string, note: string): void;
+  warning(obj: KubeObject, reason: string, action: string, note: string): void;
+}
+
+export interface EventSink {
+  warn(obj: object, msg: string): void;
+}
+
+export class KubeEventRecorder implements EventRecorder {
+  private readonly kube: KubeClient;
+  private readonly controller: string;
+  private readonly instance: string;
+  private readonly log: EventSink | undefined;
+  private readonly series = new Map<string, number>();
+
+  constructor(kube: KubeClient, opts: { controller: string; instance: string; log?: EventSink }) {
+    this.kube = kube;
+    this.controller = opts.controller;
+    this.instance = opts.instance;
+    this.log = opts.log;
+  }
+
+  normal(obj: KubeObject, reason: string, action: string, note: string): void { this.record(obj, "Normal", reason, action, note); }
+  warning(obj: KubeObject, reason: string, action: string, note: string): void { this.record(obj, "Warning", reason, action, note); }
+
+  private record(obj: KubeObject, type: string, reason: string, action: string, note: string): void {
+    void this.emit(obj, type, reason, action, note).catch((err: unknown) => {
+      this.log?.warn({ err: (err as Error).message, reason }, "could not record event");
+    });
+  }
+
+  private async emit(obj: KubeObject, type: string, reason: string, action: string, note: string): Promise<void> {
+    const namespace = obj.metadata.namespace ?? "default";
+    const hash = createHash("sha256").update(`${obj.metadata.uid ?? ""}/${type}/${reason}/${note}`).digest("hex").slice(0, 12);
+    const name = `${obj.metadata.name}.${hash}`;
+    const now = microTime();
+    const count = (this.series.get(name) ?? 0) + 1;
+    this.series.set(name, count);
+    if (this.series.size > 10_000) this.series.clear();
+    if (count === 1) {
+      try {
+        await this.kube.createEvent(namespace, {
+          apiVersion: "events.k8s.io/v1", kind: "Event",
+          metadata: { name, namespace },
+          eventTime: now, type, reason, action, note: note.slice(0, 1024),
+          reportingController: this.controller, reportingInstance: this.instance,
+          regarding: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace, uid: obj.metadata.uid },
+        });
+        return;
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+      }
+    }
+    await this.kube.patchEvent({ namespace, name }, { series: { count: Math.max(count, 2), lastObservedTime: now } });
+  }
+}

@@ -1,0 +1,72 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { WorkQueue } from "../../src/runtime/workqueue.ts";
+
+describe("WorkQueue", () => {
+  beforeEach(() => { vi.useFakeTimers(); });
+  afterEach(() => { vi.useRealTimers(); });
+
+  it("deduplicates a burst of adds into one item", async () => {
+    const q = new WorkQueue();
+    for (let i = 0; i < 10; i++) q.add("ns/a");
+    q.add("ns/b");
+    expect(q.length).toBe(2);
+    expect(await q.get()).toBe("ns/a");
+    expect(await q.get()).toBe("ns/b");
+    expect(q.length).toBe(0);
+  });
+
+  it("never hands a key to two workers; a re-add while processing runs once afterwards", async () => {
+    const q = new WorkQueue();
+    q.add("k");
+    const key = await q.get();
+    q.add("k");
+    q.add("k");
+    expect(q.length).toBe(0);
+    q.done(key ?? "");
+    expect(q.length).toBe(1);
+    expect(await q.get()).toBe("k");
+  });
+
+  it("hands an add to a waiting worker", async () => {
+    const q = new WorkQueue();
+    const pending = q.get();
+    q.add("k");
+    expect(await pending).toBe("k");
+  });
+
+  it("keeps the earliest due time of delayed adds", async () => {
+    const q = new WorkQueue();
+    q.addAfter("k", 10_000);
+    q.addAfter("k", 1_000);
+    q.addAfter("k", 5_000);
+    vi.advanceTimersByTime(999);
+    expect(q.length).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(q.length).toBe(1);
+    await q.get();
+    q.done("k");
+    vi.advanceTimersByTime(20_000);
+    expect(q.length).toBe(0);
+  });
+
+  it("backs off exponentially per key with jitter, capped, and forgets on success", () => {
+    const q = new WorkQueue({ backoff: { baseMillis: 100, maxMillis: 1_000, jitter: 0.5 }, random: () => 1 });
+    const delays = [1, 2, 3, 4, 5, 6].map(() => q.addRateLimited("k"));
+    expect(delays).toEqual([50, 100, 200, 400, 500, 500]);
+    expect(q.addRateLimited("other")).toBe(50);
+    q.forget("k");
+    expect(q.failureCount("k")).toBe(0);
+    expect(q.addRateLimited("k")).toBe(50);
+  });
+
+  it("wakes waiting workers with undefined on shutdown and drops delayed adds", async () => {
+    const q = new WorkQueue();
+    q.addAfter("k", 1_000);
+    const pending = q.get();
+    q.shutDown();
+    expect(await pending).toBeUndefined();
+    vi.advanceTimersByTime(2_000);
+    q.add("x");
+    expect(q.length).toBe(0);
+  });
+});
