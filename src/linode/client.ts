@@ -1,0 +1,24 @@
+// The entry point reconcilers hold: one per API token, shared by all controllers.
+import { DatabasesApi } from "./databases.ts";
+import { HttpTransport, type LinodeClientOptions } from "./http.ts";
+import type { LinodeClientMetrics } from "./metrics.ts";
+import { NodeBalancersApi } from "./nodebalancers.ts";
+
+export class LinodeClient {
+  readonly databases: DatabasesApi;
+  readonly nodeBalancers: NodeBalancersApi;
+  readonly metrics: LinodeClientMetrics;
+  private readonly transport: HttpTransport;
+
+  constructor(opts: LinodeClientOptions) {
+    this.transport = new HttpTransport(opts);
+    this.metrics = this.transport.metrics;
+    this.databases = new DatabasesApi(this.transport);
+    this.nodeBalancers = new NodeBalancersApi(this.transport);
+  }
+
+  /** Closes the keep-alive pool (waits for in-flight calls; abort them first via their signals). */
+  close(): Promise<void> {
+    return this.transport.close();
+  }
+}

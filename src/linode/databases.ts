@@ -1,0 +1,213 @@
+// Managed databases. MySQL and PostgreSQL expose the same operations under
+// /databases/{engine}/instances, so one class serves both, parameterised by engine.
+import type { z } from "zod";
+import type { Camelize } from "./case.ts";
+import type { CallOptions, Transport } from "./http.ts";
+import { listAll, listPage, type ListAllOptions, type ListOptions } from "./listing.ts";
+import type { Page } from "./pagination.ts";
+import { emptySchema } from "./schemas/common.ts";
+import {
+  backupListSchema, backupSchema, credentialsSchema, databaseListSchema, databaseSchema, databaseTypeListSchema,
+  databaseTypeSchema, engineListSchema, engineSchema, sslCertificateSchema, type DatabaseEngine,
+} from "./schemas/databases.ts";
+
+export type Database = Camelize<z.output<typeof databaseSchema>>;
+export type DatabaseBackup = Camelize<z.output<typeof backupSchema>>;
+export type DatabaseCredentials = Camelize<z.output<typeof credentialsSchema>>;
+export type DatabaseSslCertificate = Camelize<z.output<typeof sslCertificateSchema>>;
+export type DatabaseEngineInfo = Camelize<z.output<typeof engineSchema>>;
+export type DatabaseType = Camelize<z.output<typeof databaseTypeSchema>>;
+export type MaintenanceWindow = NonNullable<Database["updates"]>;
+
+export interface MaintenanceWindowInput {
+  frequency: "weekly" | "monthly" | (string & {});
+  /** Hours. */
+  duration: number;
+  /** 0..23 UTC. */
+  hourOfDay: number;
+  /** 1..7, 1 = Monday. */
+  dayOfWeek: number;
+  weekOfMonth?: number | null;
+}
+
+export interface DatabaseCreateRequest {
+  label: string;
+  region: string;
+  type: string;
+  /** Engine version, e.g. "8" or "16"; sent as `engine: "<engine>/<version>"`. */
+  version: string;
+  clusterSize?: 1 | 3;
+  encrypted?: boolean;
+  sslConnection?: boolean;
+  replicationType?: "none" | "asynch" | "semi_synch" | (string & {});
+  /** PostgreSQL only. */
+  replicationCommitType?: "on" | "local" | "remote_write" | "remote_apply" | "off" | (string & {});
+  allowList?: string[];
+}
+
+export interface DatabaseUpdateRequest {
+  label?: string;
+  /** Replaces the whole list. */
+  allowList?: string[];
+  /** Resize (to a larger type only). */
+  type?: string;
+  updates?: MaintenanceWindowInput;
+}
+
+export interface SnapshotCreateRequest {
+  /** 1..30 ASCII letters or digits. */
+  label: string;
+  target?: "primary" | "secondary";
+}
+
+const instances = (engine: DatabaseEngine): string => `/databases/${engine}/instances`;
+
+export class DatabaseEngineApi {
+  readonly engine: DatabaseEngine;
+  private readonly t: Transport;
+  private readonly base: string;
+
+  constructor(transport: Transport, engine: DatabaseEngine) {
+    this.t = transport;
+    this.engine = engine;
+    this.base = instances(engine);
+  }
+
+  list(opts?: ListOptions): Promise<Page<Database>> {
+    return listPage(this.t, this.base, {}, databaseListSchema, opts);
+  }
+
+  listAll(opts?: ListAllOptions): Promise<Database[]> {
+    return listAll(this.t, this.base, {}, databaseListSchema, opts);
+  }
+
+  /** Labels are unique per engine, so at most one match. */
+  async findByLabel(label: string, opts?: CallOptions): Promise<Database | undefined> {
+    const found = await this.listAll({ ...opts, filter: { label } });
+    return found.find((d) => d.label === label);
+  }
+
+  get(instanceId: number, opts?: CallOptions): Promise<Database> {
+    return this.t.request({ method: "GET", route: `${this.base}/{instanceId}`, params: { instanceId }, schema: databaseSchema }, opts);
+  }
+
+  /** Never retried after an ambiguous failure: look up by label before creating again. */
+  create(req: DatabaseCreateRequest, opts?: CallOptions): Promise<Database> {
+    const { version, ...rest } = req;
+    return this.t.request({ method: "POST", route: this.base, body: { ...rest, engine: `${this.engine}/${version}` }, schema: databaseSchema }, opts);
+  }
+
+  update(instanceId: number, req: DatabaseUpdateRequest, opts?: CallOptions): Promise<Database> {
+    return this.t.request({ method: "PUT", route: `${this.base}/{instanceId}`, params: { instanceId }, body: req, schema: databaseSchema }, opts);
+  }
+
+  delete(instanceId: number, opts?: CallOptions): Promise<void> {
+    return this.t.request({ method: "DELETE", route: `${this.base}/{instanceId}`, params: { instanceId }, schema: emptySchema }, opts);
+  }
+
+  listBackups(instanceId: number, opts?: ListOptions): Promise<Page<DatabaseBackup>> {
+    return listPage(this.t, `${this.base}/{instanceId}/backups`, { instanceId }, backupListSchema, opts);
+  }
+
+  listAllBackups(instanceId: number, opts?: ListAllOptions): Promise<DatabaseBackup[]> {
+    return listAll(this.t, `${this.base}/{instanceId}/backups`, { instanceId }, backupListSchema, opts);
+  }
+
+  getBackup(instanceId: number, backupId: number, opts?: CallOptions): Promise<DatabaseBackup> {
+    return this.t.request({ method: "GET", route: `${this.base}/{instanceId}/backups/{backupId}`, params: { instanceId, backupId }, schema: backupSchema }, opts);
+  }
+
+  deleteBackup(instanceId: number, backupId: number, opts?: CallOptions): Promise<void> {
+    return this.t.request({ method: "DELETE", route: `${this.base}/{instanceId}/backups/{backupId}`, params: { instanceId, backupId }, schema: emptySchema }, opts);
+  }
+
+  /** Returns nothing: the API answers `{}`; list backups to find the new snapshot by label. */
+  createSnapshot(instanceId: number, req: SnapshotCreateRequest, opts?: CallOptions): Promise<void> {
+    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/backups`, params: { instanceId }, body: req, schema: emptySchema }, opts);
+  }
+
+  /** Erases the cluster's data and replaces it with the backup's. */
+  restoreBackup(instanceId: number, backupId: number, opts?: CallOptions): Promise<void> {
+    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/backups/{backupId}/restore`, params: { instanceId, backupId }, schema: emptySchema }, opts);
+  }
+
+  getCredentials(instanceId: number, opts?: CallOptions): Promise<DatabaseCredentials> {
+    return this.t.request({ method: "GET", route: `${this.base}/{instanceId}/credentials`, params: { instanceId }, schema: credentialsSchema }, opts);
+  }
+
+  resetCredentials(instanceId: number, opts?: CallOptions): Promise<void> {
+    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/credentials/reset`, params: { instanceId }, schema: emptySchema }, opts);
+  }
+
+  patch(instanceId: number, opts?: CallOptions): Promise<void> {
+    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/patch`, params: { instanceId }, schema: emptySchema }, opts);
+  }
+
+  getSslCertificate(instanceId: number, opts?: CallOptions): Promise<DatabaseSslCertificate> {
+    return this.t.request({ method: "GET", route: `${this.base}/{instanceId}/ssl`, params: { instanceId }, schema: sslCertificateSchema }, opts);
+  }
+
+  /** Newer API (not in spec 4.176.0); recorded against the real service. */
+  suspend(instanceId: number, opts?: CallOptions): Promise<void> {
+    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/suspend`, params: { instanceId }, schema: emptySchema }, opts);
+  }
+
+  resume(instanceId: number, opts?: CallOptions): Promise<void> {
+    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/resume`, params: { instanceId }, schema: emptySchema }, opts);
+  }
+}
+
+export class DatabasesApi {
+  readonly mysql: DatabaseEngineApi;
+  readonly postgresql: DatabaseEngineApi;
+  private readonly t: Transport;
+
+  constructor(transport: Transport) {
+    this.t = transport;
+    this.mysql = new DatabaseEngineApi(transport, "mysql");
+    this.postgresql = new DatabaseEngineApi(transport, "postgresql");
+  }
+
+  engine(engine: DatabaseEngine): DatabaseEngineApi {
+    return engine === "mysql" ? this.mysql : this.postgresql;
+  }
+
+  listEngines(opts?: ListOptions): Promise<Page<DatabaseEngineInfo>> {
+    return listPage(this.t, "/databases/engines", {}, engineListSchema, opts);
+  }
+
+  listAllEngines(opts?: ListAllOptions): Promise<DatabaseEngineInfo[]> {
+    return listAll(this.t, "/databases/engines", {}, engineListSchema, opts);
+  }
+
+  /** `engineId` is `engine/version`, e.g. "mysql/8". */
+  getEngine(engineId: string, opts?: CallOptions): Promise<DatabaseEngineInfo> {
+    return this.t.request({ method: "GET", route: "/databases/engines/{engineId}", params: { engineId }, schema: engineSchema }, opts);
+  }
+
+  listTypes(opts?: ListOptions): Promise<Page<DatabaseType>> {
+    return listPage(this.t, "/databases/types", {}, databaseTypeListSchema, opts);
+  }
+
+  listAllTypes(opts?: ListAllOptions): Promise<DatabaseType[]> {
+    return listAll(this.t, "/databases/types", {}, databaseTypeListSchema, opts);
+  }
+
+  getType(typeId: string, opts?: CallOptions): Promise<DatabaseType> {
+    return this.t.request({ method: "GET", route: "/databases/types/{typeId}", params: { typeId }, schema: databaseTypeSchema }, opts);
+  }
+
+  /** All engines at once, in the reduced shape (no port, disk sizes or replication). */
+  listInstances(opts?: ListOptions): Promise<Page<Database>> {
+    return listPage(this.t, "/databases/instances", {}, databaseListSchema, opts);
+  }
+
+  listAllInstances(opts?: ListAllOptions): Promise<Database[]> {
+    return listAll(this.t, "/databases/instances", {}, databaseListSchema, opts);
+  }
+}
+
+/** The API's base64 CA certificate as PEM text, for the connection Secret's `ca.crt`. */
+export function decodeCaCertificate(base64: string): string {
+  return Buffer.from(base64, "base64").toString("utf8");
+}

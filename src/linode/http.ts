@@ -1,0 +1,263 @@
+// The transport: one keep-alive undici Pool per client, every request bounded by
+// connect/headers/body timeouts and the caller's AbortSignal, paced by the rate limiter,
+// retried by one policy, measured, logged (redacted), and converted between the wire's
+// snake_case and the client's camelCase exactly here.
+import { Pool, type Dispatcher } from "undici";
+import type { z } from "zod";
+import { camelize, snakify, type Camelize } from "./case.ts";
+import {
+  LinodeApiError, LinodeError, LinodeResponseError, LinodeTransportError, transportError, type ApiErrorItem,
+} from "./errors.ts";
+import { serializeFilter, type FilterObject } from "./filter.ts";
+import { createLinodeClientMetrics, type LinodeClientMetrics } from "./metrics.ts";
+import { parseRateLimitHeaders, RateLimiter, type RateLimiterOptions, type TokenBucket } from "./rate-limiter.ts";
+import { redact } from "./redact.ts";
+import { backoffDelay, defaultRetryPolicy, isRetryable, sleep, type RetryPolicy } from "./retry.ts";
+import { apiErrorBodySchema } from "./schemas/common.ts";
+import type { Registry } from "prom-client";
+
+export const DEFAULT_BASE_URL = "https://api.linode.com/v4";
+
+/** The subset of a pino logger the client uses (pino's Logger satisfies it). */
+export interface ClientLogger {
+  debug(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+const silentLogger: ClientLogger = { debug: () => undefined, warn: () => undefined };
+
+export interface TimeoutOptions {
+  /** TCP/TLS connect. */
+  connectMs: number;
+  /** Until the response headers arrive. */
+  headersMs: number;
+  /** Between body chunks. */
+  bodyMs: number;
+}
+
+export interface LinodeClientOptions {
+  token: string;
+  /** Default https://api.linode.com/v4 (callers pass LINODE_API_URL). */
+  baseUrl?: string;
+  userAgent?: string;
+  /** Pool size for the API origin (default 16). Ignored when `dispatcher` is given. */
+  connections?: number;
+  /** Bring your own undici dispatcher (Agent, Pool, MockAgent...); the client won't close it. */
+  dispatcher?: Dispatcher;
+  timeouts?: Partial<TimeoutOptions>;
+  retry?: Partial<RetryPolicy>;
+  /** `false` disables client-side pacing (server 429s are still honoured). */
+  rateLimit?: false | RateLimiterOptions | RateLimiter;
+  logger?: ClientLogger;
+  /** Where the client registers its metrics; a private registry if omitted. */
+  registry?: Registry;
+  metrics?: LinodeClientMetrics;
+}
+
+export interface CallOptions {
+  /** Aborts the call, including any backoff or rate-limit wait (e.g. on shutdown). */
+  signal?: AbortSignal;
+  /** Per-call override of the retry policy (e.g. `{maxAttempts: 1}` for a probe). */
+  retry?: Partial<RetryPolicy>;
+}
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
+
+export interface RequestSpec<S extends z.ZodType> {
+  method: HttpMethod;
+  /** Route template with `{name}` placeholders: the metric label and error route. */
+  route: string;
+  params?: Record<string, string | number>;
+  query?: Record<string, string | number | undefined>;
+  /** camelCase body; converted to snake_case on the wire. */
+  body?: unknown;
+  filter?: FilterObject;
+  schema: S;
+  /** Default: every method but POST. */
+  idempotent?: boolean;
+}
+
+export interface Transport {
+  request<S extends z.ZodType>(spec: RequestSpec<S>, opts?: CallOptions): Promise<Camelize<z.output<S>>>;
+  close(): Promise<void>;
+}
+
+export const defaultTimeouts: TimeoutOptions = { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 };
+
+export class HttpTransport implements Transport {
+  readonly metrics: LinodeClientMetrics;
+  private readonly token: string;
+  private readonly origin: string;
+  private readonly basePath: string;
+  private readonly userAgent: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly timeouts: TimeoutOptions;
+  private readonly retry: RetryPolicy;
+  private readonly limiter: RateLimiter | undefined;
+  private readonly logger: ClientLogger;
+
+  constructor(opts: LinodeClientOptions) {
+    if (!opts.token) throw new TypeError("LinodeClient: token is required");
+    const url = new URL(opts.baseUrl ?? DEFAULT_BASE_URL);
+    this.token = opts.token;
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, "");
+    this.userAgent = opts.userAgent ?? "linode-operator/0.1";
+    this.timeouts = { ...defaultTimeouts, ...opts.timeouts };
+    this.retry = { ...defaultRetryPolicy, ...opts.retry };
+    this.limiter = opts.rateLimit === false ? undefined
+      : opts.rateLimit instanceof RateLimiter ? opts.rateLimit
+        : new RateLimiter(opts.rateLimit);
+    this.logger = opts.logger ?? silentLogger;
+    this.metrics = opts.metrics ?? createLinodeClientMetrics(opts.registry);
+    if (opts.dispatcher) {
+      this.dispatcher = opts.dispatcher;
+      this.ownsDispatcher = false;
+    } else {
+      this.dispatcher = new Pool(this.origin, {
+        connections: opts.connections ?? 16,
+        connect: { timeout: this.timeouts.connectMs },
+        keepAliveTimeout: 30_000,
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyMs,
+      });
+      this.ownsDispatcher = true;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  async request<S extends z.ZodType>(spec: RequestSpec<S>, opts: CallOptions = {}): Promise<Camelize<z.output<S>>> {
+    const policy = opts.retry ? { ...this.retry, ...opts.retry } : this.retry;
+    const idempotent = spec.idempotent ?? spec.method !== "POST";
+    const path = this.buildPath(spec);
+    const body = spec.body === undefined ? undefined : JSON.stringify(snakify(spec.body));
+    const bucket = this.limiter?.bucket(this.token, spec.route.endsWith("/stats") ? "stats" : "default");
+    let ambiguousFailure = false;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const parsed = await this.attempt(spec, path, body, bucket, attempt, opts.signal);
+        return camelize(parsed);
+      } catch (caught) {
+        const err = transportError(caught, spec.method, spec.route, opts.signal);
+        // A DELETE whose earlier attempt may have landed: the 404 means it did.
+        if (spec.method === "DELETE" && ambiguousFailure && err.kind === "notFound") {
+          return camelize(spec.schema.parse({}));
+        }
+        if (!(attempt < policy.maxAttempts && isRetryable(err, idempotent))) throw err;
+        const wait = err.kind === "rateLimited" ? (err.retryAfterMs ?? backoffDelay(attempt, policy)) : backoffDelay(attempt, policy);
+        if (err.kind === "rateLimited" && wait > policy.maxRateLimitWaitMs) throw err;
+        if (err.kind === "transient") ambiguousFailure = true;
+        this.metrics.retries.inc({ route: spec.route, method: spec.method, reason: err.kind });
+        this.logger.debug({ method: spec.method, route: spec.route, attempt, kind: err.kind, waitMs: wait }, "linode api retry");
+        try {
+          await sleep(wait, opts.signal);
+        } catch (abort) {
+          throw transportError(abort, spec.method, spec.route, opts.signal);
+        }
+      }
+    }
+  }
+
+  private async attempt<S extends z.ZodType>(
+    spec: RequestSpec<S>, path: string, body: string | undefined, bucket: TokenBucket | undefined, attempt: number, signal?: AbortSignal,
+  ): Promise<z.output<S>> {
+    const throttledMs = bucket ? await bucket.acquire(signal) : 0;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.token}`,
+      accept: "application/json",
+      "user-agent": this.userAgent,
+    };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (spec.filter) headers["x-filter"] = serializeFilter(spec.filter);
+    const started = performance.now();
+    const labels = { route: spec.route, method: spec.method };
+    let status = 0;
+    try {
+      const res = await this.dispatcher.request({
+        origin: this.origin,
+        path,
+        method: spec.method,
+        headers,
+        body: body ?? null,
+        signal: signal ?? null,
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyMs,
+      });
+      status = res.statusCode;
+      const text = await res.body.text();
+      const obs = parseRateLimitHeaders(res.headers);
+      if (bucket) {
+        bucket.observe(obs);
+        this.metrics.rateLimitRemaining.set({ group: spec.route.endsWith("/stats") ? "stats" : "default" }, obs.remaining ?? Math.floor(bucket.available));
+      } else if (obs.remaining !== undefined) {
+        this.metrics.rateLimitRemaining.set({ group: "default" }, obs.remaining);
+      }
+      this.metrics.requests.inc({ ...labels, status: String(status) });
+      this.metrics.duration.observe(labels, (performance.now() - started) / 1000);
+      this.logger.debug({
+        method: spec.method, route: spec.route, path, status, attempt,
+        durationMs: Math.round(performance.now() - started), throttledMs,
+        ...(body !== undefined ? { body: redact(JSON.parse(body)) } : {}),
+        ...(spec.filter ? { filter: spec.filter } : {}),
+      }, "linode api request");
+      if (status >= 200 && status < 300) return this.parse(spec, status, text);
+      throw new LinodeApiError(status, errorItems(status, text), {
+        method: spec.method,
+        route: spec.route,
+        ...(status === 429 ? { retryAfterMs: obs.retryAfterMs ?? (obs.resetAtMs ? Math.max(0, obs.resetAtMs - Date.now()) : 1000) } : {}),
+      });
+    } catch (err) {
+      if (err instanceof LinodeError) throw err;
+      const wrapped = transportError(err, spec.method, spec.route, signal);
+      this.metrics.requests.inc({ ...labels, status: wrapped instanceof LinodeTransportError ? wrapped.code : "error" });
+      this.metrics.duration.observe(labels, (performance.now() - started) / 1000);
+      this.logger.debug({ method: spec.method, route: spec.route, path, status, attempt, kind: wrapped.kind, error: wrapped.message }, "linode api request failed");
+      throw wrapped;
+    }
+  }
+
+  private parse<S extends z.ZodType>(spec: RequestSpec<S>, status: number, text: string): z.output<S> {
+    let json: unknown;
+    try {
+      json = text.trim() === "" ? {} : JSON.parse(text);
+    } catch {
+      throw new LinodeResponseError(status, ["body is not JSON"], { method: spec.method, route: spec.route });
+    }
+    const result = spec.schema.safeParse(json);
+    if (!result.success) {
+      // Paths and messages only: a value could be a password.
+      const issues = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+      throw new LinodeResponseError(status, issues, { method: spec.method, route: spec.route });
+    }
+    return result.data;
+  }
+
+  private buildPath(spec: RequestSpec<z.ZodType>): string {
+    const filled = spec.route.replace(/\{(\w+)\}/g, (_m, name: string) => {
+      const v = spec.params?.[name];
+      if (v === undefined) throw new TypeError(`missing path parameter ${name} for ${spec.route}`);
+      // Engine ids contain a slash ("mysql/8"); the API takes it encoded, as linodego sends it.
+      return encodeURIComponent(String(v));
+    });
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined) qs.set(k, String(v));
+    const q = qs.toString();
+    return `${this.basePath}${filled}${q ? `?${q}` : ""}`;
+  }
+}
+
+function errorItems(status: number, text: string): ApiErrorItem[] {
+  try {
+    const parsed = apiErrorBodySchema.safeParse(JSON.parse(text));
+    if (parsed.success && parsed.data.errors.length > 0) {
+      return parsed.data.errors.map((e) => (e.field === undefined ? { reason: e.reason } : { reason: e.reason, field: e.field }));
+    }
+  } catch {
+    // Not JSON (a proxy's HTML error page): fall through to a generic reason.
+  }
+  return [{ reason: `HTTP ${status}` }];
+}

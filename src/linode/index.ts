@@ -1,0 +1,29 @@
+// Public surface of the Linode API client.
+export { LinodeClient } from "./client.ts";
+export { DEFAULT_BASE_URL, defaultTimeouts, type CallOptions, type ClientLogger, type LinodeClientOptions, type TimeoutOptions } from "./http.ts";
+export {
+  LinodeApiError, LinodeError, LinodeResponseError, LinodeTransportError, classifyError, classifyStatus, isCancelled,
+  isNotFound, isPrecondition, isPreconditionReason, isRateLimited, isTerminal, isTransient,
+  type ApiErrorItem, type ErrorClassification, type LinodeErrorKind,
+} from "./errors.ts";
+export { defaultRetryPolicy, backoffDelay, type RetryPolicy } from "./retry.ts";
+export { RateLimiter, TokenBucket, type RateLimiterOptions } from "./rate-limiter.ts";
+export { and, compare, or, orderBy, serializeFilter, where, type FilterObject, type FilterValue } from "./filter.ts";
+export { MAX_PAGE_SIZE, type Page, type PageRequest } from "./pagination.ts";
+export type { ListAllOptions, ListOptions } from "./listing.ts";
+export { createLinodeClientMetrics, type LinodeClientMetrics } from "./metrics.ts";
+export { camelize, snakify, type Camelize } from "./case.ts";
+export { redact } from "./redact.ts";
+export {
+  DatabaseEngineApi, DatabasesApi, decodeCaCertificate,
+  type Database, type DatabaseBackup, type DatabaseCreateRequest, type DatabaseCredentials, type DatabaseEngineInfo,
+  type DatabaseSslCertificate, type DatabaseType, type DatabaseUpdateRequest, type MaintenanceWindow,
+  type MaintenanceWindowInput, type SnapshotCreateRequest,
+} from "./databases.ts";
+export {
+  NodeBalancersApi,
+  type Firewall, type NodeBalancer, type NodeBalancerConfig, type NodeBalancerConfigInput,
+  type NodeBalancerConfigRebuildRequest, type NodeBalancerCreateRequest, type NodeBalancerNode,
+  type NodeBalancerNodeInput, type NodeBalancerStats, type NodeBalancerUpdateRequest,
+} from "./nodebalancers.ts";
+export { databaseEngines, databaseStatuses, type DatabaseEngine } from "./schemas/databases.ts";

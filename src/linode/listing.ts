@@ -1,0 +1,35 @@
+// List endpoints share one shape (page envelope, page/page_size, X-Filter); these two
+// helpers are the only place that builds their requests.
+import type { z } from "zod";
+import type { Camelize } from "./case.ts";
+import type { FilterObject } from "./filter.ts";
+import type { CallOptions, Transport } from "./http.ts";
+import { collectAllPages, MAX_PAGE_SIZE, type Page, type PageRequest } from "./pagination.ts";
+
+export interface ListOptions extends CallOptions, PageRequest {
+  /** X-Filter, camelCase field names (e.g. `{label: "db-1"}`, `where(...)`, `and(...)`). */
+  filter?: FilterObject;
+}
+
+export type ListAllOptions = Omit<ListOptions, "page">;
+
+type EnvelopeSchema = z.ZodType<Page<unknown>>;
+
+export function listPage<S extends EnvelopeSchema>(
+  transport: Transport, route: string, params: Record<string, string | number>, schema: S, opts: ListOptions = {},
+): Promise<Camelize<z.output<S>>> {
+  return transport.request({
+    method: "GET",
+    route,
+    params,
+    query: { page: opts.page ?? 1, page_size: opts.pageSize ?? MAX_PAGE_SIZE },
+    schema,
+    ...(opts.filter ? { filter: opts.filter } : {}),
+  }, opts);
+}
+
+export function listAll<S extends EnvelopeSchema>(
+  transport: Transport, route: string, params: Record<string, string | number>, schema: S, opts: ListAllOptions = {},
+): Promise<Camelize<z.output<S>>["data"]> {
+  return collectAllPages((page) => listPage(transport, route, params, schema, { ...opts, page }) as Promise<Page<unknown>>);
+}

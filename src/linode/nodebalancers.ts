@@ -1,0 +1,187 @@
+// NodeBalancers, their per-port configs, backend nodes, firewalls and statistics.
+import type { z } from "zod";
+import type { Camelize } from "./case.ts";
+import type { CallOptions, Transport } from "./http.ts";
+import { listAll, listPage, type ListAllOptions, type ListOptions } from "./listing.ts";
+import type { Page } from "./pagination.ts";
+import { emptySchema } from "./schemas/common.ts";
+import {
+  firewallListSchema, firewallSchema, nodeBalancerConfigListSchema, nodeBalancerConfigSchema, nodeBalancerListSchema,
+  nodeBalancerNodeListSchema, nodeBalancerNodeSchema, nodeBalancerSchema, nodeBalancerStatsSchema,
+  type nbAlgorithms, type nbChecks, type nbCipherSuites, type nbNodeModes, type nbProtocols, type nbProxyProtocols,
+  type nbStickiness,
+} from "./schemas/nodebalancers.ts";
+
+export type NodeBalancer = Camelize<z.output<typeof nodeBalancerSchema>>;
+export type NodeBalancerConfig = Camelize<z.output<typeof nodeBalancerConfigSchema>>;
+export type NodeBalancerNode = Camelize<z.output<typeof nodeBalancerNodeSchema>>;
+export type Firewall = Camelize<z.output<typeof firewallSchema>>;
+export type NodeBalancerStats = Camelize<z.output<typeof nodeBalancerStatsSchema>>;
+
+type Open<T extends readonly string[]> = T[number] | (string & {});
+
+export interface NodeBalancerNodeInput {
+  /** Private IPv4 with port, `ip:port`. */
+  address: string;
+  label: string;
+  weight?: number;
+  mode?: Open<typeof nbNodeModes>;
+}
+
+/** Every writable config field; all optional with the API's defaults. */
+export interface NodeBalancerConfigInput {
+  port?: number;
+  protocol?: Open<typeof nbProtocols>;
+  algorithm?: Open<typeof nbAlgorithms>;
+  stickiness?: Open<typeof nbStickiness>;
+  check?: Open<typeof nbChecks>;
+  checkInterval?: number;
+  checkTimeout?: number;
+  checkAttempts?: number;
+  checkPath?: string;
+  checkBody?: string;
+  checkPassive?: boolean;
+  cipherSuite?: Open<typeof nbCipherSuites>;
+  proxyProtocol?: Open<typeof nbProxyProtocols>;
+  /** PEM; secret, never logged. */
+  sslCert?: string | null;
+  /** PEM private key; secret, never logged. */
+  sslKey?: string | null;
+  udpCheckPort?: number;
+}
+
+export interface NodeBalancerCreateRequest {
+  region: string;
+  label?: string;
+  clientConnThrottle?: number;
+  tags?: string[];
+  firewallId?: number;
+  configs?: (NodeBalancerConfigInput & { nodes?: NodeBalancerNodeInput[] })[];
+}
+
+export interface NodeBalancerUpdateRequest {
+  label?: string;
+  clientConnThrottle?: number;
+  tags?: string[];
+}
+
+export interface NodeBalancerConfigRebuildRequest extends NodeBalancerConfigInput {
+  /** The complete node set: nodes with `id` are kept and updated, others created, omitted ones deleted. */
+  nodes: (NodeBalancerNodeInput & { id?: number })[];
+}
+
+const NB = "/nodebalancers";
+const ONE = `${NB}/{nodeBalancerId}`;
+const CONFIGS = `${ONE}/configs`;
+const CONFIG = `${CONFIGS}/{configId}`;
+const NODES = `${CONFIG}/nodes`;
+const NODE = `${NODES}/{nodeId}`;
+
+export class NodeBalancersApi {
+  private readonly t: Transport;
+
+  constructor(transport: Transport) {
+    this.t = transport;
+  }
+
+  list(opts?: ListOptions): Promise<Page<NodeBalancer>> {
+    return listPage(this.t, NB, {}, nodeBalancerListSchema, opts);
+  }
+
+  listAll(opts?: ListAllOptions): Promise<NodeBalancer[]> {
+    return listAll(this.t, NB, {}, nodeBalancerListSchema, opts);
+  }
+
+  async findByLabel(label: string, opts?: CallOptions): Promise<NodeBalancer | undefined> {
+    const found = await this.listAll({ ...opts, filter: { label } });
+    return found.find((nb) => nb.label === label);
+  }
+
+  get(nodeBalancerId: number, opts?: CallOptions): Promise<NodeBalancer> {
+    return this.t.request({ method: "GET", route: ONE, params: { nodeBalancerId }, schema: nodeBalancerSchema }, opts);
+  }
+
+  /** Never retried after an ambiguous failure: look up by label before creating again. */
+  create(req: NodeBalancerCreateRequest, opts?: CallOptions): Promise<NodeBalancer> {
+    return this.t.request({ method: "POST", route: NB, body: req, schema: nodeBalancerSchema }, opts);
+  }
+
+  update(nodeBalancerId: number, req: NodeBalancerUpdateRequest, opts?: CallOptions): Promise<NodeBalancer> {
+    return this.t.request({ method: "PUT", route: ONE, params: { nodeBalancerId }, body: req, schema: nodeBalancerSchema }, opts);
+  }
+
+  delete(nodeBalancerId: number, opts?: CallOptions): Promise<void> {
+    return this.t.request({ method: "DELETE", route: ONE, params: { nodeBalancerId }, schema: emptySchema }, opts);
+  }
+
+  listConfigs(nodeBalancerId: number, opts?: ListOptions): Promise<Page<NodeBalancerConfig>> {
+    return listPage(this.t, CONFIGS, { nodeBalancerId }, nodeBalancerConfigListSchema, opts);
+  }
+
+  listAllConfigs(nodeBalancerId: number, opts?: ListAllOptions): Promise<NodeBalancerConfig[]> {
+    return listAll(this.t, CONFIGS, { nodeBalancerId }, nodeBalancerConfigListSchema, opts);
+  }
+
+  getConfig(nodeBalancerId: number, configId: number, opts?: CallOptions): Promise<NodeBalancerConfig> {
+    return this.t.request({ method: "GET", route: CONFIG, params: { nodeBalancerId, configId }, schema: nodeBalancerConfigSchema }, opts);
+  }
+
+  createConfig(nodeBalancerId: number, req: NodeBalancerConfigInput, opts?: CallOptions): Promise<NodeBalancerConfig> {
+    return this.t.request({ method: "POST", route: CONFIGS, params: { nodeBalancerId }, body: req, schema: nodeBalancerConfigSchema }, opts);
+  }
+
+  updateConfig(nodeBalancerId: number, configId: number, req: NodeBalancerConfigInput, opts?: CallOptions): Promise<NodeBalancerConfig> {
+    return this.t.request({ method: "PUT", route: CONFIG, params: { nodeBalancerId, configId }, body: req, schema: nodeBalancerConfigSchema }, opts);
+  }
+
+  deleteConfig(nodeBalancerId: number, configId: number, opts?: CallOptions): Promise<void> {
+    return this.t.request({ method: "DELETE", route: CONFIG, params: { nodeBalancerId, configId }, schema: emptySchema }, opts);
+  }
+
+  /**
+   * Replaces the config and its whole node set in one request. Idempotent in effect (the
+   * same body converges to the same state), so it is retried like a PUT.
+   */
+  rebuildConfig(nodeBalancerId: number, configId: number, req: NodeBalancerConfigRebuildRequest, opts?: CallOptions): Promise<NodeBalancerConfig> {
+    return this.t.request({
+      method: "POST", route: `${CONFIG}/rebuild`, params: { nodeBalancerId, configId }, body: req, schema: nodeBalancerConfigSchema, idempotent: true,
+    }, opts);
+  }
+
+  listNodes(nodeBalancerId: number, configId: number, opts?: ListOptions): Promise<Page<NodeBalancerNode>> {
+    return listPage(this.t, NODES, { nodeBalancerId, configId }, nodeBalancerNodeListSchema, opts);
+  }
+
+  listAllNodes(nodeBalancerId: number, configId: number, opts?: ListAllOptions): Promise<NodeBalancerNode[]> {
+    return listAll(this.t, NODES, { nodeBalancerId, configId }, nodeBalancerNodeListSchema, opts);
+  }
+
+  getNode(nodeBalancerId: number, configId: number, nodeId: number, opts?: CallOptions): Promise<NodeBalancerNode> {
+    return this.t.request({ method: "GET", route: NODE, params: { nodeBalancerId, configId, nodeId }, schema: nodeBalancerNodeSchema }, opts);
+  }
+
+  createNode(nodeBalancerId: number, configId: number, req: NodeBalancerNodeInput, opts?: CallOptions): Promise<NodeBalancerNode> {
+    return this.t.request({ method: "POST", route: NODES, params: { nodeBalancerId, configId }, body: req, schema: nodeBalancerNodeSchema }, opts);
+  }
+
+  updateNode(nodeBalancerId: number, configId: number, nodeId: number, req: Partial<NodeBalancerNodeInput>, opts?: CallOptions): Promise<NodeBalancerNode> {
+    return this.t.request({ method: "PUT", route: NODE, params: { nodeBalancerId, configId, nodeId }, body: req, schema: nodeBalancerNodeSchema }, opts);
+  }
+
+  deleteNode(nodeBalancerId: number, configId: number, nodeId: number, opts?: CallOptions): Promise<void> {
+    return this.t.request({ method: "DELETE", route: NODE, params: { nodeBalancerId, configId, nodeId }, schema: emptySchema }, opts);
+  }
+
+  listFirewalls(nodeBalancerId: number, opts?: ListOptions): Promise<Page<Firewall>> {
+    return listPage(this.t, `${ONE}/firewalls`, { nodeBalancerId }, firewallListSchema, opts);
+  }
+
+  listAllFirewalls(nodeBalancerId: number, opts?: ListAllOptions): Promise<Firewall[]> {
+    return listAll(this.t, `${ONE}/firewalls`, { nodeBalancerId }, firewallListSchema, opts);
+  }
+
+  /** A fresh NodeBalancer answers 400 "Stats are unavailable at this time." (classified precondition). */
+  getStats(nodeBalancerId: number, opts?: CallOptions): Promise<NodeBalancerStats> {
+    return this.t.request({ method: "GET", route: `${ONE}/stats`, params: { nodeBalancerId }, schema: nodeBalancerStatsSchema }, opts);
+  }
+}

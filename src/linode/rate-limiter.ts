@@ -1,0 +1,171 @@
+// Client-side token bucket per API token, so a busy operator spends its Linode budget
+// evenly instead of bursting into 429s. The server's X-RateLimit-* headers are the truth:
+// each response re-sizes the bucket and clamps it to what the server says remains, and a
+// 429 (or remaining = 0) blocks the bucket until the server's reset time.
+import { createHash } from "node:crypto";
+import { sleep } from "./retry.ts";
+
+export interface RateLimitObservation {
+  limit?: number;
+  remaining?: number;
+  /** Absolute time (ms since epoch) at which the server's window resets. */
+  resetAtMs?: number;
+  /** A 429's Retry-After, in ms from now. */
+  retryAfterMs?: number;
+}
+
+export interface TokenBucketOptions {
+  /** Initial capacity before the server has told us its limit. */
+  capacity: number;
+  /** Window over which `capacity` requests refill (Linode's limits are per minute or two). */
+  windowMs: number;
+  now?: () => number;
+}
+
+export class TokenBucket {
+  private capacity: number;
+  private tokens: number;
+  private readonly windowMs: number;
+  private blockedUntil = 0;
+  private lastRefill: number;
+  private readonly now: () => number;
+
+  constructor(opts: TokenBucketOptions) {
+    this.capacity = opts.capacity;
+    this.tokens = opts.capacity;
+    this.windowMs = opts.windowMs;
+    this.now = opts.now ?? Date.now;
+    this.lastRefill = this.now();
+  }
+
+  /** Tokens available now (fractional), for the remaining-headroom gauge. */
+  get available(): number {
+    this.refill();
+    return this.tokens;
+  }
+
+  get limit(): number {
+    return this.capacity;
+  }
+
+  /** Takes a token and returns 0, or returns how many ms to wait before asking again. */
+  tryTake(): number {
+    const now = this.now();
+    if (now < this.blockedUntil) return this.blockedUntil - now;
+    this.refill();
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - this.tokens) / this.refillPerMs()));
+  }
+
+  async acquire(signal?: AbortSignal): Promise<number> {
+    let waited = 0;
+    for (;;) {
+      const wait = this.tryTake();
+      if (wait === 0) return waited;
+      waited += wait;
+      await sleep(wait, signal);
+    }
+  }
+
+  observe(obs: RateLimitObservation): void {
+    const now = this.now();
+    this.refill();
+    if (obs.limit !== undefined && obs.limit > 0 && obs.limit !== this.capacity) {
+      this.capacity = obs.limit;
+      this.tokens = Math.min(this.tokens, this.capacity);
+    }
+    if (obs.remaining !== undefined && obs.remaining >= 0) {
+      this.tokens = Math.min(this.tokens, obs.remaining);
+      if (obs.remaining === 0 && obs.resetAtMs !== undefined && obs.resetAtMs > now) {
+        this.blockedUntil = Math.max(this.blockedUntil, obs.resetAtMs);
+      }
+    }
+    if (obs.retryAfterMs !== undefined) {
+      this.tokens = 0;
+      this.blockedUntil = Math.max(this.blockedUntil, now + obs.retryAfterMs);
+    }
+  }
+
+  private refillPerMs(): number {
+    return this.capacity / this.windowMs;
+  }
+
+  private refill(): void {
+    const now = this.now();
+    const elapsed = now - this.lastRefill;
+    if (elapsed > 0) {
+      this.tokens = Math.min(this.capacity, this.tokens + elapsed * this.refillPerMs());
+      this.lastRefill = now;
+    }
+  }
+}
+
+export interface RateLimiterOptions {
+  capacity?: number;
+  windowMs?: number;
+  now?: () => number;
+}
+
+/**
+ * One bucket per (token, route group). Linode sizes some routes differently (NodeBalancer
+ * stats: 50/min), so they get their own bucket rather than shrinking the shared one.
+ * Tokens are keyed by a hash so the map never holds the secret itself.
+ */
+export class RateLimiter {
+  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly opts: Required<Omit<RateLimiterOptions, "now">> & Pick<RateLimiterOptions, "now">;
+
+  constructor(opts: RateLimiterOptions = {}) {
+    this.opts = { capacity: opts.capacity ?? 800, windowMs: opts.windowMs ?? 60_000, now: opts.now };
+  }
+
+  bucket(token: string, group = "default"): TokenBucket {
+    const key = `${tokenFingerprint(token)}:${group}`;
+    let b = this.buckets.get(key);
+    if (!b) {
+      b = new TokenBucket({ capacity: this.opts.capacity, windowMs: this.opts.windowMs, ...(this.opts.now ? { now: this.opts.now } : {}) });
+      this.buckets.set(key, b);
+    }
+    return b;
+  }
+}
+
+export function tokenFingerprint(token: string): string {
+  return createHash("sha256").update(token).digest("hex").slice(0, 16);
+}
+
+/** Reads X-RateLimit-* and Retry-After (seconds or HTTP date) from response headers. */
+export function parseRateLimitHeaders(headers: Record<string, string | string[] | undefined>, now = Date.now()): RateLimitObservation {
+  const obs: RateLimitObservation = {};
+  const limit = intHeader(headers["x-ratelimit-limit"]);
+  const remaining = intHeader(headers["x-ratelimit-remaining"]);
+  const reset = intHeader(headers["x-ratelimit-reset"]);
+  if (limit !== undefined) obs.limit = limit;
+  if (remaining !== undefined) obs.remaining = remaining;
+  if (reset !== undefined) obs.resetAtMs = reset * 1000;
+  const retryAfter = retryAfterMs(first(headers["retry-after"]), now);
+  if (retryAfter !== undefined) obs.retryAfterMs = retryAfter;
+  return obs;
+}
+
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function first(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function intHeader(v: string | string[] | undefined): number | undefined {
+  const s = first(v);
+  if (s === undefined) return undefined;
+  const n = Number.parseInt(s, 10);
+  return Number.isFinite(n) ? n : undefined;
+}
