@@ -106,7 +106,7 @@ const preconditionReasons: RegExp[] = [
   /\bbusy\b/i,
   /\bin progress\b/i,
   /\banother (?:backup|snapshot|operation)\b/i,
-  /\b(?:maximum|at most|limit of|no more than) \d+ (?:snapshot|backup)s?\b/i,
+  /\b(?:maximum|at most|limit|no more than)(?: of)? \d+ (?:\w+ )?(?:snapshot|backup)s?\b/i,
   /\b(?:snapshot|backup)s?\b.*\b(?:limit|maximum)\b/i,
   /\bnot (?:yet )?(?:available|ready)\b/i,
   /\bunavailable at this time\b/i,

@@ -1,0 +1,191 @@
+// Pure logic of the client: case conversion, error classification, backoff, the token
+// bucket, the X-Filter builder, redaction and page collection.
+import { describe, expect, it } from "vitest";
+import { camelize, snakify, toCamelKey, toSnakeKey } from "../../src/linode/case.ts";
+import {
+  LinodeApiError, LinodeTransportError, classifyError, classifyStatus, isPreconditionReason, transportError,
+} from "../../src/linode/errors.ts";
+import { and, compare, or, orderBy, serializeFilter, where } from "../../src/linode/filter.ts";
+import { collectAllPages } from "../../src/linode/pagination.ts";
+import { parseRateLimitHeaders, retryAfterMs, TokenBucket } from "../../src/linode/rate-limiter.ts";
+import { redact, REDACTED } from "../../src/linode/redact.ts";
+import { backoffDelay, isRetryable, sleep } from "../../src/linode/retry.ts";
+
+describe("case conversion", () => {
+  it("converts keys both ways, deeply, leaving data keys alone", () => {
+    expect(toCamelKey("hour_of_day")).toBe("hourOfDay");
+    expect(toCamelKey("total_disk_size_gb")).toBe("totalDiskSizeGb");
+    expect(toSnakeKey("totalDiskSizeGb")).toBe("total_disk_size_gb");
+    expect(toCamelKey("192.0.2.0~dup2")).toBe("192.0.2.0~dup2");
+    expect(toSnakeKey("X-Filter")).toBe("X-Filter");
+    const wire = { allow_list: ["10.0.0.1/32"], updates: { hour_of_day: 3, pending: [{ planned_for: null }] }, members: { "192.0.2.1": "primary" } };
+    const edge = camelize(wire);
+    expect(edge).toEqual({ allowList: ["10.0.0.1/32"], updates: { hourOfDay: 3, pending: [{ plannedFor: null }] }, members: { "192.0.2.1": "primary" } });
+    expect(snakify(edge)).toEqual(wire);
+  });
+
+  it("drops undefined members on the way out", () => {
+    expect(snakify({ clusterSize: 3, replicationType: undefined, sslCert: null })).toEqual({ cluster_size: 3, ssl_cert: null });
+  });
+});
+
+describe("error classification", () => {
+  const init = { method: "PUT", route: "/databases/mysql/instances/{instanceId}" };
+  it.each([
+    [400, "Label must be unique", "terminal"],
+    [400, "Database must be active", "precondition"],
+    [400, "Database status must be active, failed or degraded to delete.", "precondition"],
+    [400, "Linode busy.", "precondition"],
+    [400, "Another backup is in progress", "precondition"],
+    [400, "Stats are unavailable at this time.", "precondition"],
+    [400, "A maximum of 3 snapshots is allowed", "precondition"],
+    [400, "Cannot filter on foo", "terminal"],
+    [401, "Invalid Token", "terminal"],
+    [403, "Unauthorized", "terminal"],
+    [404, "Not found", "notFound"],
+    [409, "Conflict", "precondition"],
+    [422, "check_timeout must be less than check_interval", "terminal"],
+    [429, "Too many requests", "rateLimited"],
+    [500, "Internal server error", "transient"],
+    [503, "Service not yet available. Please try again later.", "transient"],
+  ])("%i %s -> %s", (status, reason, kind) => {
+    const err = new LinodeApiError(status, [{ reason }], init);
+    expect(err.kind).toBe(kind);
+    expect(classifyError(err).kind).toBe(kind);
+  });
+
+  it("a mix of input errors and state errors is terminal", () => {
+    expect(classifyStatus(400, [{ reason: "Database must be active" }, { reason: "label too long", field: "label" }])).toBe("terminal");
+    expect(isPreconditionReason("Invalid label")).toBe(false);
+  });
+
+  it("exposes reasons, fields and the route template", () => {
+    const err = new LinodeApiError(400, [{ reason: "bad", field: "label" }, { reason: "worse" }], init);
+    expect(err.reasons).toEqual(["bad", "worse"]);
+    expect(err.fields).toEqual(["label"]);
+    expect(err.message).toContain("/databases/mysql/instances/{instanceId}");
+    expect(classifyError(err)).toMatchObject({ status: 400, reason: "bad", kind: "terminal" });
+  });
+
+  it("classifies transport failures", () => {
+    const reset = transportError(Object.assign(new Error("socket"), { code: "ECONNRESET" }), "GET", "/x");
+    expect(reset.kind).toBe("transient");
+    expect((reset as LinodeTransportError).notSent).toBe(false);
+    const refused = transportError(Object.assign(new Error("refused"), { code: "ECONNREFUSED" }), "POST", "/x");
+    expect((refused as LinodeTransportError).notSent).toBe(true);
+    expect(transportError(Object.assign(new Error("t"), { code: "UND_ERR_HEADERS_TIMEOUT" }), "GET", "/x").kind).toBe("transient");
+    const ac = new AbortController();
+    ac.abort();
+    expect(transportError(new Error("aborted"), "GET", "/x", ac.signal).kind).toBe("cancelled");
+    expect(classifyError(new TypeError("boom")).kind).toBe("transient");
+  });
+});
+
+describe("retry policy", () => {
+  it("backs off exponentially with full jitter under a cap", () => {
+    const policy = { baseDelayMs: 100, maxDelayMs: 1000 };
+    expect(backoffDelay(1, policy, () => 0.999)).toBe(99);
+    expect(backoffDelay(3, policy, () => 0.999)).toBe(399);
+    expect(backoffDelay(10, policy, () => 0.999)).toBe(999);
+    expect(backoffDelay(2, policy, () => 0)).toBe(0);
+  });
+
+  it("never resends a create after an ambiguous failure", () => {
+    const route = { method: "POST", route: "/nodebalancers" };
+    const lost = new LinodeTransportError("ECONNRESET", false, { ...route, kind: "transient" });
+    const refused = new LinodeTransportError("ECONNREFUSED", true, { ...route, kind: "transient" });
+    const fiveHundred = new LinodeApiError(500, [{ reason: "oops" }], route);
+    const tooMany = new LinodeApiError(429, [{ reason: "Too many requests" }], route);
+    expect(isRetryable(lost, false)).toBe(false);
+    expect(isRetryable(fiveHundred, false)).toBe(false);
+    expect(isRetryable(refused, false)).toBe(true);
+    expect(isRetryable(tooMany, false)).toBe(true);
+    expect(isRetryable(fiveHundred, true)).toBe(true);
+    expect(isRetryable(new LinodeApiError(400, [{ reason: "Database must be active" }], route), true)).toBe(false);
+  });
+
+  it("sleep is cancelled by the signal", async () => {
+    const ac = new AbortController();
+    const p = sleep(10_000, ac.signal);
+    ac.abort(new Error("shutdown"));
+    await expect(p).rejects.toThrow("shutdown");
+  });
+});
+
+describe("token bucket", () => {
+  it("spends its capacity, then paces at capacity per window", () => {
+    let now = 0;
+    const b = new TokenBucket({ capacity: 2, windowMs: 1000, now: () => now });
+    expect(b.tryTake()).toBe(0);
+    expect(b.tryTake()).toBe(0);
+    expect(b.tryTake()).toBe(500);
+    now = 500;
+    expect(b.tryTake()).toBe(0);
+  });
+
+  it("adapts to the server's limit and remaining, and blocks until reset at zero", () => {
+    let now = 1_000_000;
+    const b = new TokenBucket({ capacity: 800, windowMs: 60_000, now: () => now });
+    b.observe({ limit: 100, remaining: 3 });
+    expect(b.limit).toBe(100);
+    expect(Math.floor(b.available)).toBe(3);
+    b.observe({ limit: 100, remaining: 0, resetAtMs: now + 7_000 });
+    expect(b.tryTake()).toBe(7_000);
+    now += 7_000;
+    expect(b.tryTake()).toBe(0);
+  });
+
+  it("a 429's Retry-After empties the bucket for exactly that long", () => {
+    let now = 0;
+    const b = new TokenBucket({ capacity: 10, windowMs: 1000, now: () => now });
+    b.observe({ retryAfterMs: 2_000 });
+    expect(b.tryTake()).toBe(2_000);
+    now = 2_000;
+    expect(b.tryTake()).toBe(0);
+  });
+
+  it("parses rate-limit headers (seconds and HTTP dates)", () => {
+    const obs = parseRateLimitHeaders({ "x-ratelimit-limit": "1840", "x-ratelimit-remaining": "12", "x-ratelimit-reset": "1700000000", "retry-after": "3" });
+    expect(obs).toEqual({ limit: 1840, remaining: 12, resetAtMs: 1_700_000_000_000, retryAfterMs: 3000 });
+    expect(retryAfterMs(new Date(10_000).toUTCString(), 4_000)).toBe(6_000);
+    expect(retryAfterMs("garbage")).toBeUndefined();
+  });
+});
+
+describe("X-Filter builder", () => {
+  it("serialises camelCase fields to snake_case and keeps operators", () => {
+    expect(serializeFilter(where({ label: "db-1" }))).toBe('{"label":"db-1"}');
+    const f = orderBy(and(compare("totalDiskSizeGb", "+gte", 10), or(where({ region: "us-east" }), where({ region: "us-west" }))), "createdAt", "desc");
+    expect(JSON.parse(serializeFilter(f))).toEqual({
+      "+and": [{ total_disk_size_gb: { "+gte": 10 } }, { "+or": [{ region: "us-east" }, { region: "us-west" }] }],
+      "+order_by": "created_at",
+      "+order": "desc",
+    });
+  });
+});
+
+describe("redaction", () => {
+  it("replaces secret members at any depth", () => {
+    const body = { label: "x", configs: [{ port: 443, ssl_key: "-----BEGIN PRIVATE KEY-----", ssl_cert: "CERT" }], password: "hunter2", caCertificate: "Q0E=" };
+    const out = JSON.stringify(redact(body));
+    expect(out).not.toContain("hunter2");
+    expect(out).not.toContain("PRIVATE KEY");
+    expect(out).not.toContain("CERT\"");
+    expect(out).not.toContain("Q0E=");
+    expect(out).toContain(REDACTED);
+    expect(out).toContain("443");
+  });
+});
+
+describe("collectAllPages", () => {
+  it("reads every page and de-duplicates items that shifted between pages", async () => {
+    const pages = [[{ id: 1 }, { id: 2 }], [{ id: 2 }, { id: 3 }], [{ id: 4 }]];
+    const asked: number[] = [];
+    const all = await collectAllPages(async (page) => {
+      asked.push(page);
+      return Promise.resolve({ data: pages[page - 1] ?? [], page, pages: 3, results: 5 });
+    });
+    expect(asked).toEqual([1, 2, 3]);
+    expect(all.map((x) => x.id)).toEqual([1, 2, 3, 4]);
+  });
+});
