@@ -22,6 +22,11 @@ export interface ControllerOptions {
   watchdogMillis?: number;
   /** Longest a shutdown waits for in-flight reconciles before aborting them. */
   shutdownGraceMillis?: number;
+  /**
+   * Events within this window after the first one coalesce into one reconcile, so a burst
+   * of edits (e.g. rapid allowList changes) becomes one API update, not one per edit.
+   */
+  coalesceMillis?: number;
 }
 
 export interface SecondarySource<T extends KubeObject> {
@@ -86,7 +91,7 @@ export class Controller<Spec, Status> {
       this.informers.push(new Informer(this.kube, source, (ev: InformerEvent, obj, old) => {
         if (ev === "update" && !relevantChange(obj, old)) return;
         if (ev === "delete") return;
-        this.queue.add(objectKey(obj));
+        this.enqueue(objectKey(obj));
       }, this.informerOptions(t.plural)));
     }
   }
@@ -96,7 +101,7 @@ export class Controller<Spec, Status> {
     for (const ns of this.namespaceList()) {
       const source = sec.source(ns);
       const informer = new Informer<T>(this.kube, source, (_ev, obj) => {
-        for (const key of sec.map(obj)) this.queue.add(key);
+        for (const key of sec.map(obj)) this.enqueue(key);
       }, this.informerOptions(source.name));
       this.secondary.push(informer as unknown as Informer<KubeObject>);
     }
@@ -140,6 +145,11 @@ export class Controller<Spec, Status> {
     const timer = setTimeout(() => this.abort.abort(new Error("operator shutting down")), grace);
     await Promise.all(this.workers);
     clearTimeout(timer);
+  }
+
+  /** Enqueues a key after the coalescing window (the earliest pending time wins). */
+  enqueue(key: string): void {
+    this.queue.addAfter(key, this.opts.coalesceMillis ?? 300);
   }
 
   private namespaceList(): (string | undefined)[] {
