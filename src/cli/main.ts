@@ -10,7 +10,9 @@ export interface Command {
   load: () => Promise<{ main: (argv: string[]) => Promise<number> }>;
 }
 
-export const commands: Record<string, Command> = {};
+export const commands: Record<string, Command> = {
+  run: { summary: "run the operator (in a cluster, or against KUBECONFIG)", load: () => import("./run.ts") },
+};
 
 export function usage(): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length), 4);

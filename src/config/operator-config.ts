@@ -1,0 +1,91 @@
+// The operator's configuration: flags override environment variables, which override
+// defaults; the result is validated by zod so a bad value fails at start-up with its name.
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { parseArgs } from "node:util";
+import { z } from "zod";
+
+const port = z.coerce.number().int().min(0).max(65535);
+const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
+
+export const operatorConfigSchema = z.object({
+  linodeToken: z.string().min(1, "a Linode API token is required: set LINODE_TOKEN or --linode-token-file"),
+  linodeApiUrl: z.url().default("https://api.linode.com/v4"),
+  namespaces: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)).default([]),
+  concurrency: z.coerce.number().int().min(1).max(64).default(4),
+  leaderElect: bool.default(true),
+  leaderElectionNamespace: z.string().min(1).default("default"),
+  leaderElectionId: z.string().min(1).default("linode-operator"),
+  identity: z.string().min(1),
+  healthPort: port.default(8081),
+  metricsPort: port.default(8080),
+  bindAddress: z.string().default("0.0.0.0"),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  shutdownGraceSeconds: z.coerce.number().min(0).max(600).default(20),
+});
+
+export type OperatorConfig = z.infer<typeof operatorConfigSchema>;
+
+export const runFlags = {
+  "linode-token-file": { type: "string", env: "LINODE_TOKEN_FILE", help: "file holding the Linode API token (else LINODE_TOKEN)" },
+  "linode-api-url": { type: "string", env: "LINODE_API_URL", help: "Linode API base URL (default https://api.linode.com/v4)" },
+  namespaces: { type: "string", env: "WATCH_NAMESPACES", help: "comma-separated namespaces to watch (default: all)" },
+  concurrency: { type: "string", env: "CONCURRENCY", help: "reconciles in parallel per kind (default 4)" },
+  "leader-elect": { type: "string", env: "LEADER_ELECT", help: "true|false: elect a leader on a Lease (default true)" },
+  "leader-election-namespace": { type: "string", env: "POD_NAMESPACE", help: "namespace of the Lease (default: the pod's, else default)" },
+  "leader-election-id": { type: "string", env: "LEADER_ELECTION_ID", help: "name of the Lease (default linode-operator)" },
+  identity: { type: "string", env: "POD_NAME", help: "this replica's name in the Lease (default: hostname-pid)" },
+  "health-port": { type: "string", env: "HEALTH_PORT", help: "port of /healthz and /readyz (default 8081; 0 = any free)" },
+  "metrics-port": { type: "string", env: "METRICS_PORT", help: "port of /metrics (default 8080; 0 = any free)" },
+  "bind-address": { type: "string", env: "BIND_ADDRESS", help: "address the endpoints listen on (default 0.0.0.0)" },
+  "log-level": { type: "string", env: "LOG_LEVEL", help: "fatal|error|warn|info|debug|trace (default info)" },
+  "shutdown-grace-seconds": { type: "string", env: "SHUTDOWN_GRACE_SECONDS", help: "how long SIGTERM waits for in-flight work (default 20)" },
+} as const;
+
+export function runHelp(): string {
+  const rows = Object.entries(runFlags).map(([name, f]) => `  --${name.padEnd(26)} ${f.help} [${f.env}]`);
+  return [
+    "Usage: linode-operator run [options]",
+    "",
+    "Runs the operator: watches ManagedDatabase, DatabaseSnapshot and NodeBalancer resources in all",
+    "namespaces (or --namespaces) and reconciles them with the Linode API. Kubernetes credentials come",
+    "from the pod's service account, or KUBECONFIG / ~/.kube/config. Every option can also be set by",
+    "the environment variable in brackets.",
+    "",
+    "Options:",
+    ...rows,
+    "",
+    "Environment: LINODE_TOKEN (the API token, unless --linode-token-file is given).",
+  ].join("\n");
+}
+
+export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): OperatorConfig {
+  const options = Object.fromEntries(Object.entries(runFlags).map(([k, v]) => [k, { type: v.type }])) as Record<keyof typeof runFlags, { type: "string" }>;
+  const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+  const pick = (name: keyof typeof runFlags): string | undefined => {
+    const v = values[name] ?? env[runFlags[name].env];
+    return v === "" ? undefined : v;
+  };
+  const tokenFile = pick("linode-token-file");
+  const token = tokenFile !== undefined ? readFileSync(tokenFile, "utf8").trim() : (env.LINODE_TOKEN ?? "");
+  const raw = {
+    linodeToken: token,
+    linodeApiUrl: pick("linode-api-url"),
+    namespaces: pick("namespaces")?.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    concurrency: pick("concurrency"),
+    leaderElect: pick("leader-elect"),
+    leaderElectionNamespace: pick("leader-election-namespace"),
+    leaderElectionId: pick("leader-election-id"),
+    identity: pick("identity") ?? `${hostname()}-${process.pid}`,
+    healthPort: pick("health-port"),
+    metricsPort: pick("metrics-port"),
+    bindAddress: pick("bind-address"),
+    logLevel: pick("log-level"),
+    shutdownGraceSeconds: pick("shutdown-grace-seconds"),
+  };
+  const parsed = operatorConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(`invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  }
+  return parsed.data;
+}

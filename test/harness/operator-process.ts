@@ -1,0 +1,50 @@
+// Runs `linode-operator run` as a real child process (the CLI users run), collecting its
+// JSON log lines so tests can wait for what it says.
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const cli = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+
+export interface OperatorProcess {
+  child: ChildProcess;
+  logs: Record<string, unknown>[];
+  stderr: string[];
+  exited: Promise<number | null>;
+  waitForLog(pred: (l: Record<string, unknown>) => boolean, timeoutMillis?: number): Promise<Record<string, unknown>>;
+}
+
+export function startOperator(args: string[], env: Record<string, string>): OperatorProcess {
+  const child = spawn(process.execPath, [cli, "run", ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: Record<string, unknown>[] = [];
+  const stderr: string[] = [];
+  const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+  let buf = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    buf += chunk;
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      let parsed: Record<string, unknown>;
+      try { parsed = JSON.parse(line) as Record<string, unknown>; } catch { parsed = { msg: line, notJson: true }; }
+      logs.push(parsed);
+      for (const w of [...waiters]) if (w.pred(parsed)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(parsed); }
+    }
+  });
+  child.stderr.setEncoding("utf8").on("data", (c: string) => stderr.push(c));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => { resolve(code); }));
+  return {
+    child, logs, stderr, exited,
+    waitForLog(pred, timeoutMillis = 30_000) {
+      const found = logs.find(pred);
+      if (found !== undefined) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => { reject(new Error(`log line not seen in ${timeoutMillis} ms; stderr: ${stderr.join("")}; logs: ${JSON.stringify(logs.slice(-5))}`)); }, timeoutMillis);
+        waiters.push({ pred, resolve: (l) => { clearTimeout(t); resolve(l); } });
+      });
+    },
+  };
+}

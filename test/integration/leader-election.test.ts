@@ -1,0 +1,61 @@
+// Several `linode-operator run` processes elect exactly one leader on a Lease; a killed
+// leader is replaced once its lease expires, a SIGTERM'd one hands over at once.
+import { CoordinationV1Api } from "@kubernetes/client-node";
+import { afterAll, describe, expect, it } from "vitest";
+import { useTestCluster } from "../harness/cluster.ts";
+import { waitFor } from "../harness/operator-runtime.ts";
+import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
+
+describe("leader election between operator processes", () => {
+  const cluster = useTestCluster("leader");
+  const procs: OperatorProcess[] = [];
+  afterAll(() => { for (const p of procs) p.child.kill("SIGKILL"); });
+
+  const start = (identity: string): OperatorProcess => {
+    const p = startOperator([], {
+      KUBECONFIG: cluster.adminKubeconfig, LINODE_TOKEN: "unused-token", LINODE_API_URL: "http://127.0.0.1:9/v4",
+      POD_NAMESPACE: cluster.namespace, POD_NAME: identity, HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
+    });
+    procs.push(p);
+    return p;
+  };
+  const holder = async (): Promise<string | undefined> => {
+    const lease = await cluster.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: cluster.namespace, name: "linode-operator" }).catch(() => undefined);
+    return lease?.spec?.holderIdentity ?? undefined;
+  };
+  const leaderMetric = async (p: OperatorProcess): Promise<number> => {
+    const started = await p.waitForLog((l) => l.msg === "operator started");
+    const res = await fetch(`http://127.0.0.1:${String(started.metricsPort)}/metrics`);
+    const text = await res.text();
+    const m = /^linode_operator_leader (\d+)/m.exec(text);
+    return Number(m?.[1] ?? -1);
+  };
+
+  it("elects one leader, fails over within 20 s after a kill and within 5 s after SIGTERM", async () => {
+    const a = start("replica-a");
+    const b = start("replica-b");
+    const first = await waitFor("a leader", holder, 30_000);
+    expect(["replica-a", "replica-b"]).toContain(first);
+    const [leader, standby] = first === "replica-a" ? [a, b] : [b, a];
+    await waitFor("metrics agree", async () => ((await leaderMetric(leader)) === 1 ? true : undefined), 10_000);
+    expect(await leaderMetric(standby)).toBe(0);
+
+    const killedAt = Date.now();
+    leader.child.kill("SIGKILL");
+    const second = await waitFor("failover after kill", async () => { const h = await holder(); return h !== undefined && h !== first ? h : undefined; }, 30_000, 200);
+    const killFailoverMillis = Date.now() - killedAt;
+    expect(killFailoverMillis).toBeLessThan(20_000);
+
+    const c = start("replica-c");
+    await c.waitForLog((l) => l.msg === "operator started");
+    const termAt = Date.now();
+    standby.child.kill("SIGTERM");
+    const third = await waitFor("failover after SIGTERM", async () => { const h = await holder(); return h === "replica-c" ? h : undefined; }, 10_000, 100);
+    const termFailoverMillis = Date.now() - termAt;
+    expect(third).toBe("replica-c");
+    expect(termFailoverMillis).toBeLessThan(5_000);
+    expect(await standby.exited).toBe(0);
+    expect(standby.logs.some((l) => l.msg === "released the leader lease")).toBe(true);
+    process.stdout.write(`leader failover: ${killFailoverMillis} ms after SIGKILL, ${termFailoverMillis} ms after SIGTERM (second leader ${second})\n`);
+  });
+});
