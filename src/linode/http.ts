@@ -134,12 +134,14 @@ export class HttpTransport implements Transport {
     const policy = opts.retry ? { ...this.retry, ...opts.retry } : this.retry;
     const idempotent = spec.idempotent ?? spec.method !== "POST";
     const path = this.buildPath(spec);
-    const body = spec.body === undefined ? undefined : JSON.stringify(snakify(spec.body));
+    const wireBody = spec.body === undefined ? undefined : snakify(spec.body);
+    const body = wireBody === undefined ? undefined : JSON.stringify(wireBody);
+    const logged = { method: spec.method, route: spec.route, path, ...(wireBody === undefined ? {} : { body: redact(wireBody) }), ...(spec.filter ? { filter: spec.filter } : {}) };
     const bucket = this.limiter?.bucket(this.token, spec.route.endsWith("/stats") ? "stats" : "default");
     let ambiguousFailure = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        const parsed = await this.attempt(spec, path, body, bucket, attempt, opts.signal);
+        const parsed = await this.attempt(spec, path, body, logged, bucket, attempt, opts.signal);
         return camelize(parsed);
       } catch (caught) {
         const err = transportError(caught, spec.method, spec.route, opts.signal);
@@ -163,7 +165,7 @@ export class HttpTransport implements Transport {
   }
 
   private async attempt<S extends z.ZodType>(
-    spec: RequestSpec<S>, path: string, body: string | undefined, bucket: TokenBucket | undefined, attempt: number, signal?: AbortSignal,
+    spec: RequestSpec<S>, path: string, body: string | undefined, logged: object, bucket: TokenBucket | undefined, attempt: number, signal?: AbortSignal,
   ): Promise<z.output<S>> {
     const throttledMs = bucket ? await bucket.acquire(signal) : 0;
     const headers: Record<string, string> = {
@@ -198,12 +200,7 @@ export class HttpTransport implements Transport {
       }
       this.metrics.requests.inc({ ...labels, status: String(status) });
       this.metrics.duration.observe(labels, (performance.now() - started) / 1000);
-      this.logger.debug({
-        method: spec.method, route: spec.route, path, status, attempt,
-        durationMs: Math.round(performance.now() - started), throttledMs,
-        ...(body !== undefined ? { body: redact(JSON.parse(body)) } : {}),
-        ...(spec.filter ? { filter: spec.filter } : {}),
-      }, "linode api request");
+      this.logger.debug({ ...logged, status, attempt, durationMs: Math.round(performance.now() - started), throttledMs }, "linode api request");
       if (status >= 200 && status < 300) return this.parse(spec, status, text);
       throw new LinodeApiError(status, errorItems(status, text), {
         method: spec.method,
@@ -215,7 +212,7 @@ export class HttpTransport implements Transport {
       const wrapped = transportError(err, spec.method, spec.route, signal);
       this.metrics.requests.inc({ ...labels, status: wrapped instanceof LinodeTransportError ? wrapped.code : "error" });
       this.metrics.duration.observe(labels, (performance.now() - started) / 1000);
-      this.logger.debug({ method: spec.method, route: spec.route, path, status, attempt, kind: wrapped.kind, error: wrapped.message }, "linode api request failed");
+      this.logger.debug({ ...logged, status, attempt, kind: wrapped.kind, error: wrapped.message }, "linode api request failed");
       throw wrapped;
     }
   }
