@@ -36,7 +36,7 @@ export interface ControlPlane {
   startMillis: number;
   version: string;
   stop(): Promise<void>;
-  /** Stops only the kube-apiserver and starts it again on the same port and data. */
+  /** Kills only the kube-apiserver (SIGKILL: a crash) and starts it again on the same port and data. */
   restartApiServer(): Promise<void>;
   pids(): number[];
 }
@@ -120,7 +120,7 @@ function startProcess(dir: string, bin: string, name: string, args: string[]): P
 
 async function stopProcess(p: Proc, graceMillis: number): Promise<void> {
   if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-  p.child.kill("SIGTERM");
+  p.child.kill(graceMillis === 0 ? "SIGKILL" : "SIGTERM");
   const timer = setTimeout(() => p.child.kill("SIGKILL"), graceMillis);
   await p.exited;
   clearTimeout(timer);
@@ -214,7 +214,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     pids: () => procs.map((p) => p.child.pid).filter((p): p is number => p !== undefined),
     async restartApiServer() {
       const i = procs.indexOf(api);
-      await stopProcess(api, 20_000);
+      await stopProcess(api, 0);
       api = startProcess(dir, binDir, "kube-apiserver", apiArgs);
       procs[i] = api;
       await waitReady(`${server}/readyz`, ca, adminToken, 60_000, procs);
