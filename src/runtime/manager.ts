@@ -35,7 +35,7 @@ export class Manager {
   }
 
   add<S, T>(c: Controller<S, T>): this {
-    this.controllers.push(c as unknown as Controller<unknown, unknown>);
+    this.controllers.push(c);
     return this;
   }
 

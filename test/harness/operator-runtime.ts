@@ -33,7 +33,7 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined> 
     } catch (err) {
       last = err;
     }
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMillis} ms waiting for ${what}${last !== undefined ? `: ${String(last)}` : ""}`);
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMillis} ms waiting for ${what}${last !== undefined ? `: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ""}`);
     await new Promise((r) => setTimeout(r, everyMillis));
   }
 }

@@ -24,7 +24,7 @@ describe("generic runtime on a real API server", () => {
     expect(applied.code, applied.stderr).toBe(0);
     await cluster.kubectl(["wait", "--for=condition=Established", `crd/${gadgetCrd.metadata.name}`, "--timeout=30s"]);
     deps = runtimeDeps(cluster.adminKubeconfig);
-    controller = new Controller(cloud.kind({ pendingMillis: 200, readyMillis: 60_000 }) as never, deps, {
+    controller = new Controller(cloud.kind({ pendingMillis: 200, readyMillis: 60_000 }), deps, {
       concurrency: 2, namespaces: [cluster.namespace], backoff: { baseMillis: 200, maxMillis: 5_000, jitter: 0.2 }, coalesceMillis: 1_000,
     });
     await controller.start();
@@ -67,7 +67,7 @@ describe("generic runtime on a real API server", () => {
     const ns = `${cluster.namespace}-poll`;
     await cluster.core.createNamespace({ body: { metadata: { name: ns } } });
     let writes = 0;
-    const poller = new Controller(cloud.kind({ pendingMillis: 300, readyMillis: 300 }) as never, { ...deps, onStatusWrite: () => { writes++; } }, { concurrency: 1, namespaces: [ns] });
+    const poller = new Controller(cloud.kind({ pendingMillis: 300, readyMillis: 300 }), { ...deps, onStatusWrite: () => { writes++; } }, { concurrency: 1, namespaces: [ns] });
     await poller.start();
     try {
       await deps.kube.createCustom(gadgetType, ns, { apiVersion: `${gadgetType.group}/${gadgetType.version}`, kind: gadgetType.kind, metadata: { name: "p" }, spec: { size: 1 } });

@@ -22,7 +22,7 @@ describe("watch recovery", () => {
     expect(applied.code, applied.stderr).toBe(0);
     await execCapture(join(cp.binDir, "kubectl"), ["--kubeconfig", cp.adminKubeconfig, "wait", "--for=condition=Established", `crd/${gadgetCrd.metadata.name}`]);
     deps = runtimeDeps(cp.adminKubeconfig);
-    controller = new Controller(cloud.kind({ readyMillis: 60_000 }) as never, deps, { concurrency: 1, coalesceMillis: 50, watchdogMillis: 60_000 });
+    controller = new Controller(cloud.kind({ readyMillis: 60_000 }), deps, { concurrency: 1, coalesceMillis: 50, watchdogMillis: 60_000 });
     await controller.start();
   }, 120_000);
   afterAll(async () => {
