@@ -17,5 +17,8 @@ export const commonStatusFields = {
   observedGeneration: z.number().int().optional().meta({ description: "The metadata.generation the status describes." }),
   conditions: z.array(conditionSchema).optional().meta({
     description: "Ready: the cloud object is usable. Synced: the cloud object matches the spec.",
+    // One entry per type, so server-side apply and strategic merges treat them as a map.
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["type"],
   }),
 };

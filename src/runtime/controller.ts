@@ -53,6 +53,7 @@ export class Controller<Spec, Status> {
   private readonly reconciler: ManagedReconciler<Spec, Status>;
   private readonly informers: Informer<ManagedObject>[] = [];
   private readonly secondary: Informer<KubeObject>[] = [];
+  private readonly secondaryByName = new Map<string, Informer<KubeObject>[]>();
   private readonly opts: ControllerOptions;
   private readonly log: Logger;
   private readonly metrics: OperatorMetrics | undefined;
@@ -104,8 +105,20 @@ export class Controller<Spec, Status> {
         for (const key of sec.map(obj)) this.enqueue(key);
       }, this.informerOptions(source.name));
       this.secondary.push(informer as unknown as Informer<KubeObject>);
+      const list = this.secondaryByName.get(source.name) ?? [];
+      list.push(informer as unknown as Informer<KubeObject>);
+      this.secondaryByName.set(source.name, list);
     }
     return this;
+  }
+
+  /** An object from a secondary watch's cache (by source name and namespace/name key). */
+  getSecondary(sourceName: string, key: string): KubeObject | undefined {
+    for (const i of this.secondaryByName.get(sourceName) ?? []) {
+      const o = i.get(key);
+      if (o !== undefined) return o;
+    }
+    return undefined;
   }
 
   get synced(): boolean {
