@@ -1,0 +1,186 @@
+// ManagedDatabase: spec and status, the one source of truth for the CRD (src/crd generates
+// crds/ from it) and for the controller (which parses specs with it, so zod defaults are the
+// CRD defaults). Cross-field rules live as CEL in `.meta()`: the API server enforces them.
+import { z } from "zod";
+import { immutable, immutableOnceSet, immutableOptional } from "../../crd/kube-meta.ts";
+import { commonStatusFields } from "../../runtime/condition-schema.ts";
+import { deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema } from "../shared/schema.ts";
+
+export const databaseEngines = ["mysql", "postgresql"] as const;
+export const mysqlReplicationTypes = ["none", "asynch", "semi_synch"] as const;
+export const postgresqlReplicationTypes = ["none", "asynch"] as const;
+export const replicationCommitTypes = ["on", "local", "remote_write", "remote_apply", "off"] as const;
+
+const newCluster = "create a new ManagedDatabase and migrate the data";
+
+export const maintenanceWindowSchema = z.object({
+  frequency: z.enum(["weekly", "monthly"]).default("weekly").meta({ description: "Whether maintenance happens weekly or monthly." }),
+  duration: z.int().min(1).max(4).meta({
+    description: "Longest maintenance window, in hours (1..4: the spec documents 1..3, the current platform uses 4).",
+  }),
+  hourOfDay: z.int().min(0).max(23).meta({ description: "Hour (UTC) the window begins, 0..23." }),
+  dayOfWeek: z.int().min(1).max(7).meta({ description: "Day of the week, 1 = Monday .. 7 = Sunday." }),
+  weekOfMonth: z.int().min(1).max(4).optional().meta({
+    description: "Week of the month, 1..4: required for monthly maintenance, omitted for weekly.",
+  }),
+}).meta({
+  description: "Maintenance window for operating-system patches. Omit it to keep the window Linode picks.",
+  "x-kubernetes-validations": [
+    { rule: "self.frequency != 'monthly' || has(self.weekOfMonth)", message: "weekOfMonth is required when frequency is monthly", fieldPath: ".weekOfMonth", reason: "FieldValueRequired" },
+    { rule: "self.frequency != 'weekly' || !has(self.weekOfMonth)", message: "weekOfMonth must be omitted when frequency is weekly", fieldPath: ".weekOfMonth", reason: "FieldValueForbidden" },
+  ],
+});
+
+export const connectionSecretSchema = z.object({
+  name: dnsSubdomainSchema.optional().meta({ description: "Secret name. Default: <metadata.name>-connection." }),
+  extraData: z.record(z.string(), z.string().max(4096)).optional().meta({
+    description: "Extra Secret keys whose values are templates over the standard keys, e.g. `jdbc:mysql://{{ .host }}:{{ .port }}/app`. Placeholders: type, provider, host, port, username, password, uri, database, and the other keys of the Secret.",
+    maxProperties: 32,
+    "x-kubernetes-validations": [
+      { rule: "self.all(k, k.size() <= 253 && k.matches('^[-._a-zA-Z0-9]+$'))", message: "extraData keys must be valid Secret keys: letters, digits, '-', '_' or '.', at most 253 characters" },
+    ],
+  }),
+  labels: z.record(z.string(), z.string()).optional().meta({ description: "Extra labels on the Secret." }),
+  annotations: z.record(z.string(), z.string()).optional().meta({ description: "Extra annotations on the Secret." }),
+}).meta({ description: "Where the credentials, host, port and CA certificate are published (a Secret keyed per the Service Binding spec)." });
+
+const requestTokenSchema = z.string().min(1).max(128);
+
+export const restoreRequestSchema = z.object({
+  token: requestTokenSchema.meta({ description: "Any new value performs the restore once." }),
+  backupId: linodeIdSchema.optional().meta({ description: "Id of the backup (automatic or snapshot) to restore." }),
+  snapshotRef: localObjectRefSchema.optional().meta({ description: "A DatabaseSnapshot in this namespace whose backup to restore." }),
+}).meta({
+  description: "Restore from a backup: erases all data and replaces it with the backup's.",
+  "x-kubernetes-validations": [
+    { rule: "has(self.backupId) != has(self.snapshotRef)", message: "restore needs exactly one of backupId or snapshotRef" },
+  ],
+});
+
+export const databaseRequestsSchema = z.object({
+  resetCredentials: requestTokenSchema.optional().meta({ description: "Any new value resets the root password once; the connection Secret is then rewritten." }),
+  patch: requestTokenSchema.optional().meta({ description: "Any new value applies operating-system patches now, once (a 1-node cluster is unavailable meanwhile)." }),
+  restore: restoreRequestSchema.optional(),
+}).meta({ description: "Imperative actions. Each is performed exactly once per new token value and recorded in status.lastRequests." });
+
+export const managedDatabaseSpecSchema = z.object({
+  engine: z.enum(databaseEngines).meta({
+    description: "Database engine: mysql or postgresql. Immutable.",
+    "x-kubernetes-validations": [immutable("engine", `a different engine is a different cluster; ${newCluster}`)],
+  }),
+  version: z.string().min(1).max(32).regex(/^[0-9]+(\.[0-9]+)*$/).meta({
+    description: "Engine version, e.g. \"8\" or \"8.0\" (MySQL), \"16\" (PostgreSQL). Immutable: Linode never upgrades a database engine.",
+    "x-kubernetes-validations": [immutable("version", `the Linode API never upgrades a database engine; a new engine version needs a new cluster, so ${newCluster}`)],
+  }),
+  region: linodeSlugSchema.meta({
+    description: "Linode region id, e.g. us-east. Immutable.",
+    "x-kubernetes-validations": [immutable("region", `a database cannot move between regions; ${newCluster}`)],
+  }),
+  type: linodeSlugSchema.meta({ description: "Linode plan type of the nodes, e.g. g6-dedicated-2. May change: a resize to a type with more disk." }),
+  label: z.string().min(3).max(32).optional().meta({
+    description: "Label of the cloud database (3..32 characters, unique on the account). Default: derived from namespace and name, so namespaces never collide.",
+  }),
+  clusterSize: z.literal([1, 3]).default(1).meta({
+    description: "Number of nodes: 1, or 3 (one primary and two replicas, highly available). Immutable.",
+    "x-kubernetes-validations": [immutable("clusterSize", "the API cannot add or remove nodes of an existing cluster")],
+  }),
+  encrypted: z.boolean().default(false).meta({
+    description: "Encrypt the cluster's disks. Immutable.",
+    "x-kubernetes-validations": [immutable("encrypted", "it is chosen when the cluster is created")],
+  }),
+  sslConnection: z.boolean().default(true).meta({
+    description: "Require TLS to connect. Immutable.",
+    "x-kubernetes-validations": [immutable("sslConnection", "it is chosen when the cluster is created")],
+  }),
+  replicationType: z.enum(mysqlReplicationTypes).optional().meta({
+    description: "Replication: MySQL none, asynch or semi_synch; PostgreSQL none or asynch. Must be none for 1 node and not none for 3. Default (by the API): none for 1 node, semi_synch (MySQL) or asynch (PostgreSQL) for 3. Immutable.",
+  }),
+  replicationCommitType: z.enum(replicationCommitTypes).optional().meta({
+    description: "PostgreSQL only: synchronization level of the replicas (on, local, remote_write, remote_apply, off; local or off with asynch replication). Default (by the API): local. Immutable.",
+  }),
+  allowList: z.array(
+    z.string().min(2).max(64).meta({
+      "x-kubernetes-validations": [
+        { rule: "isIP(self) || isCIDR(self)", message: "allowList entries must be IP addresses or CIDR ranges, e.g. 203.0.113.7 or 203.0.113.0/24" },
+      ],
+    }),
+  ).max(256).default([]).meta({
+    description: "IP addresses and CIDR ranges allowed to connect. A bare address means /32 (/128 for IPv6). Empty blocks every connection; 0.0.0.0/0 allows all.",
+    "x-kubernetes-list-type": "set",
+  }),
+  updates: maintenanceWindowSchema.optional(),
+  connectionSecret: connectionSecretSchema.optional(),
+  deletionPolicy: deletionPolicySchema,
+  managementPolicy: z.enum(["Manage", "Observe"]).default("Manage").meta({
+    description: "Manage: create and update the cloud database to match the spec. Observe: adopt read-only, mirror status and publish the Secret, never change the cloud database.",
+  }),
+  databaseId: linodeIdSchema.optional().meta({
+    description: "Adopt an existing database by its Linode id instead of creating one. Cannot change once set.",
+  }),
+  requests: databaseRequestsSchema.optional(),
+}).meta({
+  description: "Desired state of a Linode managed database cluster.",
+  "x-kubernetes-validations": [
+    {
+      rule: "self.engine == 'mysql' || !has(self.replicationType) || self.replicationType != 'semi_synch'",
+      message: "replicationType semi_synch is MySQL only; PostgreSQL allows none or asynch",
+      fieldPath: ".replicationType",
+    },
+    {
+      rule: "!has(self.replicationType) || (self.clusterSize == 1) == (self.replicationType == 'none')",
+      message: "replicationType must be none for a 1-node cluster, and asynch (or semi_synch for MySQL) for a 3-node cluster",
+      fieldPath: ".replicationType",
+    },
+    {
+      rule: "!has(self.replicationCommitType) || self.engine == 'postgresql'",
+      message: "replicationCommitType is PostgreSQL only",
+      fieldPath: ".replicationCommitType",
+      reason: "FieldValueForbidden",
+    },
+    {
+      // asynch is explicit, or implied by a 3-node PostgreSQL cluster without replicationType.
+      rule: "!has(self.replicationCommitType) || self.replicationCommitType in ['local', 'off'] || (has(self.replicationType) ? self.replicationType != 'asynch' : self.clusterSize == 1)",
+      message: "replicationCommitType must be local or off with asynch replication",
+      fieldPath: ".replicationCommitType",
+    },
+    immutableOptional("replicationType", "it is chosen when the cluster is created"),
+    immutableOptional("replicationCommitType", "it is chosen when the cluster is created"),
+    immutableOnceSet("databaseId", "it names the cloud database this resource manages; create another ManagedDatabase to adopt a different one"),
+  ],
+});
+
+export type ManagedDatabaseSpec = z.infer<typeof managedDatabaseSpecSchema>;
+export type MaintenanceWindow = z.infer<typeof maintenanceWindowSchema>;
+export type ConnectionSecretSpec = z.infer<typeof connectionSecretSchema>;
+export type DatabaseRequests = z.infer<typeof databaseRequestsSchema>;
+
+const completedAt = z.string().meta({ description: "When the action completed (RFC 3339)." });
+
+export const lastRequestsSchema = z.object({
+  resetCredentials: z.object({ token: z.string(), completedAt }).optional().meta({ description: "The last credentials reset performed." }),
+  patch: z.object({ token: z.string(), completedAt }).optional().meta({ description: "The last patch performed." }),
+  restore: z.object({ token: z.string(), completedAt, backupId: z.int().optional() }).optional().meta({ description: "The last restore performed and the backup it used." }),
+}).meta({ description: "The request tokens already performed: a token equal to the spec's is never performed again." });
+
+export const managedDatabaseStatusSchema = z.object({
+  id: z.int().optional().meta({ description: "Linode id of the database." }),
+  label: z.string().optional().meta({ description: "Label of the cloud database." }),
+  status: z.string().optional().meta({ description: "The API's state: provisioning, active, updating, failed, ..." }),
+  hosts: z.object({
+    primary: z.string().optional().meta({ description: "Primary host name." }),
+    secondary: z.string().optional().meta({ description: "Secondary (private network) host name, where there is one." }),
+  }).optional().meta({ description: "Host names, assigned once provisioning completes." }),
+  port: z.int().optional().meta({ description: "Port to connect to." }),
+  engine: z.string().optional().meta({ description: "Engine reported by the API." }),
+  version: z.string().optional().meta({ description: "Full engine version reported by the API, e.g. 8.0.35." }),
+  region: z.string().optional().meta({ description: "Region reported by the API." }),
+  type: z.string().optional().meta({ description: "Plan type reported by the API." }),
+  clusterSize: z.int().optional().meta({ description: "Number of nodes reported by the API." }),
+  totalDiskSizeGb: z.int().optional().meta({ description: "Total disk size in GB." }),
+  usedDiskSizeGb: z.int().optional().meta({ description: "Used disk space in GB." }),
+  connectionSecretName: z.string().optional().meta({ description: "Name of the Secret holding the connection details." }),
+  lastRequests: lastRequestsSchema.optional(),
+  ...commonStatusFields,
+}).meta({ description: "Observed state of the managed database." });
+
+export type ManagedDatabaseStatus = z.infer<typeof managedDatabaseStatusSchema>;

@@ -1,0 +1,142 @@
+// NodeBalancer: a load balancer with its per-port configs and backend nodes inline. One
+// source of truth for the CRD and the controller (zod defaults = CRD defaults = the API's
+// config defaults, so an applied object shows what the API will use).
+import { z } from "zod";
+import { immutable, immutableOptional } from "../../crd/kube-meta.ts";
+import { commonStatusFields } from "../../runtime/condition-schema.ts";
+import { deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema } from "../shared/schema.ts";
+
+export const nodeBalancerProtocols = ["http", "https", "tcp"] as const;
+export const nodeBalancerAlgorithms = ["roundrobin", "leastconn", "source"] as const;
+export const nodeBalancerStickiness = ["none", "table", "http_cookie"] as const;
+export const nodeBalancerChecks = ["none", "connection", "http", "http_body"] as const;
+export const nodeBalancerCipherSuites = ["recommended", "legacy"] as const;
+export const nodeBalancerProxyProtocols = ["none", "v1", "v2"] as const;
+export const nodeModes = ["accept", "reject", "drain", "backup"] as const;
+
+/** The host part of `ip:port`, for the CEL rules below. */
+const host = "self.split(':')[0]";
+
+export const nodeBalancerNodeSchema = z.object({
+  label: z.string().min(3).max(32).regex(/^[a-zA-Z0-9_.-]+$/).meta({
+    description: "Display label of the backend: 3..32 letters, digits, '-', '_' or '.'.",
+  }),
+  address: z.string().min(9).max(21).meta({
+    description: "Private IPv4 address and port of the backend, e.g. 192.168.210.120:80 (Linode's private network is 192.168.128.0/17). Unique within the config.",
+    "x-kubernetes-validations": [
+      {
+        rule: `self.matches('^[0-9.]+:[0-9]{1,5}$') && isIP(${host}) && ip(${host}).family() == 4 && int(self.split(':')[1]) >= 1 && int(self.split(':')[1]) <= 65535`,
+        message: "address must be an IPv4 address and a port 1..65535, e.g. 192.168.210.120:80",
+      },
+      {
+        rule: `!isIP(${host}) || cidr('10.0.0.0/8').containsIP(${host}) || cidr('172.16.0.0/12').containsIP(${host}) || cidr('192.168.0.0/16').containsIP(${host})`,
+        message: "address must be a private IPv4 address (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16), not a public one",
+      },
+    ],
+  }),
+  weight: z.int().min(1).max(255).optional().meta({ description: "1..255: a higher weight receives more new connections." }),
+  mode: z.enum(nodeModes).optional().meta({
+    description: "accept: receives traffic; reject: none; drain: only connections already pinned to it; backup: only while every accept node is down.",
+  }),
+}).meta({ description: "A backend receiving the config's traffic." });
+
+export const nodeBalancerConfigSchema = z.object({
+  port: z.int().min(1).max(65535).meta({ description: "Listening port, 1..65535; unique among the configs (the list is keyed by it)." }),
+  protocol: z.enum(nodeBalancerProtocols).default("http").meta({ description: "http, https (needs tlsSecretRef) or tcp." }),
+  algorithm: z.enum(nodeBalancerAlgorithms).default("roundrobin").meta({ description: "How a backend is picked: roundrobin, leastconn or source." }),
+  stickiness: z.enum(nodeBalancerStickiness).default("none").meta({ description: "Session stickiness: none, table or http_cookie." }),
+  check: z.enum(nodeBalancerChecks).default("none").meta({
+    description: "Active health check: none, connection, http (checkPath answers) or http_body (the answer contains checkBody).",
+  }),
+  checkInterval: z.int().min(2).default(31).meta({ description: "Seconds between checks; must be greater than checkTimeout." }),
+  checkTimeout: z.int().min(1).max(30).default(30).meta({ description: "Seconds to wait for a check, 1..30; must be less than checkInterval." }),
+  checkAttempts: z.int().min(1).max(30).default(3).meta({ description: "Failed checks, 1..30, before a backend is marked down." }),
+  checkPath: z.string().max(255).regex(/^[a-zA-Z0-9/%?&=._-]*$/).optional().meta({ description: "URL path requested by http and http_body checks, e.g. /healthz." }),
+  checkBody: z.string().max(255).optional().meta({ description: "Text the http_body check expects in the response." }),
+  checkPassive: z.boolean().default(true).meta({ description: "Passive checks: a backend answering 5xx is taken out of rotation." }),
+  proxyProtocol: z.enum(nodeBalancerProxyProtocols).default("none").meta({ description: "PROXY protocol header sent to backends: none, v1 or v2 (v1 and v2 need protocol tcp)." }),
+  cipherSuite: z.enum(nodeBalancerCipherSuites).default("recommended").meta({ description: "TLS ciphers for https: recommended, or legacy (insecure; only if needed)." }),
+  tlsSecretRef: localObjectRefSchema.optional().meta({
+    description: "A kubernetes.io/tls Secret (tls.crt, tls.key) in this namespace: the certificate served on https ports. Required for https, not allowed otherwise. A changed Secret is noticed and the config updated.",
+  }),
+  nodes: z.array(nodeBalancerNodeSchema).min(1).max(64).meta({
+    description: "Backends for this port (at least one), keyed by address.",
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["address"],
+  }),
+}).meta({
+  description: "One listening port and its backends.",
+  "x-kubernetes-validations": [
+    { rule: "self.checkTimeout < self.checkInterval", message: "checkTimeout must be less than checkInterval", fieldPath: ".checkTimeout" },
+    { rule: "self.protocol != 'https' || has(self.tlsSecretRef)", message: "tlsSecretRef is required when protocol is https", fieldPath: ".tlsSecretRef", reason: "FieldValueRequired" },
+    { rule: "self.protocol == 'https' || !has(self.tlsSecretRef)", message: "tlsSecretRef is only allowed when protocol is https (http and tcp serve no certificate)", fieldPath: ".tlsSecretRef", reason: "FieldValueForbidden" },
+    { rule: "self.proxyProtocol == 'none' || self.protocol == 'tcp'", message: "proxyProtocol v1 and v2 require protocol tcp", fieldPath: ".proxyProtocol" },
+  ],
+});
+
+export const nodeBalancerSpecSchema = z.object({
+  region: linodeSlugSchema.meta({
+    description: "Linode region id, e.g. us-east; backends must be in the same region. Immutable.",
+    "x-kubernetes-validations": [immutable("region", "a NodeBalancer cannot move between regions; create a new NodeBalancer")],
+  }),
+  label: z.string().min(3).max(32).regex(/^[a-zA-Z0-9_-]+$/).optional().meta({
+    description: "Label of the cloud NodeBalancer: 3..32 letters, digits, '-' or '_', unique on the account. Default: derived from namespace and name.",
+  }),
+  clientConnThrottle: z.int().min(0).max(20).default(0).meta({ description: "New connections per second per client IP, 0..20; 0 disables throttling." }),
+  tags: z.array(z.string().min(1).max(64)).default([]).meta({
+    description: "Tags on the cloud NodeBalancer (organizational only).",
+    "x-kubernetes-list-type": "set",
+  }),
+  firewallId: linodeIdSchema.optional().meta({ description: "Id of a Cloud Firewall to assign at creation. Immutable." }),
+  configs: z.array(nodeBalancerConfigSchema).max(32).default([]).meta({
+    description: "Per-port configs, keyed by port. A NodeBalancer serves traffic once a config has a node.",
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["port"],
+  }),
+  deletionPolicy: deletionPolicySchema,
+}).meta({
+  description: "Desired state of a Linode NodeBalancer.",
+  "x-kubernetes-validations": [immutableOptional("firewallId", "the API assigns a firewall only when the NodeBalancer is created")],
+});
+
+export type NodeBalancerSpec = z.infer<typeof nodeBalancerSpecSchema>;
+export type NodeBalancerConfigSpec = z.infer<typeof nodeBalancerConfigSchema>;
+export type NodeBalancerNodeSpec = z.infer<typeof nodeBalancerNodeSchema>;
+
+export const nodeBalancerConfigStatusSchema = z.object({
+  port: z.int().meta({ description: "Listening port." }),
+  id: z.int().optional().meta({ description: "Linode id of the config." }),
+  nodesStatus: z.object({
+    up: z.int().meta({ description: "Backends up." }),
+    down: z.int().meta({ description: "Backends down." }),
+  }).optional().meta({ description: "Backend health counts, updated periodically by the API." }),
+  sslFingerprint: z.string().optional().meta({ description: "SHA1 fingerprint of the certificate the API holds (https)." }),
+  nodes: z.array(z.object({
+    label: z.string().optional().meta({ description: "Label of the backend." }),
+    address: z.string().meta({ description: "Address and port of the backend." }),
+    id: z.int().optional().meta({ description: "Linode id of the node." }),
+    status: z.string().optional().meta({ description: "Health: UP, DOWN or unknown." }),
+  })).optional().meta({ description: "Backends as the API reports them." }),
+}).meta({ description: "Observed state of one config." });
+
+export const nodeBalancerStatusSchema = z.object({
+  id: z.int().optional().meta({ description: "Linode id of the NodeBalancer." }),
+  label: z.string().optional().meta({ description: "Label of the cloud NodeBalancer." }),
+  hostname: z.string().optional().meta({ description: "Public host name." }),
+  ipv4: z.string().optional().meta({ description: "Public IPv4 address." }),
+  ipv6: z.string().optional().meta({ description: "Public IPv6 address." }),
+  transfer: z.object({
+    in: z.number().optional().meta({ description: "Inbound transfer this month (MB)." }),
+    out: z.number().optional().meta({ description: "Outbound transfer this month (MB)." }),
+    total: z.number().optional().meta({ description: "Total transfer this month (MB)." }),
+  }).optional().meta({ description: "Transfer this month." }),
+  configs: z.array(nodeBalancerConfigStatusSchema).optional().meta({
+    description: "Per-port configs as the API reports them.",
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["port"],
+  }),
+  ...commonStatusFields,
+}).meta({ description: "Observed state of the NodeBalancer." });
+
+export type NodeBalancerStatus = z.infer<typeof nodeBalancerStatusSchema>;
+export type NodeBalancerConfigStatus = z.infer<typeof nodeBalancerConfigStatusSchema>;
