@@ -7,6 +7,7 @@ import { createOperatorMetrics } from "../metrics/operator-metrics.ts";
 import { KubeEventRecorder } from "../runtime/events.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { Manager } from "../runtime/manager.ts";
+import { LinodeClient } from "../linode/index.ts";
 import { buildControllers } from "../resources/index.ts";
 
 
@@ -33,7 +34,11 @@ export async function main(argv: string[]): Promise<number> {
       process.exit(1);
     },
   });
-  for (const c of buildControllers({ config, kube, events, log, metrics })) manager.add(c);
+  const linode = new LinodeClient({
+    token: config.linodeToken, baseUrl: config.linodeApiUrl, registry: metrics.registry,
+    logger: log.child({ component: "linode" }), userAgent: "linode-operator",
+  });
+  for (const c of buildControllers({ config, kube, linode, events, log, metrics })) manager.add(c);
 
   const done = new Promise<number>((resolve) => {
     const shutdown = (signal: string): void => {
@@ -41,7 +46,7 @@ export async function main(argv: string[]): Promise<number> {
       exiting = true;
       log.info({ signal }, "shutting down");
       const force = setTimeout(() => { log.error({}, "shutdown took too long; exiting"); resolve(1); }, (config.shutdownGraceSeconds + 5) * 1000);
-      manager.stop().then(() => { clearTimeout(force); log.info({}, "stopped"); resolve(0); }, (err: unknown) => {
+      manager.stop().then(() => linode.close()).then(() => { clearTimeout(force); log.info({}, "stopped"); resolve(0); }, (err: unknown) => {
         clearTimeout(force);
         log.error({ err: (err as Error).message }, "shutdown failed");
         resolve(1);
