@@ -1,0 +1,144 @@
+// NodeBalancer CRD on the real API server: every limit, enum and cross-field rule of the
+// spec (ports keyed and unique, checkTimeout < checkInterval, TLS only and always for https,
+// private IPv4 backends with a port), defaults as the API's, immutable region and firewall.
+import { beforeAll, describe, expect, it } from "vitest";
+import { nodeBalancerSpecSchema } from "../../../src/resources/node-balancer/schema.ts";
+import { useTestCluster } from "../../harness/cluster.ts";
+import { installCrds } from "../../harness/crds.ts";
+import { customObjects, nodeBalancer as kind, withSpec } from "./custom-objects.ts";
+
+const node = { label: "web-1", address: "192.168.210.120:80" };
+const config = { port: 80, nodes: [node] };
+const base = { region: "us-east", configs: [config] };
+/** The base spec with the one config's fields patched. */
+const cfg = (patch: Record<string, unknown>) => ({ configs: [withSpec(config, patch)] });
+/** The base spec with the one node's fields patched. */
+const nd = (patch: Record<string, unknown>) => cfg({ nodes: [withSpec(node, patch)] });
+
+describe("NodeBalancer CRD", () => {
+  const cluster = useTestCluster("crds-nb");
+  const api = customObjects(cluster);
+  let n = 0;
+  const dryRun = (spec: Record<string, unknown>) => api.create(kind, `dry-${String(n++)}`, spec, { dryRun: true });
+
+  beforeAll(async () => { await installCrds(cluster); });
+
+  describe("rejects a bad spec with a clear message", () => {
+    const cases: [string, Record<string, unknown>, string[]][] = [
+      ["missing region", { region: undefined }, ["spec.region: Required value"]],
+      ["label shorter than 3", { label: "nb" }, ["spec.label in body should be at least 3 chars long"]],
+      ["label longer than 32", { label: "n".repeat(33) }, ["spec.label", "32"]],
+      ["label with a dot", { label: "web.lb" }, ["spec.label in body should match '^[a-zA-Z0-9_-]+$'"]],
+      ["clientConnThrottle 21", { clientConnThrottle: 21 }, ["spec.clientConnThrottle", "less than or equal to 20"]],
+      ["clientConnThrottle -1", { clientConnThrottle: -1 }, ["spec.clientConnThrottle", "greater than or equal to 0"]],
+      ["firewallId 0", { firewallId: 0 }, ["spec.firewallId", "greater than or equal to 1"]],
+      ["duplicate tag", { tags: ["a", "a"] }, ["spec.tags[1]: Duplicate value"]],
+      ["duplicate port", { configs: [config, { ...config, protocol: "tcp" }] }, ["spec.configs[1]: Duplicate value", "\"port\":80"]],
+      ["config without a port", { configs: [{ nodes: [node] }] }, ["spec.configs[0].port: Required value"]],
+      ["port 0", cfg({ port: 0 }), ["spec.configs[0].port", "greater than or equal to 1"]],
+      ["port 65536", cfg({ port: 65536 }), ["spec.configs[0].port", "less than or equal to 65535"]],
+      ["protocol udp", cfg({ protocol: "udp" }), ["spec.configs[0].protocol: Unsupported value: \"udp\"", "\"http\", \"https\", \"tcp\""]],
+      ["algorithm random", cfg({ algorithm: "random" }), ["spec.configs[0].algorithm: Unsupported value", "\"roundrobin\", \"leastconn\", \"source\""]],
+      ["stickiness session", cfg({ stickiness: "session" }), ["spec.configs[0].stickiness: Unsupported value", "\"none\", \"table\", \"http_cookie\""]],
+      ["check ping", cfg({ check: "ping" }), ["spec.configs[0].check: Unsupported value", "\"none\", \"connection\", \"http\", \"http_body\""]],
+      ["cipherSuite none", cfg({ cipherSuite: "none" }), ["spec.configs[0].cipherSuite: Unsupported value", "\"recommended\", \"legacy\""]],
+      ["proxyProtocol v3", cfg({ proxyProtocol: "v3" }), ["spec.configs[0].proxyProtocol: Unsupported value", "\"none\", \"v1\", \"v2\""]],
+      ["checkAttempts 0", cfg({ checkAttempts: 0 }), ["spec.configs[0].checkAttempts", "greater than or equal to 1"]],
+      ["checkAttempts 31", cfg({ checkAttempts: 31 }), ["spec.configs[0].checkAttempts", "less than or equal to 30"]],
+      ["checkTimeout 0", cfg({ checkTimeout: 0 }), ["spec.configs[0].checkTimeout", "greater than or equal to 1"]],
+      ["checkTimeout 31", cfg({ checkTimeout: 31, checkInterval: 60 }), ["spec.configs[0].checkTimeout", "less than or equal to 30"]],
+      ["checkTimeout equal to checkInterval", cfg({ checkTimeout: 10, checkInterval: 10 }), ["spec.configs[0].checkTimeout", "checkTimeout must be less than checkInterval"]],
+      ["checkInterval below the default checkTimeout", cfg({ checkInterval: 20 }), ["checkTimeout must be less than checkInterval"]],
+      ["checkPath with a space", cfg({ check: "http", checkPath: "/health check" }), ["spec.configs[0].checkPath in body should match"]],
+      ["https without a certificate", cfg({ port: 443, protocol: "https" }), ["spec.configs[0].tlsSecretRef", "required when protocol is https"]],
+      ["a certificate on http", cfg({ tlsSecretRef: { name: "web-tls" } }), ["spec.configs[0].tlsSecretRef", "only allowed when protocol is https"]],
+      ["proxyProtocol v1 on http", cfg({ proxyProtocol: "v1" }), ["spec.configs[0].proxyProtocol", "require protocol tcp"]],
+      ["proxyProtocol v2 on https", cfg({ port: 443, protocol: "https", tlsSecretRef: { name: "t" }, proxyProtocol: "v2" }), ["require protocol tcp"]],
+      ["config without nodes", cfg({ nodes: [] }), ["spec.configs[0].nodes", "should have at least 1 items"]],
+      ["node without an address", nd({ address: undefined }), ["spec.configs[0].nodes[0].address: Required value"]],
+      ["node without a label", nd({ label: undefined }), ["spec.configs[0].nodes[0].label: Required value"]],
+      ["node label shorter than 3", nd({ label: "w1" }), ["spec.configs[0].nodes[0].label in body should be at least 3 chars long"]],
+      ["node label with a space", nd({ label: "web 1" }), ["spec.configs[0].nodes[0].label in body should match"]],
+      ["address without a port", nd({ address: "192.168.210.120" }), ["spec.configs[0].nodes[0].address", "IPv4 address and a port 1..65535"]],
+      ["address with port 0", nd({ address: "192.168.210.120:0" }), ["IPv4 address and a port 1..65535"]],
+      ["address with port 65536", nd({ address: "192.168.210.120:65536" }), ["IPv4 address and a port 1..65535"]],
+      ["address with a bad octet", nd({ address: "192.168.210.300:80" }), ["IPv4 address and a port 1..65535"]],
+      ["address as a host name", nd({ address: "backend.local:80" }), ["IPv4 address and a port 1..65535"]],
+      ["IPv6 address", nd({ address: "[fd00::1]:80" }), ["IPv4 address and a port 1..65535"]],
+      ["public address", nd({ address: "203.0.113.10:80" }), ["spec.configs[0].nodes[0].address", "must be a private IPv4 address"]],
+      ["public address next to a private range", nd({ address: "172.32.0.1:8080" }), ["must be a private IPv4 address"]],
+      ["duplicate backend address", cfg({ nodes: [node, { ...node, label: "web-2" }] }), ["spec.configs[0].nodes[1]: Duplicate value"]],
+      ["weight 0", nd({ weight: 0 }), ["spec.configs[0].nodes[0].weight", "greater than or equal to 1"]],
+      ["weight 256", nd({ weight: 256 }), ["spec.configs[0].nodes[0].weight", "less than or equal to 255"]],
+      ["mode standby", nd({ mode: "standby" }), ["spec.configs[0].nodes[0].mode: Unsupported value", "\"accept\", \"reject\", \"drain\", \"backup\""]],
+      ["deletionPolicy Orphan", { deletionPolicy: "Orphan" }, ["spec.deletionPolicy: Unsupported value"]],
+    ];
+    it.each(cases)("%s", async (_name, patch, expected) => {
+      const res = await dryRun(withSpec(base, patch));
+      expect(res.ok, JSON.stringify(res)).toBe(false);
+      if (res.ok) return;
+      expect(res.code).toBe(422);
+      for (const text of expected) expect(res.message).toContain(text);
+    });
+  });
+
+  describe("accepts a good spec", () => {
+    const cases: [string, Record<string, unknown>][] = [
+      ["minimal", {}],
+      ["no configs at all", { configs: undefined }],
+      ["every field", {
+        label: "web_lb-1", clientConnThrottle: 20, tags: ["web", "prod"], firewallId: 5, deletionPolicy: "Retain",
+        configs: [
+          { port: 80, protocol: "http", algorithm: "leastconn", stickiness: "http_cookie", check: "http_body", checkInterval: 10, checkTimeout: 5, checkAttempts: 30, checkPath: "/healthz?full=1&x=%20", checkBody: "ok", checkPassive: false, cipherSuite: "legacy", proxyProtocol: "none", nodes: [{ label: "web.1_a", address: "10.0.0.1:8080", weight: 255, mode: "backup" }] },
+          { port: 443, protocol: "https", tlsSecretRef: { name: "web-tls" }, nodes: [{ label: "web-1", address: "192.168.255.255:443", weight: 1, mode: "drain" }] },
+          { port: 5432, protocol: "tcp", proxyProtocol: "v2", algorithm: "source", check: "connection", checkInterval: 2, checkTimeout: 1, nodes: [{ label: "pg-1", address: "172.31.255.1:5432", mode: "reject" }, { label: "pg-1", address: "172.16.0.1:5432", mode: "accept" }] },
+          { port: 65535, protocol: "tcp", proxyProtocol: "v1", nodes: [{ label: "max", address: "192.168.128.1:65535" }, { label: "min", address: "192.168.128.1:1" }] },
+        ],
+      }],
+    ];
+    it.each(cases)("%s", async (_name, patch) => {
+      const res = await dryRun(withSpec(base, patch));
+      expect(res.ok, JSON.stringify(res)).toBe(true);
+    });
+  });
+
+  it("applies the API's config defaults, the same as the zod schema", async () => {
+    expect((await api.create(kind, "defaults", base)).ok).toBe(true);
+    const stored = await api.get(kind, "defaults");
+    expect(stored.spec).toEqual(nodeBalancerSpecSchema.parse(base));
+    expect(stored.spec).toEqual({
+      region: "us-east", clientConnThrottle: 0, tags: [], deletionPolicy: "Delete",
+      configs: [{
+        port: 80, protocol: "http", algorithm: "roundrobin", stickiness: "none", check: "none",
+        checkInterval: 31, checkTimeout: 30, checkAttempts: 3, checkPassive: true, proxyProtocol: "none", cipherSuite: "recommended",
+        nodes: [node],
+      }],
+    });
+  });
+
+  describe("immutable fields", () => {
+    beforeAll(async () => {
+      expect((await api.create(kind, "firewalled", { ...base, firewallId: 5 })).ok).toBe(true);
+      expect((await api.create(kind, "open", base)).ok).toBe(true);
+    });
+    const cases: [string, string, Record<string, unknown>, string][] = [
+      ["region", "open", { region: "eu-west" }, "region is immutable"],
+      ["firewallId changed", "firewalled", { firewallId: 6 }, "firewallId is immutable"],
+      ["firewallId removed", "firewalled", { firewallId: null }, "firewallId is immutable"],
+      ["firewallId added", "open", { firewallId: 6 }, "firewallId is immutable"],
+    ];
+    it.each(cases)("%s cannot change", async (_name, name, patch, message) => {
+      const res = await api.mergePatchSpec(kind, name, patch);
+      expect(res.ok, JSON.stringify(res)).toBe(false);
+      if (!res.ok) expect(res.message).toContain(message);
+    });
+
+    it("label, throttle, tags and configs change", async () => {
+      const res = await api.mergePatchSpec(kind, "open", {
+        label: "renamed", clientConnThrottle: 5, tags: ["x"],
+        configs: [{ port: 8080, protocol: "tcp", nodes: [{ label: "b-1", address: "192.168.130.2:8080", weight: 10 }] }],
+      });
+      expect(res.ok, JSON.stringify(res)).toBe(true);
+    });
+  });
+});
