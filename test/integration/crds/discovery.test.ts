@@ -1,0 +1,105 @@
+// What a user sees with kubectl: short names, the `linode` category, printer columns fed by
+// the status subresource, and `kubectl explain` descriptions from the zod schemas.
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestCluster } from "../../harness/cluster.ts";
+import { installCrds } from "../../harness/crds.ts";
+import { customObjects, databaseSnapshot, group, managedDatabase, nodeBalancer, version } from "./custom-objects.ts";
+
+const readyStatus = (extra: Record<string, unknown>) => ({
+  ...extra,
+  observedGeneration: 1,
+  conditions: [
+    { type: "Ready", status: "True", reason: "Available", lastTransitionTime: "2026-01-01T00:00:00Z" },
+    { type: "Synced", status: "True", reason: "ReconcileSuccess", lastTransitionTime: "2026-01-01T00:00:00Z" },
+  ],
+});
+
+describe("CRDs through kubectl", () => {
+  const cluster = useTestCluster("crds-kubectl");
+  const api = customObjects(cluster);
+  const ns = cluster.namespace;
+  const kubectl = async (...args: string[]): Promise<string> => {
+    const res = await cluster.kubectl(["-n", ns, ...args]);
+    expect(res.code, res.stderr).toBe(0);
+    return res.stdout;
+  };
+
+  beforeAll(async () => {
+    await installCrds(cluster);
+    const created = await Promise.all([
+      api.create(managedDatabase, "orders", { engine: "postgresql", version: "16", region: "us-east", type: "g6-dedicated-2" }),
+      api.create(databaseSnapshot, "orders-nightly", { databaseRef: { name: "orders" } }),
+      api.create(nodeBalancer, "web", { region: "us-east", configs: [{ port: 80, nodes: [{ label: "web-1", address: "192.168.210.120:80" }] }] }),
+    ]);
+    for (const c of created) expect(c.ok, JSON.stringify(c)).toBe(true);
+    const custom = cluster.kc.makeApiClient(CustomObjectsApi);
+    const statuses: [string, string, Record<string, unknown>][] = [
+      [managedDatabase.plural, "orders", readyStatus({ id: 41, status: "active", hosts: { primary: "a41.example.net" }, port: 5432 })],
+      [databaseSnapshot.plural, "orders-nightly", readyStatus({ phase: "Available", backupId: 9001 })],
+      [nodeBalancer.plural, "web", readyStatus({ id: 7, hostname: "203-0-113-10.ip.linodeusercontent.com", ipv4: "203.0.113.10", ipv6: "2001:db8::10", configs: [{ port: 80, id: 3, nodesStatus: { up: 1, down: 0 }, nodes: [{ label: "web-1", address: "192.168.210.120:80", id: 11, status: "UP" }] }] })],
+    ];
+    for (const [plural, name, status] of statuses) {
+      await custom.patchNamespacedCustomObjectStatus(
+        { group, version, namespace: ns, plural, name, body: { status } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+    }
+  });
+
+  it("kubectl get linode lists all three kinds", async () => {
+    const out = await kubectl("get", "linode", "-o", "name");
+    expect(out.trim().split("\n").sort()).toEqual([
+      "databasesnapshot.linode.operator.dev/orders-nightly",
+      "manageddatabase.linode.operator.dev/orders",
+      "nodebalancer.linode.operator.dev/web",
+    ]);
+  });
+
+  it("kubectl get mdb shows engine, version, region, status, ready and age", async () => {
+    const [header = "", row = ""] = (await kubectl("get", "mdb")).trim().split("\n");
+    expect(header.split(/\s+/)).toEqual(["NAME", "ENGINE", "VERSION", "REGION", "STATUS", "READY", "SYNCED", "AGE"]);
+    expect(row.split(/\s+/).slice(0, 7)).toEqual(["orders", "postgresql", "16", "us-east", "active", "True", "True"]);
+    const wide = await kubectl("get", "manageddatabase", "orders", "-o", "wide");
+    expect(wide).toContain("a41.example.net");
+  });
+
+  it("kubectl get dbsnap shows database, phase, ready and age", async () => {
+    const [header = "", row = ""] = (await kubectl("get", "dbsnap")).trim().split("\n");
+    expect(header.split(/\s+/)).toEqual(["NAME", "DATABASE", "PHASE", "READY", "AGE"]);
+    expect(row.split(/\s+/).slice(0, 4)).toEqual(["orders-nightly", "orders", "Available", "True"]);
+  });
+
+  it("kubectl get nb shows hostname, IPv4 and ready", async () => {
+    const [header = "", row = ""] = (await kubectl("get", "nb")).trim().split("\n");
+    expect(header.split(/\s+/)).toEqual(["NAME", "REGION", "HOSTNAME", "IPV4", "READY", "SYNCED", "AGE"]);
+    expect(row.split(/\s+/).slice(0, 6)).toEqual(["web", "us-east", "203-0-113-10.ip.linodeusercontent.com", "203.0.113.10", "True", "True"]);
+  });
+
+  it("status is a subresource: a spec write does not touch it, and it rejects unknown phases", async () => {
+    const patched = await api.mergePatchSpec(managedDatabase, "orders", { type: "g6-dedicated-4" });
+    expect(patched.ok).toBe(true);
+    expect((await api.get(managedDatabase, "orders")).status).toMatchObject({ id: 41, status: "active" });
+    const custom = cluster.kc.makeApiClient(CustomObjectsApi);
+    const bad = await custom.patchNamespacedCustomObjectStatus(
+      { group, version, namespace: ns, plural: databaseSnapshot.plural, name: "orders-nightly", body: { status: { phase: "Exploded" } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    ).then(() => undefined, (e: unknown) => e as { code: number; body: string });
+    expect(bad?.code).toBe(422);
+    expect(bad?.body).toContain("status.phase: Unsupported value");
+  });
+
+  it("kubectl explain describes every field", async () => {
+    const spec = await kubectl("explain", "mdb.spec");
+    expect(spec).toContain("Desired state of a Linode managed database cluster.");
+    for (const field of ["engine", "version", "region", "type", "label", "clusterSize", "allowList", "updates", "connectionSecret", "deletionPolicy", "managementPolicy", "databaseId", "requests"]) {
+      expect(spec).toMatch(new RegExp(`^\\s+${field}\\s`, "m"));
+    }
+    expect(spec).toContain("Engine version");
+    expect(await kubectl("explain", "mdb.spec.version")).toContain("Linode never upgrades a database engine");
+    expect(await kubectl("explain", "nb.spec.configs.checkTimeout")).toContain("must be less than checkInterval");
+    expect(await kubectl("explain", "nb.spec.configs.nodes.address")).toContain("Private IPv4 address and port");
+    expect(await kubectl("explain", "dbsnap.spec.label")).toContain("1..30 ASCII letters or digits");
+    expect(await kubectl("explain", "mdb.status.conditions")).toContain("Ready: the cloud object is usable.");
+  });
+});
