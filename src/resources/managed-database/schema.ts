@@ -155,11 +155,12 @@ export type ConnectionSecretSpec = z.infer<typeof connectionSecretSchema>;
 export type DatabaseRequests = z.infer<typeof databaseRequestsSchema>;
 
 const completedAt = z.string().meta({ description: "When the action completed (RFC 3339)." });
+const doneToken = z.string().meta({ description: "The request token that was performed." });
 
 export const lastRequestsSchema = z.object({
-  resetCredentials: z.object({ token: z.string(), completedAt }).optional().meta({ description: "The last credentials reset performed." }),
-  patch: z.object({ token: z.string(), completedAt }).optional().meta({ description: "The last patch performed." }),
-  restore: z.object({ token: z.string(), completedAt, backupId: z.int().optional() }).optional().meta({ description: "The last restore performed and the backup it used." }),
+  resetCredentials: z.object({ token: doneToken, completedAt }).optional().meta({ description: "The last credentials reset performed." }),
+  patch: z.object({ token: doneToken, completedAt }).optional().meta({ description: "The last patch performed." }),
+  restore: z.object({ token: doneToken, completedAt, backupId: z.int().optional().meta({ description: "The backup restored." }) }).optional().meta({ description: "The last restore performed and the backup it used." }),
 }).meta({ description: "The request tokens already performed: a token equal to the spec's is never performed again." });
 
 export const managedDatabaseStatusSchema = z.object({
