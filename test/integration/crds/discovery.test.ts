@@ -98,7 +98,7 @@ describe("CRDs through kubectl", () => {
     expect(spec).toContain("Engine version");
     expect(await kubectl("explain", "mdb.spec.version")).toContain("Linode never upgrades a database engine");
     expect(await kubectl("explain", "nb.spec.configs.checkTimeout")).toContain("must be less than checkInterval");
-    expect(await kubectl("explain", "nb.spec.configs.nodes.address")).toContain("Private IPv4 address and port");
+    expect(await kubectl("explain", "nb.spec.configs.nodes.address")).toContain("192.168.128.0/17");
     expect(await kubectl("explain", "dbsnap.spec.label")).toContain("1..30 ASCII letters or digits");
     expect(await kubectl("explain", "mdb.status.conditions")).toContain("Ready: the cloud object is usable.");
   });
