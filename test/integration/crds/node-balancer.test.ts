@@ -47,6 +47,8 @@ describe("NodeBalancer CRD", () => {
       ["checkAttempts 31", cfg({ checkAttempts: 31 }), ["spec.configs[0].checkAttempts", "less than or equal to 30"]],
       ["checkTimeout 0", cfg({ checkTimeout: 0 }), ["spec.configs[0].checkTimeout", "greater than or equal to 1"]],
       ["checkTimeout 31", cfg({ checkTimeout: 31, checkInterval: 60 }), ["spec.configs[0].checkTimeout", "less than or equal to 30"]],
+      ["checkInterval 3601", cfg({ checkInterval: 3601 }), ["spec.configs[0].checkInterval", "less than or equal to 3600"]],
+      ["checkInterval 1", cfg({ checkInterval: 1, checkTimeout: 1 }), ["spec.configs[0].checkInterval", "greater than or equal to 2"]],
       ["checkTimeout equal to checkInterval", cfg({ checkTimeout: 10, checkInterval: 10 }), ["spec.configs[0].checkTimeout", "checkTimeout must be less than checkInterval"]],
       ["checkInterval below the default checkTimeout", cfg({ checkInterval: 20 }), ["checkTimeout must be less than checkInterval"]],
       ["checkPath with a space", cfg({ check: "http", checkPath: "/health check" }), ["spec.configs[0].checkPath in body should match"]],
