@@ -1,0 +1,119 @@
+// `linode-operator emulator`: the command line users and scripts rely on (DESIGN §2).
+// Prints exactly one line once listening and serves until SIGTERM/SIGINT, saving state first.
+import { readFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { emulatorConfigSchema } from "./config.ts";
+import { startEmulator, type EmulatorOptions } from "./index.ts";
+
+export const summary = "run the Linode API emulator (managed databases, NodeBalancers) on loopback";
+
+const HELP = `Usage: linode-operator emulator [options]
+
+  --port N                 listen port (0 = any free port; default 0)
+  --token T                an unrestricted, all-scopes token (repeatable; default $LINODE_TOKEN)
+  --provision-seconds S    emulated seconds provisioning and other transitions take (default 1)
+  --state-file F           keep state in F across restarts
+  --config F               JSON config: tokens, users (grants), rateLimits, faults, ...
+  --seed N                 seed for generated values and fault decisions (default 1)
+  --time-scale X           emulated seconds per real second (default 1; 0 = frozen)
+  --rate-limit N           requests per token per window (0 disables rate limiting)
+  --rate-window S          rate-limit window in seconds (default 60)
+  --fault-error-rate P     fraction of requests answered 500 (0..1)
+  --fault-latency-ms MS    added latency per request
+  --fault-drop-rate P      fraction of requests handled then dropped without a response
+  --fault-429-burst N      answer the next N requests with 429
+  --host H                 listen address (default 127.0.0.1)
+  -h, --help               show this help
+
+Admin endpoints: http://127.0.0.1:PORT/_emulator (requests, faults, clock, tokens, state, seed).
+`;
+
+const numberFlag = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number({ error: `--${name} must be a number` }).min(min, { error: `--${name} must be >= ${min}` }).max(max, { error: `--${name} must be <= ${max}` });
+
+const flagsSchema = z.object({
+  port: numberFlag("port", 0, 65535).int().default(0),
+  "provision-seconds": numberFlag("provision-seconds", 0).optional(),
+  seed: numberFlag("seed", 0).int().optional(),
+  "time-scale": numberFlag("time-scale", 0).optional(),
+  "rate-limit": numberFlag("rate-limit", 0).int().optional(),
+  "rate-window": numberFlag("rate-window", 0.001).default(60),
+  "fault-error-rate": numberFlag("fault-error-rate", 0, 1).optional(),
+  "fault-latency-ms": numberFlag("fault-latency-ms", 0, 60_000).int().optional(),
+  "fault-drop-rate": numberFlag("fault-drop-rate", 0, 1).optional(),
+  "fault-429-burst": numberFlag("fault-429-burst", 0).int().optional(),
+  host: z.string().default("127.0.0.1"),
+  "state-file": z.string().optional(),
+  config: z.string().optional(),
+  token: z.array(z.string().min(1)).default([]),
+});
+
+export async function main(argv: string[]): Promise<number> {
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        port: { type: "string" }, token: { type: "string", multiple: true }, "provision-seconds": { type: "string" },
+        "state-file": { type: "string" }, config: { type: "string" }, seed: { type: "string" }, "time-scale": { type: "string" },
+        "rate-limit": { type: "string" }, "rate-window": { type: "string" }, "fault-error-rate": { type: "string" },
+        "fault-latency-ms": { type: "string" }, "fault-drop-rate": { type: "string" }, "fault-429-burst": { type: "string" },
+        host: { type: "string" }, help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (err) {
+    process.stderr.write(`linode-operator emulator: ${err instanceof Error ? err.message : String(err)}\n\n${HELP}`);
+    return 2;
+  }
+  if (values.help === true) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const parsed = flagsSchema.safeParse(values);
+  if (!parsed.success) {
+    process.stderr.write(`linode-operator emulator: ${parsed.error.issues.map((i) => i.message).join("; ")}\n`);
+    return 2;
+  }
+  const f = parsed.data;
+  let config: z.input<typeof emulatorConfigSchema> = {};
+  if (f.config !== undefined) {
+    const result = emulatorConfigSchema.safeParse(JSON.parse(await readFile(f.config, "utf8")));
+    if (!result.success) {
+      process.stderr.write(`linode-operator emulator: invalid config ${f.config}: ${result.error.message}\n`);
+      return 2;
+    }
+    config = result.data;
+  }
+  const tokens = f.token.length > 0 ? f.token : (process.env.LINODE_TOKEN ?? "") !== "" ? [process.env.LINODE_TOKEN ?? ""] : [];
+  if (tokens.length === 0 && (config.tokens ?? []).length === 0) {
+    process.stderr.write("linode-operator emulator: warning: no tokens configured (--token, LINODE_TOKEN or --config); every /v4 request will get 401\n");
+  }
+  const faults: NonNullable<EmulatorOptions["faults"]> = {};
+  if (f["fault-error-rate"] !== undefined) faults.errorRate = f["fault-error-rate"];
+  if (f["fault-latency-ms"] !== undefined) faults.latencyMs = f["fault-latency-ms"];
+  if (f["fault-drop-rate"] !== undefined) faults.dropRate = f["fault-drop-rate"];
+  if (f["fault-429-burst"] !== undefined) faults.burst429 = f["fault-429-burst"];
+  const rate = f["rate-limit"];
+  const emulator = await startEmulator({
+    port: f.port,
+    host: f.host,
+    tokens,
+    config,
+    provisionSeconds: f["provision-seconds"],
+    stateFile: f["state-file"],
+    seed: f.seed,
+    timeScale: f["time-scale"],
+    faults,
+    rateLimits: rate === 0 ? false : rate === undefined ? undefined : { default: { limit: rate, windowSeconds: f["rate-window"] } },
+  });
+  process.stdout.write(`Linode API emulator listening on ${emulator.url}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => { resolve(); };
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+  });
+  await emulator.close();
+  return 0;
+}

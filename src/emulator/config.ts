@@ -1,0 +1,24 @@
+// The emulator's configuration (file, admin endpoint, or startEmulator's `config`), zod-checked.
+import { z } from "zod";
+import { tokenSchema, userSchema, validateScopes } from "./auth.ts";
+import { faultConfigSchema } from "./faults.ts";
+import { rateLimitConfigSchema } from "./rate-limit.ts";
+
+export const scopedTokenSchema = tokenSchema.superRefine((t, c) => {
+  const problem = validateScopes(t.scopes);
+  if (problem !== null) c.addIssue({ code: "custom", message: problem, path: ["scopes"] });
+});
+
+export const emulatorConfigSchema = z.object({
+  tokens: z.array(scopedTokenSchema).default([]),
+  users: z.array(userSchema).default([]),
+  rateLimits: rateLimitConfigSchema.prefault({}),
+  faults: faultConfigSchema.prefault({}),
+  provisionSeconds: z.number().min(0).optional(),
+  timeScale: z.number().min(0).optional(),
+  seed: z.number().int().optional(),
+  statsDelaySeconds: z.number().min(0).optional(),
+});
+
+export type EmulatorConfig = z.infer<typeof emulatorConfigSchema>;
+export type EmulatorConfigInput = z.input<typeof emulatorConfigSchema>;

@@ -1,0 +1,45 @@
+// Everything a request handler may touch, in one object built once per emulator.
+import type { AuthRegistry, Principal, Area, Permission } from "./auth.ts";
+import type { Clock } from "./clock.ts";
+import type { Faults } from "./faults.ts";
+import type { Random } from "./random.ts";
+import type { RateLimiter } from "./rate-limit.ts";
+import type { State } from "./store.ts";
+
+export interface EmulatorContext {
+  state: State;
+  clock: Clock;
+  random: Random;
+  auth: AuthRegistry;
+  rateLimiter: RateLimiter;
+  faults: Faults;
+  seed: number;
+  /** Emulated milliseconds that provisioning and every other transition take. */
+  transitionMs: number;
+  /** Emulated milliseconds before a new NodeBalancer has statistics. */
+  statsDelayMs: number;
+  caCertPem: string;
+}
+
+export interface RequestContext {
+  ctx: EmulatorContext;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+  header: (name: string) => string | undefined;
+  principal: Principal;
+}
+
+export interface RouteResult {
+  status?: number;
+  body: unknown;
+}
+
+export interface Route {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  /** Path after the version prefix, e.g. /databases/mysql/instances/{instanceId}; {x+} spans slashes. */
+  template: string;
+  area: Area | null;
+  level: Permission;
+  handler: (req: RequestContext) => RouteResult;
+}

@@ -1,0 +1,67 @@
+// The database state machine, evaluated lazily against the emulated clock: a transition in
+// flight is stored with the time it completes, and every read settles what is due. So a
+// frozen clock freezes every database, and advancing it runs exactly the transitions due.
+import { apiTime, DAY_MS } from "../clock.ts";
+import type { EmulatorContext } from "../context.ts";
+import { badRequest } from "../errors.ts";
+import { nextId, type DatabaseRecord, type DbStatus, type PendingTransition } from "../store.ts";
+
+const AUTO_BACKUP_DAYS = 7;
+
+export function settle(ctx: EmulatorContext, db: DatabaseRecord): void {
+  const now = ctx.clock.now();
+  if (db.pendingPassword !== null && db.pendingPassword.at <= now) {
+    db.password = db.pendingPassword.value;
+    db.pendingPassword = null;
+  }
+  const p = db.pending;
+  if (p !== null && p.until <= now) {
+    db.pending = null;
+    db.status = p.next;
+    db.updated = p.until;
+    if (p.effect === "snapshot" && p.snapshot !== undefined) {
+      db.backups.push({ id: nextId(ctx.state, "backup"), type: "snapshot", label: p.snapshot.label, created: p.until });
+    }
+    // Spec: "In all cases where a credentials reset happened before a restore, the restore
+    // leaves the cluster in failed state."
+    if (p.effect === "restore" && db.credentialsReset) db.status = "failed";
+  }
+  if (db.status !== "provisioning") autoBackups(ctx, db, now);
+}
+
+/** Daily automatic backups at 00:00 UTC, each kept 7 days, at most 7 stored. */
+function autoBackups(ctx: EmulatorContext, db: DatabaseRecord, now: number): void {
+  const firstDay = Math.max(Math.floor(db.autoBackupsUntil / DAY_MS) + 1, Math.floor(now / DAY_MS) - AUTO_BACKUP_DAYS);
+  for (let day = firstDay; day * DAY_MS <= now; day++) {
+    const at = day * DAY_MS;
+    if (at <= db.created + ctx.transitionMs) continue;
+    db.backups.push({ id: nextId(ctx.state, "backup"), type: "auto", label: `auto${apiTime(at).slice(0, 10).replaceAll("-", "")}`, created: at });
+  }
+  db.autoBackupsUntil = Math.max(db.autoBackupsUntil, now);
+  if (db.backups.some((b) => b.type === "auto")) {
+    const cutoff = now - AUTO_BACKUP_DAYS * DAY_MS;
+    db.backups = db.backups.filter((b) => b.type !== "auto" || b.created > cutoff);
+    const autos = db.backups.filter((b) => b.type === "auto");
+    if (autos.length > AUTO_BACKUP_DAYS) {
+      const drop = new Set(autos.slice(0, autos.length - AUTO_BACKUP_DAYS).map((b) => b.id));
+      db.backups = db.backups.filter((b) => !drop.has(b.id));
+    }
+  }
+}
+
+export function requireStatus(db: DatabaseRecord, allowed: readonly DbStatus[], action: string): void {
+  if (!allowed.includes(db.status)) {
+    throw badRequest(`Cannot ${action} while the database is ${db.status}; it must be ${allowed.join(", ")}.`);
+  }
+}
+
+export function requireNotStatus(db: DatabaseRecord, forbidden: DbStatus, action: string): void {
+  if (db.status === forbidden) throw badRequest(`Cannot ${action} while the database is ${forbidden}.`);
+}
+
+export function begin(ctx: EmulatorContext, db: DatabaseRecord, during: DbStatus, next: DbStatus, extra: Partial<PendingTransition> = {}): void {
+  const now = ctx.clock.now();
+  db.status = during;
+  db.updated = now;
+  db.pending = { until: now + ctx.transitionMs, next, ...extra };
+}

@@ -1,0 +1,123 @@
+// Creating database records: defaults, per-engine rules and uniqueness. Shared by the POST
+// handlers and the admin bulk seeder.
+import type { EmulatorContext } from "../context.ts";
+import { findDatabaseType, findRegion, ENGINES } from "../catalog.ts";
+import { ApiError, badRequest, type ApiErrorItem } from "../errors.ts";
+import { normalizeCidr } from "../ip.ts";
+import { nextId, type DatabaseRecord, type DbEngine, type Updates } from "../store.ts";
+
+export function normalizeAllowList(list: readonly string[]): string[] {
+  // The live API appends /32 to bare addresses and returns the list sorted.
+  return list.map((v) => normalizeCidr(v) ?? v).sort();
+}
+
+export function labelTaken(ctx: EmulatorContext, engine: DbEngine, label: string, exceptId?: number): boolean {
+  // Labels are unique per engine (facts: S189, SNEW).
+  for (const db of ctx.state.databases.values()) {
+    if (db.engine === engine && db.label === label && db.id !== exceptId) return true;
+  }
+  return false;
+}
+
+export interface CreateInput {
+  label: string;
+  region: string;
+  type: string;
+  engine: string;
+  cluster_size?: 1 | 3 | null | undefined;
+  encrypted?: boolean | null | undefined;
+  ssl_connection?: boolean | null | undefined;
+  allow_list?: string[] | null | undefined;
+  replication_type?: string | null | undefined;
+  replication_commit_type?: unknown;
+}
+
+export function checkCreate(ctx: EmulatorContext, engine: DbEngine, input: CreateInput): void {
+  const errors: ApiErrorItem[] = [];
+  const engineInfo = ENGINES.find((e) => e.id === input.engine);
+  if (engineInfo?.engine !== engine) errors.push({ field: "engine", reason: `Invalid engine ${input.engine}; must be one of ${ENGINES.filter((e) => e.engine === engine).map((e) => e.id).join(", ")}` });
+  const region = findRegion(input.region);
+  if (region === undefined) errors.push({ field: "region", reason: "Region not found" });
+  else if (!region.capabilities.includes("Managed Databases")) errors.push({ field: "region", reason: "Managed Databases are not available in this region" });
+  if (findDatabaseType(input.type) === undefined) errors.push({ field: "type", reason: "Type not found" });
+  const size = input.cluster_size ?? 1;
+  const repl = input.replication_type;
+  if (repl !== undefined && repl !== null) {
+    if (size === 1 && repl !== "none") errors.push({ field: "replication_type", reason: "Must be none for a single node cluster" });
+    if (size === 3 && repl === "none") errors.push({ field: "replication_type", reason: engine === "mysql" ? "Must be asynch or semi_synch for a high availability cluster" : "Must be asynch for a high availability cluster" });
+  }
+  if (engine === "mysql" && input.replication_commit_type !== undefined && input.replication_commit_type !== null) {
+    errors.push({ field: "replication_commit_type", reason: "Only supported for PostgreSQL databases" });
+  }
+  if (labelTaken(ctx, engine, input.label)) errors.push({ field: "label", reason: "Label must be unique among your databases" });
+  if (errors.length > 0) throw new ApiError(400, errors);
+}
+
+function commitType(value: unknown): string {
+  if (value === true) return "on";
+  if (value === false) return "off";
+  return typeof value === "string" ? value : "local";
+}
+
+export function createRecord(ctx: EmulatorContext, engine: DbEngine, input: CreateInput, owner?: string): DatabaseRecord {
+  const now = ctx.clock.now();
+  const id = nextId(ctx.state, "database");
+  const size = input.cluster_size ?? 1;
+  const type = findDatabaseType(input.type);
+  const version = ENGINES.find((e) => e.id === input.engine)?.version ?? input.engine.split("/")[1] ?? "";
+  const updates: Updates = {
+    frequency: "weekly",
+    duration: 3,
+    hour_of_day: ctx.random.int(0, 23),
+    day_of_week: ctx.random.int(1, 7),
+    week_of_month: null,
+  };
+  const record: DatabaseRecord = {
+    id,
+    engine,
+    version,
+    label: input.label,
+    region: input.region,
+    type: input.type,
+    cluster_size: size,
+    encrypted: input.encrypted ?? false,
+    ssl_connection: input.ssl_connection ?? true,
+    allow_list: normalizeAllowList(input.allow_list ?? []),
+    replication_type: input.replication_type ?? (size === 1 ? "none" : engine === "mysql" ? "semi_synch" : "asynch"),
+    replication_commit_type: engine === "postgresql" ? commitType(input.replication_commit_type) : null,
+    port: engine === "mysql" ? 3306 : 5432,
+    hostTag: ctx.random.int(10_000, 99_999),
+    memberBase: ctx.random.int(0, 500),
+    status: "provisioning",
+    created: now,
+    updated: now,
+    updates,
+    total_disk_size_gb: type?.totalDiskGb ?? 15,
+    used_disk_size_gb: 0,
+    username: engine === "mysql" ? "linroot" : "linpostgres",
+    password: ctx.random.string(24),
+    credentialsReset: false,
+    pendingPassword: null,
+    pending: { until: now + ctx.transitionMs, next: "active" },
+    autoBackupsUntil: now,
+    backups: [],
+    owner,
+  };
+  ctx.state.databases.set(id, record);
+  return record;
+}
+
+export function findDatabase(ctx: EmulatorContext, engine: DbEngine | null, id: number): DatabaseRecord {
+  const db = ctx.state.databases.get(id);
+  if (db === undefined || (engine !== null && db.engine !== engine)) throw new ApiError(404, [{ reason: "Not found" }]);
+  return db;
+}
+
+export function checkResize(db: DatabaseRecord, typeId: string): void {
+  const target = findDatabaseType(typeId);
+  if (target === undefined) throw badRequest("Type not found", "type");
+  const current = findDatabaseType(db.type);
+  if (current !== undefined && target.disk <= current.disk) {
+    throw badRequest("Can only resize to a type with more disk space", "type");
+  }
+}

@@ -1,0 +1,281 @@
+// Handlers of /databases/*: engines, types, the all-engines list, and for each engine the
+// instance CRUD, backups, credentials, patch, SSL and (real API) suspend/resume.
+import { grantCreated, requireEntity, requireGlobalGrant, requireUnrestricted, entityPermission } from "../auth.ts";
+import { DATABASE_TYPES, ENGINES, findDatabaseType, renderDatabaseType } from "../catalog.ts";
+import type { RequestContext, Route, RouteResult } from "../context.ts";
+import { badRequest, notFound } from "../errors.ts";
+import { applyFilter, type Filterable } from "../filter.ts";
+import { pageRequest, paginate } from "../pagination.ts";
+import { intParam } from "../router.ts";
+import type { DatabaseRecord, DbEngine } from "../store.ts";
+import { parseBody } from "../validation.ts";
+import { begin, requireNotStatus, requireStatus, settle } from "./lifecycle.ts";
+import { checkCreate, checkResize, createRecord, findDatabase, labelTaken, normalizeAllowList } from "./model.ts";
+import { renderBackup, renderDatabase, renderReduced } from "./render.ts";
+import { mysqlCreateSchema, postgresCreateSchema, snapshotSchema, updateSchema } from "./schemas.ts";
+
+const DB_FILTERS: Filterable = {
+  id: (d: DatabaseRecord) => d.id,
+  engine: (d: DatabaseRecord) => d.engine,
+  label: (d: DatabaseRecord) => d.label,
+  region: (d: DatabaseRecord) => d.region,
+  status: (d: DatabaseRecord) => d.status,
+  type: (d: DatabaseRecord) => d.type,
+  version: (d: DatabaseRecord) => d.version,
+  platform: () => "rdbms-legacy",
+  cluster_size: (d: DatabaseRecord) => d.cluster_size,
+};
+
+const OK: RouteResult = { body: {} };
+
+function list<T>(req: RequestContext, items: readonly T[], filters: Filterable, render: (item: T) => unknown): RouteResult {
+  const page = pageRequest(req.query);
+  const filtered = applyFilter(items, req.header("x-filter"), filters);
+  return { body: paginate(filtered, page, render) };
+}
+
+function visibleDatabases(req: RequestContext, engine: DbEngine | null): DatabaseRecord[] {
+  const out: DatabaseRecord[] = [];
+  for (const db of req.ctx.state.databases.values()) {
+    if (engine !== null && db.engine !== engine) continue;
+    if (entityPermission(req.principal, "database", db.id) === null) continue;
+    settle(req.ctx, db);
+    out.push(db);
+  }
+  return out;
+}
+
+function load(req: RequestContext, engine: DbEngine, level: "read_only" | "read_write"): DatabaseRecord {
+  const db = findDatabase(req.ctx, engine, intParam(req.params, "instanceId"));
+  requireEntity(req.principal, "database", db.id, level);
+  settle(req.ctx, db);
+  return db;
+}
+
+function findBackup(db: DatabaseRecord, req: RequestContext) {
+  const id = intParam(req.params, "backupId");
+  const backup = db.backups.find((b) => b.id === id);
+  if (backup === undefined) throw notFound();
+  return backup;
+}
+
+function engineRoutes(engine: DbEngine): Route[] {
+  const base = `/databases/${engine}/instances`;
+  const one = `${base}/{instanceId}`;
+  const createSchema = engine === "mysql" ? mysqlCreateSchema : postgresCreateSchema;
+  return [
+    {
+      method: "GET", template: base, area: "databases", level: "read_only",
+      handler: (req) => list(req, visibleDatabases(req, engine), DB_FILTERS, renderDatabase),
+    },
+    {
+      method: "POST", template: base, area: "databases", level: "read_write",
+      handler: (req) => {
+        requireGlobalGrant(req.principal, "add_databases");
+        const input = parseBody(createSchema, req.body);
+        checkCreate(req.ctx, engine, input);
+        const db = createRecord(req.ctx, engine, input, req.principal.user.username);
+        grantCreated(req.principal, "database", db.id);
+        return { body: renderDatabase(db) };
+      },
+    },
+    {
+      method: "GET", template: one, area: "databases", level: "read_only",
+      handler: (req) => ({ body: renderDatabase(load(req, engine, "read_only")) }),
+    },
+    {
+      method: "PUT", template: one, area: "databases", level: "read_write",
+      handler: (req) => {
+        const db = load(req, engine, "read_write");
+        const input = parseBody(updateSchema, req.body);
+        requireStatus(db, ["active"], "update the database");
+        if (input.label != null && labelTaken(req.ctx, engine, input.label, db.id)) {
+          throw badRequest("Label must be unique among your databases", "label");
+        }
+        if (input.type != null && input.type !== db.type) checkResize(db, input.type);
+        const updates = { ...db.updates };
+        if (input.updates != null) {
+          const u = input.updates;
+          if (u.frequency != null) updates.frequency = u.frequency;
+          if (u.duration != null) updates.duration = u.duration;
+          if (u.hour_of_day != null) updates.hour_of_day = u.hour_of_day;
+          if (u.day_of_week != null) updates.day_of_week = u.day_of_week;
+          if (u.week_of_month !== undefined) updates.week_of_month = u.week_of_month;
+          if (updates.frequency === "weekly") updates.week_of_month = null;
+          else if (updates.week_of_month === null) {
+            throw badRequest("week_of_month is required when frequency is monthly", "updates.week_of_month");
+          }
+        }
+        let busy = false;
+        if (input.label != null) db.label = input.label;
+        db.updates = updates;
+        if (input.allow_list != null) {
+          // Allow-list changes take a short time to apply (spec), so the cluster is briefly updating.
+          db.allow_list = normalizeAllowList(input.allow_list);
+          busy = true;
+        }
+        if (input.type != null && input.type !== db.type) {
+          db.type = input.type;
+          db.total_disk_size_gb = findDatabaseType(input.type)?.totalDiskGb ?? db.total_disk_size_gb;
+          busy = true;
+        }
+        db.updated = req.ctx.clock.now();
+        if (busy) begin(req.ctx, db, "updating", "active");
+        return { body: renderDatabase(db) };
+      },
+    },
+    {
+      method: "DELETE", template: one, area: "databases", level: "read_write",
+      handler: (req) => {
+        const db = load(req, engine, "read_write");
+        requireUnrestricted(req.principal);
+        requireStatus(db, ["active", "failed", "degraded"], "delete the database");
+        req.ctx.state.databases.delete(db.id);
+        return OK;
+      },
+    },
+    {
+      method: "GET", template: `${one}/backups`, area: "databases", level: "read_write",
+      handler: (req) => {
+        const db = load(req, engine, "read_only");
+        requireNotStatus(db, "provisioning", "list backups");
+        return list(req, db.backups, { type: (b: { type: string }) => b.type, label: (b: { label: string }) => b.label }, renderBackup);
+      },
+    },
+    {
+      method: "POST", template: `${one}/backups`, area: "databases", level: "read_write",
+      handler: (req) => {
+        const db = load(req, engine, "read_write");
+        const input = parseBody(snapshotSchema, req.body);
+        if (db.status === "backing_up" || db.pending?.effect === "snapshot") {
+          throw badRequest("Another backup is in progress; wait for it to finish.");
+        }
+        requireStatus(db, ["active"], "create a snapshot");
+        if (db.backups.filter((b) => b.type === "snapshot").length >= 3) {
+          throw badRequest("A database can have at most 3 snapshots; delete one first.");
+        }
+        begin(req.ctx, db, "backing_up", "active", { effect: "snapshot", snapshot: { label: input.label, target: input.target ?? "primary" } });
+        return OK;
+      },
+    },
+    {
+      method: "GET", template: `${one}/backups/{backupId}`, area: "databases", level: "read_write",
+      handler: (req) => {
+        const db = load(req, engine, "read_only");
+        requireNotStatus(db, "provisioning", "view a backup");
+        return { body: renderBackup(findBackup(db, req)) };
+      },
+    },
+    {
+      method: "DELETE", template: `${one}/backups/{backupId}`, area: "databases", level: "read_write",
+      handler: (req) => {
+        const db = load(req, engine, "read_write");
+        requireNotStatus(db, "provisioning", "delete a backup");
+        const backup = findBackup(db, req);
+        db.backups = db.backups.filter((b) => b.id !== backup.id);
+        return OK;
+      },
+    },
+    {
+      method: "POST", template: `${one}/backups/{backupId}/restore`, area: "databases", level: "read_write",
+      handler: (req) => {
+        const db = load(req, engine, "read_write");
+        findBackup(db, req);
+        requireStatus(db, ["active", "degraded", "failed"], "restore a backup");
+        begin(req.ctx, db, "restoring", "active", { effect: "restore" });
+        return OK;
+      },
+    },
+    {
+      method: "GET", template: `${one}/credentials`, area: "databases", level: "read_only",
+      handler: (req) => {
+        const db = load(req, engine, "read_only");
+        requireStatus(db, ["active"], "view credentials");
+        return { body: { username: db.username, password: db.password } };
+      },
+    },
+    {
+      method: "POST", template: `${one}/credentials/reset`, area: "databases", level: "read_write",
+      handler: (req) => {
+        const db = load(req, engine, "read_write");
+        requireUnrestricted(req.principal);
+        requireNotStatus(db, "provisioning", "reset credentials");
+        // The new password takes several (emulated) seconds to appear.
+        db.pendingPassword = { value: req.ctx.random.string(24), at: req.ctx.clock.now() + req.ctx.transitionMs };
+        db.credentialsReset = true;
+        return OK;
+      },
+    },
+    {
+      method: "POST", template: `${one}/patch`, area: "databases", level: "read_write",
+      handler: (req) => {
+        const db = load(req, engine, "read_write");
+        requireStatus(db, ["active"], "patch the database");
+        begin(req.ctx, db, "updating", "active");
+        return OK;
+      },
+    },
+    {
+      method: "GET", template: `${one}/ssl`, area: "databases", level: "read_only",
+      handler: (req) => {
+        const db = load(req, engine, "read_only");
+        requireStatus(db, ["active"], "view the SSL certificate");
+        return { body: { ca_certificate: Buffer.from(req.ctx.caCertPem).toString("base64") } };
+      },
+    },
+    {
+      method: "POST", template: `${one}/suspend`, area: "databases", level: "read_write",
+      handler: (req) => {
+        const db = load(req, engine, "read_write");
+        requireStatus(db, ["active"], "suspend the database");
+        begin(req.ctx, db, "suspending", "suspended");
+        return OK;
+      },
+    },
+    {
+      method: "POST", template: `${one}/resume`, area: "databases", level: "read_write",
+      handler: (req) => {
+        const db = load(req, engine, "read_write");
+        requireStatus(db, ["suspended"], "resume the database");
+        begin(req.ctx, db, "resuming", "active");
+        return OK;
+      },
+    },
+  ];
+}
+
+export function databaseRoutes(): Route[] {
+  return [
+    {
+      method: "GET", template: "/databases/engines", area: null, level: "read_only",
+      handler: (req) => list(req, ENGINES, { engine: (e: { engine: string }) => e.engine, version: (e: { version: string }) => e.version }, (e) => ({ ...e })),
+    },
+    {
+      method: "GET", template: "/databases/engines/{engineId+}", area: null, level: "read_only",
+      handler: (req) => {
+        const engine = ENGINES.find((e) => e.id === req.params.engineId);
+        if (engine === undefined) throw notFound();
+        return { body: { ...engine } };
+      },
+    },
+    {
+      method: "GET", template: "/databases/types", area: null, level: "read_only",
+      handler: (req) => list(req, DATABASE_TYPES, { class: (t: { class: string }) => t.class, deprecated: () => false }, renderDatabaseType),
+    },
+    {
+      method: "GET", template: "/databases/types/{typeId}", area: null, level: "read_only",
+      handler: (req) => {
+        const type = DATABASE_TYPES.find((t) => t.id === req.params.typeId);
+        if (type === undefined) throw notFound();
+        return { body: renderDatabaseType(type) };
+      },
+    },
+    {
+      method: "GET", template: "/databases/instances", area: "databases", level: "read_only",
+      handler: (req) => list(req, visibleDatabases(req, null), DB_FILTERS, renderReduced),
+    },
+    ...engineRoutes("mysql"),
+    ...engineRoutes("postgresql"),
+  ];
+}
+

@@ -1,0 +1,60 @@
+// Fault injection for resilience tests: 5xx at a rate, added latency, requests that commit
+// and then drop the connection, and bursts of 429. Decisions come from a seeded PRNG so a
+// failing run can be replayed exactly with the same seed and request order.
+import { z } from "zod";
+import { Random } from "./random.ts";
+
+export const faultConfigSchema = z.object({
+  /** Probability (0..1) that a request fails with `errorStatus` before it is handled. */
+  errorRate: z.number().min(0).max(1).default(0),
+  errorStatus: z.number().int().min(500).max(599).default(500),
+  /** Added to every matching request, plus up to `latencyJitterMs` at random. */
+  latencyMs: z.number().int().min(0).max(60_000).default(0),
+  latencyJitterMs: z.number().int().min(0).max(60_000).default(0),
+  /** Probability that a request is handled (state changes) and then the socket is destroyed. */
+  dropRate: z.number().min(0).max(1).default(0),
+  /** The next N matching requests answer 429 with Retry-After `retryAfterSeconds`. */
+  burst429: z.number().int().min(0).default(0),
+  retryAfterSeconds: z.number().int().min(0).default(1),
+  /** Only requests whose "METHOD /template" starts with one of these are affected (all if empty). */
+  routes: z.array(z.string()).default([]),
+  seed: z.number().int().optional(),
+});
+export type FaultConfig = z.infer<typeof faultConfigSchema>;
+
+export interface FaultPlan {
+  status429: boolean;
+  retryAfter: number;
+  delayMs: number;
+  errorStatus: number | null;
+  drop: boolean;
+}
+
+export class Faults {
+  config: FaultConfig;
+  #random: Random;
+
+  constructor(config: FaultConfig, seed: number) {
+    this.config = config;
+    this.#random = new Random(config.seed ?? seed);
+  }
+
+  configure(config: FaultConfig, seed: number): void {
+    this.config = config;
+    this.#random = new Random(config.seed ?? seed);
+  }
+
+  plan(routeKey: string): FaultPlan | null {
+    const c = this.config;
+    if (c.routes.length > 0 && !c.routes.some((r) => routeKey.startsWith(r))) return null;
+    if (c.burst429 > 0) {
+      c.burst429 -= 1;
+      return { status429: true, retryAfter: c.retryAfterSeconds, delayMs: 0, errorStatus: null, drop: false };
+    }
+    if (c.errorRate === 0 && c.latencyMs === 0 && c.latencyJitterMs === 0 && c.dropRate === 0) return null;
+    const delayMs = c.latencyMs + (c.latencyJitterMs > 0 ? Math.floor(this.#random.next() * (c.latencyJitterMs + 1)) : 0);
+    const errorStatus = c.errorRate > 0 && this.#random.next() < c.errorRate ? c.errorStatus : null;
+    const drop = errorStatus === null && c.dropRate > 0 && this.#random.next() < c.dropRate;
+    return { status429: false, retryAfter: 0, delayMs, errorStatus, drop };
+  }
+}

@@ -1,0 +1,144 @@
+// Public API of the Linode API emulator: start one in-process on loopback and get its URL,
+// admin URL and test controls (clock, faults, counts, state).
+import type { AddressInfo } from "node:net";
+import { createAdminHandler } from "./admin.ts";
+import { AuthRegistry, DEFAULT_USERNAME } from "./auth.ts";
+import { generateDatabaseCa } from "./certs.ts";
+import { Clock } from "./clock.ts";
+import { emulatorConfigSchema, type EmulatorConfigInput } from "./config.ts";
+import type { EmulatorContext, Route } from "./context.ts";
+import { databaseRoutes } from "./databases/routes.ts";
+import { faultConfigSchema, Faults, type FaultConfig } from "./faults.ts";
+import { nodeBalancerRoutes } from "./nodebalancers/routes.ts";
+import { loadStateFile, Saver } from "./persistence.ts";
+import { Random } from "./random.ts";
+import { RateLimiter, rateLimitConfigSchema, type RateLimitConfig } from "./rate-limit.ts";
+import { Router } from "./router.ts";
+import { createEmulatorServer } from "./server.ts";
+import { deserializeState, emptyState, serializeState, type SerializedState } from "./store.ts";
+
+export type { EmulatorConfigInput } from "./config.ts";
+export type { FaultConfig } from "./faults.ts";
+export type { RateLimitConfig } from "./rate-limit.ts";
+export { generateCertificate, type GeneratedCertificate } from "./certs.ts";
+
+export interface EmulatorOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Unrestricted, all-scope tokens. */
+  tokens?: string[];
+  /** Richer tokens, users, scopes, grants, rate limits, faults (the config-file format). */
+  config?: EmulatorConfigInput;
+  /** Emulated seconds provisioning and every other transition take (default 1). */
+  provisionSeconds?: number;
+  /** Keep state here across restarts. */
+  stateFile?: string;
+  /** Seeds ids, passwords, maintenance windows and fault decisions (default 1). */
+  seed?: number;
+  faults?: Partial<FaultConfig>;
+  /** Emulated seconds per real second (default 1; 0 freezes the clock until advanced). */
+  timeScale?: number;
+  /** Emulated start time (epoch ms); default now. */
+  clockStart?: number;
+  rateLimits?: Partial<RateLimitConfig> | false;
+  /** Emulated seconds before a new NodeBalancer has statistics (default 300). */
+  statsDelaySeconds?: number;
+}
+
+export interface RunningEmulator {
+  /** e.g. http://127.0.0.1:PORT/v4 */
+  url: string;
+  /** e.g. http://127.0.0.1:PORT/_emulator */
+  adminUrl: string;
+  port: number;
+  context: EmulatorContext;
+  /** Moves emulated time forward. */
+  advance(seconds: number): void;
+  setTimeScale(scale: number): void;
+  now(): number;
+  setFaults(faults: Partial<FaultConfig>): void;
+  requestCounts(): Record<string, number>;
+  resetRequestCounts(): void;
+  dump(): SerializedState;
+  /** Writes the state file now (no-op without one). */
+  save(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function buildRouter(): Router {
+  const router = new Router();
+  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes()];
+  router.add(...routes);
+  return router;
+}
+
+export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const config = emulatorConfigSchema.parse(opts.config ?? {});
+  const seed = opts.seed ?? config.seed ?? 1;
+  const saved = opts.stateFile === undefined ? null : loadStateFile(opts.stateFile);
+  // A restarted emulator continues emulated time from where it stopped if that is later.
+  const start = opts.clockStart ?? (saved !== null ? Math.max(saved.savedAt, Date.now()) : undefined);
+  const clock = new Clock({ start, timeScale: opts.timeScale ?? config.timeScale ?? 1 });
+  const auth = new AuthRegistry();
+  for (const user of config.users) auth.addUser(user);
+  for (const token of opts.tokens ?? []) auth.addToken({ token, scopes: "*", username: DEFAULT_USERNAME });
+  for (const token of config.tokens) auth.addToken(token);
+  const rateConfig = opts.rateLimits === false
+    ? rateLimitConfigSchema.parse({ ...config.rateLimits, enabled: false })
+    : rateLimitConfigSchema.parse({ ...config.rateLimits, ...(opts.rateLimits ?? {}) });
+  const faultConfig = faultConfigSchema.parse({ ...config.faults, ...(opts.faults ?? {}) });
+  const provisionSeconds = opts.provisionSeconds ?? config.provisionSeconds ?? 1;
+  const ctx: EmulatorContext = {
+    state: saved !== null ? deserializeState(saved) : emptyState(),
+    clock,
+    random: new Random(seed),
+    auth,
+    rateLimiter: new RateLimiter(rateConfig),
+    faults: new Faults(faultConfig, seed),
+    seed,
+    transitionMs: provisionSeconds * 1000,
+    statsDelayMs: (opts.statsDelaySeconds ?? config.statsDelaySeconds ?? 300) * 1000,
+    caCertPem: generateDatabaseCa(),
+  };
+  const counts = new Map<string, number>();
+  const saver = opts.stateFile === undefined ? null : new Saver(opts.stateFile, () => serializeState(ctx.state, ctx.clock.now()));
+  const onMutation = () => saver?.schedule();
+  const server = createEmulatorServer({
+    ctx, router: buildRouter(), counts, onMutation, admin: createAdminHandler({ ctx, counts, onMutation }),
+  });
+  const host = opts.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, host, () => { server.off("error", reject); resolve(); });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const origin = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  let closed: Promise<void> | null = null;
+  return {
+    url: `${origin}/v4`,
+    adminUrl: `${origin}/_emulator`,
+    port,
+    context: ctx,
+    advance: (seconds) => { clock.advance(seconds * 1000); },
+    setTimeScale: (scale) => { clock.setTimeScale(scale); },
+    now: () => clock.now(),
+    setFaults: (faults) => { ctx.faults.configure(faultConfigSchema.parse(faults), seed); },
+    requestCounts: () => Object.fromEntries(counts),
+    resetRequestCounts: () => { counts.clear(); },
+    dump: () => serializeState(ctx.state, clock.now()),
+    save: async () => { await saver?.flush(); },
+    close: () => {
+      closed ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => { resolve(); });
+          server.closeIdleConnections();
+          setTimeout(() => server.closeAllConnections(), 200).unref();
+        });
+        await saver?.flush();
+      })();
+      return closed;
+    },
+  };
+}

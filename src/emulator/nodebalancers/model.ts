@@ -1,0 +1,111 @@
+// Building and checking NodeBalancer, config and node records: defaults, the cross-field
+// rules (check_timeout < check_interval, unique ports, https needs a cert and key that
+// parse), private backend addresses, and account-wide label uniqueness.
+import { findRegion } from "../catalog.ts";
+import type { EmulatorContext } from "../context.ts";
+import { ApiError, badRequest, type ApiErrorItem } from "../errors.ts";
+import { documentationIPv4, documentationIPv6, isLinodePrivate, parseIPv4 } from "../ip.ts";
+import { nextId, type ConfigRecord, type NodeBalancerRecord, type NodeRecord } from "../store.ts";
+import type { ConfigInput } from "./schemas.ts";
+import { inspectCertificate, unescapePem } from "./tls.ts";
+
+export function checkAddress(address: string, field: string): void {
+  const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(address);
+  const ip = m?.[1] === undefined ? null : parseIPv4(m[1]);
+  const port = Number(m?.[2] ?? 0);
+  if (ip === null || port < 1 || port > 65535) throw badRequest("Must be a private IPv4 address and a port, e.g. 192.168.210.120:80", field);
+  if (!isLinodePrivate(ip)) throw badRequest("Must be a private IP address (192.168.128.0/17)", field);
+}
+
+export function nbLabelTaken(ctx: EmulatorContext, label: string, exceptId?: number): boolean {
+  for (const nb of ctx.state.nodebalancers.values()) if (nb.label === label && nb.id !== exceptId) return true;
+  return false;
+}
+
+export function checkRegion(region: string): void {
+  const r = findRegion(region);
+  if (r === undefined) throw badRequest("Region not found", "region");
+  if (!r.capabilities.includes("NodeBalancers")) throw badRequest("NodeBalancers are not available in this region", "region");
+}
+
+export function defaultConfig(id: number, nodebalancerId: number): ConfigRecord {
+  return {
+    id, nodebalancer_id: nodebalancerId, port: 80, protocol: "http", algorithm: "roundrobin", stickiness: "none",
+    check: "none", check_interval: 31, check_timeout: 30, check_attempts: 3, check_path: "", check_body: "",
+    check_passive: true, cipher_suite: "recommended", proxy_protocol: "none", udp_check_port: 80,
+    udp_session_timeout: 16, ssl_cert: null, ssl_key: null, ssl_commonname: "", ssl_fingerprint: "", nodes: {},
+  };
+}
+
+/**
+ * Merges `input` into `target` (a fresh default or the stored config) after checking the
+ * rules that span fields; throws before changing anything.
+ */
+export function applyConfig(nb: NodeBalancerRecord, target: ConfigRecord, input: ConfigInput, prefix = ""): void {
+  const next: ConfigRecord = { ...target };
+  for (const [key, value] of Object.entries(input)) {
+    if (value == null || key === "ssl_cert" || key === "ssl_key") continue;
+    (next as unknown as Record<string, unknown>)[key] = value;
+  }
+  if (input.ssl_cert !== undefined) next.ssl_cert = input.ssl_cert === null ? null : unescapePem(input.ssl_cert);
+  if (input.ssl_key !== undefined) next.ssl_key = input.ssl_key === null ? null : unescapePem(input.ssl_key);
+  const errors: ApiErrorItem[] = [];
+  if (next.check_timeout >= next.check_interval) {
+    errors.push({ field: `${prefix}check_timeout`, reason: "check_timeout must be less than check_interval" });
+  }
+  const clash = Object.values(nb.configs).find((c) => c.port === next.port && c.id !== next.id);
+  if (clash !== undefined) errors.push({ field: `${prefix}port`, reason: `Port ${next.port} is already configured on this NodeBalancer` });
+  if (next.protocol === "https") {
+    if (next.ssl_cert === null) errors.push({ field: `${prefix}ssl_cert`, reason: "ssl_cert is required for https" });
+    if (next.ssl_key === null) errors.push({ field: `${prefix}ssl_key`, reason: "ssl_key is required for https" });
+  }
+  if (errors.length > 0) throw new ApiError(400, errors);
+  if (next.protocol === "https" && next.ssl_cert !== null && next.ssl_key !== null) {
+    const info = inspectCertificate(next.ssl_cert, next.ssl_key, prefix);
+    next.ssl_commonname = info.commonName;
+    next.ssl_fingerprint = info.fingerprint;
+  } else {
+    next.ssl_cert = null;
+    next.ssl_key = null;
+    next.ssl_commonname = "";
+    next.ssl_fingerprint = "";
+  }
+  Object.assign(target, next);
+}
+
+export interface NodeInput {
+  address: string;
+  label: string;
+  weight?: number | null | undefined;
+  mode?: string | null | undefined;
+}
+
+export function makeNode(ctx: EmulatorContext, config: ConfigRecord, input: NodeInput, prefix = ""): NodeRecord {
+  checkAddress(input.address, `${prefix}address`);
+  return {
+    id: nextId(ctx.state, "node"),
+    config_id: config.id,
+    nodebalancer_id: config.nodebalancer_id,
+    address: input.address,
+    label: input.label,
+    weight: input.weight ?? 50,
+    mode: input.mode ?? "accept",
+    status: "unknown",
+  };
+}
+
+export function newNodeBalancer(ctx: EmulatorContext, region: string, owner?: string): NodeBalancerRecord {
+  const now = ctx.clock.now();
+  const id = nextId(ctx.state, "nodebalancer");
+  const n = nextId(ctx.state, "address");
+  return {
+    id, label: `nodebalancer${id}`, region, type: "common", client_conn_throttle: 0, tags: [], firewall_id: null,
+    ipv4: documentationIPv4(n), ipv6: documentationIPv6(n), created: now, updated: now, configs: {}, owner,
+  };
+}
+
+export function findNodeBalancer(ctx: EmulatorContext, id: number): NodeBalancerRecord {
+  const nb = ctx.state.nodebalancers.get(id);
+  if (nb === undefined) throw new ApiError(404, [{ reason: "Not found" }]);
+  return nb;
+}

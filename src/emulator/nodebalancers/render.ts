@@ -1,0 +1,102 @@
+// Response shapes of NodeBalancers, configs, nodes, firewalls and statistics.
+import { apiTime } from "../clock.ts";
+import type { ConfigRecord, FirewallRecord, NodeBalancerRecord, NodeRecord } from "../store.ts";
+
+export function renderNodeBalancer(nb: NodeBalancerRecord, statsReady: boolean): Record<string, unknown> {
+  return {
+    id: nb.id,
+    label: nb.label,
+    region: nb.region,
+    type: nb.type,
+    hostname: `${nb.ipv4.replaceAll(".", "-")}.ip.linodeusercontent.com`,
+    ipv4: nb.ipv4,
+    ipv6: nb.ipv6,
+    created: apiTime(nb.created),
+    updated: apiTime(nb.updated),
+    client_conn_throttle: nb.client_conn_throttle,
+    client_udp_sess_throttle: 0,
+    lke_cluster: null,
+    tags: [...nb.tags],
+    // The live API reports null transfer until the first statistics exist.
+    transfer: statsReady ? { in: 0, out: 0, total: 0 } : { in: null, out: null, total: null },
+  };
+}
+
+export function renderConfig(c: ConfigRecord): Record<string, unknown> {
+  const nodes = Object.values(c.nodes);
+  const up = nodes.filter((n) => nodeStatus(n) === "UP").length;
+  return {
+    id: c.id,
+    port: c.port,
+    protocol: c.protocol,
+    algorithm: c.algorithm,
+    stickiness: c.stickiness,
+    check: c.check,
+    check_interval: c.check_interval,
+    check_timeout: c.check_timeout,
+    check_attempts: c.check_attempts,
+    check_path: c.check_path,
+    check_body: c.check_body,
+    check_passive: c.check_passive,
+    proxy_protocol: c.proxy_protocol,
+    cipher_suite: c.cipher_suite,
+    nodebalancer_id: c.nodebalancer_id,
+    ssl_commonname: c.ssl_commonname,
+    ssl_fingerprint: c.ssl_fingerprint,
+    ssl_cert: c.ssl_cert === null ? null : "<REDACTED>",
+    ssl_key: c.ssl_key === null ? null : "<REDACTED>",
+    nodes_status: { up, down: nodes.length - up },
+    udp_check_port: c.udp_check_port,
+    udp_session_timeout: c.udp_session_timeout,
+  };
+}
+
+export function nodeStatus(n: NodeRecord): string {
+  return n.status;
+}
+
+export function renderNode(n: NodeRecord): Record<string, unknown> {
+  return {
+    id: n.id,
+    address: n.address,
+    label: n.label,
+    status: nodeStatus(n),
+    weight: n.weight,
+    mode: n.mode,
+    config_id: n.config_id,
+    nodebalancer_id: n.nodebalancer_id,
+    vpc_config_id: null,
+  };
+}
+
+export function renderFirewall(fw: FirewallRecord, nbs: NodeBalancerRecord[]): Record<string, unknown> {
+  return {
+    id: fw.id,
+    label: fw.label,
+    created: apiTime(fw.created),
+    updated: apiTime(fw.created),
+    status: "enabled",
+    rules: {
+      inbound: [],
+      inbound_policy: "ACCEPT",
+      outbound: [],
+      outbound_policy: "ACCEPT",
+      version: 1,
+      fingerprint: fw.id.toString(16).padStart(8, "0").slice(-8),
+    },
+    tags: [],
+    entities: nbs.map((nb) => ({ id: nb.id, type: "nodebalancer", label: nb.label, url: `/v4/nodebalancers/${nb.id}`, parent_entity: null })),
+  };
+}
+
+export function renderStats(nb: NodeBalancerRecord, now: number): Record<string, unknown> {
+  // Five-minute samples over the last day (or since creation), all idle: nothing routes here.
+  const step = 300_000;
+  const start = Math.max(nb.created, now - 86_400_000);
+  const points: [number, number][] = [];
+  for (let t = Math.ceil(start / step) * step; t <= now; t += step) points.push([t, 0]);
+  return {
+    data: { connections: points, traffic: { in: points.map((p) => [...p]), out: points.map((p) => [...p]) } },
+    title: `${nb.label} (${nb.id}) - day (5 min avg)`,
+  };
+}

@@ -1,0 +1,265 @@
+// Handlers of /nodebalancers/*: NodeBalancer CRUD, configs CRUD and rebuild, nodes CRUD,
+// firewalls and statistics.
+import { entityPermission, grantCreated, requireEntity, requireGlobalGrant } from "../auth.ts";
+import type { RequestContext, Route, RouteResult } from "../context.ts";
+import { ApiError, badRequest, notFound } from "../errors.ts";
+import { applyFilter, type Filterable } from "../filter.ts";
+import { pageRequest, paginate } from "../pagination.ts";
+import { intParam } from "../router.ts";
+import { nextId, type ConfigRecord, type NodeBalancerRecord, type NodeRecord } from "../store.ts";
+import { parseBody } from "../validation.ts";
+import {
+  applyConfig, checkAddress, checkRegion, defaultConfig, findNodeBalancer, makeNode, nbLabelTaken, newNodeBalancer,
+} from "./model.ts";
+import { renderConfig, renderFirewall, renderNode, renderNodeBalancer, renderStats } from "./render.ts";
+import {
+  configSchema, nodeBalancerCreateSchema, nodeBalancerUpdateSchema, nodeCreateSchema, nodeUpdateSchema, rebuildSchema,
+} from "./schemas.ts";
+
+const NB_FILTERS: Filterable = {
+  label: (nb: NodeBalancerRecord) => nb.label,
+  region: (nb: NodeBalancerRecord) => nb.region,
+  tags: (nb: NodeBalancerRecord) => nb.tags,
+  ipv4: (nb: NodeBalancerRecord) => nb.ipv4,
+};
+const CONFIG_FILTERS: Filterable = { port: (c: ConfigRecord) => c.port, protocol: (c: ConfigRecord) => c.protocol };
+const NODE_FILTERS: Filterable = {
+  label: (n: NodeRecord) => n.label, address: (n: NodeRecord) => n.address, mode: (n: NodeRecord) => n.mode,
+};
+
+const OK: RouteResult = { body: {} };
+
+function list<T>(req: RequestContext, items: readonly T[], filters: Filterable, render: (item: T) => unknown): RouteResult {
+  const page = pageRequest(req.query);
+  return { body: paginate(applyFilter(items, req.header("x-filter"), filters), page, render) };
+}
+
+function statsReady(req: RequestContext, nb: NodeBalancerRecord): boolean {
+  return req.ctx.clock.now() - nb.created >= req.ctx.statsDelayMs;
+}
+
+function load(req: RequestContext, level: "read_only" | "read_write"): NodeBalancerRecord {
+  const nb = findNodeBalancer(req.ctx, intParam(req.params, "nodeBalancerId"));
+  requireEntity(req.principal, "nodebalancer", nb.id, level);
+  return nb;
+}
+
+function loadConfig(req: RequestContext, level: "read_only" | "read_write"): { nb: NodeBalancerRecord; config: ConfigRecord } {
+  const nb = load(req, level);
+  const config = nb.configs[String(intParam(req.params, "configId"))];
+  if (config === undefined) throw notFound();
+  return { nb, config };
+}
+
+function loadNode(req: RequestContext, level: "read_only" | "read_write") {
+  const { nb, config } = loadConfig(req, level);
+  const node = config.nodes[String(intParam(req.params, "nodeId"))];
+  if (node === undefined) throw notFound();
+  return { nb, config, node };
+}
+
+function touch(req: RequestContext, nb: NodeBalancerRecord): void {
+  nb.updated = req.ctx.clock.now();
+}
+
+function ensureFirewall(req: RequestContext, id: number): void {
+  // Firewalls live outside this emulator's scope; one referenced by id is assumed to exist.
+  if (!req.ctx.state.firewalls.has(id)) {
+    req.ctx.state.firewalls.set(id, { id, label: `firewall-${id}`, created: req.ctx.clock.now() });
+  }
+}
+
+export function nodeBalancerRoutes(): Route[] {
+  const one = "/nodebalancers/{nodeBalancerId}";
+  const config = `${one}/configs/{configId}`;
+  const node = `${config}/nodes/{nodeId}`;
+  return [
+    {
+      method: "GET", template: "/nodebalancers", area: "nodebalancers", level: "read_only",
+      handler: (req) => {
+        const visible = [...req.ctx.state.nodebalancers.values()].filter((nb) => entityPermission(req.principal, "nodebalancer", nb.id) !== null);
+        return list(req, visible, NB_FILTERS, (nb) => renderNodeBalancer(nb, statsReady(req, nb)));
+      },
+    },
+    {
+      method: "POST", template: "/nodebalancers", area: "nodebalancers", level: "read_write",
+      handler: (req) => {
+        requireGlobalGrant(req.principal, "add_nodebalancers");
+        const input = parseBody(nodeBalancerCreateSchema, req.body);
+        checkRegion(input.region);
+        if (input.label != null && nbLabelTaken(req.ctx, input.label)) throw badRequest("Label must be unique", "label");
+        const nb = newNodeBalancer(req.ctx, input.region, req.principal.user.username);
+        if (input.label != null) nb.label = input.label;
+        nb.client_conn_throttle = input.client_conn_throttle ?? 0;
+        nb.tags = input.tags ?? [];
+        nb.type = input.type ?? "common";
+        (input.configs ?? []).forEach((c, i) => {
+          const prefix = `configs[${i}].`;
+          if (c.nodes == null || c.nodes.length === 0) throw badRequest("At least one node is required", `${prefix}nodes`);
+          const record = defaultConfig(nextId(req.ctx.state, "config"), nb.id);
+          applyConfig(nb, record, c, prefix);
+          c.nodes.forEach((n, j) => {
+            const made = makeNode(req.ctx, record, n, `${prefix}nodes[${j}].`);
+            record.nodes[String(made.id)] = made;
+          });
+          nb.configs[String(record.id)] = record;
+        });
+        if (input.firewall_id != null) {
+          ensureFirewall(req, input.firewall_id);
+          nb.firewall_id = input.firewall_id;
+        }
+        req.ctx.state.nodebalancers.set(nb.id, nb);
+        grantCreated(req.principal, "nodebalancer", nb.id);
+        return { body: renderNodeBalancer(nb, false) };
+      },
+    },
+    {
+      method: "GET", template: one, area: "nodebalancers", level: "read_only",
+      handler: (req) => { const nb = load(req, "read_only"); return { body: renderNodeBalancer(nb, statsReady(req, nb)) }; },
+    },
+    {
+      method: "PUT", template: one, area: "nodebalancers", level: "read_write",
+      handler: (req) => {
+        const nb = load(req, "read_write");
+        const input = parseBody(nodeBalancerUpdateSchema, req.body);
+        if (input.label != null && nbLabelTaken(req.ctx, input.label, nb.id)) throw badRequest("Label must be unique", "label");
+        if (input.label != null) nb.label = input.label;
+        if (input.client_conn_throttle != null) nb.client_conn_throttle = input.client_conn_throttle;
+        if (input.tags != null) nb.tags = input.tags;
+        touch(req, nb);
+        return { body: renderNodeBalancer(nb, statsReady(req, nb)) };
+      },
+    },
+    {
+      method: "DELETE", template: one, area: "nodebalancers", level: "read_write",
+      handler: (req) => { const nb = load(req, "read_write"); req.ctx.state.nodebalancers.delete(nb.id); return OK; },
+    },
+    {
+      method: "GET", template: `${one}/firewalls`, area: "nodebalancers", level: "read_only",
+      handler: (req) => {
+        const nb = load(req, "read_only");
+        const fw = nb.firewall_id === null ? undefined : req.ctx.state.firewalls.get(nb.firewall_id);
+        const attached = fw === undefined ? [] : [fw];
+        const users = (id: number) => [...req.ctx.state.nodebalancers.values()].filter((n) => n.firewall_id === id);
+        return list(req, attached, {}, (f) => renderFirewall(f, users(f.id)));
+      },
+    },
+    {
+      method: "GET", template: `${one}/stats`, area: "nodebalancers", level: "read_only",
+      handler: (req) => {
+        const nb = load(req, "read_only");
+        if (!statsReady(req, nb)) throw new ApiError(400, [{ reason: "Stats are unavailable at this time." }]);
+        return { body: renderStats(nb, req.ctx.clock.now()) };
+      },
+    },
+    {
+      method: "GET", template: `${one}/configs`, area: "nodebalancers", level: "read_only",
+      handler: (req) => list(req, Object.values(load(req, "read_only").configs), CONFIG_FILTERS, renderConfig),
+    },
+    {
+      method: "POST", template: `${one}/configs`, area: "nodebalancers", level: "read_write",
+      handler: (req) => {
+        const nb = load(req, "read_write");
+        const input = parseBody(configSchema, req.body);
+        const record = defaultConfig(0, nb.id);
+        applyConfig(nb, record, input);
+        record.id = nextId(req.ctx.state, "config");
+        nb.configs[String(record.id)] = record;
+        touch(req, nb);
+        return { body: renderConfig(record) };
+      },
+    },
+    {
+      method: "GET", template: config, area: "nodebalancers", level: "read_only",
+      handler: (req) => ({ body: renderConfig(loadConfig(req, "read_only").config) }),
+    },
+    {
+      method: "PUT", template: config, area: "nodebalancers", level: "read_write",
+      handler: (req) => {
+        const { nb, config: c } = loadConfig(req, "read_write");
+        applyConfig(nb, c, parseBody(configSchema, req.body));
+        touch(req, nb);
+        return { body: renderConfig(c) };
+      },
+    },
+    {
+      method: "DELETE", template: config, area: "nodebalancers", level: "read_write",
+      handler: (req) => {
+        const { nb, config: c } = loadConfig(req, "read_write");
+        Reflect.deleteProperty(nb.configs, String(c.id));
+        touch(req, nb);
+        return OK;
+      },
+    },
+    {
+      method: "POST", template: `${config}/rebuild`, area: "nodebalancers", level: "read_write",
+      handler: (req) => {
+        const { nb, config: c } = loadConfig(req, "read_write");
+        const input = parseBody(rebuildSchema, req.body);
+        const { nodes, ...fields } = input;
+        // Validate everything before touching the config: the rebuild is all or nothing.
+        const staged = { ...c, nodes: { ...c.nodes } };
+        applyConfig(nb, staged, fields);
+        const rebuilt: Record<string, NodeRecord> = {};
+        nodes.forEach((n, i) => {
+          const prefix = `nodes[${i}].`;
+          if (n.id != null) {
+            const existing = c.nodes[String(n.id)];
+            if (existing === undefined) throw badRequest("Node not found in this config", `${prefix}id`);
+            checkAddress(n.address, `${prefix}address`);
+            rebuilt[String(n.id)] = { ...existing, address: n.address, label: n.label, weight: n.weight ?? existing.weight, mode: n.mode ?? existing.mode };
+          } else {
+            const made = makeNode(req.ctx, c, n, prefix);
+            rebuilt[String(made.id)] = made;
+          }
+        });
+        Object.assign(c, staged);
+        c.nodes = rebuilt;
+        touch(req, nb);
+        return { body: renderConfig(c) };
+      },
+    },
+    {
+      method: "GET", template: `${config}/nodes`, area: "nodebalancers", level: "read_only",
+      handler: (req) => list(req, Object.values(loadConfig(req, "read_only").config.nodes), NODE_FILTERS, renderNode),
+    },
+    {
+      method: "POST", template: `${config}/nodes`, area: "nodebalancers", level: "read_write",
+      handler: (req) => {
+        const { nb, config: c } = loadConfig(req, "read_write");
+        const made = makeNode(req.ctx, c, parseBody(nodeCreateSchema, req.body));
+        c.nodes[String(made.id)] = made;
+        touch(req, nb);
+        return { body: renderNode(made) };
+      },
+    },
+    {
+      // The spec lists node view under nodebalancers:read_write.
+      method: "GET", template: node, area: "nodebalancers", level: "read_write",
+      handler: (req) => ({ body: renderNode(loadNode(req, "read_only").node) }),
+    },
+    {
+      method: "PUT", template: node, area: "nodebalancers", level: "read_write",
+      handler: (req) => {
+        const { nb, node: n } = loadNode(req, "read_write");
+        const input = parseBody(nodeUpdateSchema, req.body);
+        if (input.address != null) checkAddress(input.address, "address");
+        if (input.address != null) n.address = input.address;
+        if (input.label != null) n.label = input.label;
+        if (input.weight != null) n.weight = input.weight;
+        if (input.mode != null) n.mode = input.mode;
+        touch(req, nb);
+        return { body: renderNode(n) };
+      },
+    },
+    {
+      method: "DELETE", template: node, area: "nodebalancers", level: "read_write",
+      handler: (req) => {
+        const { nb, config: c, node: n } = loadNode(req, "read_write");
+        Reflect.deleteProperty(c.nodes, String(n.id));
+        touch(req, nb);
+        return OK;
+      },
+    },
+  ];
+}

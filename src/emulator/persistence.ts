@@ -1,0 +1,59 @@
+// Optional state file: written atomically (temp file + rename) shortly after each change
+// and on close, read at start, so a restarted emulator keeps its objects and id counters.
+import { existsSync, readFileSync } from "node:fs";
+import { rename, writeFile } from "node:fs/promises";
+import { z } from "zod";
+import type { SerializedState } from "./store.ts";
+
+const fileSchema = z.object({
+  version: z.literal(1),
+  savedAt: z.number(),
+  databases: z.array(z.looseObject({ id: z.number() })),
+  nodebalancers: z.array(z.looseObject({ id: z.number() })),
+  firewalls: z.array(z.looseObject({ id: z.number() })),
+  counters: z.looseObject({ database: z.number() }),
+});
+
+export function loadStateFile(path: string): SerializedState | null {
+  if (!existsSync(path)) return null;
+  const parsed = fileSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
+  if (!parsed.success) throw new Error(`state file ${path} is not an emulator state file: ${parsed.error.message}`);
+  return parsed.data as unknown as SerializedState;
+}
+
+export async function saveStateFile(path: string, data: SerializedState): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(data));
+  await rename(tmp, path);
+}
+
+/** Coalesces bursts of mutations into one write. */
+export class Saver {
+  readonly #path: string;
+  readonly #snapshot: () => SerializedState;
+  #timer: NodeJS.Timeout | null = null;
+  #writing: Promise<void> = Promise.resolve();
+
+  constructor(path: string, snapshot: () => SerializedState) {
+    this.#path = path;
+    this.#snapshot = snapshot;
+  }
+
+  schedule(): void {
+    if (this.#timer !== null) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      void this.flush();
+    }, 100);
+    this.#timer.unref();
+  }
+
+  flush(): Promise<void> {
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    this.#writing = this.#writing.then(() => saveStateFile(this.#path, this.#snapshot()));
+    return this.#writing;
+  }
+}

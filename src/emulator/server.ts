@@ -1,0 +1,183 @@
+// The HTTP front: node:http with keep-alive, JSON in and out, the /v4 and /v4beta
+// prefixes, then per request: route match, auth, rate limit, faults, scope, handler.
+// Admin endpoints (outside /v4) go to admin.ts.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { acceptedScope, requireScope, type Principal } from "./auth.ts";
+import type { EmulatorContext, RequestContext } from "./context.ts";
+import { ApiError } from "./errors.ts";
+import type { Router } from "./router.ts";
+
+export const MAX_BODY_BYTES = 1 << 20;
+
+export interface RequestCounts {
+  counts: Map<string, number>;
+}
+
+export type AdminHandler = (method: string, url: URL, body: unknown) => { status: number; body: unknown };
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (size > MAX_BODY_BYTES) reject(new ApiError(413, [{ reason: "Request body too large" }]));
+      else resolve(Buffer.concat(chunks).toString("utf8"));
+    });
+    req.on("error", reject);
+  });
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ApiError(400, [{ reason: "Invalid JSON" }]);
+  }
+}
+
+const BASE_HEADERS = {
+  "Content-Type": "application/json",
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Allow-Headers": "Authorization, Origin, X-Requested-With, Content-Type, Accept, X-Filter",
+  "Access-Control-Expose-Headers": "X-OAuth-Scopes, X-Accepted-OAuth-Scopes, X-Status",
+  Vary: "Authorization, X-Filter",
+  "X-Spec-Version": "4.176.0",
+};
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, { ...BASE_HEADERS, ...headers, "Content-Length": Buffer.byteLength(payload) });
+  res.end(payload);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export interface ServerDeps {
+  ctx: EmulatorContext;
+  router: Router;
+  counts: Map<string, number>;
+  admin: AdminHandler;
+  onMutation: () => void;
+}
+
+export function createEmulatorServer(deps: ServerDeps): Server {
+  const server = createServer({ keepAlive: true, keepAliveTimeout: 65_000 }, (req, res) => {
+    handle(deps, req, res).catch((err: unknown) => {
+      if (!res.headersSent) send(res, 500, { errors: [{ reason: "Internal server error" }] }, {});
+      else res.destroy();
+      process.emitWarning(`emulator: unhandled error: ${err instanceof Error ? err.message : String(err)}`);
+    });
+  });
+  return server;
+}
+
+const VERSION_PREFIX = /^\/v4(beta)?(?=\/|$)/;
+
+async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { ctx, router, counts } = deps;
+  const method = req.method ?? "GET";
+  const url = new URL(req.url ?? "/", "http://127.0.0.1");
+  // Decode nothing here: the router needs the raw %2F to tell it from a real slash.
+  const rawPath = (req.url ?? "/").split("?")[0] ?? "/";
+  let text: string;
+  try {
+    text = await readBody(req);
+  } catch (err) {
+    if (err instanceof ApiError) return send(res, err.status, { errors: err.errors }, {});
+    throw err;
+  }
+
+  if (rawPath.startsWith("/_emulator")) {
+    let body: unknown;
+    try {
+      body = parseJson(text);
+    } catch (err) {
+      if (err instanceof ApiError) return send(res, 400, { errors: err.errors }, {});
+      throw err;
+    }
+    const result = deps.admin(method, url, body);
+    return send(res, result.status, result.body, {});
+  }
+
+  const prefix = VERSION_PREFIX.exec(rawPath);
+  if (prefix === null) return send(res, 404, { errors: [{ reason: "Not found" }] }, {});
+  const path = rawPath.slice(prefix[0].length) || "/";
+  const match = router.match(method, path);
+  if (match.kind === "none") return send(res, 404, { errors: [{ reason: "Not found" }] }, {});
+  if (match.kind === "method") {
+    return send(res, 405, { errors: [{ reason: "Method Not Allowed" }] }, { Allow: match.allowed.join(", ") });
+  }
+  const { route, params } = match;
+  const routeKey = `${method} ${route.template.replace("+}", "}")}`;
+  counts.set(routeKey, (counts.get(routeKey) ?? 0) + 1);
+  const headers: Record<string, string> = { "X-Accepted-OAuth-Scopes": acceptedScope(route.area, route.level) };
+
+  let principal: Principal;
+  try {
+    principal = ctx.auth.authenticate(req.headers.authorization);
+  } catch (err) {
+    if (err instanceof ApiError) return send(res, err.status, { errors: err.errors }, headers);
+    throw err;
+  }
+  headers["X-OAuth-Scopes"] = principal.scopes;
+
+  const rate = ctx.rateLimiter.check(principal.token, routeKey);
+  headers["X-RateLimit-Limit"] = String(rate.limit);
+  headers["X-RateLimit-Remaining"] = String(rate.remaining);
+  headers["X-RateLimit-Reset"] = String(rate.reset);
+  if (!rate.allowed) {
+    return send(res, 429, { errors: [{ reason: "Too many requests" }] }, { ...headers, "Retry-After": String(rate.retryAfter) });
+  }
+
+  const fault = ctx.faults.plan(routeKey);
+  if (fault !== null) {
+    if (fault.status429) {
+      return send(res, 429, { errors: [{ reason: "Too many requests" }] }, { ...headers, "Retry-After": String(fault.retryAfter) });
+    }
+    if (fault.delayMs > 0) await sleep(fault.delayMs);
+    if (fault.errorStatus !== null) {
+      const reason = fault.errorStatus === 503 ? "Service unavailable. Please try again later." : "Internal server error";
+      return send(res, fault.errorStatus, { errors: [{ reason }] }, headers);
+    }
+  }
+
+  let status: number;
+  let body: unknown;
+  try {
+    const parsed = parseJson(text);
+    requireScope(principal, route.area, route.level);
+    const request: RequestContext = {
+      ctx,
+      params,
+      query: url.searchParams,
+      body: parsed,
+      header: (name) => {
+        const v = req.headers[name.toLowerCase()];
+        return Array.isArray(v) ? v.join(",") : v;
+      },
+      principal,
+    };
+    const result = route.handler(request);
+    status = result.status ?? 200;
+    body = result.body;
+    if (method !== "GET") deps.onMutation();
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    status = err.status;
+    body = { errors: err.errors };
+    Object.assign(headers, err.headers);
+  }
+  if (fault?.drop === true) {
+    // The request took effect; the client just never hears about it.
+    req.socket.destroy();
+    return;
+  }
+  send(res, status, body, headers);
+}

@@ -1,0 +1,183 @@
+// All emulated cloud objects, as plain JSON-serialisable records so the state file and the
+// admin dump are just this object. Maps keep insertion order = id order, so listing never sorts.
+export type DbEngine = "mysql" | "postgresql";
+export type DbStatus =
+  | "provisioning" | "active" | "suspending" | "suspended" | "resuming" | "restoring"
+  | "failed" | "degraded" | "updating" | "backing_up";
+
+export interface Updates {
+  frequency: "weekly" | "monthly";
+  duration: number;
+  hour_of_day: number;
+  day_of_week: number;
+  week_of_month: number | null;
+}
+
+export interface BackupRecord {
+  id: number;
+  type: "snapshot" | "auto";
+  label: string;
+  created: number;
+}
+
+/** A transition in flight: at `until` the status becomes `next` and `effect` runs. */
+export interface PendingTransition {
+  until: number;
+  next: DbStatus;
+  effect?: "snapshot" | "restore" | undefined;
+  snapshot?: { label: string; target: string } | undefined;
+}
+
+export interface DatabaseRecord {
+  id: number;
+  engine: DbEngine;
+  version: string;
+  label: string;
+  region: string;
+  type: string;
+  cluster_size: 1 | 3;
+  encrypted: boolean;
+  ssl_connection: boolean;
+  allow_list: string[];
+  replication_type: string;
+  replication_commit_type: string | null;
+  port: number;
+  hostTag: number;
+  memberBase: number;
+  status: DbStatus;
+  created: number;
+  updated: number;
+  updates: Updates;
+  total_disk_size_gb: number;
+  used_disk_size_gb: number;
+  username: string;
+  password: string;
+  /** A reset makes every later restore fail (spec: restore after reset leaves it failed). */
+  credentialsReset: boolean;
+  pendingPassword: { value: string; at: number } | null;
+  pending: PendingTransition | null;
+  /** Emulated ms up to which daily automatic backups have been considered. */
+  autoBackupsUntil: number;
+  backups: BackupRecord[];
+  /** Token owner who created it (restricted users get a read_write grant on what they create). */
+  owner?: string | undefined;
+}
+
+export interface NodeRecord {
+  id: number;
+  config_id: number;
+  nodebalancer_id: number;
+  address: string;
+  label: string;
+  weight: number;
+  mode: string;
+  /** Health as checks see it; backends are imaginary, so it stays unknown unless an admin sets it. */
+  status: "unknown" | "UP" | "DOWN";
+}
+
+export interface ConfigRecord {
+  id: number;
+  nodebalancer_id: number;
+  port: number;
+  protocol: string;
+  algorithm: string;
+  stickiness: string;
+  check: string;
+  check_interval: number;
+  check_timeout: number;
+  check_attempts: number;
+  check_path: string;
+  check_body: string;
+  check_passive: boolean;
+  cipher_suite: string;
+  proxy_protocol: string;
+  udp_check_port: number;
+  udp_session_timeout: number;
+  ssl_cert: string | null;
+  ssl_key: string | null;
+  ssl_commonname: string;
+  ssl_fingerprint: string;
+  nodes: Record<string, NodeRecord>;
+}
+
+export interface FirewallRecord {
+  id: number;
+  label: string;
+  created: number;
+}
+
+export interface NodeBalancerRecord {
+  id: number;
+  label: string;
+  region: string;
+  type: string;
+  client_conn_throttle: number;
+  tags: string[];
+  firewall_id: number | null;
+  ipv4: string;
+  ipv6: string;
+  created: number;
+  updated: number;
+  configs: Record<string, ConfigRecord>;
+  owner?: string | undefined;
+}
+
+export interface Counters {
+  database: number;
+  backup: number;
+  nodebalancer: number;
+  config: number;
+  node: number;
+  address: number;
+}
+
+export interface State {
+  databases: Map<number, DatabaseRecord>;
+  nodebalancers: Map<number, NodeBalancerRecord>;
+  firewalls: Map<number, FirewallRecord>;
+  counters: Counters;
+}
+
+export function emptyState(): State {
+  return {
+    databases: new Map(),
+    nodebalancers: new Map(),
+    firewalls: new Map(),
+    // Real ids are large; starting there keeps clients honest about int64 handling.
+    counters: { database: 100_000, backup: 1_400_000, nodebalancer: 1_700_000, config: 2_700_000, node: 2_114_000_000, address: 0 },
+  };
+}
+
+export function nextId(state: State, kind: keyof Counters): number {
+  state.counters[kind] += 1;
+  return state.counters[kind];
+}
+
+export interface SerializedState {
+  version: 1;
+  savedAt: number;
+  databases: DatabaseRecord[];
+  nodebalancers: NodeBalancerRecord[];
+  firewalls: FirewallRecord[];
+  counters: Counters;
+}
+
+export function serializeState(state: State, now: number): SerializedState {
+  return {
+    version: 1,
+    savedAt: now,
+    databases: [...state.databases.values()],
+    nodebalancers: [...state.nodebalancers.values()],
+    firewalls: [...state.firewalls.values()],
+    counters: { ...state.counters },
+  };
+}
+
+export function deserializeState(data: SerializedState): State {
+  return {
+    databases: new Map(data.databases.map((d) => [d.id, d])),
+    nodebalancers: new Map(data.nodebalancers.map((n) => [n.id, n])),
+    firewalls: new Map(data.firewalls.map((f) => [f.id, f])),
+    counters: { ...data.counters },
+  };
+}
