@@ -34,7 +34,7 @@ export const maintenanceWindowSchema = z.object({
 export const connectionSecretSchema = z.object({
   name: dnsSubdomainSchema.optional().meta({ description: "Secret name. Default: <metadata.name>-connection." }),
   extraData: z.record(z.string(), z.string().max(4096)).optional().meta({
-    description: "Extra Secret keys whose values are templates over the standard keys, e.g. `jdbc:mysql://{{ .host }}:{{ .port }}/app`. Placeholders: type, provider, host, port, username, password, uri, database, and the other keys of the Secret.",
+    description: "Extra Secret keys whose values are templates over the standard keys, e.g. `jdbc:mysql://{{ .host }}:{{ .port }}/{{ .database }}`. Placeholders `{{ .key }}` for type, provider, host, port, username, password, uri, database; keys with dots or dashes as `{{ index . \"ca.crt\" }}` or `{{ index . \"secondary-host\" }}`.",
     maxProperties: 32,
     "x-kubernetes-validations": [
       { rule: "self.all(k, k.size() <= 253 && k.matches('^[-._a-zA-Z0-9]+$'))", message: "extraData keys must be valid Secret keys: letters, digits, '-', '_' or '.', at most 253 characters" },
