@@ -77,8 +77,9 @@ export function renderFirewall(fw: FirewallRecord, nbs: NodeBalancerRecord[]): R
     updated: apiTime(fw.created),
     status: "enabled",
     rules: {
-      inbound: [],
-      inbound_policy: "ACCEPT",
+      // Firewalls are managed elsewhere; an attached one is shown with a typical web rule set.
+      inbound: [{ protocol: "TCP", addresses: { ipv4: ["0.0.0.0/0"] }, action: "ACCEPT", label: "allow-http-https", ports: "80,443" }],
+      inbound_policy: "DROP",
       outbound: [],
       outbound_policy: "ACCEPT",
       version: 1,

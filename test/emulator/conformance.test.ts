@@ -1,0 +1,174 @@
+// Conformance: replays every recorded real interaction in ../shared/reference/recorded/
+// (linodego's integration cassettes) against the emulator, in order, mapping recorded ids to
+// the emulator's as responses reveal them, and checks status codes, keys and value types.
+// Values (ids, timestamps, statuses, hostnames) may differ. All 14 cassettes are in scope;
+// no interaction is skipped.
+//
+// Request rewrites (the recording cannot be sent as is):
+// - legacy engine id "mysql/8.0.30" -> "mysql/8": the engines list the API (and emulator)
+//   offers today has only "mysql/8"; full patch versions are no longer accepted.
+// - database labels longer than 32 characters (35 on a create, 37 on PUTs) are cut to 32:
+//   the live API accepted them, but the spec (3..32) is the contract the emulator enforces.
+// - node addresses "192.0.2.0:8080" -> "192.168.128.10:8080": linodego's recorder replaces
+//   IPs with 192.0.2.0; the real request carried a private address (spec: must be private).
+//
+// Key exclusions (where the live "new platform" differs from the spec, which the emulator
+// follows, per real-api-facts.md §3):
+// - recorded but not emitted: oldest_restore_time, hosts.standby, updates.pending (new
+//   platform only); in GET /databases/instances also members, platform, port, ssl_connection,
+//   total_disk_size_gb, used_disk_size_gb (the spec's reduced shape leaves them out).
+// - emitted but not recorded: replication_type, replication_commit_type, hosts.secondary,
+//   updates.week_of_month (spec fields the new platform dropped), instance_uri (spec's
+//   reduced shape) and platform ("rdbms-legacy"; the live API has it on every database,
+//   SNEW, but the 2024 legacy recording predates it).
+// - A recorded null matches any type (the recorder or a provisioning object had null where
+//   the emulator already has a value, e.g. legacy ca_certificate, total_disk_size_gb).
+// - hosts.primary may be null where a string was recorded: the spec assigns hosts "once
+//   provisioning is complete" (as the legacy recording shows); the new platform assigns
+//   them at creation.
+// - Object-valued maps with data keys (members: ip -> role) are compared as objects only.
+import { readdirSync, readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningEmulator } from "../../src/emulator/index.ts";
+import { call, start, TOKEN } from "./helpers.ts";
+
+const DIR = new URL("../../../shared/reference/recorded/", import.meta.url);
+
+interface Interaction {
+  method: string;
+  path: string;
+  template: string;
+  query: Record<string, string> | null;
+  requestBody: unknown;
+  status: number;
+  responseBody: unknown;
+}
+
+const MISSING_OK = new Set(["oldest_restore_time", "hosts.standby", "updates.pending"]);
+const EXTRA_OK = new Set(["platform", "replication_type", "replication_commit_type", "hosts.secondary", "updates.week_of_month"]);
+const REDUCED_MISSING_OK = new Set(["members", "platform", "port", "ssl_connection", "total_disk_size_gb", "used_disk_size_gb"]);
+const MAP_KEYS = new Set(["members"]);
+const NULL_OK = new Set(["hosts.primary", "hosts.secondary"]);
+
+function typeOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  return typeof v;
+}
+
+function compareShape(recorded: unknown, actual: unknown, path: string, template: string, problems: string[]): void {
+  const leaf = path.replace(/^data\[\]\./, "");
+  if (recorded === null) return;
+  const rt = typeOf(recorded);
+  const at = typeOf(actual);
+  if (rt !== at) {
+    if (at === "null" && NULL_OK.has(leaf)) return;
+    problems.push(`${path || "<body>"}: recorded ${rt}, emulator ${at}`);
+    return;
+  }
+  if (rt === "array") {
+    const r = recorded as unknown[];
+    const a = actual as unknown[];
+    if (r.length > 0 && a.length === 0) problems.push(`${path}: recorded ${r.length} items, emulator none`);
+    if (r.length > 0 && a.length > 0) compareShape(r[0], a[0], `${path}[]`, template, problems);
+    return;
+  }
+  if (rt !== "object" || MAP_KEYS.has(leaf)) return;
+  const r = recorded as Record<string, unknown>;
+  const a = actual as Record<string, unknown>;
+  const reduced = template === "/databases/instances";
+  for (const key of Object.keys(r)) {
+    const p = path === "" ? key : `${path}.${key}`;
+    const lk = p.replace(/^data\[\]\./, "");
+    if (!(key in a)) {
+      if (MISSING_OK.has(lk) || (reduced && REDUCED_MISSING_OK.has(lk))) continue;
+      problems.push(`${p}: missing in emulator response`);
+      continue;
+    }
+    compareShape(r[key], a[key], p, template, problems);
+  }
+  for (const key of Object.keys(a)) {
+    if (key in r) continue;
+    const lk = (path === "" ? key : `${path}.${key}`).replace(/^data\[\]\./, "");
+    if (EXTRA_OK.has(lk) || (reduced && lk === "instance_uri")) continue;
+    problems.push(`${lk}: emitted by the emulator but not recorded`);
+  }
+}
+
+function rewriteBody(body: unknown, ids: Map<number, number>): unknown {
+  if (body === null || typeof body !== "object") return body;
+  if (Array.isArray(body)) return body.map((b) => rewriteBody(b, ids));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
+    if (k === "engine" && v === "mysql/8.0.30") out[k] = "mysql/8";
+    else if (k === "address" && typeof v === "string" && v.startsWith("192.0.2.0:")) out[k] = v.replace("192.0.2.0", "192.168.128.10");
+    else if (k === "id" && typeof v === "number") out[k] = ids.get(v) ?? v;
+    else out[k] = rewriteBody(v, ids);
+  }
+  return out;
+}
+
+function learnIds(recorded: unknown, actual: unknown, ids: Map<number, number>): void {
+  if (typeOf(recorded) !== "object" || typeOf(actual) !== "object") return;
+  const r = recorded as Record<string, unknown>;
+  const a = actual as Record<string, unknown>;
+  if (typeof r.id === "number" && typeof a.id === "number") ids.set(r.id, a.id);
+  if (Array.isArray(r.data) && Array.isArray(a.data)) {
+    r.data.forEach((item, i) => learnIds(item, (a.data as unknown[])[i], ids));
+  }
+}
+
+const cassettes = readdirSync(DIR).filter((f) => f.endsWith(".json")).sort();
+
+describe("conformance with recorded real API interactions", () => {
+  let emu: RunningEmulator;
+  const base = () => emu.url.replace(/\/v4$/, "");
+  beforeAll(async () => { emu = await start({ rateLimits: false }); });
+  afterAll(async () => { await emu.close(); });
+
+  it("finds the cassettes", () => {
+    expect(cassettes.length).toBe(14);
+  });
+
+  for (const file of cassettes) {
+    it(`replays ${file}`, async () => {
+      const interactions = JSON.parse(readFileSync(new URL(file, DIR), "utf8")) as Interaction[];
+      const ids = new Map<number, number>();
+      const problems: string[] = [];
+      for (const [i, rec] of interactions.entries()) {
+        const path = rec.path.split("/").map((seg) => (/^\d+$/.test(seg) ? String(ids.get(Number(seg)) ?? seg) : seg)).join("/");
+        const query = rec.query === null ? "" : `?${new URLSearchParams(rec.query).toString()}`;
+        let body = rewriteBody(rec.requestBody, ids);
+        if (rec.template.startsWith("/databases/") && typeof (body as { label?: unknown } | null)?.label === "string") {
+          body = { ...(body as object), label: ((body as { label: string }).label).slice(0, 32) };
+        }
+        const send = () => call(base(), rec.method, `${path}${query}`, body ?? undefined, { token: TOKEN });
+        let res = await send();
+        // The recording polled until the object reached a state; poll the same way, moving the
+        // frozen clock one transition at a time (bounded).
+        const wanted = (rec.responseBody as { status?: unknown } | null)?.status;
+        const recData = (rec.responseBody as { data?: { status?: unknown }[] } | null)?.data;
+        const wantedFirst = recData?.[0]?.status;
+        for (let tries = 0; rec.method === "GET" && res.status === 200 && tries < 5; tries++) {
+          const got = res.body as { status?: unknown; data?: { status?: unknown }[] };
+          const statusBehind = (typeof wanted === "string" && got.status !== wanted)
+            || (typeof wantedFirst === "string" && got.data?.[0]?.status !== wantedFirst);
+          const listBehind = Array.isArray(recData) && recData.length > 0 && Array.isArray(got.data) && got.data.length === 0;
+          if (!statusBehind && !listBehind) break;
+          emu.advance(1);
+          res = await send();
+        }
+        const where = `#${i} ${rec.method} ${rec.template}`;
+        if (res.status !== rec.status) {
+          problems.push(`${where}: status ${res.status} (recorded ${rec.status}) ${JSON.stringify(res.body)}`);
+          continue;
+        }
+        const shape: string[] = [];
+        compareShape(rec.responseBody, res.body, "", rec.template, shape);
+        problems.push(...shape.map((p) => `${where}: ${p}`));
+        learnIds(rec.responseBody, res.body, ids);
+      }
+      expect(problems).toEqual([]);
+    });
+  }
+});
