@@ -30,8 +30,8 @@ export async function call(base: string, method: string, path: string, body?: un
   if (payload !== undefined) headers["Content-Type"] = "application/json";
   const res = await fetch(`${base}${path}`, { method, headers, body: payload ?? null });
   const text = await res.text();
-  const body: unknown = text === "" ? undefined : JSON.parse(text);
-  return { status: res.status, body, headers: res.headers };
+  const parsed: unknown = text === "" ? undefined : JSON.parse(text);
+  return { status: res.status, body: parsed, headers: res.headers };
 }
 
 /** A client bound to one emulator (and optionally one token). */
