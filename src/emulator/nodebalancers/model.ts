@@ -44,7 +44,7 @@ export function defaultConfig(id: number, nodebalancerId: number): ConfigRecord 
 export function applyConfig(nb: NodeBalancerRecord, target: ConfigRecord, input: ConfigInput, prefix = ""): void {
   const next: ConfigRecord = { ...target };
   for (const [key, value] of Object.entries(input)) {
-    if (value == null || key === "ssl_cert" || key === "ssl_key") continue;
+    if (value == null || key === "ssl_cert" || key === "ssl_key" || key === "nodes" || !(key in target)) continue;
     (next as unknown as Record<string, unknown>)[key] = value;
   }
   if (input.ssl_cert !== undefined) next.ssl_cert = input.ssl_cert === null ? null : unescapePem(input.ssl_cert);

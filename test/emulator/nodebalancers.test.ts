@@ -1,0 +1,213 @@
+import { X509Certificate } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateCertificate, type RunningEmulator } from "../../src/emulator/index.ts";
+import { client, fields, start } from "./helpers.ts";
+
+let emu: RunningEmulator;
+let api: ReturnType<typeof client>;
+beforeAll(async () => { emu = await start({ rateLimits: false }); api = client(emu); });
+afterAll(async () => { await emu.close(); });
+
+let seq = 0;
+const uniq = () => `nb-${Date.now().toString(36)}-${++seq}`;
+
+async function nb(over: Record<string, unknown> = {}): Promise<number> {
+  const res = await api.post("/nodebalancers", { region: "us-east", label: uniq(), ...over });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.id as number;
+}
+
+async function config(nbId: number, over: Record<string, unknown> = {}): Promise<number> {
+  const res = await api.post(`/nodebalancers/${nbId}/configs`, over);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.id as number;
+}
+
+const node = (over: Record<string, unknown> = {}) => ({ address: "192.168.210.120:80", label: "node-1", ...over });
+
+describe("NodeBalancers", () => {
+  it("creates with the real API's shape and documentation-range addresses", async () => {
+    const res = await api.post("/nodebalancers", { region: "us-east", tags: null, client_conn_throttle: 20 });
+    const b = res.body;
+    expect(b).toMatchObject({ region: "us-east", type: "common", client_conn_throttle: 20, tags: [], lke_cluster: null, transfer: { in: null, out: null, total: null } });
+    expect(b.label).toBe(`nodebalancer${b.id}`);
+    expect(b.ipv4).toMatch(/^(203\.0\.113|198\.51\.100)\.\d+$/);
+    expect(b.hostname).toBe(`${(b.ipv4 as string).replaceAll(".", "-")}.ip.linodeusercontent.com`);
+    expect(b.ipv6).toMatch(/^2001:db8:/);
+  });
+  it.each([
+    [{ region: undefined }, "region"],
+    [{ region: "nowhere" }, "region"],
+    [{ label: "ab" }, "label"],
+    [{ label: "x".repeat(33) }, "label"],
+    [{ label: "bad label!" }, "label"],
+    [{ client_conn_throttle: 21 }, "client_conn_throttle"],
+    [{ client_conn_throttle: -1 }, "client_conn_throttle"],
+    [{ tags: "web" }, "tags"],
+    [{ configs: [{ port: 80 }] }, "configs[0].nodes"],
+    [{ configs: [{ port: 80, nodes: [node()] }, { port: 80, nodes: [node()] }] }, "configs[1].port"],
+    [{ configs: [{ port: 80, nodes: [node({ address: "8.8.8.8:80" })] }] }, "configs[0].nodes[0].address"],
+  ])("create %j -> 400 naming %s", async (over, field) => {
+    const res = await api.post("/nodebalancers", { region: "us-east", ...over });
+    expect(res.status).toBe(400);
+    expect(fields(res)).toContain(field);
+  });
+  it("keeps labels unique on the account and updates label, throttle, tags", async () => {
+    const label = uniq();
+    const id = await nb({ label });
+    expect(fields(await api.post("/nodebalancers", { region: "us-east", label }))).toEqual(["label"]);
+    const up = await api.put(`/nodebalancers/${id}`, { label: `${label}_r`, client_conn_throttle: 5, tags: ["web"] });
+    expect(up.body).toMatchObject({ label: `${label}_r`, client_conn_throttle: 5, tags: ["web"] });
+    expect(fields(await api.put(`/nodebalancers/${id}`, { client_conn_throttle: 50 }))).toEqual(["client_conn_throttle"]);
+  });
+  it("creates configs and nodes inline", async () => {
+    const id = await nb({ configs: [{ port: 443, protocol: "tcp", nodes: [node(), node({ label: "node-2", address: "192.168.210.121:80" })] }] });
+    const configs = (await api.get(`/nodebalancers/${id}/configs`)).body;
+    expect(configs.results).toBe(1);
+    expect(configs.data[0]).toMatchObject({ port: 443, protocol: "tcp", nodes_status: { up: 0, down: 2 } });
+    const nodes = (await api.get(`/nodebalancers/${id}/configs/${configs.data[0].id}/nodes`)).body;
+    expect(nodes.results).toBe(2);
+  });
+  it("deletes with its configs and nodes", async () => {
+    const id = await nb();
+    const cfg = await config(id);
+    expect((await api.del(`/nodebalancers/${id}`)).body).toEqual({});
+    expect((await api.get(`/nodebalancers/${id}`)).status).toBe(404);
+    expect((await api.get(`/nodebalancers/${id}/configs/${cfg}`)).status).toBe(404);
+  });
+  it("lists firewalls assigned at creation", async () => {
+    const withFw = await nb({ firewall_id: 4242 });
+    const res = (await api.get(`/nodebalancers/${withFw}/firewalls`)).body;
+    expect(res.results).toBe(1);
+    expect(res.data[0]).toMatchObject({ id: 4242, status: "enabled", entities: [{ id: withFw, type: "nodebalancer" }] });
+    expect((await api.get(`/nodebalancers/${await nb()}/firewalls`)).body.results).toBe(0);
+  });
+  it("has no stats on a fresh NodeBalancer, then stats", async () => {
+    const id = await nb();
+    const fresh = await api.get(`/nodebalancers/${id}/stats`);
+    expect(fresh.status).toBe(400);
+    expect(fresh.body).toEqual({ errors: [{ reason: "Stats are unavailable at this time." }] });
+    emu.advance(600);
+    const stats = await api.get(`/nodebalancers/${id}/stats`);
+    expect(stats.status).toBe(200);
+    expect(Array.isArray(stats.body.data.connections)).toBe(true);
+    expect(Array.isArray(stats.body.data.traffic.in)).toBe(true);
+    expect(typeof stats.body.title).toBe("string");
+    expect((await api.get(`/nodebalancers/${id}`)).body.transfer.in).toBe(0);
+  });
+});
+
+describe("configs", () => {
+  it("applies the recorded defaults", async () => {
+    const id = await nb();
+    const res = await api.post(`/nodebalancers/${id}/configs`, { port: 80, protocol: "http", algorithm: "roundrobin", check_interval: 60 });
+    expect(res.body).toMatchObject({
+      port: 80, protocol: "http", algorithm: "roundrobin", stickiness: "none", check: "none", check_interval: 60,
+      check_timeout: 30, check_attempts: 3, check_path: "", check_body: "", check_passive: true, proxy_protocol: "none",
+      cipher_suite: "recommended", nodebalancer_id: id, ssl_commonname: "", ssl_fingerprint: "", ssl_cert: null,
+      ssl_key: null, nodes_status: { up: 0, down: 0 },
+    });
+    expect((await api.post(`/nodebalancers/${id}/configs`, { port: 81 })).body.check_interval).toBe(31);
+  });
+  it.each([
+    [{ port: 0 }, "port"], [{ port: 65536 }, "port"], [{ protocol: "ftp" }, "protocol"], [{ algorithm: "random" }, "algorithm"],
+    [{ stickiness: "cookie" }, "stickiness"], [{ check: "ping" }, "check"], [{ check_attempts: 0 }, "check_attempts"],
+    [{ check_attempts: 31 }, "check_attempts"], [{ check_timeout: 0 }, "check_timeout"], [{ check_timeout: 31 }, "check_timeout"],
+    [{ check_interval: 1 }, "check_interval"], [{ check_interval: 20, check_timeout: 20 }, "check_timeout"],
+    [{ check_interval: 10 }, "check_timeout"], [{ cipher_suite: "weak" }, "cipher_suite"], [{ proxy_protocol: "v3" }, "proxy_protocol"],
+    [{ check_path: "/has space" }, "check_path"], [{ check_passive: "yes" }, "check_passive"],
+    [{ protocol: "https" }, "ssl_cert"], [{ protocol: "https", ssl_cert: "garbage", ssl_key: "garbage" }, "ssl_cert"],
+  ])("config %j -> 400 naming %s", async (body, field) => {
+    const id = await nb();
+    const res = await api.post(`/nodebalancers/${id}/configs`, body);
+    expect(res.status).toBe(400);
+    expect(fields(res)).toContain(field);
+  });
+  it("keeps ports unique per NodeBalancer, on create and update", async () => {
+    const id = await nb();
+    await config(id, { port: 80 });
+    const second = await config(id, { port: 8080 });
+    expect(fields(await api.post(`/nodebalancers/${id}/configs`, { port: 80 }))).toEqual(["port"]);
+    expect(fields(await api.put(`/nodebalancers/${id}/configs/${second}`, { port: 80 }))).toEqual(["port"]);
+    expect((await api.post(`/nodebalancers/${await nb()}/configs`, { port: 80 })).status).toBe(200);
+  });
+  it("https: derives fingerprint and common name, redacts cert and key", async () => {
+    const id = await nb();
+    const { certPem, keyPem } = generateCertificate({ commonName: "www.example.com" });
+    const res = await api.post(`/nodebalancers/${id}/configs`, { port: 443, protocol: "https", ssl_cert: certPem, ssl_key: keyPem });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ ssl_cert: "<REDACTED>", ssl_key: "<REDACTED>", ssl_commonname: "www.example.com" });
+    expect(res.body.ssl_fingerprint).toBe(new X509Certificate(certPem).fingerprint256);
+    // PEM line breaks sent as the two characters backslash-n are accepted too.
+    const escaped = await api.put(`/nodebalancers/${id}/configs/${res.body.id}`, { ssl_cert: certPem.replaceAll("\n", "\\n") });
+    expect(escaped.body.ssl_fingerprint).toBe(res.body.ssl_fingerprint);
+    const other = generateCertificate({ commonName: "other.example.com" });
+    const mismatch = await api.put(`/nodebalancers/${id}/configs/${res.body.id}`, { ssl_cert: other.certPem });
+    expect(fields(mismatch)).toEqual(["ssl_key"]);
+    const toHttp = await api.put(`/nodebalancers/${id}/configs/${res.body.id}`, { protocol: "http" });
+    expect(toHttp.body).toMatchObject({ ssl_cert: null, ssl_key: null, ssl_fingerprint: "", ssl_commonname: "" });
+  });
+  it("updates and deletes a config (its nodes go with it)", async () => {
+    const id = await nb();
+    const cfg = await config(id);
+    const nodeId = (await api.post(`/nodebalancers/${id}/configs/${cfg}/nodes`, node())).body.id as number;
+    const up = await api.put(`/nodebalancers/${id}/configs/${cfg}`, { port: 8080, protocol: "tcp", proxy_protocol: "v2", algorithm: "leastconn" });
+    expect(up.body).toMatchObject({ port: 8080, protocol: "tcp", proxy_protocol: "v2", algorithm: "leastconn" });
+    expect((await api.del(`/nodebalancers/${id}/configs/${cfg}`)).body).toEqual({});
+    expect((await api.get(`/nodebalancers/${id}/configs/${cfg}/nodes/${nodeId}`)).status).toBe(404);
+  });
+  it("rebuilds: keeps nodes with ids, creates new ones, drops the omitted", async () => {
+    const id = await nb();
+    const cfg = await config(id);
+    const keep = (await api.post(`/nodebalancers/${id}/configs/${cfg}/nodes`, node({ label: "keep" }))).body.id as number;
+    const drop = (await api.post(`/nodebalancers/${id}/configs/${cfg}/nodes`, node({ label: "drop", address: "192.168.210.2:80" }))).body.id as number;
+    const res = await api.post(`/nodebalancers/${id}/configs/${cfg}/rebuild`, {
+      port: 80, protocol: "http", check_interval: 60,
+      nodes: [{ id: keep, address: "192.168.210.120:80", label: "kept", weight: 10, mode: "accept" }, { address: "192.168.200.5:8080", label: "fresh" }],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).not.toHaveProperty("nodes");
+    expect(res.body.nodes_status).toEqual({ up: 0, down: 2 });
+    const nodes = (await api.get(`/nodebalancers/${id}/configs/${cfg}/nodes`)).body.data as { id: number; label: string }[];
+    expect(nodes.map((n) => n.label).sort()).toEqual(["fresh", "kept"]);
+    expect(nodes.find((n) => n.label === "kept")?.id).toBe(keep);
+    expect((await api.del(`/nodebalancers/${id}/configs/${cfg}/nodes/${drop}`)).status).toBe(404);
+    expect(fields(await api.post(`/nodebalancers/${id}/configs/${cfg}/rebuild`, { port: 80 }))).toEqual(["nodes"]);
+    expect(fields(await api.post(`/nodebalancers/${id}/configs/${cfg}/rebuild`, { nodes: [{ address: "10.0.0.1:80", label: "vpc" }] }))).toEqual(["nodes[0].address"]);
+  });
+});
+
+describe("nodes", () => {
+  it("creates, views, updates and deletes", async () => {
+    const id = await nb();
+    const cfg = await config(id);
+    const res = await api.post(`/nodebalancers/${id}/configs/${cfg}/nodes`, { address: "192.168.210.120:8080", label: "go-node", weight: 10, mode: "accept" });
+    expect(res.body).toMatchObject({ address: "192.168.210.120:8080", label: "go-node", status: "unknown", weight: 10, mode: "accept", config_id: cfg, nodebalancer_id: id, vpc_config_id: null });
+    const path = `/nodebalancers/${id}/configs/${cfg}/nodes/${res.body.id}`;
+    expect((await api.get(path)).body.id).toBe(res.body.id);
+    expect((await api.put(path, { label: "go-node_r", weight: 100, mode: "drain" })).body).toMatchObject({ label: "go-node_r", weight: 100, mode: "drain" });
+    await api.admin("PUT", `/nodes/${res.body.id}/status`, { status: "UP" });
+    expect((await api.get(`/nodebalancers/${id}/configs/${cfg}`)).body.nodes_status).toEqual({ up: 1, down: 0 });
+    expect((await api.del(path)).body).toEqual({});
+    expect((await api.get(path)).status).toBe(404);
+  });
+  it.each([
+    [{ address: undefined }, "address"], [{ label: undefined }, "label"], [{ label: "ab" }, "label"], [{ label: "bad label" }, "label"],
+    [{ address: "203.0.113.5:80" }, "address"], [{ address: "192.168.1.10:80" }, "address"], [{ address: "10.1.2.3:80" }, "address"],
+    [{ address: "192.168.210.120" }, "address"], [{ address: "192.168.210.120:70000" }, "address"],
+    [{ weight: 0 }, "weight"], [{ weight: 256 }, "weight"], [{ mode: "maybe" }, "mode"],
+  ])("node %j -> 400 naming %s", async (over, field) => {
+    const id = await nb();
+    const cfg = await config(id);
+    const res = await api.post(`/nodebalancers/${id}/configs/${cfg}/nodes`, node(over));
+    expect(res.status).toBe(400);
+    expect(fields(res)).toContain(field);
+  });
+  it("accepts the edges of the private range and of weight", async () => {
+    const id = await nb();
+    const cfg = await config(id);
+    for (const over of [{ address: "192.168.128.0:1", weight: 1 }, { address: "192.168.255.255:65535", weight: 255 }]) {
+      expect((await api.post(`/nodebalancers/${id}/configs/${cfg}/nodes`, node(over))).status).toBe(200);
+    }
+  });
+});
