@@ -54,7 +54,14 @@ export interface ExternalClient<Spec, Status> {
    * Work that follows a successful observation (publishing the connection Secret, one-shot
    * request tokens). Returns status fields to merge, and may downgrade readiness.
    */
-  afterObserve?(m: Managed<Spec>, observed: Extract<Observation<Status>, { exists: true }>, signal: AbortSignal): Promise<{ status?: Record<string, unknown>; notReady?: { reason: string; message: string } } | undefined>;
+  afterObserve?(m: Managed<Spec>, observed: Extract<Observation<Status>, { exists: true }>, signal: AbortSignal): Promise<AfterObserve | undefined>;
+}
+
+export interface AfterObserve {
+  status?: Record<string, unknown>;
+  notReady?: { reason: string; message: string };
+  /** Look again sooner than the observation said (e.g. an action just started). */
+  pollMillis?: number;
 }
 
 export interface KindDescriptor<Spec, Status> {

@@ -143,7 +143,7 @@ export class ManagedReconciler<Spec, Status> {
     if (after?.notReady !== undefined) ready = { type: "Ready", status: "False", ...after.notReady };
     await this.writeStatus(m.obj, { ...(observed.status as Record<string, unknown>), ...extra }, [ready, synced], gen);
     const settled = ready.status === "True" && observed.upToDate;
-    return { requeueAfterMillis: observed.pollMillis ?? this.pollMillis(settled) };
+    return { requeueAfterMillis: after?.pollMillis ?? observed.pollMillis ?? this.pollMillis(settled) };
   }
 
   private pollMillis(settled: boolean): number {

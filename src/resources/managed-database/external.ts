@@ -7,7 +7,7 @@ import type { KubeClient, ResourceType } from "../../kube/client.ts";
 import { Reasons } from "../../runtime/conditions.ts";
 import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
 import type { EventRecorder } from "../../runtime/events.ts";
-import type { ExternalClient, Managed, Observation } from "../../runtime/managed.ts";
+import type { AfterObserve, ExternalClient, Managed, Observation } from "../../runtime/managed.ts";
 import { publishSecret, type CachedSecret } from "../../runtime/owned-secrets.ts";
 import { derivedLabel } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
@@ -40,6 +40,12 @@ const pendingReason: Record<string, string> = {
   provisioning: Reasons.Creating, updating: Reasons.Updating, resizing: Reasons.Updating,
   backing_up: "BackingUp", restoring: "Restoring", resuming: Reasons.Updating,
 };
+
+/** A credentials reset finished recently: the new password may still be on its way. */
+function resetIsRecent(m: Managed<ManagedDatabaseSpec>): boolean {
+  const at = Date.parse((m.obj.status?.lastRequests as { resetCredentials?: { completedAt?: string } } | undefined)?.resetCredentials?.completedAt ?? "");
+  return Number.isFinite(at) && Date.now() - at < CREDENTIALS_REFRESH_MILLIS;
+}
 
 export const labelFor = (m: Managed<ManagedDatabaseSpec>): string => m.spec.label ?? derivedLabel(m.key.namespace, m.key.name);
 export const secretNameFor = (m: Managed<ManagedDatabaseSpec>): string => m.spec.connectionSecret?.name ?? `${m.key.name}-connection`;
@@ -80,7 +86,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       ...(active ? {} : { readyReason: pendingReason[db.status] ?? Reasons.Unavailable, readyMessage: `the database is ${db.status}` }),
       upToDate: isEmptyDiff(diff),
       diff: diff.summary,
-      ...(active && isEmptyDiff(diff) ? {} : { pollMillis: this.d.poll.pendingMillis }),
+      ...(active && isEmptyDiff(diff) && !resetIsRecent(m) ? {} : { pollMillis: this.d.poll.pendingMillis }),
     };
   }
 
@@ -126,20 +132,22 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     return { gone: false };
   }
 
-  async afterObserve(m: Managed<ManagedDatabaseSpec>, _observed: Observed, signal: AbortSignal): Promise<{ status?: Record<string, unknown>; notReady?: { reason: string; message: string } } | undefined> {
+  async afterObserve(m: Managed<ManagedDatabaseSpec>, _observed: Observed, signal: AbortSignal): Promise<AfterObserve | undefined> {
     const db = this.seen.get(m);
     if (db === undefined) return undefined;
     const status: Record<string, unknown> = {};
     const lastRequests = await this.performRequests(m, db, signal);
     if (lastRequests !== undefined) status.lastRequests = lastRequests;
+    // An action just ran: its effects (new password, updating → active) show up soon.
+    const pollMillis = lastRequests !== undefined ? this.d.poll.pendingMillis : undefined;
 
     const secretName = secretNameFor(m);
     const published = await this.publishConnection(m, db, secretName, signal);
     if (published) status.connectionSecretName = secretName;
     if (!published && db.status === "active") {
-      return { status, notReady: { reason: "SecretPending", message: "the connection Secret is not published yet" } };
+      return { status, notReady: { reason: "SecretPending", message: "the connection Secret is not published yet" }, ...(pollMillis !== undefined ? { pollMillis } : {}) };
     }
-    return { status };
+    return { status, ...(pollMillis !== undefined ? { pollMillis } : {}) };
   }
 
   /** Performs each request token not yet recorded in status, once; returns the new record. */
@@ -174,9 +182,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     const host = db.hosts.primary;
     if (host === null || db.port === null) return false;
     const cached = this.d.cachedSecret(m.key.namespace, secretName);
-    const resetAt = Date.parse((m.obj.status?.lastRequests as { resetCredentials?: { completedAt?: string } } | undefined)?.resetCredentials?.completedAt ?? "");
-    const recentReset = Number.isFinite(resetAt) && Date.now() - resetAt < CREDENTIALS_REFRESH_MILLIS;
-    const fromCache = cached?.metadata.annotations?.[DATABASE_ID_ANNOTATION] === String(db.id) && !recentReset ? secretValues(cached) : undefined;
+    const fromCache = cached?.metadata.annotations?.[DATABASE_ID_ANNOTATION] === String(db.id) && !resetIsRecent(m) ? secretValues(cached) : undefined;
     let creds: { username: string; password: string; caPem: string };
     if (fromCache !== undefined) {
       creds = fromCache;

@@ -1,0 +1,9 @@
+// Counts the Linode API calls a client made, from its own Prometheus counter.
+import type { LinodeClient } from "../../src/linode/index.ts";
+
+export async function linodeCalls(client: LinodeClient, filter: { method?: string; route?: string } = {}): Promise<number> {
+  const metric = await client.metrics.requests.get();
+  return metric.values
+    .filter((v) => (filter.method === undefined || v.labels.method === filter.method) && (filter.route === undefined || String(v.labels.route).includes(filter.route)))
+    .reduce((n, v) => n + v.value, 0);
+}

@@ -1,0 +1,163 @@
+// ManagedDatabase end to end on a real API server and the Linode API emulator over HTTP:
+// kubectl apply → Ready with a connection Secret an application can use; updates; request
+// tokens; deletion policies; adoption.
+import { X509Certificate } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { derivedLabel } from "../../src/resources/shared/derived-label.ts";
+import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
+import { useTestCluster } from "../harness/cluster.ts";
+import { linodeCalls } from "../harness/linode-calls.ts";
+import { startOperatorEnv, type OperatorEnv } from "../harness/operator-env.ts";
+import { waitFor } from "../harness/operator-runtime.ts";
+
+describe("ManagedDatabase", () => {
+  const cluster = useTestCluster("mdb");
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster); });
+  afterAll(async () => { await env.stop(); });
+
+  const apply = async (name: string, spec: Record<string, unknown>): Promise<void> => {
+    const res = await cluster.kubectl(["-n", cluster.namespace, "apply", "-f", "-"], {
+      input: JSON.stringify({ apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name }, spec }),
+    });
+    expect(res.code, res.stderr).toBe(0);
+  };
+  const get = (name: string): Promise<ManagedObject> => env.deps.kube.getCustom<ManagedObject>(mdb, { namespace: cluster.namespace, name });
+  const condition = (o: ManagedObject, type: string): { status: string; reason: string; message?: string } | undefined => o.status?.conditions?.find((c) => c.type === type);
+  const readyAt = async (name: string, pred: (o: ManagedObject) => boolean = () => true): Promise<ManagedObject | undefined> => {
+    const o = await get(name);
+    return condition(o, "Ready")?.status === "True" && o.status?.observedGeneration === o.metadata.generation && pred(o) ? o : undefined;
+  };
+  const secret = async (name: string): Promise<Record<string, string>> => {
+    const s = await cluster.core.readNamespacedSecret({ namespace: cluster.namespace, name });
+    return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
+  };
+  const gone = async (name: string): Promise<true | undefined> => get(name).then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined));
+
+  it("creates a MySQL database and publishes a working connection Secret", async () => {
+    await apply("orders", { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowList: ["203.0.113.7"] });
+    const o = await waitFor("orders Ready", () => readyAt("orders"), 60_000, 200);
+    const id = Number(o.status?.id);
+    const db = await env.linode.databases.engine("mysql").get(id);
+    expect(db.label).toBe(derivedLabel(cluster.namespace, "orders"));
+    expect(db.status).toBe("active");
+    expect(db.allowList).toEqual(["203.0.113.7/32"]);
+    expect(o.status).toMatchObject({ status: "active", hosts: { primary: db.hosts.primary }, port: db.port, version: db.version, connectionSecretName: "orders-connection" });
+    expect(condition(o, "Synced")?.status).toBe("True");
+
+    const data = await secret("orders-connection");
+    const creds = await env.linode.databases.engine("mysql").getCredentials(id);
+    expect(data).toMatchObject({ type: "mysql", provider: "linode", host: db.hosts.primary, port: String(db.port), username: creds.username, password: creds.password });
+    expect(data.uri).toContain(`@${String(db.hosts.primary)}:${String(db.port)}/`);
+    expect(new X509Certificate(data["ca.crt"] ?? "").ca).toBe(true);
+    const s = await cluster.core.readNamespacedSecret({ namespace: cluster.namespace, name: "orders-connection" });
+    expect(s.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "ManagedDatabase", name: "orders", uid: o.metadata.uid, controller: true });
+  });
+
+  it("creates a 3-node PostgreSQL cluster", async () => {
+    await apply("analytics", { engine: "postgresql", version: "16", region: "us-east", type: "g6-dedicated-2", clusterSize: 3, allowList: ["198.51.100.0/24"] });
+    const o = await waitFor("analytics Ready", () => readyAt("analytics"), 60_000, 200);
+    const db = await env.linode.databases.engine("postgresql").get(Number(o.status?.id));
+    expect(db.clusterSize).toBe(3);
+    const data = await secret("analytics-connection");
+    expect(data.type).toBe("postgresql");
+    expect(data.uri).toMatch(/^postgresql:\/\//);
+  });
+
+  it("updates allowList, type and the maintenance window once, with no perpetual diff", async () => {
+    await waitFor("orders Ready", () => readyAt("orders"), 60_000, 200);
+    const putsBefore = await linodeCalls(env.operatorLinode, { method: "PUT" });
+    await apply("orders", {
+      engine: "mysql", version: "8", region: "us-east", type: "g6-standard-1", allowList: ["203.0.113.7", "198.51.100.0/24"],
+      updates: { frequency: "weekly", duration: 3, hourOfDay: 2, dayOfWeek: 6 },
+    });
+    const o = await waitFor("orders updated", () => readyAt("orders", (x) => x.status?.type === "g6-standard-1"), 60_000, 200);
+    const db = await env.linode.databases.engine("mysql").get(Number(o.status?.id));
+    expect(db.allowList).toEqual(["198.51.100.0/24", "203.0.113.7/32"]);
+    expect(db.type).toBe("g6-standard-1");
+    expect(db.updates).toMatchObject({ frequency: "weekly", duration: 3, hourOfDay: 2, dayOfWeek: 6 });
+    const puts = await linodeCalls(env.operatorLinode, { method: "PUT" }) - putsBefore;
+    expect(puts).toBe(1);
+    // Several more polls: the bare IP and its /32 form are the same, so nothing more is sent.
+    env.controller.enqueue(`${cluster.namespace}/orders`);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await linodeCalls(env.operatorLinode, { method: "PUT" }) - putsBefore).toBe(1);
+    expect(condition(await get("orders"), "Synced")?.status).toBe("True");
+  });
+
+  it("publishes the Secret again when someone deletes it", async () => {
+    const before = await secret("orders-connection");
+    await cluster.core.deleteNamespacedSecret({ namespace: cluster.namespace, name: "orders-connection" });
+    const after = await waitFor("Secret back", () => secret("orders-connection").catch(() => undefined), 30_000, 200);
+    expect(after.password).toBe(before.password);
+  });
+
+  it("resets the credentials once per request token and rewrites the Secret", async () => {
+    const before = await secret("orders-connection");
+    const o = await get("orders");
+    const id = Number(o.status?.id);
+    const resetsBefore = await linodeCalls(env.operatorLinode, { route: "credentials/reset" });
+    const res = await cluster.kubectl(["-n", cluster.namespace, "patch", "mdb", "orders", "--type=merge", "-p", JSON.stringify({ spec: { requests: { resetCredentials: "rotate-1" } } })]);
+    expect(res.code, res.stderr).toBe(0);
+    const after = await waitFor("new password in the Secret", async () => {
+      const d = await secret("orders-connection");
+      return d.password !== before.password ? d : undefined;
+    }, 60_000, 200);
+    const creds = await env.linode.databases.engine("mysql").getCredentials(id);
+    expect(after.password).toBe(creds.password);
+    const recorded = await waitFor("request recorded", async () => {
+      const x = await get("orders");
+      return (x.status?.lastRequests as { resetCredentials?: { token: string } } | undefined)?.resetCredentials;
+    });
+    expect(recorded.token).toBe("rotate-1");
+    // The same token again is not performed again.
+    env.controller.enqueue(`${cluster.namespace}/orders`);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await linodeCalls(env.operatorLinode, { route: "credentials/reset" }) - resetsBefore).toBe(1);
+  });
+
+  it("adopts an existing database read-only with managementPolicy Observe", async () => {
+    const created = await env.linode.databases.engine("mysql").create({ label: "made-elsewhere", region: "us-east", type: "g6-nanode-1", version: "8" });
+    await apply("observed", { engine: "mysql", version: "8", region: "us-east", type: "g6-standard-2", databaseId: created.id, managementPolicy: "Observe" });
+    const o = await waitFor("observed Ready", () => readyAt("observed"), 60_000, 200);
+    expect(o.status?.id).toBe(created.id);
+    expect(condition(o, "Synced")?.reason).toBe("Observing");
+    expect(condition(o, "Synced")?.message).toContain("type");
+    expect(o.metadata.finalizers ?? []).not.toContain("linode.operator.dev/finalizer");
+    const db = await env.linode.databases.engine("mysql").get(created.id);
+    expect(db.type).toBe("g6-nanode-1"); // never changed
+    expect((await secret("observed-connection")).host).toBe(db.hosts.primary);
+    await cluster.kubectl(["-n", cluster.namespace, "delete", "mdb", "observed", "--wait=true"]);
+    expect((await env.linode.databases.engine("mysql").get(created.id)).id).toBe(created.id); // still there
+  });
+
+  it("adopts the database a lost create left behind instead of creating a second one", async () => {
+    // The operator's create reached the API but its response (and the id) was lost: the
+    // database exists under the derived label and nothing on the resource says so.
+    const label = derivedLabel(cluster.namespace, "lost");
+    const orphan = await env.linode.databases.engine("mysql").create({ label, region: "us-east", type: "g6-nanode-1", version: "8" });
+    await apply("lost", { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" });
+    const o = await waitFor("lost Ready", () => readyAt("lost"), 60_000, 200);
+    expect(o.status?.id).toBe(orphan.id);
+    expect(o.metadata.annotations?.["linode.operator.dev/external-id"]).toBe(String(orphan.id));
+    const all = await env.linode.databases.engine("mysql").listAll();
+    expect(all.filter((d) => d.label === label)).toHaveLength(1);
+  });
+
+  it("deletes the cloud database before the resource goes; Retain leaves it", async () => {
+    const orders = await get("orders");
+    const id = Number(orders.status?.id);
+    const del = await cluster.kubectl(["-n", cluster.namespace, "delete", "mdb", "orders", "--wait=false"]);
+    expect(del.code, del.stderr).toBe(0);
+    await waitFor("orders gone", () => gone("orders"), 60_000, 200);
+    await expect(env.linode.databases.engine("mysql").get(id)).rejects.toMatchObject({ kind: "notFound" });
+
+    const patch = await cluster.kubectl(["-n", cluster.namespace, "patch", "mdb", "analytics", "--type=merge", "-p", '{"spec":{"deletionPolicy":"Retain"}}']);
+    expect(patch.code, patch.stderr).toBe(0);
+    const analytics = await waitFor("retain seen", () => readyAt("analytics"), 30_000, 200);
+    await cluster.kubectl(["-n", cluster.namespace, "delete", "mdb", "analytics", "--wait=false"]);
+    await waitFor("analytics gone", () => gone("analytics"), 60_000, 200);
+    expect((await env.linode.databases.engine("postgresql").get(Number(analytics.status?.id))).status).toBe("active");
+  });
+});
