@@ -3,7 +3,7 @@
 // its metrics), plus a LinodeClient to inspect the emulator as a user would.
 import { Registry } from "prom-client";
 import { LinodeClient } from "../../src/linode/index.ts";
-import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
+import { startEmulator, type EmulatorConfigInput, type RunningEmulator } from "../../src/emulator/index.ts";
 import type { Controller } from "../../src/runtime/controller.ts";
 import { managedDatabaseController } from "../../src/resources/managed-database/index.ts";
 import type { TestCluster } from "./cluster.ts";
@@ -23,9 +23,9 @@ export interface OperatorEnv {
 
 export const TOKEN = "operator-test-token";
 
-export async function startOperatorEnv(cluster: TestCluster, opts: { provisionSeconds?: number; token?: string; poll?: { pendingMillis?: number; readyMillis?: number } } = {}): Promise<OperatorEnv> {
+export async function startOperatorEnv(cluster: TestCluster, opts: { provisionSeconds?: number; token?: string; emulatorConfig?: EmulatorConfigInput; poll?: { pendingMillis?: number; readyMillis?: number } } = {}): Promise<OperatorEnv> {
   await installCrds(cluster);
-  const emulator = await startEmulator({ port: 0, tokens: [TOKEN], provisionSeconds: opts.provisionSeconds ?? 0.3 });
+  const emulator = await startEmulator({ port: 0, tokens: [TOKEN], provisionSeconds: opts.provisionSeconds ?? 0.3, ...(opts.emulatorConfig !== undefined ? { config: opts.emulatorConfig } : {}) });
   const deps = runtimeDeps(cluster.adminKubeconfig);
   const registry = new Registry();
   const operatorLinode = new LinodeClient({ token: opts.token ?? TOKEN, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } });
