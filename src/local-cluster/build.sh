@@ -3,9 +3,9 @@
 # kubectl, etcd, helm; kubelet on request) from the Go module proxy only, into a cache
 # outside the repository, and reuses that cache when it is complete.
 #
-#   test/control-plane/build.sh            # prints the bin directory on its last line
-#   KUBE_ASSETS=/dir test/control-plane/build.sh   # use installed binaries, build nothing
-#   WITH_KUBELET=1 test/control-plane/build.sh     # also build the kubelet
+#   src/local-cluster/build.sh            # prints the bin directory on its last line
+#   KUBE_ASSETS=/dir src/local-cluster/build.sh   # use installed binaries, build nothing
+#   WITH_KUBELET=1 src/local-cluster/build.sh     # also build the kubelet
 #
 # Why a module of our own: k8s.io/kubernetes maps its staging modules with replace
 # directives, which `go install pkg@version` refuses; a main module that replaces each staging

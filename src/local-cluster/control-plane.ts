@@ -1,0 +1,229 @@
+// A real local Kubernetes control plane for tests and the demo, in the spirit of
+// controller-runtime's envtest: etcd + kube-apiserver (+ kube-controller-manager for garbage
+// collection, namespace deletion and default ServiceAccounts) built by ./build.sh, on free
+// loopback ports, with a token admin, RBAC on and service-account signing keys so
+// TokenRequest works. Everything lives in one temp dir that stop() removes.
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile, readFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
+import { Agent, fetch } from "undici";
+
+const run = promisify(execFile);
+// From src/ (tests, `node src/...`) or dist/ (the built CLI), the script stays in src/.
+const buildScript = [new URL("./build.sh", import.meta.url), new URL("../../src/local-cluster/build.sh", import.meta.url)]
+  .map((u) => fileURLToPath(u)).find((p) => existsSync(p)) ?? "build.sh";
+
+export interface ControlPlaneOptions {
+  /** Also run kube-controller-manager (GC of owned objects, namespace deletion, default SA). */
+  controllerManager?: boolean;
+  /** Keep logs and the temp dir after stop (for debugging). */
+  keep?: boolean;
+}
+
+export interface ControlPlane {
+  /** https://127.0.0.1:PORT */
+  server: string;
+  dir: string;
+  binDir: string;
+  caFile: string;
+  adminToken: string;
+  adminKubeconfig: string;
+  /** Milliseconds from spawning etcd to the apiserver's /readyz answering ok. */
+  startMillis: number;
+  version: string;
+  stop(): Promise<void>;
+  /** Kills only the kube-apiserver (SIGKILL: a crash) and starts it again on the same port and data. */
+  restartApiServer(): Promise<void>;
+  pids(): number[];
+}
+
+/** Builds (or finds in the cache) the binaries and returns their directory. */
+export async function controlPlaneBinaries(): Promise<string> {
+  const { stdout } = await run("bash", [buildScript], {
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 60 * 60 * 1000,
+  });
+  const dir = stdout.trim().split("\n").pop();
+  if (dir === undefined || dir === "") throw new Error("build.sh printed no bin directory");
+  return dir;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => {
+        if (addr !== null && typeof addr === "object") resolve(addr.port);
+        else reject(new Error("no port"));
+      });
+    });
+  });
+}
+
+async function openssl(dir: string, ...args: string[]): Promise<void> {
+  await run("openssl", args, { cwd: dir });
+}
+
+async function makeCertificates(dir: string): Promise<void> {
+  await openssl(dir, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
+    "-subj", "/CN=linode-operator-test-ca", "-keyout", "ca.key", "-out", "ca.crt");
+  await openssl(dir, "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=kube-apiserver",
+    "-keyout", "apiserver.key", "-out", "apiserver.csr");
+  await writeFile(join(dir, "ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
+  await openssl(dir, "x509", "-req", "-in", "apiserver.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+    "-CAcreateserial", "-days", "3650", "-extfile", "ext", "-out", "apiserver.crt");
+  await openssl(dir, "genrsa", "-out", "sa.key", "2048");
+  await openssl(dir, "rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub");
+}
+
+export function kubeconfigYaml(opts: { server: string; caData: string; token: string; user: string; namespace?: string }): string {
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    "- name: test",
+    "  cluster:",
+    `    server: ${opts.server}`,
+    `    certificate-authority-data: ${Buffer.from(opts.caData).toString("base64")}`,
+    "users:",
+    `- name: ${opts.user}`,
+    "  user:",
+    `    token: ${opts.token}`,
+    "contexts:",
+    "- name: test",
+    "  context:",
+    "    cluster: test",
+    `    user: ${opts.user}`,
+    ...(opts.namespace !== undefined ? [`    namespace: ${opts.namespace}`] : []),
+    "current-context: test",
+    "",
+  ].join("\n");
+}
+
+interface Proc { name: string; child: ChildProcess; exited: Promise<void> }
+
+function startProcess(dir: string, bin: string, name: string, args: string[]): Proc {
+  const log = createWriteStream(join(dir, `${name}.log`));
+  const child = spawn(join(bin, name), args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => { resolve(); }));
+  return { name, child, exited };
+}
+
+async function stopProcess(p: Proc, graceMillis: number): Promise<void> {
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+  p.child.kill(graceMillis === 0 ? "SIGKILL" : "SIGTERM");
+  const timer = setTimeout(() => p.child.kill("SIGKILL"), graceMillis);
+  await p.exited;
+  clearTimeout(timer);
+}
+
+async function waitReady(url: string, ca: string, token: string, deadlineMillis: number, procs: Proc[]): Promise<void> {
+  const dispatcher = new Agent({ connect: { ca } });
+  const end = Date.now() + deadlineMillis;
+  try {
+    for (;;) {
+      for (const p of procs) {
+        if (p.child.exitCode !== null) throw new Error(`${p.name} exited with code ${p.child.exitCode} before the apiserver was ready`);
+      }
+      try {
+        const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, dispatcher });
+        if (res.ok) return;
+        await res.arrayBuffer();
+      } catch { /* not listening yet */ }
+      if (Date.now() > end) throw new Error(`${url} not ready after ${deadlineMillis} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const binDir = await controlPlaneBinaries();
+  const dir = await mkdtemp(join(tmpdir(), "linode-operator-cp-"));
+  await makeCertificates(dir);
+  const caFile = join(dir, "ca.crt");
+  const ca = await readFile(caFile, "utf8");
+  const adminToken = randomBytes(32).toString("hex");
+  await writeFile(join(dir, "tokens.csv"), `${adminToken},admin,admin-uid,"system:masters"\n`);
+  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const server = `https://127.0.0.1:${apiPort}`;
+  const adminKubeconfig = join(dir, "admin.kubeconfig");
+  await writeFile(adminKubeconfig, kubeconfigYaml({ server, caData: ca, token: adminToken, user: "admin" }), { mode: 0o600 });
+
+  const started = Date.now();
+  const etcd = startProcess(dir, binDir, "etcd", [
+    `--data-dir=${join(dir, "etcd")}`,
+    `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
+    `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
+    `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+    "--unsafe-no-fsync=true",
+    "--log-level=warn",
+  ]);
+  const apiArgs = [
+    `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+    "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", `--secure-port=${apiPort}`,
+    "--tls-cert-file=apiserver.crt", "--tls-private-key-file=apiserver.key", "--client-ca-file=ca.crt",
+    "--token-auth-file=tokens.csv", "--authorization-mode=RBAC",
+    `--service-account-issuer=${server}`, "--service-account-key-file=sa.pub",
+    "--service-account-signing-key-file=sa.key", "--service-cluster-ip-range=10.0.0.0/24",
+    "--allow-privileged=true", "--disable-admission-plugins=ServiceAccount",
+  ];
+  const procs: Proc[] = [etcd];
+  let api = startProcess(dir, binDir, "kube-apiserver", apiArgs);
+  procs.push(api);
+  const stopAll = async (): Promise<void> => {
+    // The apiserver first: stopped after etcd it hangs for ~15 s retrying storage.
+    for (const p of [...procs].reverse()) await stopProcess(p, 20_000);
+  };
+  try {
+    await waitReady(`${server}/readyz`, ca, adminToken, 60_000, procs);
+  } catch (err) {
+    await stopAll();
+    const log = await readFile(join(dir, "kube-apiserver.log"), "utf8").catch(() => "");
+    if (options.keep !== true) await rm(dir, { recursive: true, force: true });
+    throw new Error(`${(err as Error).message}\n${log.slice(-3000)}`, { cause: err });
+  }
+  const startMillis = Date.now() - started;
+  if (options.controllerManager !== false) {
+    const kcmPort = await freePort();
+    procs.push(startProcess(dir, binDir, "kube-controller-manager", [
+      `--kubeconfig=${adminKubeconfig}`, `--authentication-kubeconfig=${adminKubeconfig}`,
+      `--authorization-kubeconfig=${adminKubeconfig}`,
+      "--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller",
+      "--service-account-private-key-file=sa.key", "--root-ca-file=ca.crt", "--leader-elect=false",
+      "--bind-address=127.0.0.1", `--secure-port=${kcmPort}`,
+    ]));
+  }
+  const { stdout: versionJson } = await run(join(binDir, "kubectl"), ["--kubeconfig", adminKubeconfig, "version", "-o", "json"]);
+  const version = (JSON.parse(versionJson) as { serverVersion: { gitVersion: string } }).serverVersion.gitVersion;
+
+  return {
+    server, dir, binDir, caFile, adminToken, adminKubeconfig, startMillis, version,
+    pids: () => procs.map((p) => p.child.pid).filter((p): p is number => p !== undefined),
+    async restartApiServer() {
+      const i = procs.indexOf(api);
+      await stopProcess(api, 0);
+      api = startProcess(dir, binDir, "kube-apiserver", apiArgs);
+      procs[i] = api;
+      await waitReady(`${server}/readyz`, ca, adminToken, 60_000, procs);
+    },
+    async stop() {
+      await stopAll();
+      if (options.keep !== true) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
