@@ -1,4 +1,4 @@
-// Conformance: replays every recorded real interaction in ../shared/reference/recorded/
+// Conformance: replays every recorded real interaction in test/fixtures/recorded/
 // (linodego's integration cassettes) against the emulator, in order, mapping recorded ids to
 // the emulator's as responses reveal them, and checks status codes, keys and value types.
 // Values (ids, timestamps, statuses, hostnames) may differ. All 14 cassettes are in scope;
@@ -32,7 +32,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningEmulator } from "../../src/emulator/index.ts";
 import { call, start, TOKEN } from "./helpers.ts";
 
-const DIR = new URL("../../../shared/reference/recorded/", import.meta.url);
+const DIR = new URL("../fixtures/recorded/", import.meta.url);
 
 interface Interaction {
   method: string;
