@@ -1,6 +1,5 @@
 // Per-test-file helpers on the shared control plane: a namespace of one's own, an admin
 // KubeConfig, kubectl, and kubeconfigs for ServiceAccounts minted by TokenRequest.
-import { execFile } from "node:child_process";
 import { readFile, writeFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,8 +7,9 @@ import { randomBytes } from "node:crypto";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, inject } from "vitest";
 import { kubeconfigYaml } from "./control-plane.ts";
+import { execCapture, type ExecResult } from "../../src/local-cluster/exec.ts";
 
-export interface ExecResult { stdout: string; stderr: string; code: number }
+export { execCapture, type ExecResult };
 
 export interface TestCluster {
   namespace: string;
@@ -25,16 +25,6 @@ export interface TestCluster {
   serviceAccountKubeconfig(name: string, namespace?: string): Promise<string>;
   /** A fresh temp dir for the test file, removed after it. */
   tmp: string;
-}
-
-export function execCapture(cmd: string, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<ExecResult> {
-  return new Promise((resolve) => {
-    const child = execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024, env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 120_000 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === "number" ? err.code : 1;
-      resolve({ stdout, stderr, code });
-    });
-    if (opts.input !== undefined) child.stdin?.end(opts.input);
-  });
 }
 
 /** Registers beforeAll/afterAll hooks; the returned object is usable inside tests. */

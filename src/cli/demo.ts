@@ -1,0 +1,206 @@
+// `linode-operator demo`: the whole product on one machine, offline. Starts the Linode API
+// emulator and a local Kubernetes control plane (or uses the current kubectl context),
+// installs the CRDs, runs the operator, applies the example ManagedDatabases and shows them
+// becoming Ready, then the connection Secrets' keys and how to read them. Ctrl-C cleans up.
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { Registry } from "prom-client";
+import { parseAllDocuments } from "yaml";
+import { execCapture } from "../local-cluster/exec.ts";
+import { startControlPlane, type ControlPlane } from "../local-cluster/control-plane.ts";
+import { startEmulator } from "../emulator/index.ts";
+import { KubeClient } from "../kube/client.ts";
+import { loadKubeConfig, loadKubeConfigFromFile } from "../kube/config.ts";
+import { LinodeClient } from "../linode/index.ts";
+import { createOperatorMetrics } from "../metrics/operator-metrics.ts";
+import { operatorConfigSchema } from "../config/operator-config.ts";
+import { KubeEventRecorder } from "../runtime/events.ts";
+import { createLogger } from "../runtime/logger.ts";
+import { Manager } from "../runtime/manager.ts";
+import type { ManagedObject } from "../runtime/managed.ts";
+import { buildControllers } from "../resources/index.ts";
+import { managedDatabaseType } from "../resources/managed-database/index.ts";
+import type { ManagedDatabaseStatus } from "../resources/managed-database/schema.ts";
+
+const HELP = `Usage: linode-operator demo [options]
+
+Runs the Linode API emulator, a local Kubernetes control plane and the operator, applies the
+example ManagedDatabases and shows them becoming Ready. Nothing leaves this machine.
+
+  --use-current-context   use your current kubectl context (e.g. a kind cluster) instead of a
+                          local control plane; only the emulator and the operator run locally
+  --namespace NS          namespace for the examples (default linode-demo)
+  --examples DIR          manifests to apply (default: the repository's examples/)
+  --exit-when-ready       clean up and exit once everything is Ready (for scripts)
+  --provision-seconds S   how long the emulator takes to provision a database (default 5)
+  -h, --help              show this help
+`;
+
+const repoDir = (rel: string): string => [new URL(`../../${rel}`, import.meta.url)].map((u) => fileURLToPath(u))[0] ?? rel;
+
+export async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv, strict: true,
+    options: {
+      "use-current-context": { type: "boolean", default: false },
+      namespace: { type: "string", default: "linode-demo" },
+      examples: { type: "string" },
+      "exit-when-ready": { type: "boolean", default: false },
+      "provision-seconds": { type: "string", default: "5" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) { process.stdout.write(HELP); return 0; }
+  const say = (s: string): void => { process.stdout.write(`${s}\n`); };
+  const namespace = values.namespace;
+  const examplesDir = values.examples ?? repoDir("examples");
+  const work = await mkdtemp(join(tmpdir(), "linode-operator-demo-"));
+  const cleanups: (() => Promise<void>)[] = [async () => { await rm(work, { recursive: true, force: true }); }];
+  const cleanup = async (): Promise<void> => { for (const c of cleanups.reverse()) await c().catch(() => undefined); };
+  const state = { interrupted: false };
+  const onSignal = (): void => { state.interrupted = true; };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+
+  try {
+    const token = randomBytes(16).toString("hex");
+    const emulator = await startEmulator({ port: 0, tokens: [token], provisionSeconds: Number(values["provision-seconds"]) });
+    cleanups.push(() => emulator.close());
+    say(`✓ Linode API emulator on ${emulator.url}`);
+
+    let kubeconfig: string | undefined;
+    let kubectlBin = "kubectl";
+    let cp: ControlPlane | undefined;
+    if (!values["use-current-context"]) {
+      say("… starting a local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager; the first run builds them, ~12 min)");
+      cp = await startControlPlane();
+      const plane = cp;
+      cleanups.push(() => plane.stop());
+      kubeconfig = join(work, "kubeconfig");
+      await writeFile(kubeconfig, await readFile(cp.adminKubeconfig), { mode: 0o600 });
+      kubectlBin = join(cp.binDir, "kubectl");
+      say(`✓ Kubernetes ${cp.version} at ${cp.server} (ready in ${(cp.startMillis / 1000).toFixed(1)} s)`);
+    }
+    const kubectl = (args: string[], input?: string): ReturnType<typeof execCapture> =>
+      execCapture(kubectlBin, [...(kubeconfig !== undefined ? ["--kubeconfig", kubeconfig] : []), ...args], input !== undefined ? { input } : {});
+
+    const crdDir = repoDir("crds");
+    const crds = (await readdir(crdDir)).filter((f) => f.endsWith(".yaml")).map((f) => join(crdDir, f));
+    const applied = await kubectl(["apply", "--server-side", "--force-conflicts", "--field-manager=linode-operator", ...crds.flatMap((f) => ["-f", f])]);
+    if (applied.code !== 0) throw new Error(`installing the CRDs failed: ${applied.stderr}`);
+    await kubectl(["wait", "--for=condition=Established", "--timeout=60s", ...crds.flatMap((f) => ["-f", f])]);
+    say(`✓ CRDs installed: ${crds.length} kinds (kubectl get linode)`);
+
+    const kc = kubeconfig !== undefined ? loadKubeConfigFromFile(kubeconfig) : loadKubeConfig();
+    const kube = new KubeClient(kc, { fieldManager: "linode-operator" });
+    const logFile = join(work, "operator.log");
+    const { createWriteStream } = await import("node:fs");
+    const log = createLogger({ level: "info" }, createWriteStream(logFile));
+    const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: false });
+    const config = operatorConfigSchema.parse({ linodeToken: token, linodeApiUrl: emulator.url, namespaces: [namespace], identity: "demo", leaderElect: false, healthPort: 0, metricsPort: 0, bindAddress: "127.0.0.1" });
+    const linode = new LinodeClient({ token, baseUrl: emulator.url, registry: metrics.registry });
+    const manager = new Manager({
+      kube, log, metrics, healthPort: -1, metricsPort: -1,
+      leaderElection: { enabled: false, namespace, name: "linode-operator", identity: "demo" },
+      onLostLeadership: () => undefined,
+    });
+    for (const c of buildControllers({ config, kube, linode, events: new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: "demo", log }), log, metrics })) manager.add(c);
+    await kubectl(["create", "namespace", namespace]);
+    await manager.start();
+    cleanups.push(async () => { await manager.stop(); await linode.close(); });
+    say(`✓ operator running (logs: ${logFile})`);
+
+    const manifests = await exampleDatabases(examplesDir);
+    if (manifests.length === 0) throw new Error(`no ManagedDatabase manifests in ${examplesDir}`);
+    const apply = await kubectl(["-n", namespace, "apply", "-f", "-"], manifests.map((m) => JSON.stringify(m)).join("\n"));
+    if (apply.code !== 0) throw new Error(`kubectl apply failed: ${apply.stderr}`);
+    say(`✓ applied ${manifests.map((m) => `managedDatabase/${m.metadata.name}`).join(", ")} in namespace ${namespace}\n`);
+
+    const started = Date.now();
+    let lastTable = "";
+    let ready = false;
+    while (!state.interrupted && !ready) {
+      const list = await kube.listCustom<ManagedObject>(managedDatabaseType, { namespace });
+      const table = render(list.items);
+      if (table !== lastTable) {
+        say(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s]\n${table}\n`);
+        lastTable = table;
+      }
+      ready = list.items.length === manifests.length && list.items.every((o) => o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+      if (!ready) await new Promise((r) => setTimeout(r, 1_000));
+    }
+    if (ready) {
+      say(`All ${manifests.length} databases are Ready after ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
+      const list = await kube.listCustom<ManagedObject>(managedDatabaseType, { namespace });
+      for (const o of list.items) {
+        const secretName = (o.status as ManagedDatabaseStatus | undefined)?.connectionSecretName ?? "";
+        const secret = await kube.getSecret({ namespace, name: secretName });
+        say(`Secret ${namespace}/${secretName} (owned by managedDatabase/${o.metadata.name}) has keys: ${Object.keys(secret.data ?? {}).sort().join(", ")}`);
+      }
+      const kcArg = kubeconfig !== undefined ? ` --kubeconfig ${kubeconfig}` : "";
+      const first = (list.items[0]?.status as ManagedDatabaseStatus | undefined)?.connectionSecretName ?? "";
+      say(`
+How to use it:
+  kubectl${kcArg} get linode -n ${namespace}
+  kubectl${kcArg} -n ${namespace} get secret ${first} -o jsonpath='{.data.uri}' | base64 -d
+  An application mounts the Secret as files (see examples/), e.g. /etc/db/host, /etc/db/password,
+  /etc/db/ca.crt, or binds it as a Service Binding. The emulator's hosts resolve nowhere: point
+  LINODE_API_URL at the real API (and LINODE_TOKEN at a real token) for real databases.
+  Linode API emulator: ${emulator.url} (token ${token}); try: curl -H "Authorization: Bearer ${token}" ${emulator.url}/databases/instances`);
+    }
+    if (!values["exit-when-ready"] && !state.interrupted) {
+      say("\nPress Ctrl-C to stop and clean up.");
+      while (!state.interrupted) await new Promise((r) => setTimeout(r, 200));
+    }
+    if (values["use-current-context"]) {
+      // Delete while the operator still runs, so finalizers complete against the emulator.
+      say("Deleting the demo resources…");
+      await kubectl(["delete", "namespace", namespace, "--wait=true", "--timeout=60s"]);
+    }
+    say("Cleaning up…");
+    await cleanup();
+    say("Done.");
+    return state.interrupted && !ready ? 130 : 0;
+  } catch (err) {
+    await cleanup();
+    throw err;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+interface Manifest { kind: string; metadata: { name: string; namespace?: string } }
+
+async function exampleDatabases(dir: string): Promise<Manifest[]> {
+  if (!existsSync(dir)) return [];
+  const files = (await readdir(dir)).filter((f) => f.endsWith(".yaml") || f.endsWith(".yml")).sort();
+  const out: Manifest[] = [];
+  for (const f of files) {
+    for (const doc of parseAllDocuments(await readFile(join(dir, f), "utf8"))) {
+      const m = doc.toJSON() as Manifest | null;
+      if (m?.kind === "ManagedDatabase") {
+        delete m.metadata.namespace;
+        out.push(m);
+      }
+    }
+  }
+  return out;
+}
+
+function render(items: ManagedObject[]): string {
+  const rows = [["NAME", "ENGINE", "VERSION", "STATUS", "READY", "SYNCED", "SECRET"]];
+  for (const o of items) {
+    const spec = o.spec as { engine?: string; version?: string };
+    const st = o.status as ManagedDatabaseStatus | undefined;
+    const cond = (t: string): string => st?.conditions?.find((c) => c.type === t)?.status ?? "";
+    rows.push([o.metadata.name, spec.engine ?? "", st?.version ?? spec.version ?? "", st?.status ?? "pending", cond("Ready"), cond("Synced"), st?.connectionSecretName ?? ""]);
+  }
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("   ").trimEnd()).join("\n");
+}

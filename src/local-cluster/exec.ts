@@ -1,0 +1,14 @@
+// Runs a command and collects its output; never throws on a non-zero exit.
+import { execFile } from "node:child_process";
+
+export interface ExecResult { stdout: string; stderr: string; code: number }
+
+export function execCapture(cmd: string, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<ExecResult> {
+  return new Promise((resolve) => {
+    const child = execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024, env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 120_000 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === "number" ? err.code : 1;
+      resolve({ stdout, stderr, code });
+    });
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
+  });
+}
