@@ -86,6 +86,40 @@ describe("ManagedDatabase", () => {
     expect(condition(await get("orders"), "Synced")?.status).toBe("True");
   });
 
+  it("coalesces rapid allowList edits into one update", async () => {
+    await waitFor("orders Ready", () => readyAt("orders"), 60_000, 200);
+    const putsBefore = await linodeCalls(env.operatorLinode, { method: "PUT" });
+    let last: ManagedObject | undefined;
+    for (let i = 1; i <= 5; i++) {
+      last = await env.deps.kube.mergePatchCustom<ManagedObject>(mdb, { namespace: cluster.namespace, name: "orders" }, { spec: { allowList: ["203.0.113.7", `192.0.2.${String(i)}`] } });
+    }
+    const o = await waitFor("orders at the last allowList", () => readyAt("orders", (x) => x.metadata.generation === last?.metadata.generation), 60_000, 200);
+    const db = await env.linode.databases.engine("mysql").get(Number(o.status?.id));
+    expect(db.allowList).toEqual(["192.0.2.5/32", "203.0.113.7/32"]);
+    expect(await linodeCalls(env.operatorLinode, { method: "PUT" }) - putsBefore).toBe(1);
+  });
+
+  it("applies patches once per request token", async () => {
+    const o = await waitFor("orders Ready", () => readyAt("orders"), 60_000, 200);
+    const before = await linodeCalls(env.operatorLinode, { route: "/patch" });
+    await env.deps.kube.mergePatchCustom(mdb, { namespace: cluster.namespace, name: "orders" }, { spec: { requests: { patch: "maint-1" } } });
+    const recorded = await waitFor("patch recorded", async () => ((await get("orders")).status?.lastRequests as { patch?: { token: string } } | undefined)?.patch);
+    expect(recorded.token).toBe("maint-1");
+    await waitFor("orders Ready after patching", () => readyAt("orders"), 60_000, 200);
+    env.controller.enqueue(`${cluster.namespace}/orders`);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await linodeCalls(env.operatorLinode, { route: "/patch" }) - before).toBe(1);
+    expect((await env.linode.databases.engine("mysql").get(Number(o.status?.id))).status).toBe("active");
+  });
+
+  it("publishes the emulator's CA certificate, decoded to PEM", async () => {
+    const o = await get("orders");
+    const ssl = await env.linode.databases.engine("mysql").getSslCertificate(Number(o.status?.id));
+    const data = await secret("orders-connection");
+    expect(data["ca.crt"]).toBe(Buffer.from(ssl.caCertificate ?? "", "base64").toString("utf8"));
+    expect(data["ca.crt"]).toMatch(/^-----BEGIN CERTIFICATE-----/);
+  });
+
   it("publishes the Secret again when someone deletes it", async () => {
     const before = await secret("orders-connection");
     await cluster.core.deleteNamespacedSecret({ namespace: cluster.namespace, name: "orders-connection" });
