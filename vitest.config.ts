@@ -5,6 +5,9 @@ import { defineConfig } from "vitest/config";
 // cluster project's global setup starts once for the whole run.
 export default defineConfig({
   test: {
+    // Cluster tests mostly wait on the API server and the emulator, not on CPU: run more
+    // files at once than the machine has cores.
+    maxWorkers: 4,
     projects: [
       {
         test: {
