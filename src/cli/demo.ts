@@ -3,27 +3,21 @@
 // installs the CRDs, runs the operator, applies the example ManagedDatabases and shows them
 // becoming Ready, then the connection Secrets' keys and how to read them. Ctrl-C cleans up.
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { createWriteStream, existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { Registry } from "prom-client";
 import { parseAllDocuments } from "yaml";
 import { execCapture } from "../local-cluster/exec.ts";
 import { startControlPlane, type ControlPlane } from "../local-cluster/control-plane.ts";
 import { startEmulator } from "../emulator/index.ts";
-import { KubeClient } from "../kube/client.ts";
 import { loadKubeConfig, loadKubeConfigFromFile } from "../kube/config.ts";
-import { LinodeClient } from "../linode/index.ts";
-import { createOperatorMetrics } from "../metrics/operator-metrics.ts";
 import { operatorConfigSchema } from "../config/operator-config.ts";
-import { KubeEventRecorder } from "../runtime/events.ts";
 import { createLogger } from "../runtime/logger.ts";
-import { Manager } from "../runtime/manager.ts";
+import { assembleOperator } from "./assemble-operator.ts";
 import type { ManagedObject } from "../runtime/managed.ts";
-import { buildControllers } from "../resources/index.ts";
 import { managedDatabaseType } from "../resources/managed-database/index.ts";
 import type { ManagedDatabaseStatus } from "../resources/managed-database/schema.ts";
 
@@ -97,22 +91,14 @@ export async function main(argv: string[]): Promise<number> {
     say(`✓ CRDs installed: ${crds.length} kinds (kubectl get linode)`);
 
     const kc = kubeconfig !== undefined ? loadKubeConfigFromFile(kubeconfig) : loadKubeConfig();
-    const kube = new KubeClient(kc, { fieldManager: "linode-operator" });
     const logFile = join(work, "operator.log");
-    const { createWriteStream } = await import("node:fs");
     const log = createLogger({ level: "info" }, createWriteStream(logFile));
-    const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: false });
     const config = operatorConfigSchema.parse({ linodeToken: token, linodeApiUrl: emulator.url, namespaces: [namespace], identity: "demo", leaderElect: false, healthPort: 0, metricsPort: 0, bindAddress: "127.0.0.1" });
-    const linode = new LinodeClient({ token, baseUrl: emulator.url, registry: metrics.registry });
-    const manager = new Manager({
-      kube, log, metrics, healthPort: -1, metricsPort: -1,
-      leaderElection: { enabled: false, namespace, name: "linode-operator", identity: "demo" },
-      onLostLeadership: () => undefined,
-    });
-    for (const c of buildControllers({ config, kube, linode, events: new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: "demo", log }), log, metrics })) manager.add(c);
+    const operator = assembleOperator({ config, kc, log, defaultMetrics: false, onLostLeadership: () => undefined });
+    const { kube, manager } = operator;
     await kubectl(["create", "namespace", namespace]);
     await manager.start();
-    cleanups.push(async () => { await manager.stop(); await linode.close(); });
+    cleanups.push(() => operator.stop());
     say(`✓ operator running (logs: ${logFile})`);
 
     const manifests = await exampleDatabases(examplesDir);

@@ -1,15 +1,8 @@
 // `linode-operator run`: the operator process.
-import { Registry } from "prom-client";
 import { loadOperatorConfig, runHelp } from "../config/operator-config.ts";
-import { KubeClient } from "../kube/client.ts";
 import { loadKubeConfig } from "../kube/config.ts";
-import { createOperatorMetrics } from "../metrics/operator-metrics.ts";
-import { KubeEventRecorder } from "../runtime/events.ts";
 import { createLogger } from "../runtime/logger.ts";
-import { Manager } from "../runtime/manager.ts";
-import { LinodeClient } from "../linode/index.ts";
-import { buildControllers } from "../resources/index.ts";
-
+import { assembleOperator } from "./assemble-operator.ts";
 
 export async function main(argv: string[]): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
@@ -18,27 +11,16 @@ export async function main(argv: string[]): Promise<number> {
   }
   const config = loadOperatorConfig(argv);
   const log = createLogger({ level: config.logLevel });
-  const kc = loadKubeConfig();
-  const kube = new KubeClient(kc, { fieldManager: "linode-operator" });
-  const metrics = createOperatorMetrics(new Registry());
-  const events = new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: config.identity, log });
-
-  let exiting = false;
-  const manager = new Manager({
-    kube, log, metrics,
-    leaderElection: { enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId, identity: config.identity },
-    healthPort: config.healthPort, metricsPort: config.metricsPort, bindHost: config.bindAddress,
+  const operator = assembleOperator({
+    config, log, kc: loadKubeConfig(),
     onLostLeadership: () => {
       // Another replica may already be acting: stop at once rather than finish anything.
       log.error({}, "leadership lost; exiting");
       process.exit(1);
     },
   });
-  const linode = new LinodeClient({
-    token: config.linodeToken, baseUrl: config.linodeApiUrl, registry: metrics.registry,
-    logger: log.child({ component: "linode" }), userAgent: "linode-operator",
-  });
-  for (const c of buildControllers({ config, kube, linode, events, log, metrics })) manager.add(c);
+  const { manager } = operator;
+  let exiting = false;
 
   const done = new Promise<number>((resolve) => {
     const shutdown = (signal: string): void => {
@@ -46,7 +28,7 @@ export async function main(argv: string[]): Promise<number> {
       exiting = true;
       log.info({ signal }, "shutting down");
       const force = setTimeout(() => { log.error({}, "shutdown took too long; exiting"); resolve(1); }, (config.shutdownGraceSeconds + 5) * 1000);
-      manager.stop().then(() => linode.close()).then(() => { clearTimeout(force); log.info({}, "stopped"); resolve(0); }, (err: unknown) => {
+      operator.stop().then(() => { clearTimeout(force); log.info({}, "stopped"); resolve(0); }, (err: unknown) => {
         clearTimeout(force);
         log.error({ err: (err as Error).message }, "shutdown failed");
         resolve(1);
