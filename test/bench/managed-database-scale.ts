@@ -33,6 +33,8 @@ try {
   const op = startOperator(["--concurrency", "8"], {
     KUBECONFIG: cp.adminKubeconfig, LINODE_TOKEN: "bench-token", LINODE_API_URL: emulator.url,
     LEADER_ELECT: "false", HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1", LOG_LEVEL: "info",
+    // e.g. OPERATOR_NODE_OPTIONS=--max-old-space-size=128 to see how small a heap suffices.
+    ...(process.env.OPERATOR_NODE_OPTIONS !== undefined ? { NODE_OPTIONS: process.env.OPERATOR_NODE_OPTIONS } : {}),
   });
   operatorProc.stop = async () => { op.child.kill("SIGTERM"); await op.exited; };
   const started = await op.waitForLog((l) => l.msg === "operator started");
