@@ -104,6 +104,7 @@ const preconditionReasons: RegExp[] = [
   /\bstatus\b.*\b(?:must|required|not allowed|does not allow|cannot)\b/i,
   /\b(?:is|are) (?:currently )?(?:provisioning|updating|restoring|resuming|suspending|suspended|backing[ _]up|resizing|busy|not active|not ready)\b/i,
   /\bbusy\b/i,
+  /\bcannot \w+(?: \w+)? while\b/i,
   /\bin progress\b/i,
   /\banother (?:backup|snapshot|operation)\b/i,
   /\b(?:maximum|at most|limit|no more than)(?: of)? \d+ (?:\w+ )?(?:snapshot|backup)s?\b/i,

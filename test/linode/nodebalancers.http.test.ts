@@ -1,0 +1,110 @@
+// Every NodeBalancer endpoint through the client against the emulator over HTTP.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LinodeClient, NodeBalancer, NodeBalancerConfig } from "../../src/linode/index.ts";
+import { label, makeClient, startTestEmulator, type Emulator } from "./helpers.ts";
+
+let emu: Emulator;
+let client: LinodeClient;
+
+beforeAll(async () => {
+  emu = await startTestEmulator();
+  client = makeClient(emu).client;
+});
+
+afterAll(async () => {
+  await client.close();
+  await emu.close();
+});
+
+describe("nodebalancers", () => {
+  let nb: NodeBalancer;
+  let config: NodeBalancerConfig;
+
+  it("creates with inline configs and nodes, gets, lists, finds by label", async () => {
+    const name = label("it-nb");
+    nb = await client.nodeBalancers.create({
+      region: "us-east",
+      label: name,
+      clientConnThrottle: 5,
+      tags: ["team-a"],
+      configs: [{ port: 80, protocol: "http", checkInterval: 31, checkTimeout: 30, nodes: [{ address: "192.168.210.10:80", label: "web-1", weight: 50, mode: "accept" }] }],
+    });
+    expect(nb.label).toBe(name);
+    expect(nb.clientConnThrottle).toBe(5);
+    expect(nb.tags).toEqual(["team-a"]);
+    expect(nb.ipv4).toBeTruthy();
+    expect(await client.nodeBalancers.get(nb.id)).toMatchObject({ id: nb.id, label: name });
+    expect((await client.nodeBalancers.list()).data.map((x) => x.id)).toContain(nb.id);
+    expect((await client.nodeBalancers.listAll()).map((x) => x.id)).toContain(nb.id);
+    expect(await client.nodeBalancers.findByLabel(name)).toMatchObject({ id: nb.id });
+    const configs = await client.nodeBalancers.listAllConfigs(nb.id);
+    expect(configs).toHaveLength(1);
+    expect(configs[0]?.port).toBe(80);
+    expect(configs[0]?.nodesStatus).toBeDefined();
+    const nodes = await client.nodeBalancers.listAllNodes(nb.id, configs[0]?.id ?? 0);
+    expect(nodes.map((n) => n.address)).toEqual(["192.168.210.10:80"]);
+  });
+
+  it("updates", async () => {
+    const updated = await client.nodeBalancers.update(nb.id, { clientConnThrottle: 10, tags: ["team-b"] });
+    expect(updated.clientConnThrottle).toBe(10);
+    expect(updated.tags).toEqual(["team-b"]);
+  });
+
+  it("creates, reads, lists and updates a config", async () => {
+    config = await client.nodeBalancers.createConfig(nb.id, { port: 8080, protocol: "tcp", algorithm: "leastconn", checkInterval: 60, checkTimeout: 30, proxyProtocol: "v2" });
+    expect(config).toMatchObject({ port: 8080, protocol: "tcp", algorithm: "leastconn", proxyProtocol: "v2", nodebalancerId: nb.id });
+    expect(await client.nodeBalancers.getConfig(nb.id, config.id)).toMatchObject({ id: config.id, port: 8080 });
+    const page = await client.nodeBalancers.listConfigs(nb.id);
+    expect(page.data.map((c) => c.port).sort()).toEqual([80, 8080]);
+    const updated = await client.nodeBalancers.updateConfig(nb.id, config.id, { algorithm: "source", checkAttempts: 5 });
+    expect(updated).toMatchObject({ algorithm: "source", checkAttempts: 5 });
+  });
+
+  it("creates, reads, lists, updates and deletes nodes", async () => {
+    const node = await client.nodeBalancers.createNode(nb.id, config.id, { address: "192.168.210.20:8080", label: "app-1", weight: 10 });
+    expect(node).toMatchObject({ address: "192.168.210.20:8080", label: "app-1", weight: 10, configId: config.id, nodebalancerId: nb.id });
+    expect(["unknown", "UP", "DOWN"]).toContain(node.status);
+    expect(await client.nodeBalancers.getNode(nb.id, config.id, node.id)).toMatchObject({ id: node.id });
+    expect((await client.nodeBalancers.listNodes(nb.id, config.id)).data.map((n) => n.id)).toEqual([node.id]);
+    const updated = await client.nodeBalancers.updateNode(nb.id, config.id, node.id, { weight: 100, mode: "drain" });
+    expect(updated).toMatchObject({ weight: 100, mode: "drain" });
+    await client.nodeBalancers.deleteNode(nb.id, config.id, node.id);
+    await expect(client.nodeBalancers.getNode(nb.id, config.id, node.id)).rejects.toMatchObject({ kind: "notFound" });
+  });
+
+  it("rebuilds a config with its whole node set", async () => {
+    const keep = await client.nodeBalancers.createNode(nb.id, config.id, { address: "192.168.210.30:8080", label: "keep-me" });
+    await client.nodeBalancers.createNode(nb.id, config.id, { address: "192.168.210.31:8080", label: "drop-me" });
+    const rebuilt = await client.nodeBalancers.rebuildConfig(nb.id, config.id, {
+      port: 8080, protocol: "tcp", algorithm: "roundrobin",
+      nodes: [{ id: keep.id, address: "192.168.210.30:8080", label: "keep-me", weight: 77 }, { address: "192.168.210.32:8080", label: "new-one" }],
+    });
+    expect(rebuilt).toMatchObject({ id: config.id, algorithm: "roundrobin" });
+    const nodes = await client.nodeBalancers.listAllNodes(nb.id, config.id);
+    expect(nodes.map((n) => n.label).sort()).toEqual(["keep-me", "new-one"]);
+    expect(nodes.find((n) => n.label === "keep-me")).toMatchObject({ id: keep.id, weight: 77 });
+  });
+
+  it("lists firewalls", async () => {
+    const page = await client.nodeBalancers.listFirewalls(nb.id);
+    expect(page.page).toBe(1);
+    expect(Array.isArray(await client.nodeBalancers.listAllFirewalls(nb.id))).toBe(true);
+  });
+
+  it("reads stats, or reports them unavailable as a precondition", async () => {
+    try {
+      const stats = await client.nodeBalancers.getStats(nb.id);
+      expect(Array.isArray(stats.data.connections)).toBe(true);
+    } catch (err) {
+      expect(err).toMatchObject({ kind: "precondition", status: 400 });
+    }
+  });
+
+  it("deletes a config, then the NodeBalancer", async () => {
+    await client.nodeBalancers.deleteConfig(nb.id, config.id);
+    await expect(client.nodeBalancers.getConfig(nb.id, config.id)).rejects.toMatchObject({ kind: "notFound" });
+    await client.nodeBalancers.delete(nb.id);
+    await expect(client.nodeBalancers.get(nb.id)).rejects.toMatchObject({ kind: "notFound", status: 404 });
+  });
+});
