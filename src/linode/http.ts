@@ -177,6 +177,11 @@ export class HttpTransport implements Transport {
     if (spec.filter) headers["x-filter"] = serializeFilter(spec.filter);
     const started = performance.now();
     const labels = { route: spec.route, method: spec.method };
+    // undici checks its own headers timeout on a coarse (~1 s) timer; a native timer makes
+    // short timeouts fire on time. undici's remains as the backstop, with the body timeout.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.timeouts.headersMs);
+    const requestSignal = signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal;
     let status = 0;
     try {
       const res = await this.dispatcher.request({
@@ -185,10 +190,11 @@ export class HttpTransport implements Transport {
         method: spec.method,
         headers,
         body: body ?? null,
-        signal: signal ?? null,
+        signal: requestSignal,
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyMs,
       });
+      clearTimeout(timer);
       status = res.statusCode;
       const text = await res.body.text();
       const obs = parseRateLimitHeaders(res.headers);
@@ -209,11 +215,15 @@ export class HttpTransport implements Transport {
       });
     } catch (err) {
       if (err instanceof LinodeError) throw err;
-      const wrapped = transportError(err, spec.method, spec.route, signal);
+      const wrapped = deadline.signal.aborted && signal?.aborted !== true
+        ? new LinodeTransportError("UND_ERR_HEADERS_TIMEOUT", false, { kind: "transient", method: spec.method, route: spec.route, cause: err })
+        : transportError(err, spec.method, spec.route, signal);
       this.metrics.requests.inc({ ...labels, status: wrapped instanceof LinodeTransportError ? wrapped.code : "error" });
       this.metrics.duration.observe(labels, (performance.now() - started) / 1000);
       this.logger.debug({ ...logged, status, attempt, kind: wrapped.kind, error: wrapped.message }, "linode api request failed");
       throw wrapped;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -27,6 +27,8 @@ export class TokenBucket {
   private tokens: number;
   private readonly windowMs: number;
   private blockedUntil = 0;
+  /** End of the server's current window, when it told us; its budget is whole again after it. */
+  private serverResetAt = 0;
   private lastRefill: number;
   private readonly now: () => number;
 
@@ -79,6 +81,7 @@ export class TokenBucket {
     }
     if (obs.remaining !== undefined && obs.remaining >= 0) {
       this.tokens = Math.min(this.tokens, obs.remaining);
+      if (obs.resetAtMs !== undefined && obs.resetAtMs > now) this.serverResetAt = obs.resetAtMs;
       if (obs.remaining === 0 && obs.resetAtMs !== undefined && obs.resetAtMs > now) {
         this.blockedUntil = Math.max(this.blockedUntil, obs.resetAtMs);
       }
@@ -95,6 +98,10 @@ export class TokenBucket {
 
   private refill(): void {
     const now = this.now();
+    if (this.serverResetAt > 0 && now >= this.serverResetAt) {
+      this.serverResetAt = 0;
+      this.tokens = this.capacity;
+    }
     const elapsed = now - this.lastRefill;
     if (elapsed > 0) {
       this.tokens = Math.min(this.capacity, this.tokens + elapsed * this.refillPerMs());

@@ -135,6 +135,16 @@ describe("token bucket", () => {
     expect(b.tryTake()).toBe(0);
   });
 
+  it("is whole again once the server's window has reset", () => {
+    let now = 0;
+    const b = new TokenBucket({ capacity: 4, windowMs: 60_000, now: () => now });
+    b.observe({ limit: 4, remaining: 1, resetAtMs: 1_000 });
+    expect(b.tryTake()).toBe(0);
+    expect(b.tryTake()).toBeGreaterThan(1_000);
+    now = 1_000;
+    for (let i = 0; i < 4; i++) expect(b.tryTake()).toBe(0);
+  });
+
   it("a 429's Retry-After empties the bucket for exactly that long", () => {
     let now = 0;
     const b = new TokenBucket({ capacity: 10, windowMs: 1000, now: () => now });

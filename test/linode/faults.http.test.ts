@@ -1,0 +1,231 @@
+// Error classes, retries, rate limits, timeouts and cancellation, against the emulator's
+// fault injection over real HTTP.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { LinodeClient, LinodeTransportError, type LinodeError } from "../../src/linode/index.ts";
+import { label, makeClient, metricValue, startTestEmulator, TOKEN, type Emulator, type TestClient } from "./helpers.ts";
+
+let emu: Emulator;
+let tc: TestClient;
+let client: LinodeClient;
+
+beforeAll(async () => {
+  emu = await startTestEmulator({ seed: 7 });
+  tc = makeClient(emu);
+  client = tc.client;
+});
+
+afterEach(() => {
+  emu.setFaults({});
+  emu.resetRequestCounts();
+});
+
+afterAll(async () => {
+  await client.close();
+  await emu.close();
+});
+
+const GET_NB = "GET /nodebalancers/{nodeBalancerId}";
+
+async function fails(p: Promise<unknown>): Promise<LinodeError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  if (err === undefined) throw new Error("expected the call to fail");
+  return err as LinodeError;
+}
+
+async function newNb(): Promise<number> {
+  return (await client.nodeBalancers.create({ region: "us-east", label: label("f-nb") })).id;
+}
+
+describe("error classes", () => {
+  it("401 bad token is terminal and not retried", async () => {
+    const bad = new LinodeClient({ token: "wrong-token", baseUrl: emu.url });
+    const err = await fails(bad.nodeBalancers.list());
+    expect(err).toMatchObject({ kind: "terminal", status: 401, reasons: ["Invalid Token"] });
+    expect(emu.requestCounts()["GET /nodebalancers"]).toBe(1);
+    await bad.close();
+  });
+
+  it("400 bad input is terminal, with the API's reasons and fields", async () => {
+    const err = await fails(client.nodeBalancers.create({ region: "no-such-region", label: label("bad") }));
+    expect(err).toMatchObject({ kind: "terminal", status: 400, route: "/nodebalancers", method: "POST" });
+    expect((err as unknown as { fields: string[] }).fields).toContain("region");
+  });
+
+  it("404 is notFound", async () => {
+    const err = await fails(client.databases.mysql.get(999_999));
+    expect(err).toMatchObject({ kind: "notFound", status: 404 });
+  });
+
+  it("an operation the object's state does not allow yet is a precondition", async () => {
+    const db = await client.databases.postgresql.create({ label: label("pre"), region: "us-east", type: "g6-nanode-1", version: "16" });
+    // Pin it in provisioning so the race with the emulator's transition cannot matter.
+    await fetch(`${emu.adminUrl}/databases/${db.id}/status`, { method: "PUT", body: JSON.stringify({ status: "provisioning" }), headers: { "content-type": "application/json" } });
+    const err = await fails(client.databases.postgresql.patch(db.id));
+    expect(err).toMatchObject({ kind: "precondition", status: 400 });
+    expect(emu.requestCounts()["POST /databases/postgresql/instances/{instanceId}/patch"]).toBe(1);
+  });
+});
+
+describe("rate limits", () => {
+  it("waits exactly Retry-After on a 429 and then succeeds", async () => {
+    const id = await newNb();
+    emu.setFaults({ burst429: 1, retryAfterSeconds: 1, routes: [GET_NB] });
+    const started = performance.now();
+    const nb = await client.nodeBalancers.get(id);
+    const waited = performance.now() - started;
+    expect(nb.id).toBe(id);
+    expect(waited).toBeGreaterThanOrEqual(990);
+    expect(waited).toBeLessThan(1800);
+    expect(emu.requestCounts()[GET_NB]).toBe(2);
+    expect(await metricValue(tc.registry, "linode_api_requests_total", { route: "/nodebalancers/{nodeBalancerId}", status: "429" })).toBe(1);
+    expect(await metricValue(tc.registry, "linode_api_retries_total", { reason: "rateLimited" })).toBeGreaterThanOrEqual(1);
+  });
+
+  it("retries even a create after a 429 (the server refused it) ", async () => {
+    emu.setFaults({ burst429: 1, retryAfterSeconds: 1, routes: ["POST /nodebalancers"] });
+    const nb = await client.nodeBalancers.create({ region: "us-east", label: label("after429") });
+    expect(nb.id).toBeGreaterThan(0);
+    expect(emu.requestCounts()["POST /nodebalancers"]).toBe(2);
+  });
+
+  it("hands a wait longer than the cap back to the caller as rateLimited with the wait", async () => {
+    const id = await newNb();
+    emu.setFaults({ burst429: 1, retryAfterSeconds: 5, routes: [GET_NB] });
+    const started = performance.now();
+    const err = await fails(client.nodeBalancers.get(id, { retry: { maxRateLimitWaitMs: 1000 } }));
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(err).toMatchObject({ kind: "rateLimited", status: 429, retryAfterMs: 5000 });
+  });
+
+  it("paces itself from X-RateLimit-* so a small server budget produces no 429", async () => {
+    const small = await startTestEmulator({ rateLimits: { default: { limit: 4, windowSeconds: 1 } } });
+    const { client: paced, registry } = makeClient(small);
+    try {
+      const started = performance.now();
+      for (let i = 0; i < 10; i++) await paced.nodeBalancers.list();
+      expect(performance.now() - started).toBeGreaterThan(1000);
+      expect(await metricValue(registry, "linode_api_requests_total", { status: "429" })).toBe(0);
+      expect(await metricValue(registry, "linode_api_requests_total", { status: "200" })).toBe(10);
+      const remaining = await metricValue(registry, "linode_api_ratelimit_remaining", { group: "default" });
+      expect(remaining).toBeGreaterThanOrEqual(0);
+      expect(remaining).toBeLessThanOrEqual(4);
+    } finally {
+      await paced.close();
+      await small.close();
+    }
+  });
+});
+
+describe("transient faults", () => {
+  it("retries 5xx on reads with backoff until they succeed", async () => {
+    const id = await newNb();
+    emu.setFaults({ errorRate: 0.5, routes: [GET_NB], seed: 3 });
+    for (let i = 0; i < 20; i++) {
+      expect((await client.nodeBalancers.get(id, { retry: { maxAttempts: 10 } })).id).toBe(id);
+    }
+    expect(emu.requestCounts()[GET_NB]).toBeGreaterThan(20);
+    expect(await metricValue(tc.registry, "linode_api_retries_total", { reason: "transient", method: "GET" })).toBeGreaterThan(0);
+  });
+
+  it("gives up after maxAttempts with a transient error", async () => {
+    const id = await newNb();
+    emu.setFaults({ errorRate: 1, errorStatus: 503, routes: [GET_NB] });
+    const err = await fails(client.nodeBalancers.get(id, { retry: { maxAttempts: 3 } }));
+    expect(err).toMatchObject({ kind: "transient", status: 503 });
+    expect(emu.requestCounts()[GET_NB]).toBe(3);
+  });
+
+  it("never resends a create after a 5xx or a lost response; the caller finds it by label", async () => {
+    emu.setFaults({ errorRate: 1, routes: ["POST /nodebalancers"] });
+    const err500 = await fails(client.nodeBalancers.create({ region: "us-east", label: label("c500") }));
+    expect(err500).toMatchObject({ kind: "transient", status: 500 });
+    expect(emu.requestCounts()["POST /nodebalancers"]).toBe(1);
+
+    emu.setFaults({ dropRate: 1, routes: ["POST /nodebalancers"] });
+    const name = label("dropped");
+    const lost = await fails(client.nodeBalancers.create({ region: "us-east", label: name }));
+    expect(lost).toBeInstanceOf(LinodeTransportError);
+    expect(lost.kind).toBe("transient");
+    expect(emu.requestCounts()["POST /nodebalancers"]).toBe(2);
+    emu.setFaults({});
+    // The create happened although its response was lost: exactly why it is not retried.
+    expect(await client.nodeBalancers.findByLabel(name)).toMatchObject({ label: name });
+  });
+
+  it("a DELETE whose response was lost is retried, and the 404 that follows counts as done", async () => {
+    const id = await newNb();
+    emu.setFaults({ dropRate: 0.5, routes: ["DELETE /nodebalancers/{nodeBalancerId}"], seed: 11 });
+    await client.nodeBalancers.delete(id, { retry: { maxAttempts: 10 } });
+    emu.setFaults({});
+    await expect(client.nodeBalancers.get(id)).rejects.toMatchObject({ kind: "notFound" });
+  });
+});
+
+describe("timeouts and cancellation", () => {
+  it("a slow server trips the headers timeout (transient, retried, bounded)", async () => {
+    const slow = makeClient(emu, { timeouts: { headersMs: 200 } });
+    const id = await newNb();
+    emu.setFaults({ latencyMs: 1500, routes: [GET_NB] });
+    const started = performance.now();
+    const err = await fails(slow.client.nodeBalancers.get(id, { retry: { maxAttempts: 2 } }));
+    const elapsed = performance.now() - started;
+    expect(err).toMatchObject({ kind: "transient", code: "UND_ERR_HEADERS_TIMEOUT" });
+    expect(elapsed).toBeGreaterThanOrEqual(400);
+    expect(elapsed).toBeLessThan(1500);
+    emu.setFaults({});
+    await slow.client.close();
+  });
+
+  it("an AbortSignal cancels an in-flight call at once", async () => {
+    const id = await newNb();
+    emu.setFaults({ latencyMs: 3000, routes: [GET_NB] });
+    const ac = new AbortController();
+    const started = performance.now();
+    setTimeout(() => ac.abort(new Error("shutdown")), 100);
+    const err = await fails(client.nodeBalancers.get(id, { signal: ac.signal }));
+    expect(err).toMatchObject({ kind: "cancelled" });
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it("an AbortSignal also cancels a rate-limit wait", async () => {
+    const id = await newNb();
+    emu.setFaults({ burst429: 1, retryAfterSeconds: 10, routes: [GET_NB] });
+    const ac = new AbortController();
+    const started = performance.now();
+    setTimeout(() => ac.abort(), 100);
+    const err = await fails(client.nodeBalancers.get(id, { signal: ac.signal, retry: { maxRateLimitWaitMs: 60_000 } }));
+    expect(err).toMatchObject({ kind: "cancelled" });
+    expect(performance.now() - started).toBeLessThan(1000);
+    // The 429 blocked this token's bucket for 10 s; a fresh client does not share it.
+  });
+});
+
+describe("pagination", () => {
+  it("fetches every page, and reads everything in one request at page_size 500", async () => {
+    const seeded = await startTestEmulator();
+    const { client: c } = makeClient(seeded);
+    try {
+      const res = await fetch(`${seeded.adminUrl}/seed`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ nodebalancers: { count: 60 } }) });
+      expect(res.ok).toBe(true);
+      const first = await c.nodeBalancers.list({ pageSize: 25 });
+      expect(first).toMatchObject({ page: 1, pages: 3, results: 60 });
+      expect(first.data).toHaveLength(25);
+      const third = await c.nodeBalancers.list({ page: 3, pageSize: 25 });
+      expect(third.data).toHaveLength(10);
+      seeded.resetRequestCounts();
+      const all = await c.nodeBalancers.listAll({ pageSize: 25 });
+      expect(new Set(all.map((n) => n.id)).size).toBe(60);
+      expect(seeded.requestCounts()["GET /nodebalancers"]).toBe(3);
+      seeded.resetRequestCounts();
+      expect(await c.nodeBalancers.listAll()).toHaveLength(60);
+      expect(seeded.requestCounts()["GET /nodebalancers"]).toBe(1);
+    } finally {
+      await c.close();
+      await seeded.close();
+    }
+  });
+});
+
+it("uses the test token", () => {
+  expect(TOKEN).toBe("test-token");
+});
