@@ -181,7 +181,10 @@ export class HttpTransport implements Transport {
     // short timeouts fire on time. undici's remains as the backstop, with the body timeout.
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), this.timeouts.headersMs);
-    const requestSignal = signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal;
+    // Forwarded by hand rather than AbortSignal.any, which keeps every combined signal alive.
+    const forwardAbort = (): void => deadline.abort(signal?.reason);
+    if (signal?.aborted === true) forwardAbort();
+    else signal?.addEventListener("abort", forwardAbort, { once: true });
     let status = 0;
     try {
       const res = await this.dispatcher.request({
@@ -190,7 +193,7 @@ export class HttpTransport implements Transport {
         method: spec.method,
         headers,
         body: body ?? null,
-        signal: requestSignal,
+        signal: deadline.signal,
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyMs,
       });
@@ -224,6 +227,7 @@ export class HttpTransport implements Transport {
       throw wrapped;
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener("abort", forwardAbort);
     }
   }
 
