@@ -79,6 +79,9 @@ describe("rate limits", () => {
     expect(emu.requestCounts()[GET_NB]).toBe(2);
     expect(await metricValue(tc.registry, "linode_api_requests_total", { route: "/nodebalancers/{nodeBalancerId}", status: "429" })).toBe(1);
     expect(await metricValue(tc.registry, "linode_api_retries_total", { reason: "rateLimited" })).toBeGreaterThanOrEqual(1);
+    const latency = await tc.registry.getSingleMetric("linode_api_request_duration_seconds")?.get();
+    const count = latency?.values.find((v) => (v as { metricName?: string }).metricName === "linode_api_request_duration_seconds_count" && v.labels.route === "/nodebalancers/{nodeBalancerId}");
+    expect(count?.value).toBeGreaterThanOrEqual(2);
   });
 
   it("retries even a create after a 429 (the server refused it) ", async () => {
