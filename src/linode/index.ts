@@ -1,4 +1,11 @@
-// Public surface of the Linode API client.
+// Public surface of the Linode API client. Typical use by a reconciler:
+//
+//   const linode = new LinodeClient({ token, baseUrl: process.env.LINODE_API_URL, registry, logger });
+//   const db = await linode.databases.engine("mysql").findByLabel(label, { signal });
+//   try { await linode.databases.mysql.update(id, { allowList }, { signal }); }
+//   catch (err) { const c = classifyError(err); /* terminal | notFound | precondition | rateLimited | transient | cancelled */ }
+//
+// camelCase in and out; snake_case exists only on the wire.
 export { LinodeClient } from "./client.ts";
 export { DEFAULT_BASE_URL, defaultTimeouts, type CallOptions, type ClientLogger, type LinodeClientOptions, type TimeoutOptions } from "./http.ts";
 export {

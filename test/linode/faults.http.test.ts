@@ -2,7 +2,7 @@
 // fault injection over real HTTP.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LinodeClient, LinodeTransportError, type LinodeError } from "../../src/linode/index.ts";
-import { label, makeClient, metricValue, startTestEmulator, TOKEN, type Emulator, type TestClient } from "./helpers.ts";
+import { label, makeClient, metricValue, startTestEmulator, type Emulator, type TestClient } from "./helpers.ts";
 
 let emu: Emulator;
 let tc: TestClient;
@@ -227,8 +227,4 @@ describe("pagination", () => {
       await seeded.close();
     }
   });
-});
-
-it("uses the test token", () => {
-  expect(TOKEN).toBe("test-token");
 });
