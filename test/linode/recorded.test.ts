@@ -1,4 +1,4 @@
-// Every response body recorded against the real API (../shared/reference/recorded) must
+// Every response body recorded against the real API (test/fixtures/recorded, copied from the shared reference) must
 // parse with the schema the client uses for that route: the proof that the schemas are
 // tolerant of both database platforms and of the API's drift from the spec.
 import { readdirSync, readFileSync } from "node:fs";
@@ -16,7 +16,7 @@ import {
   nodeBalancerSchema, nodeBalancerStatsSchema,
 } from "../../src/linode/schemas/nodebalancers.ts";
 
-const recordedDir = join(import.meta.dirname, "../../../shared/reference/recorded");
+const recordedDir = join(import.meta.dirname, "../fixtures/recorded");
 
 interface Interaction {
   method: string;
