@@ -225,7 +225,7 @@ export class Controller<Spec, Status> {
         this.queue.forget(key);
         this.queue.addAfter(key, err.delayMillis);
         this.metrics?.reconcileTotal.inc({ kind, result: "requeue" });
-        log.info({ reason: err.reason, msg: err.message, retryInMillis: err.delayMillis }, "waiting");
+        log.info({ reason: err.reason, detail: err.message, retryInMillis: err.delayMillis }, "waiting");
       } else if (isConflict(err)) {
         this.queue.addAfter(key, 200);
         this.metrics?.reconcileTotal.inc({ kind, result: "conflict" });
