@@ -11,6 +11,7 @@ import { databaseRoutes } from "./databases/routes.ts";
 import { faultConfigSchema, Faults, type FaultConfig } from "./faults.ts";
 import { nodeBalancerRoutes } from "./nodebalancers/routes.ts";
 import { loadStateFile, Saver } from "./persistence.ts";
+import { profileRoutes } from "./profile.ts";
 import { Random } from "./random.ts";
 import { RateLimiter, rateLimitConfigSchema, type RateLimitConfig } from "./rate-limit.ts";
 import { Router } from "./router.ts";
@@ -69,7 +70,7 @@ export interface RunningEmulator {
 
 export function buildRouter(): Router {
   const router = new Router();
-  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes()];
+  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes(), ...profileRoutes()];
   router.add(...routes);
   return router;
 }
