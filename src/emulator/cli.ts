@@ -17,6 +17,8 @@ const HELP = `Usage: linode-operator emulator [options]
   --config F               JSON config: tokens, users (grants), rateLimits, faults, ...
   --seed N                 seed for generated values and fault decisions (default 1)
   --time-scale X           emulated seconds per real second (default 1; 0 = frozen)
+  --stats-delay-seconds S  emulated seconds before a new NodeBalancer has statistics (default 300,
+                           as on the real API, which answers 400 until then)
   --rate-limit N           requests per token per window (0 disables rate limiting)
   --rate-window S          rate-limit window in seconds (default 60)
   --fault-error-rate P     fraction of requests answered 500 (0..1)
@@ -37,6 +39,7 @@ const flagsSchema = z.object({
   "provision-seconds": numberFlag("provision-seconds", 0).optional(),
   seed: numberFlag("seed", 0).int().optional(),
   "time-scale": numberFlag("time-scale", 0).optional(),
+  "stats-delay-seconds": numberFlag("stats-delay-seconds", 0).optional(),
   "rate-limit": numberFlag("rate-limit", 0).int().optional(),
   "rate-window": numberFlag("rate-window", 0.001).default(60),
   "fault-error-rate": numberFlag("fault-error-rate", 0, 1).optional(),
@@ -58,7 +61,7 @@ export async function main(argv: string[]): Promise<number> {
       options: {
         port: { type: "string" }, token: { type: "string", multiple: true }, "provision-seconds": { type: "string" },
         "state-file": { type: "string" }, config: { type: "string" }, seed: { type: "string" }, "time-scale": { type: "string" },
-        "rate-limit": { type: "string" }, "rate-window": { type: "string" }, "fault-error-rate": { type: "string" },
+        "stats-delay-seconds": { type: "string" }, "rate-limit": { type: "string" }, "rate-window": { type: "string" }, "fault-error-rate": { type: "string" },
         "fault-latency-ms": { type: "string" }, "fault-drop-rate": { type: "string" }, "fault-429-burst": { type: "string" },
         host: { type: "string" }, help: { type: "boolean", short: "h" },
       },
@@ -105,6 +108,7 @@ export async function main(argv: string[]): Promise<number> {
     stateFile: f["state-file"],
     seed: f.seed,
     timeScale: f["time-scale"],
+    statsDelaySeconds: f["stats-delay-seconds"],
     faults,
     rateLimits: rate === 0 ? false : rate === undefined ? undefined : { default: { limit: rate, windowSeconds: f["rate-window"] } },
   });

@@ -45,6 +45,15 @@ describe("linode-operator emulator (CLI)", () => {
     p.child.kill("SIGINT");
     expect(await p.exited).toBe(0);
   });
+  it("--stats-delay-seconds makes a new NodeBalancer's statistics available sooner", async () => {
+    const p = run(["emulator", "--port", "0", "--token", "t", "--stats-delay-seconds", "0"]);
+    const url = /listening on (\S+)$/.exec(await p.firstLine)?.[1] ?? "";
+    const nb = await call(url, "POST", "/nodebalancers", { region: "us-east" }, { token: "t" });
+    const stats = await call(url, "GET", `/nodebalancers/${String((nb.body as { id: number }).id)}/stats`, undefined, { token: "t" });
+    expect(stats.status).toBe(200);
+    p.child.kill("SIGTERM");
+    expect(await p.exited).toBe(0);
+  });
   it("prints help and rejects bad flags", async () => {
     const help = run(["emulator", "--help"]);
     expect(await help.firstLine).toMatch(/^Usage: linode-operator emulator/);
