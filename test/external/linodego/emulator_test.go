@@ -2,7 +2,13 @@
 // managed-database and NodeBalancer operation of the spec, checking the fields the SDK parses.
 //
 // LINODE_URL (e.g. http://127.0.0.1:PORT/v4) and LINODE_TOKEN name the emulator; without them
-// the test is skipped. test/external/linodego.test.ts starts an emulator and runs this.
+// the test is skipped. test/external/linodego.test.ts starts an emulator and runs this. By hand:
+//
+//	node src/cli/main.ts emulator --port 0 --token T --provision-seconds 0.2 --stats-delay-seconds 0
+//	LINODE_URL=http://127.0.0.1:PORT/v4 LINODE_TOKEN=T GOFLAGS=-mod=mod go test -count=1 ./...
+//
+// (Without --stats-delay-seconds 0 the stats call gets the real API's 400 "Stats are
+// unavailable at this time." for the first 5 emulated minutes of a NodeBalancer.)
 package external
 
 import (
