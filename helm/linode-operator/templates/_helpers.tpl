@@ -1,0 +1,56 @@
+{{- define "linode-operator.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "linode-operator.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "linode-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "linode-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "linode-operator.labels" -}}
+{{ include "linode-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "linode-operator.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "linode-operator.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "linode-operator.tokenSecret" -}}
+{{- default (printf "%s-token" (include "linode-operator.fullname" .)) .Values.linode.existingSecret -}}
+{{- end -}}
+
+{{/* What the operator does with the objects it manages, in any namespace it watches. */}}
+{{- define "linode-operator.rules" -}}
+- apiGroups: ["linode.operator.dev"]
+  resources: ["manageddatabases", "databasesnapshots", "nodebalancers"]
+  verbs: ["get", "list", "watch", "update", "patch"]
+- apiGroups: ["linode.operator.dev"]
+  resources: ["manageddatabases/status", "databasesnapshots/status", "nodebalancers/status"]
+  verbs: ["get", "update", "patch"]
+- apiGroups: ["linode.operator.dev"]
+  resources: ["manageddatabases/finalizers", "databasesnapshots/finalizers", "nodebalancers/finalizers"]
+  verbs: ["update"]
+# Connection Secrets: written with server-side apply, watched by label. RBAC cannot restrict
+# list/watch to a label, so these verbs cover the namespace's Secrets.
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: ["events.k8s.io"]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+{{- end -}}

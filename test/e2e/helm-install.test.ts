@@ -1,0 +1,93 @@
+// Ship-it end to end with real helm and kubectl: install the chart, run the operator with the
+// chart's ServiceAccount token (so the chart's RBAC is what is tested: a missing permission
+// fails here), apply the examples, wait for Ready with kubectl, read the Secret, delete, see
+// nothing left in the emulator, uninstall.
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
+import { useTestCluster } from "../harness/cluster.ts";
+import { installCrds } from "../harness/crds.ts";
+import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
+import { execCapture } from "../harness/cluster.ts";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const chart = join(root, "helm/linode-operator");
+const examples = join(root, "examples");
+
+describe("helm install + kubectl apply -f examples/", () => {
+  const cluster = useTestCluster("e2e");
+  let emulator: RunningEmulator;
+  let operator: OperatorProcess | undefined;
+  const helm = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cluster.binDir, "helm"), ["--kubeconfig", cluster.adminKubeconfig, ...args]);
+  const token = "e2e-token";
+
+  beforeAll(async () => {
+    await installCrds(cluster); // shared cluster: other files may have installed them already
+    emulator = await startEmulator({ port: 0, tokens: [token], provisionSeconds: 1 });
+  });
+  afterAll(async () => {
+    operator?.child.kill("SIGKILL");
+    await emulator.close();
+  });
+
+  it("lints clean and rejects bad values against values.schema.json", async () => {
+    const lint = await helm(["lint", "--strict", chart, "--set", "linode.token=x"]);
+    expect(lint.code, lint.stdout + lint.stderr).toBe(0);
+    const bad = await helm(["template", "x", chart, "--set", "concurrency=0", "--set", "logLevel=loud"]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/concurrency/);
+  });
+
+  it("installs, reconciles the examples with the chart's RBAC, and leaves nothing behind", async () => {
+    const ns = cluster.namespace;
+    const install = await helm(["install", "linode-operator", chart, "--namespace", ns, "--skip-crds",
+      "--set", `linode.token=${token}`, "--set", `linode.apiUrl=${emulator.url}`, "--set", `watchNamespaces={${ns}}`]);
+    expect(install.code, install.stderr).toBe(0);
+    const deploy = JSON.parse((await cluster.kubectl(["-n", ns, "get", "deploy", "linode-operator", "-o", "json"])).stdout) as {
+      spec: { template: { spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: { securityContext: Record<string, unknown> }[] } } };
+    };
+    const pod = deploy.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+    expect(pod.containers[0]?.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
+
+    // The operator process runs here with exactly the chart's ServiceAccount identity.
+    const kubeconfig = await cluster.serviceAccountKubeconfig(pod.serviceAccountName);
+    const canI = async (...args: string[]): Promise<string> => (await cluster.kubectl(["auth", "can-i", ...args, "-n", ns], { kubeconfig })).stdout.trim();
+    expect(await canI("patch", "manageddatabases.linode.operator.dev/status")).toBe("yes");
+    expect(await canI("create", "leases.coordination.k8s.io")).toBe("yes");
+    expect(await canI("get", "configmaps")).toBe("no");
+    expect(await canI("delete", "manageddatabases.linode.operator.dev")).toBe("no");
+    expect((await cluster.kubectl(["auth", "can-i", "list", "secrets", "-n", "default"], { kubeconfig })).stdout.trim()).toBe("no");
+
+    operator = startOperator([], {
+      KUBECONFIG: kubeconfig, LINODE_TOKEN: token, LINODE_API_URL: emulator.url, POD_NAMESPACE: ns, POD_NAME: "e2e",
+      WATCH_NAMESPACES: ns, HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
+    });
+    await operator.waitForLog((l) => l.msg === "cache synced; starting workers", 60_000);
+
+    const apply = await cluster.kubectl(["-n", ns, "apply", "-f", examples]);
+    expect(apply.code, apply.stderr).toBe(0);
+    const wait = await cluster.kubectl(["-n", ns, "wait", "--for=condition=Ready", "mdb", "--all", "--timeout=120s"]);
+    expect(wait.code, wait.stderr + JSON.stringify(operator.logs.slice(-5))).toBe(0);
+    const listed = await cluster.kubectl(["-n", ns, "get", "mdb"]);
+    expect(listed.stdout).toMatch(/orders\s+mysql\s+8\s+us-east\s+active\s+True/);
+
+    const password = (await cluster.kubectl(["-n", ns, "get", "secret", "orders-connection", "-o", "jsonpath={.data.password}"])).stdout;
+    const id = Number((await cluster.kubectl(["-n", ns, "get", "mdb", "orders", "-o", "jsonpath={.status.id}"])).stdout);
+    const creds = await (await fetch(`${emulator.url}/databases/mysql/instances/${String(id)}/credentials`, { headers: { authorization: `Bearer ${token}` } })).json() as { password: string };
+    expect(Buffer.from(password, "base64").toString()).toBe(creds.password);
+
+    const del = await cluster.kubectl(["-n", ns, "delete", "-f", examples, "--wait=true", "--timeout=120s"]);
+    expect(del.code, del.stderr).toBe(0);
+    const left = await (await fetch(`${emulator.url}/databases/instances`, { headers: { authorization: `Bearer ${token}` } })).json() as { results: number };
+    expect(left.results).toBe(0);
+
+    operator.child.kill("SIGTERM");
+    expect(await operator.exited).toBe(0);
+    const uninstall = await helm(["uninstall", "linode-operator", "--namespace", ns, "--wait"]);
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    const remaining = await cluster.kubectl(["-n", ns, "get", "deploy,sa,role,rolebinding,secret,service", "-l", "app.kubernetes.io/instance=linode-operator", "-o", "name"]);
+    expect(remaining.stdout.trim()).toBe("");
+  });
+});
