@@ -13,7 +13,7 @@ export default defineConfig({
         test: {
           name: "offline",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/integration/**", "test/e2e/**", "node_modules/**"],
+          exclude: ["test/integration/**", "test/e2e/**", "test/real-cluster/**", "node_modules/**"],
           testTimeout: 30_000,
         },
       },
@@ -24,6 +24,19 @@ export default defineConfig({
           globalSetup: ["test/harness/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 180_000,
+        },
+      },
+      {
+        // A real kubelet + containerd in a network namespace of its own (needs root and Debian
+        // packages; skipped loudly otherwise). One cluster at a time: files run one by one, and
+        // startRealCluster also takes a machine-wide lock. The first run builds the kubelet and
+        // the local base image; later runs reuse the cache outside the repository.
+        test: {
+          name: "real-cluster",
+          include: ["test/real-cluster/**/*.test.ts"],
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 900_000,
         },
       },
     ],

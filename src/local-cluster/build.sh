@@ -5,7 +5,8 @@
 #
 #   src/local-cluster/build.sh            # prints the bin directory on its last line
 #   KUBE_ASSETS=/dir src/local-cluster/build.sh   # use installed binaries, build nothing
-#   WITH_KUBELET=1 src/local-cluster/build.sh     # also build the kubelet
+#   WITH_KUBELET=1 src/local-cluster/build.sh     # also build the kubelet and kube-scheduler
+#                                                 # (the one-node real cluster, real-node.ts)
 #
 # Why a module of our own: k8s.io/kubernetes maps its staging modules with replace
 # directives, which `go install pkg@version` refuses; a main module that replaces each staging
@@ -20,7 +21,7 @@ STG="v0.${K8S#1.}"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 want=(kube-apiserver kube-controller-manager kubectl etcd helm)
-[ "${WITH_KUBELET:-}" = 1 ] && want+=(kubelet)
+[ "${WITH_KUBELET:-}" = 1 ] && want+=(kubelet kube-scheduler)
 
 if [ -n "${KUBE_ASSETS:-}" ]; then
   for b in "${want[@]}"; do
@@ -54,7 +55,7 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 k8s_bins=()
-for b in kube-apiserver kube-controller-manager kubectl kubelet; do
+for b in kube-apiserver kube-controller-manager kubectl kubelet kube-scheduler; do
   [[ " $(missing | tr '\n' ' ') " == *" $b "* ]] && k8s_bins+=("$b")
 done
 if [ ${#k8s_bins[@]} -gt 0 ]; then

@@ -24,6 +24,19 @@ export interface ControlPlaneOptions {
   controllerManager?: boolean;
   /** Keep logs and the temp dir after stop (for debugging). */
   keep?: boolean;
+  /**
+   * Keep the ServiceAccount admission plugin on, so pods get their token volume mounted (a real
+   * kubelet needs it; without a kubelet it only gets in the way). Default false: disabled.
+   */
+  serviceAccountAdmission?: boolean;
+  /** More kube-controller-manager controllers, e.g. root-ca-certificate-publisher-controller. */
+  extraControllers?: string[];
+  /**
+   * Run every process inside this network namespace (`nsenter --net=/run/netns/<name>`): the
+   * real one-node cluster must have no route out (shared/research/real-pods-recipe.md §Safety).
+   * The apiserver is then reachable only from inside; readiness is probed with kubectl there.
+   */
+  netns?: string;
 }
 
 export interface ControlPlane {
@@ -43,9 +56,13 @@ export interface ControlPlane {
   pids(): number[];
 }
 
-/** Builds (or finds in the cache) the binaries and returns their directory. */
-export async function controlPlaneBinaries(): Promise<string> {
+/**
+ * Builds (or finds in the cache) the binaries and returns their directory; `withKubelet` adds
+ * the kubelet and kube-scheduler (the one-node real cluster).
+ */
+export async function controlPlaneBinaries(opts: { withKubelet?: boolean } = {}): Promise<string> {
   const { stdout } = await run("bash", [buildScript], {
+    env: opts.withKubelet === true ? { ...process.env, WITH_KUBELET: "1" } : process.env,
     maxBuffer: 64 * 1024 * 1024,
     timeout: 60 * 60 * 1000,
   });
@@ -111,9 +128,17 @@ export function kubeconfigYaml(opts: { server: string; caData: string; token: st
 
 interface Proc { name: string; child: ChildProcess; exited: Promise<void> }
 
-function startProcess(dir: string, bin: string, name: string, args: string[]): Proc {
+/** The command line that runs `cmd args` inside the network namespace, or as is without one. */
+export function inNetns(netns: string | undefined, cmd: string, args: string[]): [string, string[]] {
+  // nsenter, not `ip netns exec`: the latter remounts /sys, which hides the cgroup tree from
+  // the kubelet. nsenter execs the command, so the child's pid is the command's own.
+  return netns === undefined ? [cmd, args] : ["nsenter", [`--net=/run/netns/${netns}`, "--", cmd, ...args]];
+}
+
+function startProcess(dir: string, bin: string, name: string, args: string[], netns?: string): Proc {
   const log = createWriteStream(join(dir, `${name}.log`));
-  const child = spawn(join(bin, name), args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  const [cmd, argv] = inNetns(netns, join(bin, name), args);
+  const child = spawn(cmd, argv, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
   const exited = new Promise<void>((resolve) => child.once("exit", () => { resolve(); }));
@@ -128,18 +153,28 @@ async function stopProcess(p: Proc, graceMillis: number): Promise<void> {
   clearTimeout(timer);
 }
 
-async function waitReady(url: string, ca: string, token: string, deadlineMillis: number, procs: Proc[]): Promise<void> {
+async function waitReady(url: string, ca: string, token: string, deadlineMillis: number, procs: Proc[], netns?: { name: string; kubectl: string; kubeconfig: string; env: NodeJS.ProcessEnv }): Promise<void> {
   const dispatcher = new Agent({ connect: { ca } });
   const end = Date.now() + deadlineMillis;
+  // This process stays in the host's network namespace; inside another one, ask kubectl there.
+  const probe = netns === undefined
+    ? async (): Promise<boolean> => {
+      const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, dispatcher });
+      await res.arrayBuffer();
+      return res.ok;
+    }
+    : async (): Promise<boolean> => {
+      const [cmd, args] = inNetns(netns.name, netns.kubectl, ["--kubeconfig", netns.kubeconfig, "get", "--raw", "/readyz", "--request-timeout=2s"]);
+      await run(cmd, args, { timeout: 5_000, env: netns.env });
+      return true;
+    };
   try {
     for (;;) {
       for (const p of procs) {
         if (p.child.exitCode !== null) throw new Error(`${p.name} exited with code ${p.child.exitCode} before the apiserver was ready`);
       }
       try {
-        const res = await fetch(url, { headers: { authorization: `Bearer ${token}` }, dispatcher });
-        if (res.ok) return;
-        await res.arrayBuffer();
+        if (await probe()) return;
       } catch { /* not listening yet */ }
       if (Date.now() > end) throw new Error(`${url} not ready after ${deadlineMillis} ms`);
       await new Promise((r) => setTimeout(r, 100));
@@ -162,6 +197,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const adminKubeconfig = join(dir, "admin.kubeconfig");
   await writeFile(adminKubeconfig, kubeconfigYaml({ server, caData: ca, token: adminToken, user: "admin" }), { mode: 0o600 });
 
+  const { netns } = options;
+  // kubectl's discovery cache goes to our dir, not ~/.kube (the netns cluster leaves nothing).
+  const inside = netns === undefined ? undefined
+    : { name: netns, kubectl: join(binDir, "kubectl"), kubeconfig: adminKubeconfig, env: { ...process.env, KUBECACHEDIR: join(dir, "kube-cache") } };
   const started = Date.now();
   const etcd = startProcess(dir, binDir, "etcd", [
     `--data-dir=${join(dir, "etcd")}`,
@@ -172,7 +211,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
     "--unsafe-no-fsync=true",
     "--log-level=warn",
-  ]);
+  ], netns);
   const apiArgs = [
     `--etcd-servers=http://127.0.0.1:${etcdPort}`,
     "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", `--secure-port=${apiPort}`,
@@ -180,17 +219,18 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     "--token-auth-file=tokens.csv", "--authorization-mode=RBAC",
     `--service-account-issuer=${server}`, "--service-account-key-file=sa.pub",
     "--service-account-signing-key-file=sa.key", "--service-cluster-ip-range=10.0.0.0/24",
-    "--allow-privileged=true", "--disable-admission-plugins=ServiceAccount",
+    "--allow-privileged=true",
+    ...(options.serviceAccountAdmission === true ? [] : ["--disable-admission-plugins=ServiceAccount"]),
   ];
   const procs: Proc[] = [etcd];
-  let api = startProcess(dir, binDir, "kube-apiserver", apiArgs);
+  let api = startProcess(dir, binDir, "kube-apiserver", apiArgs, netns);
   procs.push(api);
   const stopAll = async (): Promise<void> => {
     // The apiserver first: stopped after etcd it hangs for ~15 s retrying storage.
     for (const p of [...procs].reverse()) await stopProcess(p, 20_000);
   };
   try {
-    await waitReady(`${server}/readyz`, ca, adminToken, 60_000, procs);
+    await waitReady(`${server}/readyz`, ca, adminToken, 60_000, procs, inside);
   } catch (err) {
     await stopAll();
     const log = await readFile(join(dir, "kube-apiserver.log"), "utf8").catch(() => "");
@@ -203,12 +243,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     procs.push(startProcess(dir, binDir, "kube-controller-manager", [
       `--kubeconfig=${adminKubeconfig}`, `--authentication-kubeconfig=${adminKubeconfig}`,
       `--authorization-kubeconfig=${adminKubeconfig}`,
-      "--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller",
+      `--controllers=${["garbage-collector-controller", "namespace-controller", "serviceaccount-controller",
+        "serviceaccount-token-controller", ...(options.extraControllers ?? [])].join(",")}`,
       "--service-account-private-key-file=sa.key", "--root-ca-file=ca.crt", "--leader-elect=false",
       "--bind-address=127.0.0.1", `--secure-port=${kcmPort}`,
-    ]));
+    ], netns));
   }
-  const { stdout: versionJson } = await run(join(binDir, "kubectl"), ["--kubeconfig", adminKubeconfig, "version", "-o", "json"]);
+  const { stdout: versionJson } = await run(...inNetns(netns, join(binDir, "kubectl"), ["--kubeconfig", adminKubeconfig, "version", "-o", "json"]),
+    inside === undefined ? {} : { env: inside.env });
   const version = (JSON.parse(versionJson) as { serverVersion: { gitVersion: string } }).serverVersion.gitVersion;
 
   return {
@@ -217,9 +259,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     async restartApiServer() {
       const i = procs.indexOf(api);
       await stopProcess(api, 0);
-      api = startProcess(dir, binDir, "kube-apiserver", apiArgs);
+      api = startProcess(dir, binDir, "kube-apiserver", apiArgs, netns);
       procs[i] = api;
-      await waitReady(`${server}/readyz`, ca, adminToken, 60_000, procs);
+      await waitReady(`${server}/readyz`, ca, adminToken, 60_000, procs, inside);
     },
     async stop() {
       await stopAll();

@@ -1,0 +1,7 @@
+// Where built things are cached, outside the repository (same root as build.sh uses).
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+export function cacheDir(): string {
+  return process.env.LINODE_OPERATOR_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "linode-operator");
+}
