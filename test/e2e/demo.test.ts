@@ -1,0 +1,46 @@
+// `linode-operator demo` as a user runs it: everything comes up, the examples become Ready,
+// the Secret keys are shown (never values), and Ctrl-C leaves no process or temp dir behind.
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const cli = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+
+function psOutput(args: string[]): Promise<string> {
+  return new Promise((resolve) => {
+    const p = spawn("ps", args, { stdio: ["ignore", "pipe", "ignore"] });
+    let s = "";
+    p.stdout.setEncoding("utf8").on("data", (c: string) => { s += c; });
+    p.once("exit", () => { resolve(s); });
+  });
+}
+
+describe("linode-operator demo", () => {
+  it("shows the examples becoming Ready and cleans up on Ctrl-C", async () => {
+    const child = spawn(process.execPath, [cli, "demo", "--provision-seconds", "2"], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => { out += c; });
+    child.stderr.setEncoding("utf8").on("data", (c: string) => { out += c; });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (c) => { resolve(c); }));
+    const deadline = Date.now() + 150_000;
+    while (!out.includes("Press Ctrl-C") && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    expect(out).toContain("Press Ctrl-C");
+    expect(out).toMatch(/All 2 databases are Ready/);
+    expect(out).toMatch(/orders\s+mysql\s+8\s+active\s+True\s+True\s+orders-connection/);
+    expect(out).toMatch(/has keys: ca\.crt, database, host, .*password.*uri, username/);
+    const workDir = /logs: (\/\S+)\/operator\.log/.exec(out)?.[1] ?? "";
+    expect(existsSync(workDir)).toBe(true);
+
+    // etcd, kube-apiserver and kube-controller-manager are the demo's children.
+    const children = (await psOutput(["-o", "pid=", "--ppid", String(child.pid)])).split("\n").map((l) => l.trim()).filter((l) => l !== "");
+    expect(children.length).toBeGreaterThanOrEqual(3);
+
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+    expect(out).toContain("Done.");
+    expect(existsSync(workDir)).toBe(false);
+    const alive = (await psOutput(["-o", "pid=", "-p", children.join(",")])).trim();
+    expect(alive).toBe("");
+  });
+});
