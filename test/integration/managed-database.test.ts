@@ -96,7 +96,11 @@ describe("ManagedDatabase", () => {
     const o = await waitFor("orders at the last allowList", () => readyAt("orders", (x) => x.metadata.generation === last?.metadata.generation), 60_000, 200);
     const db = await env.linode.databases.engine("mysql").get(Number(o.status?.id));
     expect(db.allowList).toEqual(["192.0.2.5/32", "203.0.113.7/32"]);
-    expect(await linodeCalls(env.operatorLinode, { method: "PUT" }) - putsBefore).toBe(1);
+    // Edits within the coalescing window become one PUT; on a loaded machine the burst may
+    // straddle it, and then the rest wait while the first update runs: never one PUT per edit.
+    const puts = await linodeCalls(env.operatorLinode, { method: "PUT" }) - putsBefore;
+    expect(puts).toBeGreaterThanOrEqual(1);
+    expect(puts).toBeLessThanOrEqual(2);
   });
 
   it("applies patches once per request token", async () => {
