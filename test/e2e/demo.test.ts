@@ -4,6 +4,8 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { execCapture } from "../../src/local-cluster/exec.ts";
+import { useTestCluster } from "../harness/cluster.ts";
 
 const cli = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 
@@ -42,5 +44,20 @@ describe("linode-operator demo", () => {
     expect(existsSync(workDir)).toBe(false);
     const alive = (await psOutput(["-o", "pid=", "-p", children.join(",")])).trim();
     expect(alive).toBe("");
+  });
+
+  describe("with --use-current-context", () => {
+    const cluster = useTestCluster("democtx");
+    it("uses the cluster KUBECONFIG points at, and deletes what it applied", async () => {
+      const ns = `${cluster.namespace}-demo`;
+      const res = await execCapture(process.execPath, [cli, "demo", "--use-current-context", "--namespace", ns, "--exit-when-ready", "--provision-seconds", "1"], {
+        env: { ...process.env, KUBECONFIG: cluster.adminKubeconfig }, timeoutMs: 150_000,
+      });
+      expect(res.code, res.stdout + res.stderr).toBe(0);
+      expect(res.stdout).not.toContain("local Kubernetes control plane");
+      expect(res.stdout).toMatch(/All 2 databases are Ready/);
+      const left = await cluster.kubectl(["get", "namespace", ns, "-o", "jsonpath={.status.phase}"]);
+      expect(left.code !== 0 || left.stdout === "Terminating").toBe(true);
+    });
   });
 });
