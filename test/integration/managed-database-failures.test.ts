@@ -114,3 +114,26 @@ describe("ManagedDatabase with a token that may not create databases", () => {
     expect(c.message).toMatch(/not authorized|forbidden/i);
   });
 });
+
+describe("ManagedDatabase drift", () => {
+  const cluster = useTestCluster("mdbdrift");
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster, { poll: { readyMillis: 2_000 } }); });
+  afterAll(async () => { await env.stop(); });
+
+  it("puts back an allowList changed behind its back", async () => {
+    await env.deps.kube.createCustom(mdb, cluster.namespace, { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "drift" }, spec: { ...base, allowList: ["203.0.113.7"] } });
+    const o = await waitFor("drift Ready", async () => {
+      const x = await env.deps.kube.getCustom<ManagedObject>(mdb, { namespace: cluster.namespace, name: "drift" });
+      return x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true ? x : undefined;
+    }, 30_000, 200);
+    const id = Number(o.status?.id);
+    await waitFor("active", async () => ((await env.linode.databases.engine("mysql").get(id)).status === "active" ? true : undefined));
+    await env.linode.databases.engine("mysql").update(id, { allowList: ["0.0.0.0/0"] });
+    const fixed = await waitFor("allowList restored", async () => {
+      const db = await env.linode.databases.engine("mysql").get(id);
+      return db.allowList.length === 1 && db.allowList[0] === "203.0.113.7/32" ? db : undefined;
+    }, 30_000, 200);
+    expect(fixed.allowList).toEqual(["203.0.113.7/32"]);
+  });
+});

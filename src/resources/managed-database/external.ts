@@ -65,7 +65,9 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     const known = databaseId ?? (m.externalId !== undefined ? Number(m.externalId) : undefined);
     const settled = m.obj.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
     let db = known !== undefined
-      ? await linodeCall("reading the database", () => this.d.cache.get(engine, known, settled ? 60_000 : 1_000, signal))
+      // A settled database may be read from a list a fraction of a poll interval old (one list
+      // serves every database's poll); one still changing is read fresh.
+      ? await linodeCall("reading the database", () => this.d.cache.get(engine, known, settled ? this.d.poll.readyMillis / 5 : 1_000, signal))
       : undefined;
     if (db === undefined && databaseId !== undefined) {
       if (m.policies.management === "Observe") return { exists: false };
