@@ -112,12 +112,14 @@ export async function main(argv: string[]): Promise<number> {
     faults,
     rateLimits: rate === 0 ? false : rate === undefined ? undefined : { default: { limit: rate, windowSeconds: f["rate-window"] } },
   });
-  process.stdout.write(`Linode API emulator listening on ${emulator.url}\n`);
-  await new Promise<void>((resolve) => {
+  // Handlers first: a script may send SIGTERM the instant it reads the line.
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => { resolve(); };
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
   });
+  process.stdout.write(`Linode API emulator listening on ${emulator.url}\n`);
+  await stopped;
   await emulator.close();
   return 0;
 }
