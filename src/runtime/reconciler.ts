@@ -79,7 +79,12 @@ export class ManagedReconciler<Spec, Status> {
   private async reconcileDelete(m: Managed<Spec>, signal: AbortSignal): Promise<ReconcileResult> {
     if (!(m.obj.metadata.finalizers ?? []).includes(FINALIZER)) return {};
     if (m.policies.deletion === "Delete" && m.policies.management === "Manage") {
-      const observed = await this.kind.external.observe(m, signal);
+      // A cloud object that provably does not exist (e.g. a databaseId that was never valid)
+      // must not hold the resource hostage.
+      const observed = await this.kind.external.observe(m, signal).catch((err: unknown) => {
+        if (err instanceof TerminalError && err.reason === Reasons.NotFound) return { exists: false as const };
+        throw err;
+      });
       if (observed.exists) {
         const { gone } = await this.kind.external.delete(m, observed, signal);
         if (!gone) {

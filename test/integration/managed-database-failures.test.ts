@@ -46,6 +46,15 @@ describe("ManagedDatabase failure paths", () => {
     expect(await linodeCalls(env.operatorLinode, { method: "POST" })).toBe(posts);
   });
 
+  it("says NotFound for a databaseId that does not exist, and still lets the resource be deleted", async () => {
+    await create("ghost", { ...base, databaseId: 987654 });
+    const c = await waitFor("NotFound", () => cond("ghost", "Synced", "False"), 30_000, 200);
+    expect(c.reason).toBe("NotFound");
+    expect(c.message).toContain("987654");
+    await env.deps.kube.deleteCustom(mdb, { namespace: cluster.namespace, name: "ghost" });
+    await waitFor("ghost gone", async () => get("ghost").then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)), 30_000, 200);
+  });
+
   it("converges on the retry after a create whose response was lost, with no second database", async () => {
     env.emulator.setFaults({ dropRate: 1, routes: ["POST /databases/mysql/instances"] });
     try {
