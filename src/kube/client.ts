@@ -178,10 +178,18 @@ export class KubeClient {
     return kubeCall(() => this.coordination.replaceNamespacedLease({ ...key, body: lease }, this.opts));
   }
 
-  /** Starts a watch; `onEvent` gets each event, `onDone` is called once when it ends. */
+  /**
+   * Starts a watch; `onEvent` gets each event, `onDone` is called once when it ends.
+   * `inactivityMillis` replaces client-node's 30 s: the apiserver sends bookmarks only about
+   * once a minute, so a quiet watch would otherwise be aborted and backed off every 30 s.
+   */
   watch(path: string, query: Record<string, string | number | boolean | undefined>,
-    onEvent: (type: string, obj: unknown) => void, onDone: (err: unknown) => void): Promise<AbortController> {
-    return new Watch(this.kc).watch(path, query, onEvent, onDone);
+    onEvent: (type: string, obj: unknown) => void, onDone: (err: unknown) => void,
+    opts: { inactivityMillis?: number } = {}): Promise<AbortController> {
+    const w = new Watch(this.kc);
+    // A private field in client-node 2.x (test/unit/kube-watch-timeout.test.ts guards it).
+    if (opts.inactivityMillis !== undefined) (w as unknown as { requestTimeoutMs: number }).requestTimeoutMs = opts.inactivityMillis;
+    return w.watch(path, query, onEvent, onDone);
   }
 }
 

@@ -163,7 +163,10 @@ export class Informer<T extends KubeObject> {
         this.store.set(key, obj);
         this.handler(prev === undefined ? "add" : "update", obj, prev);
       }
-    }, (err) => settle(err)).catch((err: unknown) => { settle(err); return undefined; });
+    }, (err) => settle(err), {
+      // The watchdog below judges silence; the server-side timeout ends the watch cleanly.
+      inactivityMillis: Math.max(this.opts.watchdogMillis, timeoutSeconds * 1000) + 30_000,
+    }).catch((err: unknown) => { settle(err); return undefined; });
     this.current = controller;
     const watchdog = setInterval(() => {
       if (Date.now() - this.lastEventAt > this.opts.watchdogMillis) {
