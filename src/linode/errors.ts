@@ -53,7 +53,9 @@ export class LinodeApiError extends LinodeError {
   constructor(status: number, errors: ApiErrorItem[], init: Omit<LinodeErrorInit, "kind"> & { kind?: LinodeErrorKind }) {
     const kind = init.kind ?? classifyStatus(status, errors);
     const detail = errors.map((e) => (e.field ? `${e.field}: ${e.reason}` : e.reason)).join("; ");
-    super(`${init.method} ${init.route} -> ${status}${detail ? `: ${detail}` : ""}`, { ...init, kind });
+    // A route without ids cannot be "not found" at a right base URL (a typo, or /v4 twice).
+    const hint = status === 404 && !init.route.includes("{") ? " (no such endpoint: check the Linode API URL, e.g. https://api.linode.com/v4)" : "";
+    super(`${init.method} ${init.route} -> ${status}${detail ? `: ${detail}` : ""}${hint}`, { ...init, kind });
     this.name = "LinodeApiError";
     this.status = status;
     this.errors = errors;

@@ -2,7 +2,7 @@
 // fault injection over real HTTP.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LinodeClient, LinodeTransportError, type LinodeError } from "../../src/linode/index.ts";
-import { label, makeClient, metricValue, startTestEmulator, type Emulator, type TestClient } from "./helpers.ts";
+import { label, makeClient, metricValue, startTestEmulator, TOKEN, type Emulator, type TestClient } from "./helpers.ts";
 
 let emu: Emulator;
 let tc: TestClient;
@@ -54,6 +54,15 @@ describe("error classes", () => {
   it("404 is notFound", async () => {
     const err = await fails(client.databases.mysql.get(999_999));
     expect(err).toMatchObject({ kind: "notFound", status: 404 });
+    expect(err.message).not.toMatch(/API URL/);
+  });
+
+  it("a 404 on a collection says the API URL is wrong (here /v4 twice)", async () => {
+    const wrong = new LinodeClient({ token: TOKEN, baseUrl: `${emu.url}/v4` });
+    const err = await fails(wrong.databases.mysql.list());
+    expect(err).toMatchObject({ kind: "notFound", status: 404 });
+    expect(err.message).toMatch(/check the Linode API URL/);
+    await wrong.close();
   });
 
   it("an operation the object's state does not allow yet is a precondition", async () => {
