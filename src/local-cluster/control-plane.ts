@@ -37,6 +37,11 @@ export interface ControlPlaneOptions {
    * The apiserver is then reachable only from inside; readiness is probed with kubectl there.
    */
   netns?: string;
+  /**
+   * One more address the apiserver serves on (listening on all of the namespace's addresses,
+   * with this IP in its certificate): pods on the pod network reach it there. Only with netns.
+   */
+  podReachableIp?: string;
 }
 
 export interface ControlPlane {
@@ -90,12 +95,12 @@ async function openssl(dir: string, ...args: string[]): Promise<void> {
   await run("openssl", args, { cwd: dir });
 }
 
-async function makeCertificates(dir: string): Promise<void> {
+async function makeCertificates(dir: string, extraIps: string[]): Promise<void> {
   await openssl(dir, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
     "-subj", "/CN=linode-operator-test-ca", "-keyout", "ca.key", "-out", "ca.crt");
   await openssl(dir, "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=kube-apiserver",
     "-keyout", "apiserver.key", "-out", "apiserver.csr");
-  await writeFile(join(dir, "ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
+  await writeFile(join(dir, "ext"), `subjectAltName=${["IP:127.0.0.1", ...extraIps.map((ip) => `IP:${ip}`), "DNS:localhost"].join(",")}\nextendedKeyUsage=serverAuth\n`);
   await openssl(dir, "x509", "-req", "-in", "apiserver.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
     "-CAcreateserial", "-days", "3650", "-extfile", "ext", "-out", "apiserver.crt");
   await openssl(dir, "genrsa", "-out", "sa.key", "2048");
@@ -187,7 +192,8 @@ async function waitReady(url: string, ca: string, token: string, deadlineMillis:
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const binDir = await controlPlaneBinaries();
   const dir = await mkdtemp(join(tmpdir(), "linode-operator-cp-"));
-  await makeCertificates(dir);
+  if (options.podReachableIp !== undefined && options.netns === undefined) throw new Error("podReachableIp needs a netns");
+  await makeCertificates(dir, options.podReachableIp === undefined ? [] : [options.podReachableIp]);
   const caFile = join(dir, "ca.crt");
   const ca = await readFile(caFile, "utf8");
   const adminToken = randomBytes(32).toString("hex");
@@ -214,7 +220,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   ], netns);
   const apiArgs = [
     `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-    "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", `--secure-port=${apiPort}`,
+    // All addresses only inside a network namespace, which has no other interface than lo and
+    // the cluster's bridge.
+    `--bind-address=${options.podReachableIp === undefined ? "127.0.0.1" : "0.0.0.0"}`, "--advertise-address=127.0.0.1", `--secure-port=${apiPort}`,
     "--tls-cert-file=apiserver.crt", "--tls-private-key-file=apiserver.key", "--client-ca-file=ca.crt",
     "--token-auth-file=tokens.csv", "--authorization-mode=RBAC",
     `--service-account-issuer=${server}`, "--service-account-key-file=sa.pub",

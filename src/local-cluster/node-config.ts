@@ -9,6 +9,8 @@ export interface NodeDirs {
   bridge: string;
   /** CNI network name; libcni's result cache files carry it, so teardown can find ours. */
   network: string;
+  /** The node's /32 inside the namespace (pods get a route to it via the bridge). */
+  nodeIp: string;
 }
 
 export const containerdSocket = (d: NodeDirs): string => join(d.dir, "containerd", "containerd.sock");
@@ -63,7 +65,13 @@ export function cniConflist(d: NodeDirs): string {
     plugins: [
       {
         type: "bridge", bridge: d.bridge, isGateway: true, ipMasq: false, hairpinMode: true,
-        ipam: { type: "host-local", dataDir: join(d.dir, "cni", "ipam"), ranges: [[{ subnet: "10.244.0.0/24" }]] },
+        ipam: {
+          type: "host-local", dataDir: join(d.dir, "cni", "ipam"),
+          ranges: [[{ subnet: "10.244.0.0/24", gateway: "10.244.0.1" }]],
+          // The one route besides the pod subnet: to the node's address, where the apiserver
+          // (and a test's emulator) listen. Still no default route.
+          routes: [{ dst: `${d.nodeIp}/32`, gw: "10.244.0.1" }],
+        },
       },
       { type: "loopback" },
     ],

@@ -47,9 +47,12 @@ export async function writeDockerArchive(rootfs: string, ref: string, config: Im
 export const BUSYBOX_IMAGE = "localhost/busybox:local";
 export const PAUSE_IMAGE = "localhost/pause:local";
 
-/** busybox-static with a symlink per applet (sh, wget, cat, ...). */
-export async function busyboxArchive(): Promise<string> {
-  const out = join(cacheDir(), "images", "busybox.tar");
+/**
+ * busybox-static with a symlink per applet (sh, wget, cat, ...), tagged `ref`: e.g.
+ * docker.io/library/busybox:1.37 so an unchanged example manifest finds it without a pull.
+ */
+export async function busyboxArchive(ref = BUSYBOX_IMAGE): Promise<string> {
+  const out = join(cacheDir(), "images", ref === BUSYBOX_IMAGE ? "busybox.tar" : `busybox-${ref.replace(/[^a-zA-Z0-9.-]+/g, "_")}.tar`);
   if (existsSync(out)) return out;
   await mkdir(join(cacheDir(), "images"), { recursive: true });
   const root = await mkdtemp(join(tmpdir(), "linode-operator-busybox-"));
@@ -61,7 +64,7 @@ export async function busyboxArchive(): Promise<string> {
     for (const applet of (await must("/bin/busybox", ["--list"])).split("\n").filter((a) => /^[a-z0-9_.[-]+$/.test(a) && a !== "busybox")) {
       await symlink("busybox", join(root, "bin", applet));
     }
-    await writeDockerArchive(root, BUSYBOX_IMAGE, { Cmd: ["sh"] }, out);
+    await writeDockerArchive(root, ref, { Cmd: ["sh"] }, out);
   } finally {
     await rm(root, { recursive: true, force: true });
   }

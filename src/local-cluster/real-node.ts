@@ -34,6 +34,8 @@ export interface RealCluster {
   kubeconfig: string;
   /** https://127.0.0.1:PORT, reachable only inside the network namespace. */
   server: string;
+  /** The node's address: pods on the pod network reach the apiserver (and an emulator bound to it) here. */
+  nodeIp: string;
   apiPort: number;
   netns: string;
   /** The namespace's inode ("net:[N]"), to find any process still in it. */
@@ -79,7 +81,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
   const unlock = await acquireMachineLock(15 * 60_000, log);
   const hostBefore = await hostSnapshot();
   const id = randomBytes(3).toString("hex");
-  const dirs: NodeDirs = { dir: await mkdtemp(join(tmpdir(), "linode-operator-node-")), bridge: `lo-op${id}`, network: `linode-op-${id}` };
+  const dirs: NodeDirs = { dir: await mkdtemp(join(tmpdir(), "linode-operator-node-")), bridge: `lo-op${id}`, network: `linode-op-${id}`, nodeIp: NODE_IP };
   const { dir } = dirs;
   const before: HostBefore = await recordHostBefore();
   const procs: Proc[] = [];
@@ -114,7 +116,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
     const ns = netns.name;
     const netnsId = `net:[${(await stat(netns.path)).ino}]`;
     cp = await startControlPlane({
-      netns: ns, serviceAccountAdmission: true, keep: opts.keep === true,
+      netns: ns, serviceAccountAdmission: true, keep: opts.keep === true, podReachableIp: NODE_IP,
       // Token volumes need the kube-root-ca.crt ConfigMap; Deployments need their controllers;
       // the node lifecycle controller lifts the node's not-ready taint so pods schedule.
       extraControllers: ["root-ca-certificate-publisher-controller", "node-lifecycle-controller", "deployment-controller", "replicaset-controller"],
@@ -174,7 +176,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
     const cpRef = cp;
 
     return {
-      kubeconfig, server: cp.server, apiPort, netns: ns, netnsId, dir, binDir, nodeName: NODE_NAME,
+      kubeconfig, server: cp.server, nodeIp: NODE_IP, apiPort, netns: ns, netnsId, dir, binDir, nodeName: NODE_NAME,
       cniNetwork: dirs.network, bridge: dirs.bridge,
       timings: { controlPlaneMillis, nodeReadyMillis, totalMillis: nodeReadyMillis },
       hostBefore,
