@@ -1,5 +1,6 @@
-// The path our users take, for real and offline: the project's image (buildah, from the
-// Dockerfile) runs as a pod installed by the Helm chart, the examples are applied with kubectl,
+// The path our users take, for real and offline: the project's image (the local Node 24 base
+// made by debootstrap + the npm registry, then `buildah bud` of the Dockerfile, both cached
+// outside the repo) runs as a pod installed by the Helm chart, the examples are applied with kubectl,
 // the example application mounts the connection Secret, and a credentials rotation reaches the
 // file inside the running pod. The emulator runs inside the cluster's network namespace.
 import { createHash } from "node:crypto";
@@ -8,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { APP_IMAGE, buildAppImage, buildBaseImage, exportImage, removeWorkingContainers } from "../../src/local-cluster/images.ts";
+import { APP_IMAGE, BASE_IMAGE, buildAppImage, buildBaseImage, exportImage, imageSize, removeImages, removeWorkingContainers } from "../../src/local-cluster/images.ts";
 import { busyboxArchive } from "../../src/local-cluster/oci-archive.ts";
 import { sleep, until } from "../../src/local-cluster/procs.ts";
 import { startRealCluster, type NetnsEmulator, type RealCluster } from "../../src/local-cluster/real-node.ts";
@@ -23,6 +24,7 @@ const TOKEN = "e2e-token";
 const APP_BUSYBOX = "docker.io/library/busybox:1.37";
 const sha256 = (s: string): string => createHash("sha256").update(s).digest("hex");
 const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const mb = (n: number | undefined): string => (n === undefined ? "? MB" : `${(n / 1e6).toFixed(0)} MB`);
 
 describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, application pod, rotation, failover, uninstall", () => {
   let c: RealCluster | undefined;
@@ -64,11 +66,15 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
 
   beforeAll(async () => {
     tmp = await mkdtemp(join(tmpdir(), "linode-operator-e2e-"));
+    // LINODE_OPERATOR_COLD_IMAGES=1 drops the cached images first, to measure cold builds.
+    if (process.env.LINODE_OPERATOR_COLD_IMAGES === "1") await removeImages([APP_IMAGE, BASE_IMAGE]);
     const base = await buildBaseImage();
+    const appWarm = (await imageSize(APP_IMAGE)) !== undefined;
     const app = await buildAppImage({ contextDir: repo });
-    console.log(`[e2e] images: base ${base.cached ? "cached" : "cold"} ${secs(base.millis)}, app ${secs(app.millis)} (${((app.bytes ?? 0) / 1e6).toFixed(0)} MB)`);
     const archive = join(tmp, "app.tar");
-    await exportImage(APP_IMAGE, archive);
+    const exported = await exportImage(APP_IMAGE, archive);
+    console.log(`[e2e] images: base ${BASE_IMAGE} ${base.cached ? "warm (cached)" : "cold"} ${secs(base.millis)} ${mb(base.bytes)}; `
+      + `app ${APP_IMAGE} from the Dockerfile ${appWarm ? "warm (layer cache)" : "cold"} ${secs(app.millis)} ${mb(app.bytes)}; docker-archive ${mb(exported.bytes)}`);
     c = await startRealCluster();
     const t0 = Date.now();
     await c.importImage(archive);
