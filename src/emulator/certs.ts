@@ -70,7 +70,7 @@ export function generateCertificate(opts: { commonName: string; ca?: boolean; or
   const ski = createHash("sha1").update(spki).digest();
   const serial = randomBytes(16);
   // Positive and minimal (DER forbids a leading zero byte before a byte < 0x80), else
-  // OpenSSL rejects about one serial in 512 with "illegal padding".
+  // OpenSSL rejected about one serial in 256 with "illegal padding".
   serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x40;
   const exts = [
     extension("2.5.29.19", true, opts.ca === true ? seq(tlv(0x01, Buffer.from([0xff]))) : seq()),
