@@ -5,6 +5,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import type { OperatorConfig } from "../config/operator-config.ts";
 import { KubeClient } from "../kube/client.ts";
+import { ownerReferenceTo, serviceAccountOf } from "../kube/service-account.ts";
 import { LinodeClient } from "../linode/index.ts";
 import { createOperatorMetrics } from "../metrics/operator-metrics.ts";
 import { KubeEventRecorder } from "../runtime/events.ts";
@@ -28,9 +29,15 @@ export function assembleOperator(opts: { config: OperatorConfig; kc: KubeConfig;
     token: config.linodeToken, baseUrl: config.linodeApiUrl, registry: metrics.registry,
     logger: log.child({ component: "linode" }), userAgent: "linode-operator",
   });
+  // Owned by our ServiceAccount when it lives beside the Lease: uninstalling then removes it.
+  const sa = serviceAccountOf(opts.kc);
+  const owner = sa?.namespace === config.leaderElectionNamespace ? ownerReferenceTo(sa) : undefined;
   const manager = new Manager({
     kube, log, metrics,
-    leaderElection: { enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId, identity: config.identity },
+    leaderElection: {
+      enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId, identity: config.identity,
+      ...(owner !== undefined ? { owner } : {}),
+    },
     healthPort: config.healthPort, metricsPort: config.metricsPort, bindHost: config.bindAddress,
     onLostLeadership: opts.onLostLeadership,
   });

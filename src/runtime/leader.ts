@@ -2,7 +2,7 @@
 // (15 s lease, 10 s renew deadline, 2 s retry). Expiry is judged by local time since the
 // lease's resourceVersion last changed, never by the holder's clock. A leader that cannot
 // renew within the deadline stops leading at once; release() hands over on shutdown.
-import type { V1Lease } from "@kubernetes/client-node";
+import type { V1Lease, V1OwnerReference } from "@kubernetes/client-node";
 import type { KubeClient } from "../kube/client.ts";
 import { microTime } from "../kube/client.ts";
 import { isConflict, isNotFound } from "../kube/errors.ts";
@@ -15,6 +15,8 @@ export interface LeaderElectionOptions {
   leaseDurationMillis?: number;
   renewDeadlineMillis?: number;
   retryPeriodMillis?: number;
+  /** Set on the Lease when this replica creates or takes it (e.g. its ServiceAccount). */
+  owner?: V1OwnerReference;
   onStartedLeading: () => void;
   onStoppedLeading: () => void;
   log?: Logger;
@@ -22,7 +24,7 @@ export interface LeaderElectionOptions {
 
 export class LeaderElector {
   private readonly kube: KubeClient;
-  private readonly o: Required<Omit<LeaderElectionOptions, "log">> & Pick<LeaderElectionOptions, "log">;
+  private readonly o: Required<Omit<LeaderElectionOptions, "log" | "owner">> & Pick<LeaderElectionOptions, "log" | "owner">;
   private observedRv: string | undefined;
   private observedAt = 0;
   private lastRenew = 0;
@@ -99,7 +101,7 @@ export class LeaderElector {
       if (!isNotFound(err)) throw err;
       try {
         await this.kube.createLease(this.o.namespace, {
-          metadata: { name: this.o.name, namespace: this.o.namespace },
+          metadata: { name: this.o.name, namespace: this.o.namespace, ...(this.o.owner !== undefined ? { ownerReferences: [this.o.owner] } : {}) },
           spec: { holderIdentity: this.o.identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 },
         });
         return true;
@@ -119,6 +121,7 @@ export class LeaderElector {
     const duration = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
     const expired = holder === "" || Date.now() - this.observedAt > duration;
     if (!iHold && !expired) return false;
+    if (!iHold && this.o.owner !== undefined) lease.metadata = { ...lease.metadata, ownerReferences: [this.o.owner] };
     lease.spec = {
       ...spec,
       holderIdentity: this.o.identity,

@@ -1,6 +1,7 @@
 // Runs a set of controllers behind leader election with health, readiness and metrics
 // endpoints, and shuts all of it down in order on SIGTERM: stop watches and workers (letting
 // in-flight reconciles finish within the grace period), release the lease, close servers.
+import type { V1OwnerReference } from "@kubernetes/client-node";
 import type { KubeClient } from "../kube/client.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import type { Controller } from "./controller.ts";
@@ -12,7 +13,7 @@ export interface ManagerOptions {
   kube: KubeClient;
   log: Logger;
   metrics: OperatorMetrics;
-  leaderElection: { enabled: boolean; namespace: string; name: string; identity: string };
+  leaderElection: { enabled: boolean; namespace: string; name: string; identity: string; owner?: V1OwnerReference };
   healthPort: number;
   metricsPort: number;
   bindHost?: string;
@@ -64,6 +65,7 @@ export class Manager {
     }
     this.elector = new LeaderElector(this.o.kube, {
       namespace: le.namespace, name: le.name, identity: le.identity, log: this.o.log,
+      ...(le.owner !== undefined ? { owner: le.owner } : {}),
       onStartedLeading: () => {
         this.o.metrics.leader.set(1);
         this.startControllers().catch((err: unknown) => {

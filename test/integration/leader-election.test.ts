@@ -1,10 +1,11 @@
 // Several `linode-operator run` processes elect exactly one leader on a Lease; a killed
 // leader is replaced once its lease expires, a SIGTERM'd one hands over at once.
-import { CoordinationV1Api } from "@kubernetes/client-node";
+import { CoordinationV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../harness/cluster.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
 import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
+import { serviceAccountOf } from "../../src/kube/service-account.ts";
 
 describe("leader election between operator processes", () => {
   const cluster = useTestCluster("leader");
@@ -57,5 +58,41 @@ describe("leader election between operator processes", () => {
     expect(await standby.exited).toBe(0);
     expect(standby.logs.some((l) => l.msg === "released the leader lease")).toBe(true);
     process.stdout.write(`leader failover: ${killFailoverMillis} ms after SIGKILL, ${termFailoverMillis} ms after SIGTERM (second leader ${second})\n`);
+  });
+
+  it("running as a ServiceAccount, the Lease is owned by it: deleting the ServiceAccount (an uninstall) removes the Lease", async () => {
+    const saKubeconfig = await cluster.serviceAccountKubeconfig("operator");
+    const saKc = new KubeConfig();
+    saKc.loadFromFile(saKubeconfig);
+    const sa = await cluster.core.readNamespacedServiceAccount({ namespace: cluster.namespace, name: "operator" });
+    // The identity comes from the real token's claims.
+    expect(serviceAccountOf(saKc)).toEqual({ namespace: cluster.namespace, name: "operator", uid: sa.metadata?.uid });
+    const rbac = cluster.kc.makeApiClient(RbacAuthorizationV1Api);
+    const binding = `${cluster.namespace}-operator`;
+    await rbac.createClusterRoleBinding({ body: {
+      metadata: { name: binding },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ kind: "ServiceAccount", name: "operator", namespace: cluster.namespace }],
+    } });
+    const coordination = cluster.kc.makeApiClient(CoordinationV1Api);
+    const lease = (): Promise<{ owners: string[] } | undefined> => coordination.readNamespacedLease({ namespace: cluster.namespace, name: "owned-lease" })
+      .then((l) => ({ owners: (l.metadata?.ownerReferences ?? []).map((o) => `${o.kind}/${o.name}/${o.uid}`) }), () => undefined);
+    try {
+      const p = startOperator([], {
+        KUBECONFIG: saKubeconfig, LINODE_TOKEN: "unused-token", LINODE_API_URL: "http://127.0.0.1:9/v4",
+        POD_NAMESPACE: cluster.namespace, POD_NAME: "sa-replica", LEADER_ELECTION_ID: "owned-lease", HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
+      });
+      procs.push(p);
+      const owned = await waitFor("the lease", lease, 30_000);
+      expect(owned.owners).toEqual([`ServiceAccount/operator/${sa.metadata?.uid ?? ""}`]);
+      const deletedAt = Date.now();
+      await cluster.core.deleteNamespacedServiceAccount({ namespace: cluster.namespace, name: "operator" });
+      await waitFor("the lease garbage-collected", async () => ((await lease()) === undefined ? true : undefined), 60_000, 200);
+      process.stdout.write(`lease owned by the ServiceAccount removed ${Date.now() - deletedAt} ms after the ServiceAccount was deleted\n`);
+      p.child.kill("SIGTERM");
+      await p.exited;
+    } finally {
+      await rbac.deleteClusterRoleBinding({ name: binding }).catch(() => undefined);
+    }
   });
 });
