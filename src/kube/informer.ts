@@ -36,7 +36,8 @@ export class Informer<T extends KubeObject> {
   private readonly store = new Map<string, T>();
   private resourceVersion: string | undefined;
   private stopped = false;
-  private current: AbortController | undefined;
+  /** Ends the current watch at once, whether it is connected yet or not. */
+  private endCurrent: (() => void) | undefined;
   private syncedResolve!: () => void;
   readonly synced: Promise<void>;
   hasSynced = false;
@@ -67,7 +68,7 @@ export class Informer<T extends KubeObject> {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.current?.abort();
+    this.endCurrent?.();
     this.wake?.();
     await this.loop;
   }
@@ -77,6 +78,7 @@ export class Informer<T extends KubeObject> {
     while (!this.stopped) {
       try {
         if (this.resourceVersion === undefined) await this.relist();
+        if (this.isStopped()) break;
         await this.watchOnce();
         failures = 0;
       } catch (raw) {
@@ -135,7 +137,8 @@ export class Informer<T extends KubeObject> {
     const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
     this.lastEventAt = Date.now();
     const state = { gone: false };
-    const controller = await this.client.watch(this.source.watchPath, {
+    // Not awaited: a stop (or the watchdog) must end this watch even while it is connecting.
+    const connecting = this.client.watch(this.source.watchPath, {
       resourceVersion: this.resourceVersion,
       allowWatchBookmarks: true,
       timeoutSeconds,
@@ -167,12 +170,12 @@ export class Informer<T extends KubeObject> {
       // The watchdog below judges silence; the server-side timeout ends the watch cleanly.
       inactivityMillis: Math.max(this.opts.watchdogMillis, timeoutSeconds * 1000) + 30_000,
     }).catch((err: unknown) => { settle(err); return undefined; });
-    this.current = controller;
+    this.endCurrent = () => { settle(); };
+    if (this.isStopped()) settle();
     const watchdog = setInterval(() => {
       if (Date.now() - this.lastEventAt > this.opts.watchdogMillis) {
         this.opts.logger?.warn({ informer: this.source.name }, "watch silent for too long; restarting it");
         this.opts.onRestart?.("watchdog");
-        controller?.abort();
         settle();
       }
     }, Math.min(10_000, this.opts.watchdogMillis / 2));
@@ -183,8 +186,9 @@ export class Informer<T extends KubeObject> {
       if (!this.isStopped()) throw err;
     } finally {
       clearInterval(watchdog);
-      controller?.abort();
-      this.current = undefined;
+      this.endCurrent = undefined;
+      // Closes the connection now, or as soon as it is made.
+      void connecting.then((c) => { c?.abort(); });
     }
   }
 

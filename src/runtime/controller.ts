@@ -60,6 +60,7 @@ export class Controller<Spec, Status> {
   private readonly abort = new AbortController();
   private workers: Promise<void>[] = [];
   private resyncTimer: NodeJS.Timeout | undefined;
+  private stopRequested = false;
   private readonly kindName: string;
 
   constructor(kind: KindDescriptor<Spec, Status>, deps: ReconcilerDeps & { log: Logger; metrics?: OperatorMetrics }, opts: ControllerOptions) {
@@ -145,12 +146,15 @@ export class Controller<Spec, Status> {
   async start(): Promise<void> {
     for (const i of [...this.informers, ...this.secondary]) i.start();
     await Promise.all([...this.informers, ...this.secondary].map((i) => i.synced));
+    // Stopped while the caches were filling: start nothing.
+    if (this.stopRequested) return;
     this.log.info({ objects: this.list().length }, "cache synced; starting workers");
     this.workers = Array.from({ length: this.opts.concurrency }, () => this.worker());
     this.scheduleResync();
   }
 
   async stop(): Promise<void> {
+    this.stopRequested = true;
     if (this.resyncTimer !== undefined) clearTimeout(this.resyncTimer);
     await Promise.all([...this.informers, ...this.secondary].map((i) => i.stop()));
     this.queue.shutDown();
