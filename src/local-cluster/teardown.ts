@@ -35,8 +35,11 @@ interface TeardownArgs {
 
 export async function teardownNode(a: TeardownArgs): Promise<void> {
   const errors: string[] = [];
+  const slow: string[] = [];
   const step = async (what: string, fn: () => Promise<void>): Promise<void> => {
+    const s = Date.now();
     try { await fn(); } catch (err) { errors.push(`${what}: ${(err as Error).message}`); }
+    if (Date.now() - s >= 1_000) slow.push(`${what} ${Date.now() - s} ms`);
   };
   const sock = containerdSocket(a.dirs);
   const ctr = (args: string[]): ReturnType<typeof execCapture> => execCapture("ctr", ["-a", sock, "-n", "k8s.io", ...args], { timeoutMs: 30_000 });
@@ -143,6 +146,6 @@ export async function teardownNode(a: TeardownArgs): Promise<void> {
     for (const [k, v] of Object.entries(a.before.sysctls)) if (v !== "") await writeFile(`/proc/sys/${k}`, v);
   });
   if (!a.keep) await step("dir", () => rm(a.dirs.dir, { recursive: true, force: true }));
-  a.log(`teardown in ${Date.now() - t0} ms${errors.length > 0 ? ` with errors: ${errors.join("; ")}` : ""}`);
+  a.log(`teardown in ${Date.now() - t0} ms${slow.length > 0 ? ` (${slow.join(", ")})` : ""}${errors.length > 0 ? ` with errors: ${errors.join("; ")}` : ""}`);
   if (errors.length > 0) throw new Error(`teardown incomplete: ${errors.join("; ")}`);
 }
