@@ -3,17 +3,22 @@
 // outside the repo) runs as a pod installed by the Helm chart, the examples are applied with kubectl,
 // the example application mounts the connection Secret, and a credentials rotation reaches the
 // file inside the running pod. The emulator runs inside the cluster's network namespace.
+// One real node serves the whole file: first its safety (no route out of the network namespace),
+// last its teardown (nothing left on the host).
 import { createHash } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { APP_IMAGE, BASE_IMAGE, buildAppImage, buildBaseImage, exportImage, imageSize, removeImages, removeWorkingContainers } from "../../src/local-cluster/images.ts";
+import { processes } from "../../src/local-cluster/host-state.ts";
+import { KUBELET_SYNC_SECONDS } from "../../src/local-cluster/node-config.ts";
 import { busyboxArchive } from "../../src/local-cluster/oci-archive.ts";
 import { sleep, until } from "../../src/local-cluster/procs.ts";
 import { startRealCluster, type NetnsEmulator, type RealCluster } from "../../src/local-cluster/real-node.ts";
-import { kubectlOk, realClusterPrerequisites, waitDefaultServiceAccount } from "./real-cluster-helpers.ts";
+import { busyboxPod, kubectlOk, realClusterPrerequisites, waitDefaultServiceAccount, waitPodPhase } from "./real-cluster-helpers.ts";
 
 const pre = await realClusterPrerequisites({ cluster: true, images: true });
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -30,6 +35,8 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
   let c: RealCluster | undefined;
   let emu: NetnsEmulator | undefined;
   let tmp = "";
+  /** The operator pod helm install made; it runs until the upgrade. */
+  let firstPod = "";
   const cluster = (): RealCluster => { if (c === undefined) throw new Error("no cluster"); return c; };
   const kubectl = (args: string[], input?: string): Promise<string> => kubectlOk(cluster(), args, input);
   const helm = async (args: string[]): Promise<string> => {
@@ -66,29 +73,93 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
 
   beforeAll(async () => {
     tmp = await mkdtemp(join(tmpdir(), "linode-operator-e2e-"));
-    // LINODE_OPERATOR_COLD_IMAGES=1 drops the cached images first, to measure cold builds.
-    if (process.env.LINODE_OPERATOR_COLD_IMAGES === "1") await removeImages([APP_IMAGE, BASE_IMAGE]);
-    const base = await buildBaseImage();
-    const appWarm = (await imageSize(APP_IMAGE)) !== undefined;
-    const app = await buildAppImage({ contextDir: repo });
     const archive = join(tmp, "app.tar");
-    const exported = await exportImage(APP_IMAGE, archive);
-    console.log(`[e2e] images: base ${BASE_IMAGE} ${base.cached ? "warm (cached)" : "cold"} ${secs(base.millis)} ${mb(base.bytes)}; `
-      + `app ${APP_IMAGE} from the Dockerfile ${appWarm ? "warm (layer cache)" : "cold"} ${secs(app.millis)} ${mb(app.bytes)}; docker-archive ${mb(exported.bytes)}`);
-    c = await startRealCluster();
+    // The images are built on the host (they need the package registries) while the node starts.
+    const images = (async () => {
+      // LINODE_OPERATOR_COLD_IMAGES=1 drops the cached images first, to measure cold builds.
+      if (process.env.LINODE_OPERATOR_COLD_IMAGES === "1") await removeImages([APP_IMAGE, BASE_IMAGE]);
+      const base = await buildBaseImage();
+      const appWarm = (await imageSize(APP_IMAGE)) !== undefined;
+      const app = await buildAppImage({ contextDir: repo });
+      const exported = await exportImage(APP_IMAGE, archive);
+      console.log(`[e2e] images: base ${BASE_IMAGE} ${base.cached ? "warm (cached)" : "cold"} ${secs(base.millis)} ${mb(base.bytes)}; `
+        + `app ${APP_IMAGE} from the Dockerfile ${appWarm ? "warm (layer cache)" : "cold"} ${secs(app.millis)} ${mb(app.bytes)}; docker-archive ${mb(exported.bytes)} in ${secs(exported.millis)}`);
+    })();
+    const started = startRealCluster().then((rc) => { c = rc; return rc; });
+    // Whichever fails first, the other is still awaited (a started cluster must be stopped by afterAll).
+    const [imagesDone, clusterDone] = await Promise.allSettled([images, started]);
+    if (clusterDone.status === "rejected") throw clusterDone.reason;
+    if (imagesDone.status === "rejected") throw imagesDone.reason;
+    const rc = clusterDone.value;
     const t0 = Date.now();
-    await c.importImage(archive);
-    await c.importImage(await busyboxArchive(APP_BUSYBOX));
-    console.log(`[e2e] cluster: node Ready ${secs(c.timings.nodeReadyMillis)} after start; images imported in ${secs(Date.now() - t0)}`);
+    await Promise.all([rc.importImage(archive), busyboxArchive(APP_BUSYBOX).then((a) => rc.importImage(a)), busyboxArchive().then((a) => rc.importImage(a))]);
+    console.log(`[e2e] cluster: control plane ${secs(rc.timings.controlPlaneMillis)}, node Ready ${secs(rc.timings.nodeReadyMillis)} after start; images imported in ${secs(Date.now() - t0)}`);
     // Bound to the node address: reachable from hostNetwork pods and, by the pod network's one
     // route, from ordinary pods; still nowhere outside the namespace.
-    emu = await c.startEmulator(["--host", c.nodeIp, "--token", TOKEN, "--provision-seconds", "3"]);
-    await waitDefaultServiceAccount(c);
+    emu = await rc.startEmulator(["--host", rc.nodeIp, "--token", TOKEN, "--provision-seconds", "3"]);
+    await waitDefaultServiceAccount(rc);
   }, 900_000);
   afterAll(async () => {
     await c?.stop();
     await removeWorkingContainers();
     if (tmp !== "") await rm(tmp, { recursive: true, force: true });
+  });
+
+  it("the node is Ready as localhost with its /32 address, and its network namespace has no route out", async () => {
+    const out = await kubectl(["get", "node", "localhost", "-o", "jsonpath={.status.addresses[?(@.type==\"InternalIP\")].address} {.status.nodeInfo.containerRuntimeVersion}"]);
+    expect(out.startsWith(`${cluster().nodeIp} containerd://`)).toBe(true);
+    for (const addr of ["10.0.0.1", "203.0.113.1", "192.0.2.1"]) {
+      const r = await cluster().exec("ip", ["route", "get", addr]);
+      expect(r.code, `route to ${addr}: ${r.stdout}`).not.toBe(0);
+      expect(r.stderr).toMatch(/unreachable/i);
+    }
+  });
+
+  it("a pod with the default in-cluster config fails at once with Network is unreachable", async () => {
+    await kubectl(["apply", "-f", "-"], busyboxPod("no-route", {}, { command: ["sleep", "3600"] }));
+    await waitPodPhase(cluster(), "no-route", ["Running"]);
+    const env = await kubectl(["exec", "no-route", "--", "sh", "-c", "echo $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT; ip route"]);
+    // The kubelet injects the kubernetes Service IP: what client libraries use by default.
+    expect(env.split("\n")[0]).toBe("10.0.0.1:443");
+    expect(env).not.toMatch(/default/);
+    for (const target of ["$KUBERNETES_SERVICE_HOST $KUBERNETES_SERVICE_PORT", "203.0.113.1 80"]) {
+      const t0 = Date.now();
+      const r = await cluster().kubectl(["exec", "no-route", "--", "sh", "-c", `echo | nc -w 5 ${target}; echo rc=$?`]);
+      const millis = Date.now() - t0;
+      expect(r.stdout + r.stderr).toMatch(/Network is unreachable/);
+      expect(r.stdout).toMatch(/rc=1/);
+      // nc -w 5 would take 5 s on a hang; "at once" includes kubectl exec's own ~0.3 s.
+      expect(millis).toBeLessThan(3_000);
+      console.log(`[e2e] connect to ${target} from a pod: Network is unreachable in ${millis} ms (incl. kubectl exec)`);
+    }
+    await kubectl(["delete", "pod", "no-route", "--grace-period=0", "--force", "--wait=false"]);
+  });
+
+  it("a hostNetwork pod with KUBERNETES_SERVICE_HOST/PORT on loopback reaches the apiserver, with its token mounted", async () => {
+    await kubectl(["apply", "-f", "-"], busyboxPod("host-net", { hostNetwork: true }, {
+      env: [{ name: "KUBERNETES_SERVICE_HOST", value: "127.0.0.1" }, { name: "KUBERNETES_SERVICE_PORT", value: String(cluster().apiPort) }],
+      // busybox has no TLS client: a plain HTTP request gets the Go TLS server's answer.
+      command: ["sh", "-c", "printf 'GET /readyz HTTP/1.0\\r\\n\\r\\n' | nc -w 3 $KUBERNETES_SERVICE_HOST $KUBERNETES_SERVICE_PORT; echo; ls /var/run/secrets/kubernetes.io/serviceaccount; echo TOKEN=$(cat /var/run/secrets/kubernetes.io/serviceaccount/token)"],
+    }));
+    expect(await waitPodPhase(cluster(), "host-net", ["Succeeded", "Failed"])).toBe("Succeeded");
+    const logs = await kubectl(["logs", "host-net"]);
+    expect(logs).toMatch(/Client sent an HTTP request to an HTTPS server/);
+    expect(logs).toMatch(/ca\.crt/);
+    const token = /TOKEN=(\S+)/.exec(logs)?.[1] ?? "";
+    expect(token).not.toBe("");
+    expect(await kubectl(["--token", token, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"])).toBe("system:serviceaccount:default:default");
+  });
+
+  it("an emulator on the namespace's loopback is reachable there, not from the host", async () => {
+    const local = await cluster().startEmulator(["--token", "loopback-token"]);
+    const url = new URL(local.url);
+    expect(url.hostname).toBe("127.0.0.1");
+    const script = `fetch(${JSON.stringify(`${url.origin}/v4/databases/engines`)}, { headers: { authorization: "Bearer loopback-token" } }).then((r) => console.log(r.status))`;
+    expect((await cluster().exec(process.execPath, ["-e", script])).stdout.trim()).toBe("200");
+    // The host's own loopback: nothing listens on that port there.
+    const outside = await fetch(`${url.origin}/v4/databases/engines`).then(() => "reached", (e: unknown) => String((e as { cause?: { code?: string } }).cause?.code));
+    expect(outside).toBe("ECONNREFUSED");
+    await local.stop();
   });
 
   it("helm install: the operator runs as a restricted pod under the chart's ServiceAccount, probes pass, logs are JSON", async () => {
@@ -111,22 +182,7 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     expect(spec.spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
     expect(spec.spec.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
     expect((await kubectl(["exec", name, "-n", NS, "--", "id", "-u"])).trim()).toBe("1000");
-    // The liveness probe starts after 5 s and runs every 10 s: let it run a few times. And the
-    // watches stay quiet longer than client-node's 30 s inactivity default, which tore them
-    // down and backed off (until KubeClient.watch set its own limit): no "watch failed" below.
-    await sleep(36_000);
-    const state = await kubectl(["get", "pod", name, "-n", NS, "-o", "jsonpath={.status.containerStatuses[0].restartCount} {.status.conditions[?(@.type==\"Ready\")].status}"]);
-    expect(state).toBe("0 True");
-    // Readiness may fail while the process starts (caches not synced yet); liveness never.
-    const unhealthy = (await kubectl(["get", "events", "-n", NS, "--field-selector", `involvedObject.name=${name},reason=Unhealthy`, "-o", "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}"]))
-      .split("\n").filter((l) => l !== "");
-    if (unhealthy.length > 0) console.log(`[e2e] probe events while starting: ${unhealthy.join(" | ")}`);
-    expect(unhealthy.filter((m) => !m.startsWith("Readiness probe failed"))).toEqual([]);
-    const lines = (await kubectl(["logs", name, "-n", NS])).trim().split("\n");
-    expect(lines.length).toBeGreaterThan(0);
-    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ level: expect.anything() as unknown, msg: expect.any(String) as unknown });
-    expect(lines.some((l) => l.includes("became leader"))).toBe(true);
-    expect(lines.filter((l) => l.includes("watch failed"))).toEqual([]);
+    firstPod = name;
   });
 
   it("kubectl apply -f examples/: the ManagedDatabases become Ready against the emulator", async () => {
@@ -168,9 +224,29 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
       return h !== before ? h : undefined;
     }, 500);
     const fileMillis = Date.now() - t0;
-    console.log(`[e2e] rotation: Secret rewritten ${secs(secretMillis)} after the request, new password inside the pod ${secs(fileMillis)} after it (kubelet syncFrequency 10 s)`);
+    console.log(`[e2e] rotation: Secret rewritten ${secs(secretMillis)} after the request, new password inside the pod ${secs(fileMillis)} after it (kubelet syncFrequency ${KUBELET_SYNC_SECONDS} s)`);
     expect(after).toBe(await emulatorPasswordHash());
     expect(await kubectl(["get", "manageddatabase", "orders", "-o", "jsonpath={.status.lastRequests.resetCredentials.token}"])).toBe("rotate-1");
+  });
+
+  it("the operator pod ran all of that without a restart or a failed liveness probe, and logged only JSON", async () => {
+    const name = firstPod;
+    // At least two liveness probes (initial delay 5 s, period 10 s) have run by now.
+    const startedAt = Date.parse(await kubectl(["get", "pod", name, "-n", NS, "-o", "jsonpath={.status.containerStatuses[0].state.running.startedAt}"]));
+    await sleep(Math.max(0, startedAt + 16_000 - Date.now()));
+    const state = await kubectl(["get", "pod", name, "-n", NS, "-o", "jsonpath={.status.containerStatuses[0].restartCount} {.status.conditions[?(@.type==\"Ready\")].status}"]);
+    expect(state).toBe("0 True");
+    // Readiness may fail while the process starts (caches not synced yet); liveness never.
+    const unhealthy = (await kubectl(["get", "events", "-n", NS, "--field-selector", `involvedObject.name=${name},reason=Unhealthy`, "-o", "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}"]))
+      .split("\n").filter((l) => l !== "");
+    if (unhealthy.length > 0) console.log(`[e2e] probe events while starting: ${unhealthy.join(" | ")}`);
+    expect(unhealthy.filter((m) => !m.startsWith("Readiness probe failed"))).toEqual([]);
+    const lines = (await kubectl(["logs", name, "-n", NS])).trim().split("\n");
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ level: expect.anything() as unknown, msg: expect.any(String) as unknown });
+    expect(lines.some((l) => l.includes("became leader"))).toBe(true);
+    expect(lines.filter((l) => l.includes("watch failed"))).toEqual([]);
+    console.log(`[e2e] operator pod ${name}: ${secs(Date.now() - startedAt)} running, restartCount 0, ${lines.length} JSON log lines`);
   });
 
   it("helm upgrade to 2 replicas: one leader; the leader pod deleted stops within its grace period and the other takes over and reconciles", async () => {
@@ -193,19 +269,31 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     expect(leaders).toEqual([leader]);
     const standby = pods.find((p) => p !== leader) ?? "";
 
-    // Follow the leader's log to its end, then delete it (SIGTERM; grace period 30 s).
+    // Follow the leader's log to its end, then delete it (SIGTERM; grace period 30 s). The
+    // Deployment replaces it at once: the standby or the replacement, whichever asks first after
+    // the release, takes the lease.
     const followed = cluster().kubectl(["logs", "-f", leader, "-n", NS], { timeoutMs: 60_000 });
     await sleep(500);
     const t0 = Date.now();
     await kubectl(["delete", "pod", leader, "-n", NS, "--wait=false"]);
-    const newLeader = await until("the standby takes the lease", 40_000, async () => ((await leaseHolder()) === standby ? standby : undefined), 200);
+    const newLeader = await until("another replica takes the lease", 40_000, async () => {
+      const h = await leaseHolder();
+      return h !== "" && h !== leader ? h : undefined;
+    }, 200).catch(async (err: unknown) => {
+      const lease = await cluster().kubectl(["get", "lease", "linode-operator", "-n", NS, "-o", "yaml"]);
+      const podList = await cluster().kubectl(["get", "pods", "-n", NS, "-o", "wide"]);
+      const kubelet = (await readFile(join(cluster().dir, "kubelet.log"), "utf8").catch(() => "")).split("\n")
+        .filter((l) => l.includes(leader)).slice(-40).join("\n");
+      console.log(`[e2e] no takeover. Lease:\n${lease.stdout}${lease.stderr}\npods:\n${podList.stdout}\nkubelet on ${leader}:\n${kubelet}`);
+      throw err;
+    });
     const takeoverMillis = Date.now() - t0;
     await until("the old leader pod gone", 40_000, async () =>
       (await cluster().kubectl(["get", "pod", leader, "-n", NS])).code !== 0 ? true : undefined, 250);
     const goneMillis = Date.now() - t0;
     const log = (await followed).stdout;
-    console.log(`[e2e] failover: ${standby} holds the lease ${secs(takeoverMillis)} after the leader pod was deleted; the old pod was gone after ${secs(goneMillis)} (grace period 30 s)`);
-    expect(newLeader).toBe(standby);
+    console.log(`[e2e] failover: ${newLeader === standby ? "the standby" : "the replacement pod"} ${newLeader} holds the lease ${secs(takeoverMillis)} after the leader pod was deleted; the old pod was gone after ${secs(goneMillis)} (grace period 30 s)`);
+    expect(await operatorPods()).toContain(newLeader);
     expect(goneMillis).toBeLessThan(30_000);
     expect(log).toContain("shutting down");
     expect(log).toContain("released the leader lease");
@@ -236,10 +324,33 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     // Pods and ReplicaSets go by garbage collection after the Deployment: wait for it.
     await until("no chart object left (throws after 90 s)", 90_000, async () =>
       ((await kubectl(["get", kinds, "-n", NS, "-l", `app.kubernetes.io/instance=${RELEASE}`, "-o", "name"])).trim() === "" ? true : undefined), 500);
-    console.log(`[e2e] helm uninstall: nothing of the release left after ${secs(Date.now() - t1)}`);
     expect((await kubectl(["get", "clusterroles,clusterrolebindings", "-l", `app.kubernetes.io/instance=${RELEASE}`, "-o", "name"])).trim()).toBe("");
-    // What stays, as with any operator: the CRDs (Helm never deletes them) and the Lease, which
-    // the last leader cannot release (Helm removes its RBAC before the pod stops); it expires 15 s on.
-    console.log(`[e2e] left after uninstall: the CRDs and the Lease (holder ${await leaseHolder() || "none"})`);
+    // The Lease is the operator's own object, not the chart's: owned by the chart's
+    // ServiceAccount, it goes with it (the last leader could not release it: its RBAC went first).
+    await until("the Lease garbage-collected", 60_000, async () =>
+      ((await cluster().kubectl(["get", "lease", "linode-operator", "-n", NS])).code !== 0 ? true : undefined), 500);
+    console.log(`[e2e] helm uninstall: the release's objects and the operator's Lease gone after ${secs(Date.now() - t1)}; the CRDs stay (Helm never deletes CRDs)`);
+  });
+  it("stop() leaves no processes, mounts, netns, links, cgroups, CNI state or iptables rules", async () => {
+    const rc = cluster();
+    const pids = rc.pids();
+    await rc.stop();
+    const before = rc.hostBefore;
+    const after = rc.hostAfter;
+    expect(after).toBeDefined();
+    if (after === undefined) return;
+    expect(after.netns).toEqual(before.netns);
+    expect(after.netns.join(" ")).not.toMatch(/cni-|linode-op-/);
+    expect(after.links).toEqual(before.links);
+    expect(after.links).not.toContain(rc.bridge);
+    expect(after.mounts).toEqual(before.mounts);
+    expect(after.iptables).toEqual(before.iptables);
+    expect(after.kubepods).toEqual([]);
+    const procs = await processes();
+    expect(procs.filter((p) => pids.includes(p.pid))).toEqual([]);
+    expect(procs.filter((p) => p.netns === rc.netnsId || p.cmdline.includes(rc.dir))).toEqual([]);
+    expect((await readdir("/var/lib/cni/results").catch(() => [])).filter((f) => f.startsWith(rc.cniNetwork))).toEqual([]);
+    expect(existsSync(rc.dir)).toBe(false);
+    expect(existsSync(`/run/netns/${rc.netns}`)).toBe(false);
   });
 });
