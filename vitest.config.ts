@@ -1,13 +1,15 @@
 import { defineConfig } from "vitest/config";
+import CriticalPathFirst from "./test/harness/sequencer.ts";
 
-// Two projects: tests that need only this process and loopback HTTP (pure logic, the
-// emulator, the Linode client), and tests that need the real control plane, which the
-// cluster project's global setup starts once for the whole run.
+// Three projects in one parallel group: tests that need only this process and loopback HTTP
+// (pure logic, the emulator, the Linode client); tests on the real control plane, which the
+// cluster project's global setup starts once for the whole run; and the real one-node cluster.
 export default defineConfig({
   test: {
-    // Cluster tests mostly wait on the API server and the emulator, not on CPU: run more
-    // files at once than the machine has cores.
-    maxWorkers: 4,
+    // Most files wait on an API server, the emulator, the kubelet or a child process, not on
+    // the CPU: run more of them at once than the machine has cores.
+    maxWorkers: 6,
+    sequence: { sequencer: CriticalPathFirst },
     projects: [
       {
         test: {
@@ -28,13 +30,12 @@ export default defineConfig({
       },
       {
         // A real kubelet + containerd in a network namespace of its own (needs root and Debian
-        // packages; skipped loudly otherwise). One cluster at a time: files run one by one, and
-        // startRealCluster also takes a machine-wide lock. The first run builds the kubelet and
-        // the local base image; later runs reuse the cache outside the repository.
+        // packages; skipped loudly otherwise). One file, so one node at a time (startRealCluster
+        // also takes a machine-wide lock). The first run builds the kubelet and the local base
+        // image; later runs reuse the cache outside the repository.
         test: {
           name: "real-cluster",
           include: ["test/real-cluster/**/*.test.ts"],
-          fileParallelism: false,
           testTimeout: 300_000,
           hookTimeout: 900_000,
         },
