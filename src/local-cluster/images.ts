@@ -4,7 +4,7 @@
 // then `buildah bud` of the Dockerfile and a docker-archive for `ctr images import`.
 // Builds need the Debian mirror and the npm registry: run them OUTSIDE the test network namespace.
 import { existsSync } from "node:fs";
-import { appendFile, cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -162,15 +162,38 @@ export async function removeImages(refs: string[]): Promise<void> {
   const env = await buildahEnv();
   for (const ref of refs) await execCapture("buildah", ["rmi", "-f", ref], { env });
   await execCapture("buildah", ["rmi", "--prune"], { env });
+  await rm(join(imagesDir(), "archives"), { recursive: true, force: true });
 }
 
-/** A docker-archive tarball for `ctr images import`. */
-export async function exportImage(ref: string, out: string): Promise<{ millis: number; bytes: number }> {
+/** The image's ID in our buildah store, or undefined when it is not there. */
+export async function imageId(ref: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const r = await execCapture("buildah", ["images", "--json", ref], { env: env ?? await buildahEnv() });
+  if (r.code !== 0 || r.stdout.trim() === "") return undefined;
+  return imagesJson.parse(JSON.parse(r.stdout))[0]?.id;
+}
+
+/**
+ * A docker-archive tarball of `ref` for `ctr images import`, kept in the cache under the
+ * image's ID like a build layer: an unchanged image is not exported again. Archives of the
+ * same ref with another ID are removed.
+ */
+export async function exportImage(ref: string): Promise<{ path: string; millis: number; bytes: number; cached: boolean }> {
   const env = await buildahEnv();
   const t0 = Date.now();
-  await rm(out, { force: true });
-  await must("buildah", ["push", "--quiet", ref, `docker-archive:${out}:${ref}`], { env });
-  return { millis: Date.now() - t0, bytes: (await stat(out)).size };
+  const id = await imageId(ref, env);
+  if (id === undefined) throw new Error(`no image ${ref} to export`);
+  const dir = join(imagesDir(), "archives");
+  await mkdir(dir, { recursive: true });
+  const prefix = `${ref.replace(/[^\w.-]/g, "_")}-`;
+  const path = join(dir, `${prefix}${id.slice(0, 24)}.tar`);
+  const cached = existsSync(path);
+  if (!cached) {
+    await rm(`${path}.tmp`, { force: true });
+    await must("buildah", ["push", "--quiet", ref, `docker-archive:${path}.tmp:${ref}`], { env });
+    await rename(`${path}.tmp`, path);
+    for (const f of await readdir(dir)) if (f.startsWith(prefix) && join(dir, f) !== path) await rm(join(dir, f), { force: true });
+  }
+  return { path, millis: Date.now() - t0, bytes: (await stat(path)).size, cached };
 }
 
 /** Leftover working containers of failed builds (they keep overlay mounts). */
