@@ -3,6 +3,7 @@
 import { readdir, readFile, readlink, rmdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { execCapture } from "./exec.ts";
+import { buildahRoot } from "./paths.ts";
 
 /** Mount points from /proc/mounts (octal escapes decoded). */
 export async function mountPoints(): Promise<string[]> {
@@ -75,5 +76,8 @@ export async function hostSnapshot(): Promise<HostSnapshot> {
   const ipt = await execCapture("iptables-save", []);
   // Counters and the generation comment change on their own; compare the rules only.
   const iptables = ipt.code === 0 ? ipt.stdout.split("\n").filter((l) => !l.startsWith("#")).map((l) => l.replace(/\[\d+:\d+\]/g, "")).join("\n") : "(no iptables-save)";
-  return { netns, links, mounts: (await mountPoints()).sort(), iptables, kubepods: await kubepodsCgroups() };
+  // Image builds may run beside the cluster: the mounts of their store are theirs, not the cluster's.
+  const builds = `${buildahRoot()}/`;
+  const mounts = (await mountPoints()).filter((m) => m !== buildahRoot() && !m.startsWith(builds)).sort();
+  return { netns, links, mounts, iptables, kubepods: await kubepodsCgroups() };
 }

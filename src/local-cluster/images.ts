@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { execCapture } from "./exec.ts";
-import { cacheDir } from "./paths.ts";
+import { buildahRoot, cacheDir } from "./paths.ts";
 
 export const BASE_IMAGE = "localhost/node:24-bookworm-slim";
 export const APP_IMAGE = "localhost/linode-operator:dev";
@@ -21,7 +21,7 @@ const imagesDir = (): string => join(cacheDir(), "images");
 
 /** Environment selecting our private buildah storage (never the host's default store). */
 export async function buildahEnv(): Promise<NodeJS.ProcessEnv> {
-  const root = join(imagesDir(), "buildah");
+  const root = buildahRoot();
   await mkdir(root, { recursive: true });
   const conf = join(root, "storage.conf");
   // Native kernel overlay works here; vfs is 10x slower and 8x bigger.
