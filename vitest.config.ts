@@ -36,6 +36,7 @@ export default defineConfig({
         test: {
           name: "real-cluster",
           include: ["test/real-cluster/**/*.test.ts"],
+          globalSetup: ["test/harness/real-cluster-setup.ts"],
           testTimeout: 300_000,
           hookTimeout: 900_000,
         },

@@ -71,7 +71,7 @@ export async function main(argv: string[]): Promise<number> {
     let kubectlBin = "kubectl";
     let cp: ControlPlane | undefined;
     if (!values["use-current-context"]) {
-      say("… starting a local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager; the first run builds them, ~12 min)");
+      say("… starting a local Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager; the first run builds them from the Go module proxy: minutes)");
       cp = await startControlPlane();
       const plane = cp;
       cleanups.push(() => plane.stop());

@@ -66,11 +66,27 @@ export interface ControlPlane {
  * the kubelet and kube-scheduler (the one-node real cluster).
  */
 export async function controlPlaneBinaries(opts: { withKubelet?: boolean } = {}): Promise<string> {
-  const { stdout } = await run("bash", [buildScript], {
+  const child = spawn("bash", [buildScript], {
     env: opts.withKubelet === true ? { ...process.env, WITH_KUBELET: "1" } : process.env,
-    maxBuffer: 64 * 1024 * 1024,
-    timeout: 60 * 60 * 1000,
+    stdio: ["ignore", "pipe", "pipe"],
   });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (c: string) => { stdout += c; });
+  // A cold build takes minutes: say what it is doing (its own lines, not Go's download chatter).
+  let partial = "";
+  child.stderr.setEncoding("utf8").on("data", (c: string) => {
+    stderr = (stderr + c).slice(-20_000);
+    const lines = (partial + c).split("\n");
+    partial = lines.pop() ?? "";
+    for (const l of lines) if (l.startsWith("[control-plane]")) process.stderr.write(`${l}\n`);
+  });
+  const timer = setTimeout(() => { child.kill("SIGKILL"); }, 60 * 60 * 1000);
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (c) => { resolve(c); });
+  }).finally(() => { clearTimeout(timer); });
+  if (code !== 0) throw new Error(`build.sh exited ${String(code)}: ${stderr.trim().split("\n").slice(-20).join("\n")}`);
   const dir = stdout.trim().split("\n").pop();
   if (dir === undefined || dir === "") throw new Error("build.sh printed no bin directory");
   return dir;
