@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { controlPlaneBinaries } from "../src/local-cluster/control-plane.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bin = (rel: string): string => join(root, "node_modules", rel);
@@ -28,6 +29,10 @@ function run(name: string, args: string[], opts: { nice?: boolean; inherit?: boo
   });
   return { done, kill: () => { child.kill("SIGTERM"); } };
 }
+
+// The binaries every cluster test and the deploy/ check need (helm): built once, on a first run
+// only (minutes; it says what it builds), before anything else competes for the CPU.
+await controlPlaneBinaries();
 
 const reportDir = mkdtempSync(join(tmpdir(), "linode-operator-test-"));
 const report = process.env.VITEST_JSON_REPORT ?? join(reportDir, "vitest.json");
