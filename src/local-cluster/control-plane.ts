@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { Agent, fetch } from "undici";
+import { NETNS_PORTS } from "./netns.ts";
 
 const run = promisify(execFile);
 // From src/ (tests, `node src/...`) or dist/ (the built CLI), the script stays in src/.
@@ -214,7 +215,9 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const ca = await readFile(caFile, "utf8");
   const adminToken = randomBytes(32).toString("hex");
   await writeFile(join(dir, "tokens.csv"), `${adminToken},admin,admin-uid,"system:masters"\n`);
-  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  // Inside a network namespace of its own the usual ports are free by construction.
+  const port = async (inNetnsPort: number): Promise<number> => (options.netns !== undefined ? inNetnsPort : freePort());
+  const [etcdPort, peerPort, apiPort] = [await port(NETNS_PORTS.etcd), await port(NETNS_PORTS.etcdPeer), await port(NETNS_PORTS.apiserver)];
   const server = `https://127.0.0.1:${apiPort}`;
   const adminKubeconfig = join(dir, "admin.kubeconfig");
   await writeFile(adminKubeconfig, kubeconfigYaml({ server, caData: ca, token: adminToken, user: "admin" }), { mode: 0o600 });
@@ -263,7 +266,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   }
   const startMillis = Date.now() - started;
   if (options.controllerManager !== false) {
-    const kcmPort = await freePort();
+    const kcmPort = await port(NETNS_PORTS.controllerManager);
     procs.push(startProcess(dir, binDir, "kube-controller-manager", [
       `--kubeconfig=${adminKubeconfig}`, `--authentication-kubeconfig=${adminKubeconfig}`,
       `--authorization-kubeconfig=${adminKubeconfig}`,

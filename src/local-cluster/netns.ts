@@ -7,6 +7,17 @@ import { execCapture } from "./exec.ts";
 
 export const NODE_IP = "198.18.0.1";
 
+/**
+ * Listening ports inside the namespace: Kubernetes' usual ones, fixed. Nothing else runs there,
+ * and they lie below the ephemeral range (32768+), from which the kernel gives out the ports of
+ * outgoing connections and of servers bound to port 0 (containerd's streaming server, the
+ * emulator). A port found free on the host's loopback says nothing about the namespace's.
+ */
+export const NETNS_PORTS = {
+  etcd: 2379, etcdPeer: 2380, apiserver: 6443, kubeletHealthz: 10248, kubelet: 10250,
+  controllerManager: 10257, scheduler: 10259,
+} as const;
+
 async function ip(args: string[]): Promise<void> {
   const r = await execCapture("ip", args);
   if (r.code !== 0) throw new Error(`ip ${args.join(" ")}: ${r.stderr.trim()}`);

@@ -9,12 +9,12 @@ import { mkdir, mkdtemp, readFile, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { controlPlaneBinaries, freePort, inNetns, startControlPlane, type ControlPlane } from "./control-plane.ts";
+import { controlPlaneBinaries, inNetns, startControlPlane, type ControlPlane } from "./control-plane.ts";
 import { execCapture, type ExecResult } from "./exec.ts";
 import { ensureHostPackages } from "./host-packages.ts";
 import { hostSnapshot, type HostSnapshot } from "./host-state.ts";
 import { acquireMachineLock } from "./machine-lock.ts";
-import { createNetns, NODE_IP, type Netns } from "./netns.ts";
+import { createNetns, NETNS_PORTS, NODE_IP, type Netns } from "./netns.ts";
 import { cniConflist, containerdSocket, containerdToml, kubeletConfigYaml, type NodeDirs } from "./node-config.ts";
 import { PAUSE_IMAGE, pauseArchive } from "./oci-archive.ts";
 import { startLogged, stopProc, until, type Proc } from "./procs.ts";
@@ -126,7 +126,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
     const apiPort = Number(new URL(cp.server).port);
     log(`control plane ready in ${controlPlaneMillis} ms (${cp.server} inside netns ${ns})`);
 
-    const schedPort = await freePort();
+    const schedPort = NETNS_PORTS.scheduler;
     procs.push(startLogged(dir, "kube-scheduler", join(binDir, "kube-scheduler"), [
       `--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
       "--leader-elect=false", "--bind-address=127.0.0.1", `--secure-port=${schedPort}`,
@@ -151,7 +151,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
     };
     await importImage(pause);
 
-    const [kubeletPort, healthzPort] = [await freePort(), await freePort()];
+    const [kubeletPort, healthzPort] = [NETNS_PORTS.kubelet, NETNS_PORTS.kubeletHealthz];
     await writeFile(join(dir, "kubelet.yaml"), kubeletConfigYaml(dirs, { port: kubeletPort, healthzPort }));
     const kubelet = startLogged(dir, "kubelet", join(binDir, "kubelet"), [
       `--config=${join(dir, "kubelet.yaml")}`, `--kubeconfig=${kubeconfig}`, `--root-dir=${join(dir, "kubelet")}`,
