@@ -56,11 +56,27 @@ for (const r of results) {
   if (r.code !== 0) process.stdout.write(`${r.output.trimEnd()}\n\n`);
 }
 
-const counts = z.object({ numPassedTests: z.number(), numFailedTests: z.number(), numPendingTests: z.number(), numTodoTests: z.number() });
+// Vitest counts the tests of a file whose beforeAll (or import) failed as skipped: they did not
+// pass, so here they count as failed, and a failed file with no tests counts as one failure.
+const reportSchema = z.object({
+  testResults: z.array(z.object({ status: z.string(), assertionResults: z.array(z.object({ status: z.string() })) })),
+});
 let line = "tests: no report (vitest did not finish)";
 try {
-  const c = counts.parse(JSON.parse(readFileSync(report, "utf8")));
-  line = `tests: ${c.numPassedTests} passed, ${c.numFailedTests} failed, ${c.numPendingTests + c.numTodoTests} skipped`;
+  const files = reportSchema.parse(JSON.parse(readFileSync(report, "utf8"))).testResults;
+  let [passed, failed, skipped] = [0, 0, 0];
+  for (const f of files) {
+    const fileFailed = f.status === "failed";
+    let failedHere = 0;
+    for (const a of f.assertionResults) {
+      if (a.status === "passed") passed++;
+      else if (a.status === "failed" || fileFailed) failedHere++;
+      else skipped++;
+    }
+    // A file that failed with every test passed (an afterAll) or with none collected (an import).
+    failed += fileFailed && failedHere === 0 ? 1 : failedHere;
+  }
+  line = `tests: ${passed} passed, ${failed} failed, ${skipped} skipped`;
 } catch { /* reported below through the exit code */ }
 rmSync(reportDir, { recursive: true, force: true });
 const failedChecks = results.filter((r) => r.code !== 0).map((r) => r.name);
