@@ -95,11 +95,11 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     if (imagesDone.status === "rejected") throw imagesDone.reason;
     const rc = clusterDone.value;
     console.log(`[e2e] cluster: control plane ${secs(rc.timings.controlPlaneMillis)}, node Ready ${secs(rc.timings.nodeReadyMillis)} after start`);
-    await Promise.all([busyboxArchive(APP_BUSYBOX).then((a) => rc.importImage(a)), busyboxArchive().then((a) => rc.importImage(a))]);
     // The operator image is imported while the first tests (busybox pods only) run; helm install waits for it.
     const t0 = Date.now();
     appImported = rc.importImage(imagesDone.value).then(() => Date.now() - t0);
     appImported.catch(() => undefined);
+    await Promise.all([busyboxArchive(APP_BUSYBOX).then((a) => rc.importImage(a)), busyboxArchive().then((a) => rc.importImage(a))]);
     // Bound to the node address: reachable from hostNetwork pods and, by the pod network's one
     // route, from ordinary pods; still nowhere outside the namespace.
     emu = await rc.startEmulator(["--host", rc.nodeIp, "--token", TOKEN, "--provision-seconds", "3"]);
