@@ -2,7 +2,8 @@
 // generated crds/ and deploy/ are fresh) and every vitest project, run at the same time. Most
 // test files wait on an API server, a kubelet or a child process, so the static checks run at
 // a lower CPU priority in that slack instead of in front of the tests. Arguments go to vitest.
-// Exits non-zero if anything failed; the last line counts the tests.
+// Exits non-zero if anything failed; the last line counts the tests. VITEST_JSON_REPORT=path
+// keeps vitest's JSON report (per-file start and end times) instead of a temporary one.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,7 +33,12 @@ function run(name: string, args: string[], opts: { nice?: boolean; inherit?: boo
 
 // The binaries every cluster test and the deploy/ check need (helm): built once, on a first run
 // only (minutes; it says what it builds), before anything else competes for the CPU.
-await controlPlaneBinaries();
+try {
+  await controlPlaneBinaries();
+} catch (err) {
+  process.stderr.write(`cannot build the Kubernetes binaries the tests need: ${(err as Error).message}\n`);
+  process.exit(1);
+}
 
 const reportDir = mkdtempSync(join(tmpdir(), "linode-operator-test-"));
 const report = process.env.VITEST_JSON_REPORT ?? join(reportDir, "vitest.json");
