@@ -7,8 +7,7 @@
 // last its teardown (nothing left on the host).
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,7 +33,6 @@ const mb = (n: number | undefined): string => (n === undefined ? "? MB" : `${(n 
 describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, application pod, rotation, failover, uninstall", () => {
   let c: RealCluster | undefined;
   let emu: NetnsEmulator | undefined;
-  let tmp = "";
   /** Milliseconds the operator image's import took, once it is in the node's containerd. */
   let appImported: Promise<number> | undefined;
   /** The operator pod helm install made; it runs until the upgrade. */
@@ -74,7 +72,6 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     sha256((await emulatorGet<{ password: string }>(`/v4/databases/mysql/instances/${await ordersId()}/credentials`)).password);
 
   beforeAll(async () => {
-    tmp = await mkdtemp(join(tmpdir(), "linode-operator-e2e-"));
     // The images are built on the host (they need the package registries) while the node starts.
     const images = (async () => {
       // LINODE_OPERATOR_COLD_IMAGES=1 drops the cached images first, to measure cold builds.
@@ -108,7 +105,6 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
   afterAll(async () => {
     await c?.stop();
     await removeWorkingContainers();
-    if (tmp !== "") await rm(tmp, { recursive: true, force: true });
   });
 
   it("the node is Ready as localhost with its /32 address, and its network namespace has no route out", async () => {
