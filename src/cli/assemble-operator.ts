@@ -34,10 +34,7 @@ export function assembleOperator(opts: { config: OperatorConfig; kc: KubeConfig;
   const owner = sa?.namespace === config.leaderElectionNamespace ? ownerReferenceTo(sa) : undefined;
   const manager = new Manager({
     kube, log, metrics,
-    leaderElection: {
-      enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId, identity: config.identity,
-      ...(owner !== undefined ? { owner } : {}),
-    },
+    leaderElection: { enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId, identity: config.identity, owner },
     healthPort: config.healthPort, metricsPort: config.metricsPort, bindHost: config.bindAddress,
     onLostLeadership: opts.onLostLeadership,
   });

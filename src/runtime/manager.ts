@@ -64,8 +64,7 @@ export class Manager {
       return;
     }
     this.elector = new LeaderElector(this.o.kube, {
-      namespace: le.namespace, name: le.name, identity: le.identity, log: this.o.log,
-      ...(le.owner !== undefined ? { owner: le.owner } : {}),
+      namespace: le.namespace, name: le.name, identity: le.identity, owner: le.owner, log: this.o.log,
       onStartedLeading: () => {
         this.o.metrics.leader.set(1);
         this.startControllers().catch((err: unknown) => {
