@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { Agent, fetch } from "undici";
+import { execCapture } from "./exec.ts";
 import { NETNS_PORTS } from "./netns.ts";
 
 const run = promisify(execFile);
@@ -67,28 +68,19 @@ export interface ControlPlane {
  * the kubelet and kube-scheduler (the one-node real cluster).
  */
 export async function controlPlaneBinaries(opts: { withKubelet?: boolean } = {}): Promise<string> {
-  const child = spawn("bash", [buildScript], {
-    env: opts.withKubelet === true ? { ...process.env, WITH_KUBELET: "1" } : process.env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (c: string) => { stdout += c; });
   // A cold build takes minutes: say what it is doing (its own lines, not Go's download chatter).
   let partial = "";
-  child.stderr.setEncoding("utf8").on("data", (c: string) => {
-    stderr = (stderr + c).slice(-20_000);
-    const lines = (partial + c).split("\n");
-    partial = lines.pop() ?? "";
-    for (const l of lines) if (l.startsWith("[control-plane]")) process.stderr.write(`${l}\n`);
+  const r = await execCapture("bash", [buildScript], {
+    env: opts.withKubelet === true ? { ...process.env, WITH_KUBELET: "1" } : process.env,
+    timeoutMs: 60 * 60 * 1000,
+    onStderr: (chunk) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const l of lines) if (l.startsWith("[control-plane]")) process.stderr.write(`${l}\n`);
+    },
   });
-  const timer = setTimeout(() => { child.kill("SIGKILL"); }, 60 * 60 * 1000);
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once("error", reject);
-    child.once("close", (c) => { resolve(c); });
-  }).finally(() => { clearTimeout(timer); });
-  if (code !== 0) throw new Error(`build.sh exited ${String(code)}: ${stderr.trim().split("\n").slice(-20).join("\n")}`);
-  const dir = stdout.trim().split("\n").pop();
+  if (r.code !== 0) throw new Error(`build.sh exited ${r.code}: ${r.stderr.trim().split("\n").slice(-20).join("\n")}`);
+  const dir = r.stdout.trim().split("\n").pop();
   if (dir === undefined || dir === "") throw new Error("build.sh printed no bin directory");
   return dir;
 }
