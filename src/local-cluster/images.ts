@@ -38,14 +38,22 @@ async function must(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv
 const imagesJson = z.array(z.object({ id: z.string(), names: z.array(z.string()).nullish(), size: z.union([z.number(), z.string()]).optional() }));
 const UNITS: Record<string, number> = { B: 1, kB: 1e3, KB: 1e3, MB: 1e6, GB: 1e9 };
 
-/** The image's size in bytes in buildah's store (buildah 1.28 prints "258 MB": ~3 digits), or undefined when it is not there. */
-export async function imageSize(ref: string, env?: NodeJS.ProcessEnv): Promise<number | undefined> {
+/** The image's ID and size in bytes in our buildah store, or undefined when it is not there. */
+async function imageInfo(ref: string, env?: NodeJS.ProcessEnv): Promise<{ id: string; bytes: number | undefined } | undefined> {
   const r = await execCapture("buildah", ["images", "--json", ref], { env: env ?? await buildahEnv() });
   if (r.code !== 0 || r.stdout.trim() === "") return undefined;
-  const size = imagesJson.parse(JSON.parse(r.stdout))[0]?.size;
-  if (typeof size !== "string") return size;
+  const image = imagesJson.parse(JSON.parse(r.stdout))[0];
+  if (image === undefined) return undefined;
+  // buildah 1.28 prints the size as text, "258 MB" (about 3 digits).
+  const size = image.size;
+  if (typeof size !== "string") return { id: image.id, bytes: size };
   const m = /^([\d.]+)\s*([kKMG]?B)$/.exec(size.trim());
-  return m?.[1] === undefined || m[2] === undefined ? undefined : Math.round(Number(m[1]) * (UNITS[m[2]] ?? 1));
+  return { id: image.id, bytes: m?.[1] === undefined || m[2] === undefined ? undefined : Math.round(Number(m[1]) * (UNITS[m[2]] ?? 1)) };
+}
+
+/** The image's size in bytes in our buildah store, or undefined when it is not there. */
+export async function imageSize(ref: string, env?: NodeJS.ProcessEnv): Promise<number | undefined> {
+  return (await imageInfo(ref, env))?.bytes;
 }
 
 /** The Debian mirror apt is configured with (debootstrap uses the same). */
@@ -72,9 +80,8 @@ export async function buildBaseImage(opts: { force?: boolean; log?: (l: string) 
   const log = opts.log ?? ((l: string) => { process.stderr.write(`[images] ${l}\n`); });
   const env = await buildahEnv();
   const t0 = Date.now();
-  if (opts.force !== true && (await imageSize(BASE_IMAGE, env)) !== undefined) {
-    return { ref: BASE_IMAGE, millis: Date.now() - t0, cached: true, bytes: await imageSize(BASE_IMAGE, env) };
-  }
+  const existing = opts.force === true ? undefined : await imageInfo(BASE_IMAGE, env);
+  if (existing !== undefined) return { ref: BASE_IMAGE, millis: Date.now() - t0, cached: true, bytes: existing.bytes };
   const work = await mkdtemp(join(tmpdir(), "linode-operator-base-"));
   const rootfs = join(work, "rootfs");
   let ctr: string | undefined;
@@ -165,13 +172,6 @@ export async function removeImages(refs: string[]): Promise<void> {
   await rm(join(imagesDir(), "archives"), { recursive: true, force: true });
 }
 
-/** The image's ID in our buildah store, or undefined when it is not there. */
-export async function imageId(ref: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const r = await execCapture("buildah", ["images", "--json", ref], { env: env ?? await buildahEnv() });
-  if (r.code !== 0 || r.stdout.trim() === "") return undefined;
-  return imagesJson.parse(JSON.parse(r.stdout))[0]?.id;
-}
-
 /**
  * A docker-archive tarball of `ref` for `ctr images import`, kept in the cache under the
  * image's ID like a build layer: an unchanged image is not exported again. Archives of the
@@ -180,7 +180,7 @@ export async function imageId(ref: string, env?: NodeJS.ProcessEnv): Promise<str
 export async function exportImage(ref: string): Promise<{ path: string; millis: number; bytes: number; cached: boolean }> {
   const env = await buildahEnv();
   const t0 = Date.now();
-  const id = await imageId(ref, env);
+  const id = (await imageInfo(ref, env))?.id;
   if (id === undefined) throw new Error(`no image ${ref} to export`);
   const dir = join(imagesDir(), "archives");
   await mkdir(dir, { recursive: true });
