@@ -13,14 +13,13 @@ import { z } from "zod";
 import { controlPlaneBinaries } from "../src/local-cluster/control-plane.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const bin = (rel: string): string => join(root, "node_modules", rel);
 
 interface Outcome { name: string; code: number; millis: number; output: string }
 
-function run(name: string, args: string[], opts: { nice?: boolean; inherit?: boolean } = {}): { done: Promise<Outcome>; kill: () => void } {
+function run(name: string, cmd: string, args: string[], opts: { nice?: boolean; inherit?: boolean } = {}): { done: Promise<Outcome>; kill: () => void } {
   const t0 = Date.now();
-  const [cmd, argv] = opts.nice === true ? ["nice", ["-n", "10", process.execPath, ...args]] : [process.execPath, args];
-  const child = spawn(cmd, argv, { cwd: root, stdio: opts.inherit === true ? "inherit" : ["ignore", "pipe", "pipe"] });
+  const [file, argv] = opts.nice === true ? ["nice", ["-n", "10", cmd, ...args]] : [cmd, args];
+  const child = spawn(file, argv, { cwd: root, stdio: opts.inherit === true ? "inherit" : ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout?.setEncoding("utf8").on("data", (c: string) => { output += c; });
   child.stderr?.setEncoding("utf8").on("data", (c: string) => { output += c; });
@@ -30,6 +29,9 @@ function run(name: string, args: string[], opts: { nice?: boolean; inherit?: boo
   });
   return { done, kill: () => { child.kill("SIGTERM"); } };
 }
+/** One of package.json's scripts: the commands are spelled there, once. */
+const npmScript = (name: string, script: string, ...args: string[]): ReturnType<typeof run> =>
+  run(name, "npm", ["run", "--silent", script, ...(args.length > 0 ? ["--", ...args] : [])], { nice: true });
 
 // The binaries every cluster test and the deploy/ check need (helm): built once, on a first run
 // only (minutes; it says what it builds), before anything else competes for the CPU.
@@ -42,12 +44,12 @@ try {
 
 const reportDir = mkdtempSync(join(tmpdir(), "linode-operator-test-"));
 const report = process.env.VITEST_JSON_REPORT ?? join(reportDir, "vitest.json");
-const vitest = run("tests", [bin("vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...process.argv.slice(2)], { inherit: true });
+const vitest = run("tests", process.execPath, [join(root, "node_modules/vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...process.argv.slice(2)], { inherit: true });
 const checks = [
-  run("crds/ fresh", ["src/crd/generate.ts", "--check"], { nice: true }),
-  run("deploy/ fresh", ["test/tools/render-deploy.ts", "--check"], { nice: true }),
-  run("type-check", [bin("typescript/bin/tsc"), "--noEmit"], { nice: true }),
-  run("lint", [bin("eslint/bin/eslint.js"), "--max-warnings", "0", "."], { nice: true }),
+  npmScript("crds/ fresh", "generate", "--check"),
+  npmScript("deploy/ fresh", "render:deploy", "--check"),
+  npmScript("type-check", "typecheck"),
+  npmScript("lint", "lint"),
 ];
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => { for (const c of [vitest, ...checks]) c.kill(); });

@@ -335,6 +335,7 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
       ((await cluster().kubectl(["get", "lease", "linode-operator", "-n", NS])).code !== 0 ? true : undefined), 500);
     console.log(`[e2e] helm uninstall: the release's objects and the operator's Lease gone after ${secs(Date.now() - t1)}; the CRDs stay (Helm never deletes CRDs)`);
   });
+
   it("stop() leaves no processes, mounts, netns, links, cgroups, CNI state or iptables rules", async () => {
     const rc = cluster();
     const pids = rc.pids();
