@@ -85,18 +85,30 @@ export async function controlPlaneBinaries(opts: { withKubelet?: boolean } = {})
   return dir;
 }
 
+/**
+ * A loopback port that is free now, for a server started next. Picked below the kernel's
+ * ephemeral range: a port the kernel handed out for `listen(0)` can be taken again at once as
+ * the local port of any outgoing connection (the machine makes thousands during a test run),
+ * and etcd then fails to bind it.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const ephemeralLow = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8")
+    .then((s) => Number(s.trim().split(/\s+/)[0]), () => 32_768);
+  const low = 10_000;
+  const high = Math.max(low + 1_000, Number.isFinite(ephemeralLow) ? ephemeralLow : 32_768);
+  for (let i = 0; i < 50; i++) {
+    const candidate = low + Math.floor(Math.random() * (high - low));
+    if (await canBind(candidate)) return candidate;
+  }
+  throw new Error("no free loopback port below the ephemeral range");
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => {
-        if (addr !== null && typeof addr === "object") resolve(addr.port);
-        else reject(new Error("no port"));
-      });
-    });
+    srv.once("error", () => { resolve(false); });
+    srv.listen(port, "127.0.0.1", () => { srv.close(() => { resolve(true); }); });
   });
 }
 
