@@ -6,8 +6,6 @@ import { z } from "zod";
 import { emulatorConfigSchema } from "./config.ts";
 import { startEmulator, type EmulatorOptions } from "./index.ts";
 
-export const summary = "run the Linode API emulator (managed databases, NodeBalancers) on loopback";
-
 const HELP = `Usage: linode-operator emulator [options]
 
   --port N                 listen port (0 = any free port; default 0)

@@ -64,21 +64,21 @@ const instances = (engine: DatabaseEngine): string => `/databases/${engine}/inst
 
 export class DatabaseEngineApi {
   readonly engine: DatabaseEngine;
-  private readonly t: Transport;
+  private readonly transport: Transport;
   private readonly base: string;
 
   constructor(transport: Transport, engine: DatabaseEngine) {
-    this.t = transport;
+    this.transport = transport;
     this.engine = engine;
     this.base = instances(engine);
   }
 
   list(opts?: ListOptions): Promise<Page<Database>> {
-    return listPage(this.t, this.base, {}, databaseListSchema, opts);
+    return listPage(this.transport, this.base, {}, databaseListSchema, opts);
   }
 
   listAll(opts?: ListAllOptions): Promise<Database[]> {
-    return listAll(this.t, this.base, {}, databaseListSchema, opts);
+    return listAll(this.transport, this.base, {}, databaseListSchema, opts);
   }
 
   /** Labels are unique per engine, so at most one match. */
@@ -88,82 +88,73 @@ export class DatabaseEngineApi {
   }
 
   get(instanceId: number, opts?: CallOptions): Promise<Database> {
-    return this.t.request({ method: "GET", route: `${this.base}/{instanceId}`, params: { instanceId }, schema: databaseSchema }, opts);
+    return this.transport.request({ method: "GET", route: `${this.base}/{instanceId}`, params: { instanceId }, schema: databaseSchema }, opts);
   }
 
   /** Never retried after an ambiguous failure: look up by label before creating again. */
   create(req: DatabaseCreateRequest, opts?: CallOptions): Promise<Database> {
     const { version, ...rest } = req;
-    return this.t.request({ method: "POST", route: this.base, body: { ...rest, engine: `${this.engine}/${version}` }, schema: databaseSchema }, opts);
+    return this.transport.request({ method: "POST", route: this.base, body: { ...rest, engine: `${this.engine}/${version}` }, schema: databaseSchema }, opts);
   }
 
   update(instanceId: number, req: DatabaseUpdateRequest, opts?: CallOptions): Promise<Database> {
-    return this.t.request({ method: "PUT", route: `${this.base}/{instanceId}`, params: { instanceId }, body: req, schema: databaseSchema }, opts);
+    return this.transport.request({ method: "PUT", route: `${this.base}/{instanceId}`, params: { instanceId }, body: req, schema: databaseSchema }, opts);
   }
 
   delete(instanceId: number, opts?: CallOptions): Promise<void> {
-    return this.t.request({ method: "DELETE", route: `${this.base}/{instanceId}`, params: { instanceId }, schema: emptySchema }, opts);
+    return this.transport.request({ method: "DELETE", route: `${this.base}/{instanceId}`, params: { instanceId }, schema: emptySchema }, opts);
   }
 
   listBackups(instanceId: number, opts?: ListOptions): Promise<Page<DatabaseBackup>> {
-    return listPage(this.t, `${this.base}/{instanceId}/backups`, { instanceId }, backupListSchema, opts);
+    return listPage(this.transport, `${this.base}/{instanceId}/backups`, { instanceId }, backupListSchema, opts);
   }
 
   listAllBackups(instanceId: number, opts?: ListAllOptions): Promise<DatabaseBackup[]> {
-    return listAll(this.t, `${this.base}/{instanceId}/backups`, { instanceId }, backupListSchema, opts);
+    return listAll(this.transport, `${this.base}/{instanceId}/backups`, { instanceId }, backupListSchema, opts);
   }
 
   getBackup(instanceId: number, backupId: number, opts?: CallOptions): Promise<DatabaseBackup> {
-    return this.t.request({ method: "GET", route: `${this.base}/{instanceId}/backups/{backupId}`, params: { instanceId, backupId }, schema: backupSchema }, opts);
+    return this.transport.request({ method: "GET", route: `${this.base}/{instanceId}/backups/{backupId}`, params: { instanceId, backupId }, schema: backupSchema }, opts);
   }
 
   deleteBackup(instanceId: number, backupId: number, opts?: CallOptions): Promise<void> {
-    return this.t.request({ method: "DELETE", route: `${this.base}/{instanceId}/backups/{backupId}`, params: { instanceId, backupId }, schema: emptySchema }, opts);
+    return this.transport.request({ method: "DELETE", route: `${this.base}/{instanceId}/backups/{backupId}`, params: { instanceId, backupId }, schema: emptySchema }, opts);
   }
 
   /** Returns nothing: the API answers `{}`; list backups to find the new snapshot by label. */
   createSnapshot(instanceId: number, req: SnapshotCreateRequest, opts?: CallOptions): Promise<void> {
-    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/backups`, params: { instanceId }, body: req, schema: emptySchema }, opts);
+    return this.transport.request({ method: "POST", route: `${this.base}/{instanceId}/backups`, params: { instanceId }, body: req, schema: emptySchema }, opts);
   }
 
   /** Erases the cluster's data and replaces it with the backup's. */
   restoreBackup(instanceId: number, backupId: number, opts?: CallOptions): Promise<void> {
-    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/backups/{backupId}/restore`, params: { instanceId, backupId }, schema: emptySchema }, opts);
+    return this.transport.request({ method: "POST", route: `${this.base}/{instanceId}/backups/{backupId}/restore`, params: { instanceId, backupId }, schema: emptySchema }, opts);
   }
 
   getCredentials(instanceId: number, opts?: CallOptions): Promise<DatabaseCredentials> {
-    return this.t.request({ method: "GET", route: `${this.base}/{instanceId}/credentials`, params: { instanceId }, schema: credentialsSchema }, opts);
+    return this.transport.request({ method: "GET", route: `${this.base}/{instanceId}/credentials`, params: { instanceId }, schema: credentialsSchema }, opts);
   }
 
   resetCredentials(instanceId: number, opts?: CallOptions): Promise<void> {
-    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/credentials/reset`, params: { instanceId }, schema: emptySchema }, opts);
+    return this.transport.request({ method: "POST", route: `${this.base}/{instanceId}/credentials/reset`, params: { instanceId }, schema: emptySchema }, opts);
   }
 
   patch(instanceId: number, opts?: CallOptions): Promise<void> {
-    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/patch`, params: { instanceId }, schema: emptySchema }, opts);
+    return this.transport.request({ method: "POST", route: `${this.base}/{instanceId}/patch`, params: { instanceId }, schema: emptySchema }, opts);
   }
 
   getSslCertificate(instanceId: number, opts?: CallOptions): Promise<DatabaseSslCertificate> {
-    return this.t.request({ method: "GET", route: `${this.base}/{instanceId}/ssl`, params: { instanceId }, schema: sslCertificateSchema }, opts);
-  }
-
-  /** Newer API (not in spec 4.176.0); recorded against the real service. */
-  suspend(instanceId: number, opts?: CallOptions): Promise<void> {
-    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/suspend`, params: { instanceId }, schema: emptySchema }, opts);
-  }
-
-  resume(instanceId: number, opts?: CallOptions): Promise<void> {
-    return this.t.request({ method: "POST", route: `${this.base}/{instanceId}/resume`, params: { instanceId }, schema: emptySchema }, opts);
+    return this.transport.request({ method: "GET", route: `${this.base}/{instanceId}/ssl`, params: { instanceId }, schema: sslCertificateSchema }, opts);
   }
 }
 
 export class DatabasesApi {
   readonly mysql: DatabaseEngineApi;
   readonly postgresql: DatabaseEngineApi;
-  private readonly t: Transport;
+  private readonly transport: Transport;
 
   constructor(transport: Transport) {
-    this.t = transport;
+    this.transport = transport;
     this.mysql = new DatabaseEngineApi(transport, "mysql");
     this.postgresql = new DatabaseEngineApi(transport, "postgresql");
   }
@@ -173,37 +164,29 @@ export class DatabasesApi {
   }
 
   listEngines(opts?: ListOptions): Promise<Page<DatabaseEngineInfo>> {
-    return listPage(this.t, "/databases/engines", {}, engineListSchema, opts);
+    return listPage(this.transport, "/databases/engines", {}, engineListSchema, opts);
   }
 
   listAllEngines(opts?: ListAllOptions): Promise<DatabaseEngineInfo[]> {
-    return listAll(this.t, "/databases/engines", {}, engineListSchema, opts);
+    return listAll(this.transport, "/databases/engines", {}, engineListSchema, opts);
   }
 
   /** `engineId` is `engine/version`, e.g. "mysql/8". */
   getEngine(engineId: string, opts?: CallOptions): Promise<DatabaseEngineInfo> {
-    return this.t.request({ method: "GET", route: "/databases/engines/{engineId}", params: { engineId }, schema: engineSchema }, opts);
-  }
-
-  listTypes(opts?: ListOptions): Promise<Page<DatabaseType>> {
-    return listPage(this.t, "/databases/types", {}, databaseTypeListSchema, opts);
+    return this.transport.request({ method: "GET", route: "/databases/engines/{engineId}", params: { engineId }, schema: engineSchema }, opts);
   }
 
   listAllTypes(opts?: ListAllOptions): Promise<DatabaseType[]> {
-    return listAll(this.t, "/databases/types", {}, databaseTypeListSchema, opts);
+    return listAll(this.transport, "/databases/types", {}, databaseTypeListSchema, opts);
   }
 
   getType(typeId: string, opts?: CallOptions): Promise<DatabaseType> {
-    return this.t.request({ method: "GET", route: "/databases/types/{typeId}", params: { typeId }, schema: databaseTypeSchema }, opts);
+    return this.transport.request({ method: "GET", route: "/databases/types/{typeId}", params: { typeId }, schema: databaseTypeSchema }, opts);
   }
 
   /** All engines at once, in the reduced shape (no port, disk sizes or replication). */
-  listInstances(opts?: ListOptions): Promise<Page<Database>> {
-    return listPage(this.t, "/databases/instances", {}, databaseListSchema, opts);
-  }
-
   listAllInstances(opts?: ListAllOptions): Promise<Database[]> {
-    return listAll(this.t, "/databases/instances", {}, databaseListSchema, opts);
+    return listAll(this.transport, "/databases/instances", {}, databaseListSchema, opts);
   }
 }
 

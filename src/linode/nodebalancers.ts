@@ -78,18 +78,18 @@ const NODES = `${CONFIG}/nodes`;
 const NODE = `${NODES}/{nodeId}`;
 
 export class NodeBalancersApi {
-  private readonly t: Transport;
+  private readonly transport: Transport;
 
   constructor(transport: Transport) {
-    this.t = transport;
+    this.transport = transport;
   }
 
   list(opts?: ListOptions): Promise<Page<NodeBalancer>> {
-    return listPage(this.t, NB, {}, nodeBalancerListSchema, opts);
+    return listPage(this.transport, NB, {}, nodeBalancerListSchema, opts);
   }
 
   listAll(opts?: ListAllOptions): Promise<NodeBalancer[]> {
-    return listAll(this.t, NB, {}, nodeBalancerListSchema, opts);
+    return listAll(this.transport, NB, {}, nodeBalancerListSchema, opts);
   }
 
   async findByLabel(label: string, opts?: CallOptions): Promise<NodeBalancer | undefined> {
@@ -98,44 +98,44 @@ export class NodeBalancersApi {
   }
 
   get(nodeBalancerId: number, opts?: CallOptions): Promise<NodeBalancer> {
-    return this.t.request({ method: "GET", route: ONE, params: { nodeBalancerId }, schema: nodeBalancerSchema }, opts);
+    return this.transport.request({ method: "GET", route: ONE, params: { nodeBalancerId }, schema: nodeBalancerSchema }, opts);
   }
 
   /** Never retried after an ambiguous failure: look up by label before creating again. */
   create(req: NodeBalancerCreateRequest, opts?: CallOptions): Promise<NodeBalancer> {
-    return this.t.request({ method: "POST", route: NB, body: req, schema: nodeBalancerSchema }, opts);
+    return this.transport.request({ method: "POST", route: NB, body: req, schema: nodeBalancerSchema }, opts);
   }
 
   update(nodeBalancerId: number, req: NodeBalancerUpdateRequest, opts?: CallOptions): Promise<NodeBalancer> {
-    return this.t.request({ method: "PUT", route: ONE, params: { nodeBalancerId }, body: req, schema: nodeBalancerSchema }, opts);
+    return this.transport.request({ method: "PUT", route: ONE, params: { nodeBalancerId }, body: req, schema: nodeBalancerSchema }, opts);
   }
 
   delete(nodeBalancerId: number, opts?: CallOptions): Promise<void> {
-    return this.t.request({ method: "DELETE", route: ONE, params: { nodeBalancerId }, schema: emptySchema }, opts);
+    return this.transport.request({ method: "DELETE", route: ONE, params: { nodeBalancerId }, schema: emptySchema }, opts);
   }
 
   listConfigs(nodeBalancerId: number, opts?: ListOptions): Promise<Page<NodeBalancerConfig>> {
-    return listPage(this.t, CONFIGS, { nodeBalancerId }, nodeBalancerConfigListSchema, opts);
+    return listPage(this.transport, CONFIGS, { nodeBalancerId }, nodeBalancerConfigListSchema, opts);
   }
 
   listAllConfigs(nodeBalancerId: number, opts?: ListAllOptions): Promise<NodeBalancerConfig[]> {
-    return listAll(this.t, CONFIGS, { nodeBalancerId }, nodeBalancerConfigListSchema, opts);
+    return listAll(this.transport, CONFIGS, { nodeBalancerId }, nodeBalancerConfigListSchema, opts);
   }
 
   getConfig(nodeBalancerId: number, configId: number, opts?: CallOptions): Promise<NodeBalancerConfig> {
-    return this.t.request({ method: "GET", route: CONFIG, params: { nodeBalancerId, configId }, schema: nodeBalancerConfigSchema }, opts);
+    return this.transport.request({ method: "GET", route: CONFIG, params: { nodeBalancerId, configId }, schema: nodeBalancerConfigSchema }, opts);
   }
 
   createConfig(nodeBalancerId: number, req: NodeBalancerConfigInput, opts?: CallOptions): Promise<NodeBalancerConfig> {
-    return this.t.request({ method: "POST", route: CONFIGS, params: { nodeBalancerId }, body: req, schema: nodeBalancerConfigSchema }, opts);
+    return this.transport.request({ method: "POST", route: CONFIGS, params: { nodeBalancerId }, body: req, schema: nodeBalancerConfigSchema }, opts);
   }
 
   updateConfig(nodeBalancerId: number, configId: number, req: NodeBalancerConfigInput, opts?: CallOptions): Promise<NodeBalancerConfig> {
-    return this.t.request({ method: "PUT", route: CONFIG, params: { nodeBalancerId, configId }, body: req, schema: nodeBalancerConfigSchema }, opts);
+    return this.transport.request({ method: "PUT", route: CONFIG, params: { nodeBalancerId, configId }, body: req, schema: nodeBalancerConfigSchema }, opts);
   }
 
   deleteConfig(nodeBalancerId: number, configId: number, opts?: CallOptions): Promise<void> {
-    return this.t.request({ method: "DELETE", route: CONFIG, params: { nodeBalancerId, configId }, schema: emptySchema }, opts);
+    return this.transport.request({ method: "DELETE", route: CONFIG, params: { nodeBalancerId, configId }, schema: emptySchema }, opts);
   }
 
   /**
@@ -143,45 +143,45 @@ export class NodeBalancersApi {
    * same body converges to the same state), so it is retried like a PUT.
    */
   rebuildConfig(nodeBalancerId: number, configId: number, req: NodeBalancerConfigRebuildRequest, opts?: CallOptions): Promise<NodeBalancerConfig> {
-    return this.t.request({
+    return this.transport.request({
       method: "POST", route: `${CONFIG}/rebuild`, params: { nodeBalancerId, configId }, body: req, schema: nodeBalancerConfigSchema, idempotent: true,
     }, opts);
   }
 
   listNodes(nodeBalancerId: number, configId: number, opts?: ListOptions): Promise<Page<NodeBalancerNode>> {
-    return listPage(this.t, NODES, { nodeBalancerId, configId }, nodeBalancerNodeListSchema, opts);
+    return listPage(this.transport, NODES, { nodeBalancerId, configId }, nodeBalancerNodeListSchema, opts);
   }
 
   listAllNodes(nodeBalancerId: number, configId: number, opts?: ListAllOptions): Promise<NodeBalancerNode[]> {
-    return listAll(this.t, NODES, { nodeBalancerId, configId }, nodeBalancerNodeListSchema, opts);
+    return listAll(this.transport, NODES, { nodeBalancerId, configId }, nodeBalancerNodeListSchema, opts);
   }
 
   getNode(nodeBalancerId: number, configId: number, nodeId: number, opts?: CallOptions): Promise<NodeBalancerNode> {
-    return this.t.request({ method: "GET", route: NODE, params: { nodeBalancerId, configId, nodeId }, schema: nodeBalancerNodeSchema }, opts);
+    return this.transport.request({ method: "GET", route: NODE, params: { nodeBalancerId, configId, nodeId }, schema: nodeBalancerNodeSchema }, opts);
   }
 
   createNode(nodeBalancerId: number, configId: number, req: NodeBalancerNodeInput, opts?: CallOptions): Promise<NodeBalancerNode> {
-    return this.t.request({ method: "POST", route: NODES, params: { nodeBalancerId, configId }, body: req, schema: nodeBalancerNodeSchema }, opts);
+    return this.transport.request({ method: "POST", route: NODES, params: { nodeBalancerId, configId }, body: req, schema: nodeBalancerNodeSchema }, opts);
   }
 
   updateNode(nodeBalancerId: number, configId: number, nodeId: number, req: Partial<NodeBalancerNodeInput>, opts?: CallOptions): Promise<NodeBalancerNode> {
-    return this.t.request({ method: "PUT", route: NODE, params: { nodeBalancerId, configId, nodeId }, body: req, schema: nodeBalancerNodeSchema }, opts);
+    return this.transport.request({ method: "PUT", route: NODE, params: { nodeBalancerId, configId, nodeId }, body: req, schema: nodeBalancerNodeSchema }, opts);
   }
 
   deleteNode(nodeBalancerId: number, configId: number, nodeId: number, opts?: CallOptions): Promise<void> {
-    return this.t.request({ method: "DELETE", route: NODE, params: { nodeBalancerId, configId, nodeId }, schema: emptySchema }, opts);
+    return this.transport.request({ method: "DELETE", route: NODE, params: { nodeBalancerId, configId, nodeId }, schema: emptySchema }, opts);
   }
 
   listFirewalls(nodeBalancerId: number, opts?: ListOptions): Promise<Page<Firewall>> {
-    return listPage(this.t, `${ONE}/firewalls`, { nodeBalancerId }, firewallListSchema, opts);
+    return listPage(this.transport, `${ONE}/firewalls`, { nodeBalancerId }, firewallListSchema, opts);
   }
 
   listAllFirewalls(nodeBalancerId: number, opts?: ListAllOptions): Promise<Firewall[]> {
-    return listAll(this.t, `${ONE}/firewalls`, { nodeBalancerId }, firewallListSchema, opts);
+    return listAll(this.transport, `${ONE}/firewalls`, { nodeBalancerId }, firewallListSchema, opts);
   }
 
   /** A fresh NodeBalancer answers 400 "Stats are unavailable at this time." (classified precondition). */
   getStats(nodeBalancerId: number, opts?: CallOptions): Promise<NodeBalancerStats> {
-    return this.t.request({ method: "GET", route: `${ONE}/stats`, params: { nodeBalancerId }, schema: nodeBalancerStatsSchema }, opts);
+    return this.transport.request({ method: "GET", route: `${ONE}/stats`, params: { nodeBalancerId }, schema: nodeBalancerStatsSchema }, opts);
   }
 }

@@ -21,10 +21,3 @@ export function redact(value: unknown): unknown {
   }
   return value;
 }
-
-/** Paths for pino's own `redact` option, for loggers the client creates itself. */
-export const pinoRedactPaths = [
-  "token", "*.token", "authorization", "*.authorization", "headers.authorization",
-  "password", "*.password", "*.*.password", "ssl_key", "*.ssl_key", "*.*.ssl_key", "ssl_cert", "*.ssl_cert", "*.*.ssl_cert",
-  "ca_certificate", "*.ca_certificate", "caCertificate", "*.caCertificate",
-];

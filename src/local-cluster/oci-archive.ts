@@ -108,10 +108,3 @@ export async function pauseArchive(): Promise<string> {
   }
   return out;
 }
-
-export async function readArchiveRef(path: string): Promise<string | undefined> {
-  const r = await execCapture("tar", ["-xOf", path, "manifest.json"]);
-  if (r.code !== 0) return undefined;
-  return (JSON.parse(r.stdout) as { RepoTags?: string[] }[])[0]?.RepoTags?.[0];
-}
-

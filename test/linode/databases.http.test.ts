@@ -125,13 +125,6 @@ describe.each(["mysql", "postgresql"] as const)("%s instances", (engine) => {
     db = await waitForStatus(api, db.id, "active");
   });
 
-  it("suspends and resumes (real-API endpoints beyond the spec)", async () => {
-    await api.suspend(db.id);
-    await waitForStatus(api, db.id, "suspended");
-    await api.resume(db.id);
-    db = await waitForStatus(api, db.id, "active");
-  });
-
   it("creates a snapshot, lists, reads, restores and deletes backups", async () => {
     await api.createSnapshot(db.id, { label: "snap1", target: "primary" });
     const snap = await eventually(async () => {

@@ -8,7 +8,6 @@ export function openEnum<const T extends readonly string[]>(_known: T): z.ZodTyp
   return z.string();
 }
 
-export const nullableString = z.string().nullable();
 export const optionalNullableString = z.string().nullish().transform((v) => v ?? null);
 export const optionalNullableNumber = z.number().nullish().transform((v) => v ?? null);
 
