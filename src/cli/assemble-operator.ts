@@ -1,11 +1,10 @@
 // Wires one operator from its configuration: Kubernetes and Linode clients, metrics, events,
 // every kind's controller, and the manager that runs them. `run` and `demo` both use it, so
 // the demo runs exactly the operator users deploy.
-import type { KubeConfig } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import type { OperatorConfig } from "../config/operator-config.ts";
-import { KubeClient } from "../kube/client.ts";
-import { ownerReferenceTo, serviceAccountOf } from "../kube/service-account.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { ownerReferenceTo } from "../kube/service-account.ts";
 import { LinodeClient } from "../linode/index.ts";
 import { createOperatorMetrics } from "../metrics/operator-metrics.ts";
 import { KubeEventRecorder } from "../runtime/events.ts";
@@ -15,14 +14,12 @@ import { buildControllers } from "../resources/index.ts";
 
 export interface AssembledOperator {
   manager: Manager;
-  kube: KubeClient;
   /** Stops the controllers (finishing in-flight work), releases the lease, closes the clients. */
   stop(): Promise<void>;
 }
 
-export function assembleOperator(opts: { config: OperatorConfig; kc: KubeConfig; log: Logger; onLostLeadership: () => void; defaultMetrics?: boolean }): AssembledOperator {
-  const { config, log } = opts;
-  const kube = new KubeClient(opts.kc, { fieldManager: "linode-operator" });
+export function assembleOperator(opts: { config: OperatorConfig; kube: KubeClient; log: Logger; onLostLeadership: () => void; defaultMetrics?: boolean }): AssembledOperator {
+  const { config, log, kube } = opts;
   const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: opts.defaultMetrics ?? true });
   const events = new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: config.identity, log });
   const linode = new LinodeClient({
@@ -30,7 +27,7 @@ export function assembleOperator(opts: { config: OperatorConfig; kc: KubeConfig;
     logger: log.child({ component: "linode" }), userAgent: "linode-operator",
   });
   // Owned by our ServiceAccount when it lives beside the Lease: uninstalling then removes it.
-  const sa = serviceAccountOf(opts.kc);
+  const sa = kube.serviceAccount();
   const owner = sa?.namespace === config.leaderElectionNamespace ? ownerReferenceTo(sa) : undefined;
   const manager = new Manager({
     kube, log, metrics,
@@ -40,7 +37,7 @@ export function assembleOperator(opts: { config: OperatorConfig; kc: KubeConfig;
   });
   for (const c of buildControllers({ config, kube, linode, events, log, metrics })) manager.add(c);
   return {
-    manager, kube,
+    manager,
     async stop() {
       await manager.stop();
       await linode.close();

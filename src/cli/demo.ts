@@ -13,7 +13,7 @@ import { parseAllDocuments } from "yaml";
 import { execCapture } from "../local-cluster/exec.ts";
 import { startControlPlane, type ControlPlane } from "../local-cluster/control-plane.ts";
 import { startEmulator } from "../emulator/index.ts";
-import { loadKubeConfig, loadKubeConfigFromFile } from "../kube/config.ts";
+import { connectKube } from "../kube/config.ts";
 import { operatorConfigSchema } from "../config/operator-config.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { assembleOperator } from "./assemble-operator.ts";
@@ -90,12 +90,12 @@ export async function main(argv: string[]): Promise<number> {
     await kubectl(["wait", "--for=condition=Established", "--timeout=60s", ...crds.flatMap((f) => ["-f", f])]);
     say(`✓ CRDs installed: ${crds.length} kinds (kubectl get linode)`);
 
-    const kc = kubeconfig !== undefined ? loadKubeConfigFromFile(kubeconfig) : loadKubeConfig();
+    const kube = connectKube(kubeconfig);
     const logFile = join(work, "operator.log");
     const log = createLogger({ level: "info" }, createWriteStream(logFile));
     const config = operatorConfigSchema.parse({ linodeToken: token, linodeApiUrl: emulator.url, namespaces: [namespace], identity: "demo", leaderElect: false, healthPort: 0, metricsPort: 0, bindAddress: "127.0.0.1" });
-    const operator = assembleOperator({ config, kc, log, defaultMetrics: false, onLostLeadership: () => undefined });
-    const { kube, manager } = operator;
+    const operator = assembleOperator({ config, kube, log, defaultMetrics: false, onLostLeadership: () => undefined });
+    const { manager } = operator;
     await kubectl(["create", "namespace", namespace]);
     await manager.start();
     cleanups.push(() => operator.stop());
@@ -111,7 +111,7 @@ export async function main(argv: string[]): Promise<number> {
     let lastTable = "";
     let ready = false;
     while (!state.interrupted && !ready) {
-      const list = await kube.listCustom<ManagedObject>(managedDatabaseType, { namespace });
+      const list = await kube.list<ManagedObject>(managedDatabaseType, { namespace });
       const table = render(list.items);
       if (table !== lastTable) {
         say(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s]\n${table}\n`);
@@ -122,7 +122,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (ready) {
       say(`All ${manifests.length} databases are Ready after ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
-      const list = await kube.listCustom<ManagedObject>(managedDatabaseType, { namespace });
+      const list = await kube.list<ManagedObject>(managedDatabaseType, { namespace });
       for (const o of list.items) {
         const secretName = (o.status as ManagedDatabaseStatus | undefined)?.connectionSecretName ?? "";
         const secret = await kube.getSecret({ namespace, name: secretName });

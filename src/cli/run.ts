@@ -1,18 +1,19 @@
 // `linode-operator run`: the operator process.
 import { loadOperatorConfig, runHelp } from "../config/operator-config.ts";
-import { loadKubeConfig } from "../kube/config.ts";
+import { connectKube } from "../kube/config.ts";
+import { kinds } from "../resources/index.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { assembleOperator } from "./assemble-operator.ts";
 
 export async function main(argv: string[]): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(`${runHelp()}\n`);
+    process.stdout.write(`${runHelp(kinds.map((k) => k.type.kind))}\n`);
     return 0;
   }
   const config = loadOperatorConfig(argv);
   const log = createLogger({ level: config.logLevel });
   const operator = assembleOperator({
-    config, log, kc: loadKubeConfig(),
+    config, log, kube: connectKube(),
     onLostLeadership: () => {
       // Another replica may already be acting: stop at once rather than finish anything.
       log.error({}, "leadership lost; exiting");

@@ -42,15 +42,16 @@ export const runFlags = {
   "shutdown-grace-seconds": { type: "string", env: "SHUTDOWN_GRACE_SECONDS", help: "how long SIGTERM waits for in-flight work (default 20)" },
 } as const;
 
-export function runHelp(): string {
+/** `kinds`: the kinds the operator reconciles, so the help never promises one it does not. */
+export function runHelp(kinds: readonly string[]): string {
   const rows = Object.entries(runFlags).map(([name, f]) => `  --${name.padEnd(26)} ${f.help} [${f.env}]`);
   return [
     "Usage: linode-operator run [options]",
     "",
-    "Runs the operator: watches ManagedDatabase, DatabaseSnapshot and NodeBalancer resources in all",
-    "namespaces (or --namespaces) and reconciles them with the Linode API. Kubernetes credentials come",
-    "from the pod's service account, or KUBECONFIG / ~/.kube/config. Every option can also be set by",
-    "the environment variable in brackets.",
+    `Runs the operator: watches ${kinds.join(", ")} resources in all namespaces (or --namespaces)`,
+    "and reconciles them with the Linode API. Kubernetes credentials come from the pod's service",
+    "account, or KUBECONFIG / ~/.kube/config. Every option can also be set by the environment",
+    "variable in brackets.",
     "",
     "Options:",
     ...rows,

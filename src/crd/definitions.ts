@@ -1,6 +1,7 @@
 // The three kinds as CRDs: names, short names, category, printer columns and subresources
 // next to the zod schemas that define their spec and status.
 import type { z } from "zod";
+import type { ResourceType } from "../kube/types.ts";
 import { databaseSnapshotSpecSchema, databaseSnapshotStatusSchema } from "../resources/database-snapshot/schema.ts";
 import { managedDatabaseSpecSchema, managedDatabaseStatusSchema } from "../resources/managed-database/schema.ts";
 import { nodeBalancerSpecSchema, nodeBalancerStatusSchema } from "../resources/node-balancer/schema.ts";
@@ -18,8 +19,10 @@ export interface PrinterColumn {
   priority?: number;
 }
 
+export type KindName = "ManagedDatabase" | "DatabaseSnapshot" | "NodeBalancer";
+
 export interface KindDefinition {
-  kind: string;
+  kind: KindName;
   plural: string;
   singular: string;
   shortNames: string[];
@@ -93,3 +96,10 @@ export const kindDefinitions: KindDefinition[] = [
     ],
   },
 ];
+
+/** Group, version, plural and kind of one of our kinds: the single source for every controller and client. */
+export function resourceType(kind: KindName): ResourceType {
+  const d = kindDefinitions.find((k) => k.kind === kind);
+  if (d === undefined) throw new Error(`unknown kind ${kind}`);
+  return { group: crdGroup, version: crdVersion, plural: d.plural, kind: d.kind };
+}

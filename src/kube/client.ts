@@ -1,36 +1,18 @@
-// The operator's one door to the Kubernetes API. Everything else in src/ talks to this
-// class, never to @kubernetes/client-node, so the rest of the code is plain data.
+// The operator's one door to the Kubernetes API: KubeApi on @kubernetes/client-node. Everything
+// else in src/ talks to KubeApi, never to client-node, so the rest of the code is plain data.
 import {
   CoordinationV1Api, CoreV1Api, CustomObjectsApi, EventsV1Api, Observable, PatchStrategy, Watch,
   type ConfigurationOptions, type KubeConfig, type ObservableMiddleware, type RequestContext,
   type ResponseContext, type V1Lease, type V1Secret, V1MicroTime,
 } from "@kubernetes/client-node";
-import { kubeCall } from "./errors.ts";
+import { KubeApiError, kubeCall } from "./errors.ts";
+import { serviceAccountOf, type ServiceAccountRef } from "./service-account.ts";
+import type {
+  JsonPatchOp, KubeApi, KubeObject, LeaseObject, ListOptions, ListPage, ObjectKey, ResourceType, SecretManifest,
+  SecretObject, WatchHandle, WatchQuery,
+} from "./types.ts";
 
-export interface ResourceType { group: string; version: string; plural: string; kind: string }
-export interface ObjectKey { namespace: string; name: string }
-
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    generation?: number;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    finalizers?: string[];
-    deletionTimestamp?: string | Date;
-    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[];
-    creationTimestamp?: string | Date;
-  };
-  [k: string]: unknown;
-}
-
-export interface ListPage<T> { items: T[]; resourceVersion: string; continueToken: string | undefined }
-export type JsonPatchOp = { op: "add" | "remove" | "replace" | "test"; path: string; value?: unknown };
+export * from "./types.ts";
 
 export interface KubeClientOptions {
   /** Server-side apply field manager and event reportingController. */
@@ -59,7 +41,7 @@ function withContentType(base: ConfigurationOptions, type: string): Configuratio
   return { ...base, middleware: [...(base.middleware ?? []), header], middlewareMergeStrategy: "append" };
 }
 
-export class KubeClient {
+export class KubeClient implements KubeApi {
   readonly kc: KubeConfig;
   readonly fieldManager: string;
   private readonly custom: CustomObjectsApi;
@@ -78,6 +60,11 @@ export class KubeClient {
     this.opts = { middleware: [timeoutMiddleware(options.timeoutMillis ?? 30_000)], middlewareMergeStrategy: "append" };
   }
 
+  /** The ServiceAccount these credentials belong to, when they are a bound ServiceAccount token. */
+  serviceAccount(): ServiceAccountRef | undefined {
+    return serviceAccountOf(this.kc);
+  }
+
   /** One cheap call that fails fast when the server or the credentials are wrong. */
   async ping(): Promise<void> {
     await kubeCall(() => this.core.listNamespace({ limit: 1 }, this.opts).catch((err: unknown) => {
@@ -87,11 +74,19 @@ export class KubeClient {
     }));
   }
 
-  async listCustom<T extends KubeObject>(t: ResourceType, opts: { namespace?: string; labelSelector?: string; continueToken?: string; limit?: number } = {}): Promise<ListPage<T>> {
-    const common = { group: t.group, version: t.version, plural: t.plural, labelSelector: opts.labelSelector, limit: opts.limit ?? 500, _continue: opts.continueToken };
+  async list<T extends KubeObject>(t: ResourceType, opts: ListOptions = {}): Promise<ListPage<T>> {
+    const common = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, _continue: opts.continueToken };
+    if (t.group === "" && t.plural === "secrets") {
+      const res = await kubeCall(() => opts.namespace === undefined
+        ? this.core.listSecretForAllNamespaces(common, this.opts)
+        : this.core.listNamespacedSecret({ ...common, namespace: opts.namespace }, this.opts));
+      return { items: res.items as unknown as T[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
+    }
+    if (t.group === "") throw new TypeError(`listing core ${t.plural} is not supported`);
+    const gvp = { group: t.group, version: t.version, plural: t.plural, ...common };
     const res = (await kubeCall(() => opts.namespace === undefined
-      ? this.custom.listClusterCustomObject(common, this.opts)
-      : this.custom.listNamespacedCustomObject({ ...common, namespace: opts.namespace }, this.opts))) as {
+      ? this.custom.listClusterCustomObject(gvp, this.opts)
+      : this.custom.listNamespacedCustomObject({ ...gvp, namespace: opts.namespace }, this.opts))) as {
       items: T[]; metadata: { resourceVersion: string; continue?: string };
     };
     return { items: res.items, resourceVersion: res.metadata.resourceVersion, continueToken: res.metadata.continue || undefined };
@@ -109,7 +104,6 @@ export class KubeClient {
     await kubeCall(() => this.custom.deleteNamespacedCustomObject({ group: t.group, version: t.version, plural: t.plural, ...key }, this.opts));
   }
 
-  /** Merge-patches `.status` through the status subresource (spec and metadata are ignored there). */
   async patchCustomStatus<T extends KubeObject>(t: ResourceType, key: ObjectKey, status: unknown): Promise<T> {
     return (await kubeCall(() => this.custom.patchNamespacedCustomObjectStatus(
       { group: t.group, version: t.version, plural: t.plural, ...key, body: { status } },
@@ -124,33 +118,32 @@ export class KubeClient {
     ))) as T;
   }
 
-  /** JSON Patch: with a leading `test` op a concurrent change fails (409/422) instead of being clobbered. */
   async jsonPatchCustom<T extends KubeObject>(t: ResourceType, key: ObjectKey, ops: JsonPatchOp[]): Promise<T> {
-    return (await kubeCall(() => this.custom.patchNamespacedCustomObject(
-      { group: t.group, version: t.version, plural: t.plural, ...key, body: ops },
-      withContentType(this.opts, PatchStrategy.JsonPatch),
-    ))) as T;
+    try {
+      return (await kubeCall(() => this.custom.patchNamespacedCustomObject(
+        { group: t.group, version: t.version, plural: t.plural, ...key, body: ops },
+        withContentType(this.opts, PatchStrategy.JsonPatch),
+      ))) as T;
+    } catch (err) {
+      // The API server answers a failed `test` op with 422: someone changed the object since
+      // we read it, which is a conflict like any other.
+      if (err instanceof KubeApiError && err.code === 422 && ops.some((o) => o.op === "test")) {
+        throw new KubeApiError(409, "Conflict", err.message);
+      }
+      throw err;
+    }
   }
 
-  async listSecrets(opts: { namespace?: string; labelSelector?: string; continueToken?: string; limit?: number } = {}): Promise<ListPage<V1Secret & KubeObject>> {
-    const common = { labelSelector: opts.labelSelector, limit: opts.limit ?? 500, _continue: opts.continueToken };
-    const res = await kubeCall(() => opts.namespace === undefined
-      ? this.core.listSecretForAllNamespaces(common, this.opts)
-      : this.core.listNamespacedSecret({ ...common, namespace: opts.namespace }, this.opts));
-    return { items: res.items as (V1Secret & KubeObject)[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
+  async getSecret(key: ObjectKey): Promise<SecretObject> {
+    return (await kubeCall(() => this.core.readNamespacedSecret(key, this.opts))) as unknown as SecretObject;
   }
 
-  async getSecret(key: ObjectKey): Promise<V1Secret> {
-    return kubeCall(() => this.core.readNamespacedSecret(key, this.opts));
-  }
-
-  /** Server-side apply of a whole Secret, owned by our field manager. */
-  async applySecret(secret: V1Secret & { metadata: { name: string; namespace: string } }): Promise<V1Secret> {
-    const body = { apiVersion: "v1", kind: "Secret", ...secret };
-    return kubeCall(() => this.core.patchNamespacedSecret(
+  async applySecret(secret: SecretManifest): Promise<SecretObject> {
+    const body = { apiVersion: "v1", kind: "Secret", ...secret } as V1Secret;
+    return (await kubeCall(() => this.core.patchNamespacedSecret(
       { name: secret.metadata.name, namespace: secret.metadata.namespace, body, fieldManager: this.fieldManager, force: true },
       withContentType(this.opts, PatchStrategy.ServerSideApply),
-    ));
+    ))) as unknown as SecretObject;
   }
 
   async deleteSecret(key: ObjectKey): Promise<void> {
@@ -165,17 +158,16 @@ export class KubeClient {
     await kubeCall(() => this.events.patchNamespacedEvent({ ...key, body: patch }, withContentType(this.opts, PatchStrategy.MergePatch)));
   }
 
-  async getLease(key: ObjectKey): Promise<V1Lease> {
-    return kubeCall(() => this.coordination.readNamespacedLease(key, this.opts));
+  async getLease(key: ObjectKey): Promise<LeaseObject> {
+    return (await kubeCall(() => this.coordination.readNamespacedLease(key, this.opts)));
   }
 
-  async createLease(namespace: string, lease: V1Lease): Promise<V1Lease> {
-    return kubeCall(() => this.coordination.createNamespacedLease({ namespace, body: lease }, this.opts));
+  async createLease(namespace: string, lease: LeaseObject): Promise<LeaseObject> {
+    return (await kubeCall(() => this.coordination.createNamespacedLease({ namespace, body: lease as V1Lease }, this.opts)));
   }
 
-  /** PUT with metadata.resourceVersion: a 409 means someone else wrote it first. */
-  async replaceLease(key: ObjectKey, lease: V1Lease): Promise<V1Lease> {
-    return kubeCall(() => this.coordination.replaceNamespacedLease({ ...key, body: lease }, this.opts));
+  async replaceLease(key: ObjectKey, lease: LeaseObject): Promise<LeaseObject> {
+    return (await kubeCall(() => this.coordination.replaceNamespacedLease({ ...key, body: lease as V1Lease }, this.opts)));
   }
 
   /**
@@ -183,11 +175,10 @@ export class KubeClient {
    * `inactivityMillis` replaces client-node's 30 s: the apiserver sends bookmarks only about
    * once a minute, so a quiet watch would otherwise be aborted and backed off every 30 s.
    */
-  watch(path: string, query: Record<string, string | number | boolean | undefined>,
-    onEvent: (type: string, obj: unknown) => void, onDone: (err: unknown) => void,
-    opts: { inactivityMillis?: number } = {}): Promise<AbortController> {
+  watch(path: string, query: WatchQuery, onEvent: (type: string, obj: unknown) => void, onDone: (err: unknown) => void,
+    opts: { inactivityMillis?: number } = {}): Promise<WatchHandle> {
     const w = new Watch(this.kc);
-    // A private field in client-node 2.x (test/unit/kube-watch-timeout.test.ts guards it).
+    // A private field in client-node 2.x (test/unit/kube-watch.test.ts guards it).
     if (opts.inactivityMillis !== undefined) (w as unknown as { requestTimeoutMs: number }).requestTimeoutMs = opts.inactivityMillis;
     return w.watch(path, query, onEvent, onDone);
   }

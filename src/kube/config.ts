@@ -5,6 +5,10 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
+import { KubeClient } from "./client.ts";
+
+/** The field manager of everything the operator applies, and its Events' reporting controller. */
+export const FIELD_MANAGER = "linode-operator";
 
 const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
@@ -27,4 +31,9 @@ export function loadKubeConfigFromFile(path: string): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromFile(path);
   return kc;
+}
+
+/** A client for the operator: from a kubeconfig file, or from the environment as loadKubeConfig finds it. */
+export function connectKube(kubeconfigPath?: string): KubeClient {
+  return new KubeClient(kubeconfigPath !== undefined ? loadKubeConfigFromFile(kubeconfigPath) : loadKubeConfig(), { fieldManager: FIELD_MANAGER });
 }

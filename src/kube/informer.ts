@@ -3,17 +3,36 @@
 // a 410 re-lists (and reports objects that vanished meanwhile as deleted), and a watchdog
 // aborts a watch that has gone silent, so the cache never silently stops updating. client-node's
 // own ListWatch stops on most errors and has no watchdog (research/client-node-guide.md §4).
-import type { KubeClient, KubeObject, ListPage } from "./client.ts";
+// Several handlers may share one informer, and indexes (client-go's Indexers) answer "which
+// cached objects have this value" without a scan.
 import { KubeApiError, isGone, toKubeError } from "./errors.ts";
+import { collectionPath, objectKey, type KubeApi, type KubeObject, type ListPage, type ResourceType } from "./types.ts";
 
 export type InformerEvent = "add" | "update" | "delete";
+export type InformerHandler<T> = (event: InformerEvent, obj: T, old?: T) => void;
 
 export interface InformerSource<T extends KubeObject> {
-  /** Human name for logs and metrics, e.g. "managed-databases" or "secrets". */
+  /** Human name for logs and metrics, e.g. "manageddatabases" or "secrets". */
   name: string;
   list(continueToken: string | undefined): Promise<ListPage<T>>;
   watchPath: string;
   labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** A list+watch source for a resource type, optionally one namespace and selectors. */
+export function resourceSource<T extends KubeObject>(kube: Pick<KubeApi, "list">, t: ResourceType,
+  opts: { namespace?: string | undefined; labelSelector?: string; fieldSelector?: string } = {}): InformerSource<T> {
+  const selectors = {
+    ...(opts.labelSelector !== undefined ? { labelSelector: opts.labelSelector } : {}),
+    ...(opts.fieldSelector !== undefined ? { fieldSelector: opts.fieldSelector } : {}),
+  };
+  return {
+    name: t.plural,
+    watchPath: collectionPath(t, opts.namespace),
+    ...selectors,
+    list: (token) => kube.list<T>(t, { ...selectors, ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}), ...(token !== undefined ? { continueToken: token } : {}) }),
+  };
 }
 
 export interface InformerLogger {
@@ -30,10 +49,14 @@ export interface InformerOptions {
   onRestart?: (reason: string) => void;
 }
 
-export const objectKey = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+export { objectKey };
 
 export class Informer<T extends KubeObject> {
   private readonly store = new Map<string, T>();
+  private readonly indexers = new Map<string, (obj: T) => string[]>();
+  /** index name → value → keys. */
+  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  private readonly handlers: InformerHandler<T>[] = [];
   private resourceVersion: string | undefined;
   private stopped = false;
   /** Ends the current watch at once, whether it is connected yet or not. */
@@ -46,21 +69,70 @@ export class Informer<T extends KubeObject> {
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
 
-  private readonly client: KubeClient;
-  private readonly source: InformerSource<T>;
-  private readonly handler: (event: InformerEvent, obj: T, old?: T) => void;
+  private readonly client: Pick<KubeApi, "watch">;
+  readonly source: InformerSource<T>;
 
-  constructor(client: KubeClient, source: InformerSource<T>, handler: (event: InformerEvent, obj: T, old?: T) => void, options: InformerOptions = {}) {
+  constructor(client: Pick<KubeApi, "watch">, source: InformerSource<T>, options: InformerOptions = {}) {
     this.client = client;
     this.source = source;
-    this.handler = handler;
     this.opts = { watchdogMillis: 5 * 60_000, backoffBaseMillis: 800, backoffMaxMillis: 15_000, ...options };
     this.synced = new Promise((r) => { this.syncedResolve = r; });
+  }
+
+  /** Calls `handler` for every change from now on (and for every object of the first list). */
+  onEvent(handler: InformerHandler<T>): void {
+    this.handlers.push(handler);
+  }
+
+  /** Keeps an index of the cached objects by the values `fn` gives each (e.g. the names it refers to). */
+  addIndex(name: string, fn: (obj: T) => string[]): void {
+    if (this.indexers.has(name)) throw new Error(`index ${name} already exists on ${this.source.name}`);
+    this.indexers.set(name, fn);
+    const index = new Map<string, Set<string>>();
+    this.indices.set(name, index);
+    for (const [key, obj] of this.store) for (const v of fn(obj)) addTo(index, v, key);
   }
 
   get(key: string): T | undefined { return this.store.get(key); }
   list(): T[] { return [...this.store.values()]; }
   get size(): number { return this.store.size; }
+
+  /** Cached objects whose index `name` holds `value`. */
+  byIndex(name: string, value: string): T[] {
+    const keys = this.indices.get(name)?.get(value);
+    if (keys === undefined) return [];
+    const out: T[] = [];
+    for (const k of keys) {
+      const o = this.store.get(k);
+      if (o !== undefined) out.push(o);
+    }
+    return out;
+  }
+
+  private put(key: string, obj: T): void {
+    const prev = this.store.get(key);
+    this.store.set(key, obj);
+    for (const [name, fn] of this.indexers) {
+      const index = this.indices.get(name);
+      if (index === undefined) continue;
+      if (prev !== undefined) for (const v of fn(prev)) removeFrom(index, v, key);
+      for (const v of fn(obj)) addTo(index, v, key);
+    }
+  }
+
+  private remove(key: string): void {
+    const prev = this.store.get(key);
+    if (prev === undefined) return;
+    this.store.delete(key);
+    for (const [name, fn] of this.indexers) {
+      const index = this.indices.get(name);
+      if (index !== undefined) for (const v of fn(prev)) removeFrom(index, v, key);
+    }
+  }
+
+  private emit(event: InformerEvent, obj: T, old?: T): void {
+    for (const h of this.handlers) h(event, obj, old);
+  }
 
   start(): void {
     this.loop ??= this.run();
@@ -111,14 +183,14 @@ export class Informer<T extends KubeObject> {
       rv = page.resourceVersion;
     } while (token !== undefined && !this.stopped);
     const old = new Map(this.store);
-    this.store.clear();
-    for (const [k, v] of fresh) this.store.set(k, v);
+    for (const k of old.keys()) if (!fresh.has(k)) this.remove(k);
+    for (const [k, v] of fresh) this.put(k, v);
     for (const [k, v] of fresh) {
       const prev = old.get(k);
-      if (prev === undefined) this.handler("add", v);
-      else if (prev.metadata.resourceVersion !== v.metadata.resourceVersion) this.handler("update", v, prev);
+      if (prev === undefined) this.emit("add", v);
+      else if (prev.metadata.resourceVersion !== v.metadata.resourceVersion) this.emit("update", v, prev);
     }
-    for (const [k, v] of old) if (!fresh.has(k)) this.handler("delete", v);
+    for (const [k, v] of old) if (!fresh.has(k)) this.emit("delete", v);
     this.resourceVersion = rv;
     this.lastEventAt = Date.now();
     if (!this.hasSynced) {
@@ -143,6 +215,7 @@ export class Informer<T extends KubeObject> {
       allowWatchBookmarks: true,
       timeoutSeconds,
       labelSelector: this.source.labelSelector,
+      fieldSelector: this.source.fieldSelector,
     }, (type, raw) => {
       this.lastEventAt = Date.now();
       const obj = raw as T;
@@ -160,11 +233,11 @@ export class Informer<T extends KubeObject> {
       const prev = this.store.get(key);
       this.resourceVersion = obj.metadata.resourceVersion ?? this.resourceVersion;
       if (type === "DELETED") {
-        this.store.delete(key);
-        this.handler("delete", obj);
+        this.remove(key);
+        this.emit("delete", obj);
       } else {
-        this.store.set(key, obj);
-        this.handler(prev === undefined ? "add" : "update", obj, prev);
+        this.put(key, obj);
+        this.emit(prev === undefined ? "add" : "update", obj, prev);
       }
     }, (err) => settle(err), {
       // The watchdog below judges silence; the server-side timeout ends the watch cleanly.
@@ -198,6 +271,22 @@ export class Informer<T extends KubeObject> {
       this.wake = () => { clearTimeout(t); resolve(); };
     });
   }
+}
+
+function addTo(index: Map<string, Set<string>>, value: string, key: string): void {
+  let keys = index.get(value);
+  if (keys === undefined) {
+    keys = new Set();
+    index.set(value, keys);
+  }
+  keys.add(key);
+}
+
+function removeFrom(index: Map<string, Set<string>>, value: string, key: string): void {
+  const keys = index.get(value);
+  if (keys === undefined) return;
+  keys.delete(key);
+  if (keys.size === 0) index.delete(value);
 }
 
 function describe(err: unknown): string {

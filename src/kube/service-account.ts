@@ -3,8 +3,9 @@
 // makes its leader Lease owned by that ServiceAccount, so uninstalling it removes the Lease
 // too: the last leader cannot release it then (its RBAC goes first).
 import { readFileSync } from "node:fs";
-import type { KubeConfig, V1OwnerReference } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
+import type { OwnerReference } from "./types.ts";
 
 const boundTokenClaims = z.object({
   "kubernetes.io": z.object({
@@ -47,6 +48,6 @@ export function serviceAccountOf(kc: KubeConfig): ServiceAccountRef | undefined 
   return token === undefined ? undefined : serviceAccountFromToken(token);
 }
 
-export function ownerReferenceTo(sa: ServiceAccountRef): V1OwnerReference {
+export function ownerReferenceTo(sa: ServiceAccountRef): OwnerReference {
   return { apiVersion: "v1", kind: "ServiceAccount", name: sa.name, uid: sa.uid };
 }

@@ -1,26 +1,38 @@
-// The kinds the operator runs. Each kind's module builds its controller from the shared
-// dependencies; the manager runs them all behind one leader election.
+// The kinds the operator runs: one line each. Every kind becomes a controller of the generic
+// runtime over one set of shared caches, behind one leader election.
 import type { OperatorConfig } from "../config/operator-config.ts";
-import type { KubeClient } from "../kube/client.ts";
+import type { KubeApi } from "../kube/types.ts";
 import type { LinodeClient } from "../linode/index.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
-import type { Controller } from "../runtime/controller.ts";
+import { Controller } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
-import { managedDatabaseController } from "./managed-database/index.ts";
+import type { KindModule } from "../runtime/managed.ts";
+import { InformerPool } from "../runtime/stores.ts";
+import { DEFAULT_POLL } from "../runtime/timings.ts";
+import { managedDatabaseKind } from "./managed-database/index.ts";
+import type { ResourceDeps } from "./shared/deps.ts";
+
+export const kinds: KindModule<ResourceDeps>[] = [
+  managedDatabaseKind,
+];
 
 export interface OperatorDeps {
   config: OperatorConfig;
-  kube: KubeClient;
+  kube: KubeApi;
   linode: LinodeClient;
   events: EventRecorder;
   log: Logger;
   metrics: OperatorMetrics;
 }
 
-export function buildControllers(deps: OperatorDeps): Controller<unknown, unknown>[] {
-  const opts = { concurrency: deps.config.concurrency, namespaces: deps.config.namespaces, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000 };
-  return [
-    managedDatabaseController(deps, opts),
-  ];
+export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[] {
+  const informers = new InformerPool(deps.kube, {
+    namespaces: deps.config.namespaces,
+    informer: { logger: deps.log },
+    onRestart: (informer, reason) => deps.metrics.informerRestarts.inc({ informer, reason }),
+  });
+  const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000 };
+  const kindDeps: ResourceDeps = { linode: deps.linode, poll: DEFAULT_POLL };
+  return kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, kindDeps }, opts));
 }

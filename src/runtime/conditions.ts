@@ -1,25 +1,6 @@
-// Ready/Synced conditions with constant CamelCase reasons. lastTransitionTime moves only
-// when a condition's status flips, so rewriting the same conditions is a no-op.
+// Ready/Synced conditions (reasons in reasons.ts). lastTransitionTime moves only when a
+// condition's status flips, so rewriting the same conditions is a no-op.
 import type { Condition } from "./condition-schema.ts";
-
-export const Reasons = {
-  // Ready
-  Available: "Available",
-  Creating: "Creating",
-  Updating: "Updating",
-  Deleting: "Deleting",
-  Unavailable: "Unavailable",
-  Waiting: "Waiting",
-  // Synced
-  ReconcileSuccess: "ReconcileSuccess",
-  ReconcileError: "ReconcileError",
-  InvalidSpec: "InvalidSpec",
-  ApiRejected: "ApiRejected",
-  Forbidden: "Forbidden",
-  RateLimited: "RateLimited",
-  NotFound: "NotFound",
-  Observing: "Observing",
-} as const;
 
 export type ConditionType = "Ready" | "Synced";
 

@@ -1,20 +1,30 @@
-// Informers feed keys into one work queue; N workers run the generic reconciler for each
-// key, never two at once for the same key. Outcomes map to the queue: requeueAfter → delayed
-// add, TerminalError → wait for the next spec change, RetryAfterError → delayed add, 409 →
-// quick retry without counting as an error, anything else → per-key exponential backoff.
-import type { KubeClient, KubeObject, ListPage } from "../kube/client.ts";
+// A controller assembled from parts: the kind (built with read handles to the caches it
+// needs), the shared informer caches, one work queue and N workers running the generic
+// reconciler, never two at once for the same key. Outcomes map to the queue:
+//   requeueAfter      → a delayed add (the poll);
+//   TerminalError     → nothing until something changes: the object (spec, deletion,
+//                       annotations, labels, finalizers: not its status, not our own writes)
+//                       or what it refers to. Resyncs and repeated events skip it;
+//   RetryAfterError   → a delayed add after its delay;
+//   409 conflict      → a quick retry with a fresh copy, not counted as an error;
+//   anything else     → per-key exponential backoff.
 import { isConflict } from "../kube/errors.ts";
-import { Informer, objectKey, type InformerEvent, type InformerSource } from "../kube/informer.ts";
+import { objectKey, secretsType, type KubeApi, type KubeObject } from "../kube/types.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
+import { ConnectionSecrets, ownedSecretSelectors } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
+import type { EventRecorder } from "./events.ts";
 import type { Logger } from "./logger.ts";
-import type { KindDescriptor, ManagedObject } from "./managed.ts";
-import { ManagedReconciler, type ReconcilerDeps } from "./reconciler.ts";
+import type { AnyManagedKind, KindModule, KindStores, ManagedObject, Target } from "./managed.ts";
+import { ManagedReconciler, type ReconcileResult } from "./reconciler.ts";
+import { References, ownerKeys, wireWatch } from "./references.ts";
+import { InformerPool, type SharedStore } from "./stores.ts";
+import { Timings, jittered } from "./timings.ts";
 import { WorkQueue, type BackoffPolicy } from "./workqueue.ts";
 
 export interface ControllerOptions {
   concurrency: number;
-  /** Namespaces to watch; empty or undefined means all. */
+  /** Namespaces to watch when the controller makes its own caches; empty or undefined means all. */
   namespaces?: string[];
   backoff?: Partial<BackoffPolicy>;
   /** Enqueue every cached object this often (jittered), in case an event was missed. */
@@ -29,13 +39,29 @@ export interface ControllerOptions {
   coalesceMillis?: number;
 }
 
-export interface SecondarySource<T extends KubeObject> {
-  source: (namespace: string | undefined) => InformerSource<T>;
-  /** Keys (namespace/name) of our objects that an event on this object concerns. */
-  map: (obj: T) => string[];
+export type ControllerDeps<D> = {
+  kube: KubeApi;
+  events: EventRecorder;
+  log: Logger;
+  metrics?: OperatorMetrics;
+  /** Counts status writes, for tests. */
+  onStatusWrite?: () => void;
+  /** Caches shared with other controllers; the controller makes its own when absent. */
+  informers?: InformerPool;
+} & (undefined extends D ? { kindDeps?: D } : {
+  /** What the kind needs to build itself (its Linode client, poll intervals, ...). */
+  kindDeps: D;
+});
+
+const OWN_WRITES_KEPT = 8;
+
+/** What a terminal failure waits to see change: everything in the object a reconcile acts on, but its status. */
+function fingerprint(obj: ManagedObject): string {
+  const md = obj.metadata;
+  return JSON.stringify([md.generation, md.deletionTimestamp, md.annotations ?? {}, md.labels ?? {}, md.finalizers ?? []]);
 }
 
-/** Whether an update changed anything a reconcile depends on (not just our own status write). */
+/** Whether an update changed anything a reconcile depends on (not just a status write). */
 function relevantChange(obj: ManagedObject, old: ManagedObject | undefined): boolean {
   if (old === undefined) return true;
   const a = obj.metadata, b = old.metadata;
@@ -46,31 +72,42 @@ function relevantChange(obj: ManagedObject, old: ManagedObject | undefined): boo
     || JSON.stringify(a.finalizers ?? []) !== JSON.stringify(b.finalizers ?? []);
 }
 
-export class Controller<Spec, Status> {
-  readonly kind: KindDescriptor<Spec, Status>;
+export class Controller<D = unknown> {
+  readonly kind: AnyManagedKind;
   readonly queue: WorkQueue;
-  private readonly kube: KubeClient;
-  private readonly reconciler: ManagedReconciler<Spec, Status>;
-  private readonly informers: Informer<ManagedObject>[] = [];
-  private readonly secondary: Informer<KubeObject>[] = [];
-  private readonly secondaryByName = new Map<string, Informer<KubeObject>[]>();
+  private readonly pool: InformerPool;
+  private readonly self: SharedStore<ManagedObject>;
+  private readonly reconciler: ManagedReconciler;
   private readonly opts: ControllerOptions;
   private readonly log: Logger;
   private readonly metrics: OperatorMetrics | undefined;
   private readonly abort = new AbortController();
+  /** Keys whose last reconcile failed terminally, with the object's state (fingerprint) after that pass. */
+  private readonly terminal = new Map<string, string>();
+  /** Keys something other than the object itself asked to reconcile (a referenced object, a Secret, a caller). */
+  private readonly woken = new Set<string>();
+  /**
+   * resourceVersions our own writes produced, per key: the watch event of a write we made
+   * (adding the finalizer, recording the id) is not a change to react to. Without this, a
+   * create the API refuses would be sent a second time by the pass our finalizer write woke.
+   */
+  private readonly ownWrites = new Map<string, string[]>();
   private workers: Promise<void>[] = [];
   private resyncTimer: NodeJS.Timeout | undefined;
   private stopRequested = false;
   private readonly kindName: string;
 
-  constructor(kind: KindDescriptor<Spec, Status>, deps: ReconcilerDeps & { log: Logger; metrics?: OperatorMetrics }, opts: ControllerOptions) {
-    this.kind = kind;
-    this.kube = deps.kube;
+  constructor(module: KindModule<D>, deps: ControllerDeps<D>, opts: ControllerOptions) {
+    this.kindName = module.type.kind;
     this.opts = opts;
-    this.log = deps.log.child({ kind: kind.type.kind });
+    this.log = deps.log.child({ kind: this.kindName });
     this.metrics = deps.metrics;
-    this.kindName = kind.type.kind;
     const m = this.metrics;
+    this.pool = deps.informers ?? new InformerPool(deps.kube, {
+      namespaces: opts.namespaces,
+      informer: { logger: this.log, ...(opts.watchdogMillis !== undefined ? { watchdogMillis: opts.watchdogMillis } : {}) },
+      onRestart: (informer, reason) => m?.informerRestarts.inc({ informer, reason }),
+    });
     this.queue = new WorkQueue({
       ...(opts.backoff !== undefined ? { backoff: opts.backoff } : {}),
       observer: {
@@ -78,74 +115,83 @@ export class Controller<Spec, Status> {
         retried: () => m?.queueRetries.inc({ kind: this.kindName }),
       },
     });
-    this.reconciler = new ManagedReconciler(kind, {
-      ...deps,
-      onStatusWrite: () => { m?.statusWrites.inc({ kind: this.kindName }); deps.onStatusWrite?.(); },
+
+    const pool = this.pool;
+    const storeFor = (target: Target): SharedStore<KubeObject> => ("kind" in target
+      ? pool.store(target.kind)
+      : pool.store(secretsType, target.secrets));
+    this.self = pool.store<ManagedObject>(module.type);
+    const stores: KindStores = { self: this.self, kind: (t) => pool.store<ManagedObject>(t), secrets: (selectors) => pool.store(secretsType, selectors) };
+    this.kind = module.build({ deps: deps.kindDeps as D, stores, events: deps.events });
+
+    this.self.onEvent((ev, obj, old) => {
+      const key = objectKey(obj);
+      if (ev === "delete") {
+        this.terminal.delete(key);
+        this.ownWrites.delete(key);
+        return;
+      }
+      if (ev === "update" && (this.isOwnWrite(key, obj.metadata.resourceVersion) || !relevantChange(obj, old))) return;
+      this.queue.addAfter(key, this.coalesceMillis);
     });
-    const t = kind.type;
-    for (const ns of this.namespaceList()) {
-      const path = ns === undefined ? `/apis/${t.group}/${t.version}/${t.plural}` : `/apis/${t.group}/${t.version}/namespaces/${ns}/${t.plural}`;
-      const source: InformerSource<ManagedObject> = {
-        name: t.plural,
-        watchPath: path,
-        list: (token): Promise<ListPage<ManagedObject>> => this.kube.listCustom<ManagedObject>(t, { ...(ns !== undefined ? { namespace: ns } : {}), ...(token !== undefined ? { continueToken: token } : {}) }),
-      };
-      this.informers.push(new Informer(this.kube, source, (ev: InformerEvent, obj, old) => {
-        if (ev === "update" && !relevantChange(obj, old)) return;
-        if (ev === "delete") return;
-        this.enqueue(objectKey(obj));
-      }, this.informerOptions(t.plural)));
+    const enqueue = (key: string): void => { this.enqueue(key); };
+    const references = this.kind.references !== undefined && this.kind.references.length > 0 ? new References<unknown>(this.kind.references, storeFor) : undefined;
+    references?.wire(this.self, (raw) => this.kind.parseSpec(raw), enqueue);
+    for (const w of this.kind.watches ?? []) wireWatch(w, storeFor, enqueue);
+    let connections: ConnectionSecrets | undefined;
+    if (this.kind.connection !== undefined) {
+      // The Secrets we publish, mapped to their owners: a deleted or edited one is put back.
+      const secrets = pool.store(secretsType, ownedSecretSelectors);
+      wireWatch({ target: { secrets: ownedSecretSelectors }, map: (s) => ownerKeys(s, module.type) }, storeFor, enqueue);
+      connections = new ConnectionSecrets(deps.kube, secrets, module.type);
     }
+    this.reconciler = new ManagedReconciler(this.kind, {
+      kube: deps.kube, events: deps.events,
+      ...(references !== undefined ? { references } : {}),
+      ...(connections !== undefined ? { connections } : {}),
+      onWrite: (write) => {
+        this.rememberOwnWrite(write.key, write.resourceVersion);
+        if (write.status) {
+          m?.statusWrites.inc({ kind: this.kindName });
+          deps.onStatusWrite?.();
+        }
+      },
+    });
   }
 
-  /** Also watch objects of another type and enqueue the keys they map to (e.g. owned Secrets). */
-  watches<T extends KubeObject>(sec: SecondarySource<T>): this {
-    for (const ns of this.namespaceList()) {
-      const source = sec.source(ns);
-      const informer = new Informer<T>(this.kube, source, (_ev, obj) => {
-        for (const key of sec.map(obj)) this.enqueue(key);
-      }, this.informerOptions(source.name));
-      this.secondary.push(informer as unknown as Informer<KubeObject>);
-      const list = this.secondaryByName.get(source.name) ?? [];
-      list.push(informer as unknown as Informer<KubeObject>);
-      this.secondaryByName.set(source.name, list);
-    }
-    return this;
+  private rememberOwnWrite(key: string, resourceVersion: string | undefined): void {
+    if (resourceVersion === undefined) return;
+    const list = this.ownWrites.get(key) ?? [];
+    list.push(resourceVersion);
+    // Bounded: a relist may skip versions, whose events then never come.
+    if (list.length > OWN_WRITES_KEPT) list.shift();
+    this.ownWrites.set(key, list);
   }
 
-  /** An object from a secondary watch's cache (by source name and namespace/name key). */
-  getSecondary(sourceName: string, key: string): KubeObject | undefined {
-    for (const i of this.secondaryByName.get(sourceName) ?? []) {
-      const o = i.get(key);
-      if (o !== undefined) return o;
-    }
-    return undefined;
+  private isOwnWrite(key: string, resourceVersion: string | undefined): boolean {
+    const list = this.ownWrites.get(key);
+    const i = resourceVersion === undefined ? -1 : (list?.indexOf(resourceVersion) ?? -1);
+    if (list === undefined || i < 0) return false;
+    // Versions before ours will not come any more.
+    list.splice(0, i + 1);
+    if (list.length === 0) this.ownWrites.delete(key);
+    return true;
   }
 
   get synced(): boolean {
-    return [...this.informers, ...this.secondary].every((i) => i.hasSynced);
-  }
-
-  /** Age of the stalest watch, for readiness. */
-  get oldestWatchMillis(): number {
-    return Math.max(0, ...[...this.informers, ...this.secondary].map((i) => Date.now() - i.lastEventAt));
+    return this.pool.hasSynced;
   }
 
   get(key: string): ManagedObject | undefined {
-    for (const i of this.informers) {
-      const o = i.get(key);
-      if (o !== undefined) return o;
-    }
-    return undefined;
+    return this.self.getByKey(key);
   }
 
   list(): ManagedObject[] {
-    return this.informers.flatMap((i) => i.list());
+    return this.self.list();
   }
 
   async start(): Promise<void> {
-    for (const i of [...this.informers, ...this.secondary]) i.start();
-    await Promise.all([...this.informers, ...this.secondary].map((i) => i.synced));
+    await this.pool.startAndSync();
     // Stopped while the caches were filling: start nothing.
     if (this.stopRequested) return;
     this.log.info({ objects: this.list().length }, "cache synced; starting workers");
@@ -156,37 +202,32 @@ export class Controller<Spec, Status> {
   async stop(): Promise<void> {
     this.stopRequested = true;
     if (this.resyncTimer !== undefined) clearTimeout(this.resyncTimer);
-    await Promise.all([...this.informers, ...this.secondary].map((i) => i.stop()));
+    await this.pool.stop();
     this.queue.shutDown();
-    const grace = this.opts.shutdownGraceMillis ?? 20_000;
-    const timer = setTimeout(() => this.abort.abort(new Error("operator shutting down")), grace);
+    const grace = this.opts.shutdownGraceMillis ?? Timings.shutdownGraceMillis;
+    const timer = setTimeout(() => { this.abort.abort(new Error("operator shutting down")); }, grace);
     await Promise.all(this.workers);
     clearTimeout(timer);
   }
 
-  /** Enqueues a key after the coalescing window (the earliest pending time wins). */
+  /**
+   * Reconciles a key after the coalescing window (the earliest pending time wins), even one
+   * waiting on a terminal failure: something it depends on changed.
+   */
   enqueue(key: string): void {
-    this.queue.addAfter(key, this.opts.coalesceMillis ?? 300);
+    this.woken.add(key);
+    this.queue.addAfter(key, this.coalesceMillis);
   }
 
-  private namespaceList(): (string | undefined)[] {
-    return this.opts.namespaces !== undefined && this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined];
-  }
-
-  private informerOptions(name: string): ConstructorParameters<typeof Informer>[3] {
-    return {
-      ...(this.opts.watchdogMillis !== undefined ? { watchdogMillis: this.opts.watchdogMillis } : {}),
-      logger: this.log,
-      onRestart: (reason: string) => this.metrics?.informerRestarts.inc({ informer: name, reason }),
-    };
+  private get coalesceMillis(): number {
+    return this.opts.coalesceMillis ?? Timings.coalesceMillis;
   }
 
   private scheduleResync(): void {
-    const every = this.opts.resyncMillis ?? 10 * 60_000;
     this.resyncTimer = setTimeout(() => {
       for (const o of this.list()) this.queue.add(objectKey(o));
       this.scheduleResync();
-    }, every * (0.9 + 0.2 * Math.random()));
+    }, jittered(this.opts.resyncMillis ?? Timings.resyncMillis));
     this.resyncTimer.unref();
   }
 
@@ -206,6 +247,14 @@ export class Controller<Spec, Status> {
     const obj = this.get(key);
     if (obj === undefined) {
       this.queue.forget(key);
+      this.terminal.delete(key);
+      this.woken.delete(key);
+      return;
+    }
+    const woken = this.woken.delete(key);
+    if (!woken && this.terminal.get(key) === fingerprint(obj)) {
+      // Failed terminally and nothing has changed since: trying again would fail the same way.
+      this.queue.forget(key);
       return;
     }
     const kind = this.kindName;
@@ -213,9 +262,17 @@ export class Controller<Spec, Status> {
     this.metrics?.inFlight.inc({ kind });
     const log = this.log.child({ key, generation: obj.metadata.generation });
     try {
-      // The reconciler may update the object's metadata/status in place: give it a copy.
-      const result = await this.reconciler.reconcile(structuredClone(obj), this.abort.signal);
+      // The reconciler updates the object's metadata and status in place: give it a copy.
+      const copy = structuredClone(obj);
+      let result: ReconcileResult;
+      try {
+        result = await this.reconciler.reconcile(copy, this.abort.signal);
+      } catch (err) {
+        if (err instanceof TerminalError) this.terminal.set(key, fingerprint(copy));
+        throw err;
+      }
       this.queue.forget(key);
+      this.terminal.delete(key);
       if (result.requeueAfterMillis !== undefined) this.queue.addAfter(key, result.requeueAfterMillis);
       this.metrics?.reconcileTotal.inc({ kind, result: "success" });
       log.debug({ requeueAfterMillis: result.requeueAfterMillis }, "reconciled");
@@ -224,14 +281,14 @@ export class Controller<Spec, Status> {
       if (err instanceof TerminalError) {
         this.queue.forget(key);
         this.metrics?.reconcileTotal.inc({ kind, result: "terminal" });
-        log.warn({ reason: err.reason, err: err.message }, "reconcile failed; waiting for a spec change");
+        log.warn({ reason: err.reason, err: err.message }, "reconcile failed; waiting for a change");
       } else if (err instanceof RetryAfterError) {
         this.queue.forget(key);
         this.queue.addAfter(key, err.delayMillis);
         this.metrics?.reconcileTotal.inc({ kind, result: "requeue" });
         log.info({ reason: err.reason, detail: err.message, retryInMillis: err.delayMillis }, "waiting");
       } else if (isConflict(err)) {
-        this.queue.addAfter(key, 200);
+        this.queue.addAfter(key, Timings.conflictRetryMillis);
         this.metrics?.reconcileTotal.inc({ kind, result: "conflict" });
         log.debug({}, "conflict; retrying with a fresh copy");
       } else {

@@ -2,8 +2,8 @@
 // bumps the event's series instead of creating a new object, and recording never blocks or
 // fails a reconcile.
 import { createHash } from "node:crypto";
-import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { microTime } from "../kube/client.ts";
+import type { KubeApi, KubeObject } from "../kube/types.ts";
 import { isConflict } from "../kube/errors.ts";
 
 export interface EventRecorder {
@@ -16,13 +16,13 @@ export interface EventSink {
 }
 
 export class KubeEventRecorder implements EventRecorder {
-  private readonly kube: KubeClient;
+  private readonly kube: KubeApi;
   private readonly controller: string;
   private readonly instance: string;
   private readonly log: EventSink | undefined;
   private readonly series = new Map<string, number>();
 
-  constructor(kube: KubeClient, opts: { controller: string; instance: string; log?: EventSink }) {
+  constructor(kube: KubeApi, opts: { controller: string; instance: string; log?: EventSink }) {
     this.kube = kube;
     this.controller = opts.controller;
     this.instance = opts.instance;

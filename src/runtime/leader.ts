@@ -2,11 +2,11 @@
 // (15 s lease, 10 s renew deadline, 2 s retry). Expiry is judged by local time since the
 // lease's resourceVersion last changed, never by the holder's clock. A leader that cannot
 // renew within the deadline stops leading at once; release() hands over on shutdown.
-import type { V1Lease, V1OwnerReference } from "@kubernetes/client-node";
-import type { KubeClient } from "../kube/client.ts";
 import { microTime } from "../kube/client.ts";
+import type { KubeApi, LeaseObject, OwnerReference } from "../kube/types.ts";
 import { isConflict, isNotFound } from "../kube/errors.ts";
 import type { Logger } from "./logger.ts";
+import { Timings } from "./timings.ts";
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -16,15 +16,15 @@ export interface LeaderElectionOptions {
   renewDeadlineMillis?: number;
   retryPeriodMillis?: number;
   /** Set on the Lease when this replica creates or takes it (e.g. its ServiceAccount). */
-  owner?: V1OwnerReference;
+  owner?: OwnerReference | undefined;
   onStartedLeading: () => void;
   onStoppedLeading: () => void;
   log?: Logger;
 }
 
 export class LeaderElector {
-  private readonly kube: KubeClient;
-  private readonly o: Required<Omit<LeaderElectionOptions, "log" | "owner">> & Pick<LeaderElectionOptions, "log" | "owner">;
+  private readonly kube: KubeApi;
+  private readonly opts: Required<Omit<LeaderElectionOptions, "log" | "owner">> & Pick<LeaderElectionOptions, "log" | "owner">;
   private observedRv: string | undefined;
   private observedAt = 0;
   private lastRenew = 0;
@@ -33,9 +33,9 @@ export class LeaderElector {
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<void> = Promise.resolve();
 
-  constructor(kube: KubeClient, opts: LeaderElectionOptions) {
+  constructor(kube: KubeApi, opts: LeaderElectionOptions) {
     this.kube = kube;
-    this.o = { leaseDurationMillis: 15_000, renewDeadlineMillis: 10_000, retryPeriodMillis: 2_000, ...opts };
+    this.opts = { leaseDurationMillis: Timings.leaseDurationMillis, renewDeadlineMillis: Timings.renewDeadlineMillis, retryPeriodMillis: Timings.retryPeriodMillis, ...opts };
   }
 
   get isLeader(): boolean { return this.leading; }
@@ -44,7 +44,7 @@ export class LeaderElector {
     const tick = (): void => {
       if (this.stopped) return;
       this.current = this.step().finally(() => {
-        if (!this.stopped) this.timer = setTimeout(tick, this.o.retryPeriodMillis * (this.leading ? 1 : 1 + 0.2 * Math.random()));
+        if (!this.stopped) this.timer = setTimeout(tick, this.opts.retryPeriodMillis * (this.leading ? 1 : 1 + 0.2 * Math.random()));
       });
     };
     tick();
@@ -58,21 +58,21 @@ export class LeaderElector {
     if (!this.leading) return;
     this.leading = false;
     try {
-      const lease = await this.kube.getLease({ namespace: this.o.namespace, name: this.o.name });
-      if (lease.spec?.holderIdentity !== this.o.identity) return;
+      const lease = await this.kube.getLease({ namespace: this.opts.namespace, name: this.opts.name });
+      if (lease.spec?.holderIdentity !== this.opts.identity) return;
       lease.spec.holderIdentity = undefined;
       lease.spec.leaseDurationSeconds = 1;
       lease.spec.renewTime = microTime();
-      await this.kube.replaceLease({ namespace: this.o.namespace, name: this.o.name }, lease);
-      this.o.log?.info({ lease: this.o.name }, "released the leader lease");
+      await this.kube.replaceLease({ namespace: this.opts.namespace, name: this.opts.name }, lease);
+      this.opts.log?.info({ lease: this.opts.name }, "released the leader lease");
     } catch (err) {
-      this.o.log?.warn({ err: (err as Error).message }, "could not release the leader lease");
+      this.opts.log?.warn({ err: (err as Error).message }, "could not release the leader lease");
     }
   }
 
   private async step(): Promise<void> {
     const ok = await this.tryAcquireOrRenew().catch((err: unknown) => {
-      this.o.log?.debug({ err: (err as Error).message }, "lease update failed");
+      this.opts.log?.debug({ err: (err as Error).message }, "lease update failed");
       return false;
     });
     const now = Date.now();
@@ -80,29 +80,29 @@ export class LeaderElector {
       this.lastRenew = now;
       if (!this.leading) {
         this.leading = true;
-        this.o.log?.info({ identity: this.o.identity, lease: `${this.o.namespace}/${this.o.name}` }, "became leader");
-        this.o.onStartedLeading();
+        this.opts.log?.info({ identity: this.opts.identity, lease: `${this.opts.namespace}/${this.opts.name}` }, "became leader");
+        this.opts.onStartedLeading();
       }
-    } else if (this.leading && now - this.lastRenew > this.o.renewDeadlineMillis) {
+    } else if (this.leading && now - this.lastRenew > this.opts.renewDeadlineMillis) {
       this.leading = false;
-      this.o.log?.error({ identity: this.o.identity }, "lost the leader lease");
-      this.o.onStoppedLeading();
+      this.opts.log?.error({ identity: this.opts.identity }, "lost the leader lease");
+      this.opts.onStoppedLeading();
     }
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const key = { namespace: this.o.namespace, name: this.o.name };
+    const key = { namespace: this.opts.namespace, name: this.opts.name };
     const now = microTime();
-    const durationSeconds = Math.round(this.o.leaseDurationMillis / 1000);
-    let lease: V1Lease;
+    const durationSeconds = Math.round(this.opts.leaseDurationMillis / 1000);
+    let lease: LeaseObject;
     try {
       lease = await this.kube.getLease(key);
     } catch (err) {
       if (!isNotFound(err)) throw err;
       try {
-        await this.kube.createLease(this.o.namespace, {
-          metadata: { name: this.o.name, namespace: this.o.namespace, ...(this.o.owner !== undefined ? { ownerReferences: [this.o.owner] } : {}) },
-          spec: { holderIdentity: this.o.identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 },
+        await this.kube.createLease(this.opts.namespace, {
+          metadata: { name: this.opts.name, namespace: this.opts.namespace, ...(this.opts.owner !== undefined ? { ownerReferences: [this.opts.owner] } : {}) },
+          spec: { holderIdentity: this.opts.identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 },
         });
         return true;
       } catch (e) {
@@ -117,14 +117,14 @@ export class LeaderElector {
     }
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? "";
-    const iHold = holder === this.o.identity;
+    const iHold = holder === this.opts.identity;
     const duration = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
     const expired = holder === "" || Date.now() - this.observedAt > duration;
     if (!iHold && !expired) return false;
-    if (!iHold && this.o.owner !== undefined) lease.metadata = { ...lease.metadata, ownerReferences: [this.o.owner] };
+    if (!iHold && this.opts.owner !== undefined) lease.metadata = { ...lease.metadata, ownerReferences: [this.opts.owner] };
     lease.spec = {
       ...spec,
-      holderIdentity: this.o.identity,
+      holderIdentity: this.opts.identity,
       leaseDurationSeconds: durationSeconds,
       renewTime: now,
       ...(iHold ? {} : { acquireTime: now, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),

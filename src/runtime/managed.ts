@@ -1,12 +1,19 @@
 // The contract between the generic reconciler and each kind (Crossplane's ExternalClient,
-// ACK's resource manager): a kind says how to observe, create, update and delete its cloud
-// object and what its status looks like; the reconciler does everything else.
-import type { KubeObject, ObjectKey, ResourceType } from "../kube/client.ts";
+// ACK's ReadOne → Update(desired, latest, delta)). A kind says how to observe, create, update
+// and delete its cloud object, what it refers to and what connection details it publishes;
+// the runtime does everything else: finalizers, policies, references, conditions, Events,
+// status patches, the connection Secret, backoff.
+import type { KubeObject, ObjectKey, ResourceType, SecretObject } from "../kube/types.ts";
 import type { Condition } from "./condition-schema.ts";
+import type { EventRecorder } from "./events.ts";
+import type { ReadStore, Selectors } from "./stores.ts";
+import type { PollIntervals } from "./timings.ts";
+
+export type ManagedStatus = { observedGeneration?: number; conditions?: Condition[] } & Record<string, unknown>;
 
 export interface ManagedObject extends KubeObject {
   spec?: unknown;
-  status?: { observedGeneration?: number; conditions?: Condition[] } & Record<string, unknown>;
+  status?: ManagedStatus;
 }
 
 export interface Policies {
@@ -14,62 +21,161 @@ export interface Policies {
   management: "Manage" | "Observe";
 }
 
-/** One reconcile's view of an object: the raw object, its parsed spec and its identity. */
+/** Referenced objects that resolved, by reference name, then by object name. */
+export type ResolvedRefs = Readonly<Record<string, ReadonlyMap<string, KubeObject>>>;
+
+/** One reconcile's view of an object. */
 export interface Managed<Spec> {
+  /**
+   * A private copy of the object as the cache had it. Its `status` is the status this pass is
+   * building: fields a step returns are merged into it before the next step runs.
+   */
   obj: ManagedObject;
   key: ObjectKey;
   spec: Spec;
   /** The cloud id recorded on the object (annotation), if any. */
   externalId: string | undefined;
   policies: Policies;
+  refs: ResolvedRefs;
 }
 
-export type Observation<Status> =
-  | { exists: false }
-  | {
-    exists: true;
-    externalId: string;
-    /** Status fields mirrored from the cloud object. */
-    status: Status;
-    /** The cloud object is usable (e.g. the API says active and the Secret is published). */
-    ready: boolean;
-    /** Why it is not ready yet: a Ready reason such as Creating or Updating, plus a message. */
-    readyReason?: string;
-    readyMessage?: string;
-    /** The cloud object matches the spec. */
-    upToDate: boolean;
-    /** What differs, for the Synced message and the Event. */
-    diff?: string;
-    /** When to look again; the reconciler picks a default from `ready` otherwise. */
-    pollMillis?: number;
-  };
+/** What observe found: the cloud object itself travels with it to update, delete and afterObserve. */
+export interface Observed<Ext, Status> {
+  exists: true;
+  /** The cloud object as read in this pass. */
+  external: Ext;
+  externalId: string;
+  /** Status fields mirrored from the cloud object. */
+  status: Status;
+  /** The cloud object is usable (e.g. the API says active). */
+  ready: boolean;
+  /** Why it is not ready yet: a Ready reason such as Creating or Updating, plus a message. */
+  readyReason?: string;
+  readyMessage?: string;
+  /** The cloud object matches the spec. */
+  upToDate: boolean;
+  /** What differs, for the Synced message and the Event. */
+  diff?: string;
+  /** When to look again; the reconciler picks a default from readiness otherwise. */
+  pollMillis?: number;
+}
 
-export interface ExternalClient<Spec, Status> {
-  observe(m: Managed<Spec>, signal: AbortSignal): Promise<Observation<Status>>;
-  create(m: Managed<Spec>, signal: AbortSignal): Promise<{ externalId: string }>;
-  update(m: Managed<Spec>, observed: Extract<Observation<Status>, { exists: true }>, signal: AbortSignal): Promise<void>;
-  /** Resolves `gone: true` once the cloud object no longer exists. */
-  delete(m: Managed<Spec>, observed: Extract<Observation<Status>, { exists: true }>, signal: AbortSignal): Promise<{ gone: boolean }>;
-  /**
-   * Work that follows a successful observation (publishing the connection Secret, one-shot
-   * request tokens). Returns status fields to merge, and may downgrade readiness.
-   */
-  afterObserve?(m: Managed<Spec>, observed: Extract<Observation<Status>, { exists: true }>, signal: AbortSignal): Promise<AfterObserve | undefined>;
+export type Observation<Ext, Status> = { exists: false } | Observed<Ext, Status>;
+
+export interface Created {
+  /** The new object's id; absent when the API does not say (it is found on the next observe). */
+  externalId?: string;
+  /** Status fields to record at once (e.g. the id under the kind's own field name). */
+  status?: Record<string, unknown>;
 }
 
 export interface AfterObserve {
+  /** Status fields to merge (e.g. records of one-shot actions). */
   status?: Record<string, unknown>;
   notReady?: { reason: string; message: string };
   /** Look again sooner than the observation said (e.g. an action just started). */
   pollMillis?: number;
 }
 
-export interface KindDescriptor<Spec, Status> {
+export interface ExternalClient<Spec, Ext, Status> {
+  observe(m: Managed<Spec>, signal: AbortSignal): Promise<Observation<Ext, Status>>;
+  create(m: Managed<Spec>, signal: AbortSignal): Promise<Created>;
+  update(m: Managed<Spec>, observed: Observed<Ext, Status>, signal: AbortSignal): Promise<void>;
+  /** Resolves `gone: true` once the cloud object no longer exists. */
+  delete(m: Managed<Spec>, observed: Observed<Ext, Status>, signal: AbortSignal): Promise<{ gone: boolean }>;
+  /** Work that follows a successful observation (e.g. one-shot request tokens), before the Secret is published. */
+  afterObserve?(m: Managed<Spec>, observed: Observed<Ext, Status>, signal: AbortSignal): Promise<AfterObserve | undefined>;
+}
+
+/** What the owned connection Secret holds now (decoded), as the runtime's cache has it. */
+export interface PublishedConnection {
+  data: Readonly<Record<string, string>>;
+  annotations: Readonly<Record<string, string>>;
+}
+
+export interface ConnectionDetails {
+  data: Record<string, string>;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+/**
+ * A kind that hands applications connection details (crossplane's ConnectionPublisher): the
+ * kind says what goes in the Secret; the runtime writes it (owned, labelled, only on change)
+ * and reads it back for the next pass.
+ */
+export interface ConnectionSource<Spec, Ext, Status> {
+  secretName(m: Managed<Spec>): string;
+  /** The details to publish, or undefined when there is nothing to publish yet. */
+  details(m: Managed<Spec>, observed: Observed<Ext, Status>, published: PublishedConnection | undefined, signal: AbortSignal): Promise<ConnectionDetails | undefined>;
+}
+
+/** Where referenced or watched objects live: another kind, or Secrets (narrowed by selectors). */
+export type Target = { kind: ResourceType } | { secrets: Selectors };
+
+/**
+ * A reference to other objects in the same namespace (a snapshot's databaseRef, a TLS Secret).
+ * The runtime indexes who refers to what, reconciles the referrers when a referenced object
+ * changes, and resolves references before observe.
+ */
+export interface Reference<Spec> {
+  /** Name under which resolved objects appear in `Managed.refs`, and of the referrers index. */
+  name: string;
+  target: Target;
+  /** Names (same namespace) the spec refers to. */
+  names(spec: Spec): string[];
+  /** Why a found object cannot be used yet; undefined when it can. */
+  notReady?(obj: KubeObject): string | undefined;
+  /** Condition reasons; default ReferenceNotFound / ReferenceNotReady. */
+  reasons?: { notFound?: string; notReady?: string };
+  /** Whether this pass needs the reference resolved (default: yes, except while deleting). */
+  required?(m: Managed<Spec>): boolean;
+}
+
+/** Another resource whose changes concern this kind's objects, and which of them. */
+export interface Watch {
+  target: Target;
+  /** Keys (namespace/name) of this kind's objects an event on `obj` concerns. */
+  map(obj: KubeObject): string[];
+}
+
+export interface ManagedKind<Spec, Ext, Status> {
   type: ResourceType;
   /** Parses and defaults the spec; throws (e.g. a ZodError) when it is invalid. */
   parseSpec(raw: unknown): Spec;
   policies(spec: Spec): Policies;
-  external: ExternalClient<Spec, Status>;
-  /** Poll intervals: while settling (provisioning, updating) and once ready. */
-  poll?: { pendingMillis?: number; readyMillis?: number };
+  external: ExternalClient<Spec, Ext, Status>;
+  poll: PollIntervals;
+  references?: Reference<Spec>[];
+  connection?: ConnectionSource<Spec, Ext, Status>;
+  watches?: Watch[];
 }
+
+// The runtime handles every kind the same way; the kind's type parameters stay inside it.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyManagedKind = ManagedKind<any, any, any>;
+
+/** Read handles a kind receives when it is built. */
+export interface KindStores {
+  /** This kind's own objects. */
+  self: ReadStore<ManagedObject>;
+  /** Another kind's objects. */
+  kind(t: ResourceType): ReadStore<ManagedObject>;
+  /** Secrets, narrowed by selectors. */
+  secrets(selectors?: Selectors): ReadStore<SecretObject>;
+}
+
+export interface KindContext<Deps> {
+  deps: Deps;
+  stores: KindStores;
+  events: EventRecorder;
+}
+
+/** What `src/resources/index.ts` lists: a kind's type and how to build it from shared parts. */
+export interface KindModule<Deps> {
+  type: ResourceType;
+  build(ctx: KindContext<Deps>): AnyManagedKind;
+}
+
+/** The name of the index on a kind's own store that maps a referenced object to its referrers. */
+export const referrersIndex = (reference: string): string => `ref:${reference}`;

@@ -1,49 +1,63 @@
-// The one generic reconciler: finalizers, deletion and management policies, create/update/
-// delete through the kind's ExternalClient, Ready/Synced conditions, status written only when
-// it changed, Events on transitions. Kinds add only what differs (managed.ts).
-import type { KubeClient } from "../kube/client.ts";
-import { isConflict, isNotFound, KubeApiError } from "../kube/errors.ts";
-import { Reasons, setCondition, getCondition, type ConditionInput } from "./conditions.ts";
+// The one generic reconciler: finalizers, deletion and management policies, references,
+// create/update/delete through the kind's ExternalClient, the connection Secret, Ready/Synced
+// conditions, status written only when it changed, Events on transitions. Kinds add only what
+// differs (managed.ts).
+import { isConflict, isNotFound } from "../kube/errors.ts";
+import { keyOf, type KubeApi } from "../kube/types.ts";
+import { getCondition, type ConditionInput } from "./conditions.ts";
+import type { ConnectionSecrets } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
-import type { KindDescriptor, Managed, ManagedObject, Observation } from "./managed.ts";
+import type { AnyManagedKind, Managed, ManagedObject, Observed } from "./managed.ts";
+import { ConditionReasons as R, EventActions, EventReasons } from "./reasons.ts";
+import type { References } from "./references.ts";
+import { StatusWriter } from "./status-writer.ts";
+import { Timings, jittered } from "./timings.ts";
 
 export const FINALIZER = "linode.operator.dev/finalizer";
 export const EXTERNAL_ID_ANNOTATION = "linode.operator.dev/external-id";
 
 export interface ReconcileResult {
-  /** Poll again after this long (level-triggered: an event may come sooner). */
+  /** Poll again after this long (level-triggered: an event may come sooner). Absent: wait for a change. */
   requeueAfterMillis?: number;
 }
 
 export interface ReconcilerDeps {
-  kube: KubeClient;
+  kube: KubeApi;
   events: EventRecorder;
-  /** Counts status writes, for tests and metrics. */
-  onStatusWrite?: () => void;
+  /** The kind's references, wired to the caches (absent: the kind refers to nothing). */
+  references?: References<unknown>;
+  /** Publishes and reads back connection Secrets (required when the kind has a connection). */
+  connections?: ConnectionSecrets;
+  /** Called after every write to the object, with the resourceVersion it produced. */
+  onWrite?: (write: OwnWrite) => void;
 }
 
-const DEFAULT_PENDING_POLL = 5_000;
-const DEFAULT_READY_POLL = 5 * 60_000;
-const DELETE_POLL = 3_000;
+export interface OwnWrite { key: string; resourceVersion: string | undefined; status: boolean }
 
-export class ManagedReconciler<Spec, Status> {
-  private readonly kind: KindDescriptor<Spec, Status>;
+type Spec = unknown;
+type M = Managed<Spec>;
+
+export class ManagedReconciler {
+  private readonly kind: AnyManagedKind;
   private readonly deps: ReconcilerDeps;
 
-  constructor(kind: KindDescriptor<Spec, Status>, deps: ReconcilerDeps) {
+  constructor(kind: AnyManagedKind, deps: ReconcilerDeps) {
+    if (kind.connection !== undefined && deps.connections === undefined) throw new Error(`${kind.type.kind}: a kind with a connection needs a connection publisher`);
     this.kind = kind;
     this.deps = deps;
   }
 
   /**
-   * Reconciles one object as found in the cache. Throws TerminalError (reported, not
-   * retried), RetryAfterError (retried after its delay) or anything else (retried with backoff).
+   * Reconciles one object. `obj` must be a private copy: its metadata and status are updated
+   * in place as the pass writes them. Throws TerminalError (reported, not retried until the
+   * spec changes), RetryAfterError (retried after its delay) or anything else (retried with
+   * backoff); a Kubernetes conflict is thrown unreported, to be retried with a fresh copy.
    */
   async reconcile(obj: ManagedObject, signal: AbortSignal): Promise<ReconcileResult> {
-    const key = { namespace: obj.metadata.namespace ?? "", name: obj.metadata.name };
     const generation = obj.metadata.generation;
     const deleting = obj.metadata.deletionTimestamp !== undefined;
+    const status = new StatusWriter(this.deps.kube, this.kind.type, obj, (resourceVersion) => this.wrote(obj, resourceVersion, true));
 
     let spec: Spec;
     try {
@@ -55,129 +69,168 @@ export class ManagedReconciler<Spec, Status> {
         return {};
       }
       const message = `invalid spec: ${errorMessage(err)}`;
-      await this.writeStatus(obj, {}, [
-        { type: "Synced", status: "False", reason: Reasons.InvalidSpec, message },
-      ], generation);
-      throw new TerminalError(Reasons.InvalidSpec, message);
+      await status.write([{ type: "Synced", status: "False", reason: R.InvalidSpec, message }], generation);
+      throw new TerminalError(R.InvalidSpec, message);
     }
-    const m: Managed<Spec> = {
-      obj, key, spec,
+    const m: M = {
+      obj, key: keyOf(obj), spec,
       externalId: obj.metadata.annotations?.[EXTERNAL_ID_ANNOTATION],
       policies: this.kind.policies(spec),
+      refs: {},
     };
 
     try {
-      if (deleting) return await this.reconcileDelete(m, signal);
-      return await this.reconcileLive(m, signal);
+      if (deleting) return await this.reconcileDelete(m, status, signal);
+      return await this.reconcileLive(m, status, signal);
     } catch (err) {
       if (isConflict(err) || signal.aborted) throw err;
-      await this.reportError(m, err).catch(() => undefined);
+      await this.reportError(m, status, err).catch(() => undefined);
       throw err;
     }
   }
 
-  private async reconcileDelete(m: Managed<Spec>, signal: AbortSignal): Promise<ReconcileResult> {
+  private async reconcileDelete(m: M, status: StatusWriter, signal: AbortSignal): Promise<ReconcileResult> {
     if (!(m.obj.metadata.finalizers ?? []).includes(FINALIZER)) return {};
     if (m.policies.deletion === "Delete" && m.policies.management === "Manage") {
+      if (this.deps.references !== undefined) m.refs = this.deps.references.resolve(m, true).refs;
       // A cloud object that provably does not exist (e.g. a databaseId that was never valid)
       // must not hold the resource hostage.
       const observed = await this.kind.external.observe(m, signal).catch((err: unknown) => {
-        if (err instanceof TerminalError && err.reason === Reasons.NotFound) return { exists: false as const };
+        if (err instanceof TerminalError && err.reason === R.NotFound) return { exists: false as const };
         throw err;
       });
       if (observed.exists) {
         const { gone } = await this.kind.external.delete(m, observed, signal);
         if (!gone) {
-          await this.writeStatus(m.obj, {}, [
-            { type: "Ready", status: "False", reason: Reasons.Deleting, message: "waiting for the cloud object to be deleted" },
+          await status.write([
+            { type: "Ready", status: "False", reason: R.Deleting, message: "waiting for the cloud object to be deleted" },
           ], m.obj.metadata.generation);
-          return { requeueAfterMillis: DELETE_POLL };
+          return { requeueAfterMillis: Timings.deletePollMillis };
         }
-        this.deps.events.normal(m.obj, "Deleted", "Delete", `deleted ${this.kind.type.kind} ${observed.externalId} from Linode`);
+        this.deps.events.normal(m.obj, EventReasons.Deleted, EventActions.Delete, `deleted ${this.kind.type.kind} ${observed.externalId} from Linode`);
       }
     }
     await this.removeFinalizer(m.obj);
     return {};
   }
 
-  private async reconcileLive(m: Managed<Spec>, signal: AbortSignal): Promise<ReconcileResult> {
+  private async reconcileLive(m: M, status: StatusWriter, signal: AbortSignal): Promise<ReconcileResult> {
     const gen = m.obj.metadata.generation;
     const observeOnly = m.policies.management === "Observe";
     if (!observeOnly) await this.ensureFinalizer(m.obj);
-    else if ((m.obj.metadata.finalizers ?? []).includes(FINALIZER)) await this.removeFinalizer(m.obj);
+    else await this.removeFinalizer(m.obj);
+
+    if (this.deps.references !== undefined) {
+      const resolution = this.deps.references.resolve(m, false);
+      m.refs = resolution.refs;
+      if (resolution.unresolved !== undefined) {
+        // Nothing to poll for: a change to the referenced object reconciles this one.
+        const { reason, message } = resolution.unresolved;
+        await status.write([
+          { type: "Ready", status: "False", reason, message },
+          { type: "Synced", status: "False", reason, message },
+        ], gen);
+        return {};
+      }
+    }
 
     let observed = await this.kind.external.observe(m, signal);
     if (!observed.exists) {
       if (observeOnly) {
-        await this.writeStatus(m.obj, {}, [
-          { type: "Ready", status: "False", reason: Reasons.NotFound, message: "the cloud object to observe does not exist" },
-          { type: "Synced", status: "False", reason: Reasons.NotFound, message: "managementPolicy is Observe and nothing was found to observe" },
+        await status.write([
+          { type: "Ready", status: "False", reason: R.NotFound, message: "the cloud object to observe does not exist" },
+          { type: "Synced", status: "False", reason: R.NotFound, message: "managementPolicy is Observe and nothing was found to observe" },
         ], gen);
-        return { requeueAfterMillis: this.pollMillis(false) * 6 };
+        return { requeueAfterMillis: this.pollMillis(false) * Timings.observeMissingFactor };
       }
-      const { externalId } = await this.kind.external.create(m, signal);
-      await this.recordExternalId(m, externalId);
-      this.deps.events.normal(m.obj, "Created", "Create", `created ${this.kind.type.kind} ${externalId} on Linode`);
-      await this.writeStatus(m.obj, { id: numericOrString(externalId) }, [
-        { type: "Ready", status: "False", reason: Reasons.Creating, message: "the cloud object is being created" },
-        { type: "Synced", status: "True", reason: Reasons.ReconcileSuccess },
+      const created = await this.kind.external.create(m, signal);
+      if (created.externalId !== undefined) await this.recordExternalId(m, created.externalId);
+      this.deps.events.normal(m.obj, EventReasons.Created, EventActions.Create, created.externalId !== undefined
+        ? `created ${this.kind.type.kind} ${created.externalId} on Linode`
+        : `requested a new ${this.kind.type.kind} from Linode`);
+      status.merge(created.status ?? {});
+      await status.write([
+        { type: "Ready", status: "False", reason: R.Creating, message: "the cloud object is being created" },
+        { type: "Synced", status: "True", reason: R.ReconcileSuccess },
       ], gen);
-      return { requeueAfterMillis: Math.min(this.pollMillis(false), 2_000) };
+      return { requeueAfterMillis: Math.min(this.pollMillis(false), Timings.afterCreateMaxMillis) };
     }
 
     if (m.externalId !== observed.externalId) await this.recordExternalId(m, observed.externalId);
 
-    let synced: ConditionInput = { type: "Synced", status: "True", reason: observeOnly ? Reasons.Observing : Reasons.ReconcileSuccess };
+    let synced: ConditionInput = { type: "Synced", status: "True", reason: observeOnly ? R.Observing : R.ReconcileSuccess };
     if (!observed.upToDate) {
       if (observeOnly) {
-        synced = { type: "Synced", status: "True", reason: Reasons.Observing, message: `differs from the spec (not changed: managementPolicy is Observe): ${observed.diff ?? ""}` };
+        synced = { type: "Synced", status: "True", reason: R.Observing, message: `differs from the spec (not changed: managementPolicy is Observe): ${observed.diff ?? ""}` };
       } else {
         await this.kind.external.update(m, observed, signal);
-        this.deps.events.normal(m.obj, "Updated", "Update", `updated ${observed.diff ?? "the cloud object"}`);
+        this.deps.events.normal(m.obj, EventReasons.Updated, EventActions.Update, `updated ${observed.diff ?? "the cloud object"}`);
         observed = await this.kind.external.observe(m, signal);
-        if (!observed.exists) return { requeueAfterMillis: 1_000 };
+        if (!observed.exists) return { requeueAfterMillis: Timings.afterUpdateMillis };
       }
     }
+    status.merge(observed.status as Record<string, unknown>);
 
     let ready: ConditionInput = observed.ready
-      ? { type: "Ready", status: "True", reason: Reasons.Available }
-      : { type: "Ready", status: "False", reason: observed.readyReason ?? Reasons.Unavailable, message: observed.readyMessage ?? "" };
-    let extra: Record<string, unknown> = {};
+      ? { type: "Ready", status: "True", reason: R.Available }
+      : { type: "Ready", status: "False", reason: observed.readyReason ?? R.Unavailable, message: observed.readyMessage ?? "" };
     const after = await this.kind.external.afterObserve?.(m, observed, signal);
-    if (after?.status !== undefined) extra = after.status;
+    if (after?.status !== undefined) status.merge(after.status);
     if (after?.notReady !== undefined) ready = { type: "Ready", status: "False", ...after.notReady };
-    await this.writeStatus(m.obj, { ...(observed.status as Record<string, unknown>), ...extra }, [ready, synced], gen);
+    if (this.kind.connection !== undefined && !(await this.publishConnection(m, observed, status, signal)) && ready.status === "True") {
+      ready = { type: "Ready", status: "False", reason: R.SecretPending, message: "the connection Secret is not published yet" };
+    }
+    await status.write([ready, synced], gen);
     const settled = ready.status === "True" && observed.upToDate;
     return { requeueAfterMillis: after?.pollMillis ?? observed.pollMillis ?? this.pollMillis(settled) };
   }
 
-  private pollMillis(settled: boolean): number {
-    const p = this.kind.poll ?? {};
-    const base = settled ? (p.readyMillis ?? DEFAULT_READY_POLL) : (p.pendingMillis ?? DEFAULT_PENDING_POLL);
-    // Jitter spreads many objects' polls so they never arrive at the API in lockstep.
-    return Math.round(base * (0.9 + 0.2 * Math.random()));
+  /** Publishes the connection Secret; returns whether it is in place (written now or already). */
+  private async publishConnection(m: M, observed: Observed<unknown, unknown>, status: StatusWriter, signal: AbortSignal): Promise<boolean> {
+    const source = this.kind.connection;
+    const publisher = this.deps.connections;
+    if (source === undefined || publisher === undefined) return false;
+    const name = source.secretName(m);
+    const published = publisher.read(m.obj, name);
+    const details = await source.details(m, observed, published, signal);
+    if (details === undefined) {
+      if (published !== undefined) status.merge({ connectionSecretName: name });
+      return published !== undefined;
+    }
+    if (await publisher.publish(m.obj, name, details)) {
+      this.deps.events.normal(m.obj, EventReasons.ConnectionSecretPublished, EventActions.PublishSecret, `wrote the connection Secret ${name}`);
+    }
+    status.merge({ connectionSecretName: name });
+    return true;
   }
 
-  private async reportError(m: Managed<Spec>, err: unknown): Promise<void> {
-    const reason = err instanceof TerminalError || err instanceof RetryAfterError ? err.reason : Reasons.ReconcileError;
+  private pollMillis(settled: boolean): number {
+    return jittered(settled ? this.kind.poll.readyMillis : this.kind.poll.pendingMillis);
+  }
+
+  private async reportError(m: M, status: StatusWriter, err: unknown): Promise<void> {
+    const reason = err instanceof TerminalError || err instanceof RetryAfterError ? err.reason : R.ReconcileError;
     const message = errorMessage(err);
     const previous = getCondition(m.obj.status?.conditions, "Synced");
-    await this.writeStatus(m.obj, {}, [{ type: "Synced", status: "False", reason, message }], m.obj.metadata.generation);
+    await status.write([{ type: "Synced", status: "False", reason, message }], m.obj.metadata.generation);
     if (previous?.reason !== reason || previous.message !== message) {
-      if (err instanceof RetryAfterError) this.deps.events.normal(m.obj, reason, "Reconcile", message);
-      else this.deps.events.warning(m.obj, reason, "Reconcile", message);
+      if (err instanceof RetryAfterError) this.deps.events.normal(m.obj, reason, EventActions.Reconcile, message);
+      else this.deps.events.warning(m.obj, reason, EventActions.Reconcile, message);
     }
   }
 
   private async ensureFinalizer(obj: ManagedObject): Promise<void> {
     const finalizers = obj.metadata.finalizers;
     if (finalizers?.includes(FINALIZER)) return;
+    // A `test` first: if the cached copy is stale the patch fails as a conflict and the pass
+    // starts again from a fresh copy, instead of acting on an object that changed meanwhile.
     const ops = finalizers === undefined
       ? [{ op: "test" as const, path: "/metadata/resourceVersion", value: obj.metadata.resourceVersion }, { op: "add" as const, path: "/metadata/finalizers", value: [FINALIZER] }]
       : [{ op: "test" as const, path: "/metadata/finalizers", value: finalizers }, { op: "add" as const, path: "/metadata/finalizers/-", value: FINALIZER }];
     const updated = await this.deps.kube.jsonPatchCustom(this.kind.type, keyOf(obj), ops);
     obj.metadata.finalizers = updated.metadata.finalizers;
     obj.metadata.resourceVersion = updated.metadata.resourceVersion;
+    this.wrote(obj, updated.metadata.resourceVersion, false);
   }
 
   private async removeFinalizer(obj: ManagedObject): Promise<void> {
@@ -185,58 +238,27 @@ export class ManagedReconciler<Spec, Status> {
     const i = finalizers.indexOf(FINALIZER);
     if (i < 0) return;
     try {
-      // test-then-remove by index: someone else's finalizer list change makes this fail and retry.
-      await this.deps.kube.jsonPatchCustom(this.kind.type, keyOf(obj), [
+      // test-then-remove by index: someone else's finalizer list change makes this a conflict.
+      const updated = await this.deps.kube.jsonPatchCustom(this.kind.type, keyOf(obj), [
         { op: "test", path: `/metadata/finalizers/${i}`, value: FINALIZER },
         { op: "remove", path: `/metadata/finalizers/${i}` },
       ]);
+      obj.metadata.finalizers = updated.metadata.finalizers;
+      obj.metadata.resourceVersion = updated.metadata.resourceVersion;
+      this.wrote(obj, updated.metadata.resourceVersion, false);
     } catch (err) {
       if (isNotFound(err)) return;
-      if (err instanceof KubeApiError && err.code === 422) throw new KubeApiError(409, "Conflict", err.message);
       throw err;
     }
   }
 
-  private async recordExternalId(m: Managed<Spec>, externalId: string): Promise<void> {
-    await this.deps.kube.mergePatchCustom(this.kind.type, m.key, { metadata: { annotations: { [EXTERNAL_ID_ANNOTATION]: externalId } } });
+  private async recordExternalId(m: M, externalId: string): Promise<void> {
+    const updated = await this.deps.kube.mergePatchCustom(this.kind.type, m.key, { metadata: { annotations: { [EXTERNAL_ID_ANNOTATION]: externalId } } });
     m.externalId = externalId;
+    this.wrote(m.obj, updated.metadata.resourceVersion, false);
   }
 
-  /** Writes status fields and conditions, unless the result equals what is already there. */
-  private async writeStatus(obj: ManagedObject, fields: Record<string, unknown>, conditions: ConditionInput[], generation: number | undefined): Promise<void> {
-    const current = obj.status ?? {};
-    let nextConditions = current.conditions;
-    for (const c of conditions) nextConditions = setCondition(nextConditions, c, generation);
-    const next: Record<string, unknown> = { ...current, ...fields, conditions: nextConditions };
-    if (generation !== undefined) next.observedGeneration = generation;
-    if (stableJson(next) === stableJson(current)) return;
-    // Merge patch: fields absent from `next` but present before must be nulled explicitly.
-    const patch: Record<string, unknown> = { ...next };
-    for (const k of Object.keys(current)) if (!(k in next)) patch[k] = null;
-    try {
-      await this.deps.kube.patchCustomStatus(this.kind.type, keyOf(obj), patch);
-    } catch (err) {
-      if (isNotFound(err)) return;
-      throw err;
-    }
-    this.deps.onStatusWrite?.();
-    obj.status = next;
+  private wrote(obj: ManagedObject, resourceVersion: string | undefined, status: boolean): void {
+    this.deps.onWrite?.({ key: `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`, resourceVersion, status });
   }
 }
-
-const keyOf = (obj: ManagedObject): { namespace: string; name: string } => ({ namespace: obj.metadata.namespace ?? "", name: obj.metadata.name });
-
-function numericOrString(id: string): number | string {
-  return /^\d+$/.test(id) ? Number(id) : id;
-}
-
-export function stableJson(v: unknown): string {
-  return JSON.stringify(v, (_k, val: unknown) => {
-    if (val !== null && typeof val === "object" && !Array.isArray(val)) {
-      return Object.fromEntries(Object.entries(val as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => a.localeCompare(b)));
-    }
-    return val;
-  });
-}
-
-export type { Observation };

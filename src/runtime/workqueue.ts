@@ -2,6 +2,7 @@
 // (dirty set), never handed to two workers at once (processing set: a key re-added while
 // processing runs once more afterwards), delayed adds keep the earliest due time, and
 // failures back off per key exponentially with jitter until forgotten.
+import { Timings } from "./timings.ts";
 
 export interface BackoffPolicy {
   baseMillis: number;
@@ -10,7 +11,7 @@ export interface BackoffPolicy {
   jitter: number;
 }
 
-export const defaultBackoff: BackoffPolicy = { baseMillis: 1_000, maxMillis: 300_000, jitter: 0.2 };
+export const defaultBackoff: BackoffPolicy = { baseMillis: Timings.backoffBaseMillis, maxMillis: Timings.backoffMaxMillis, jitter: Timings.backoffJitter };
 
 export interface QueueObserver {
   added?(key: string): void;

@@ -67,7 +67,7 @@ try {
     let token: string | undefined;
     ready = 0;
     do {
-      const page = await kube.listCustom<ManagedObject>(mdb, { namespace: "bench", ...(token !== undefined ? { continueToken: token } : {}) });
+      const page = await kube.list<ManagedObject>(mdb, { namespace: "bench", ...(token !== undefined ? { continueToken: token } : {}) });
       ready += page.items.filter((o) => o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")).length;
       token = page.continueToken;
     } while (token !== undefined);

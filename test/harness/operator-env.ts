@@ -4,8 +4,9 @@
 import { Registry } from "prom-client";
 import { LinodeClient } from "../../src/linode/index.ts";
 import { startEmulator, type EmulatorConfigInput, type RunningEmulator } from "../../src/emulator/index.ts";
-import type { Controller } from "../../src/runtime/controller.ts";
-import { managedDatabaseController } from "../../src/resources/managed-database/index.ts";
+import { Controller } from "../../src/runtime/controller.ts";
+import { managedDatabaseKind } from "../../src/resources/managed-database/index.ts";
+import type { ResourceDeps } from "../../src/resources/shared/deps.ts";
 import type { TestCluster } from "./cluster.ts";
 import { installCrds } from "./crds.ts";
 import { runtimeDeps } from "./operator-runtime.ts";
@@ -15,7 +16,7 @@ export interface OperatorEnv {
   /** A client of the emulator with the operator's token, for assertions. */
   linode: LinodeClient;
   deps: ReturnType<typeof runtimeDeps>;
-  controller: Controller<unknown, unknown>;
+  controller: Controller<ResourceDeps>;
   operatorLinode: LinodeClient;
   statusWrites: () => number;
   stop(): Promise<void>;
@@ -30,10 +31,10 @@ export async function startOperatorEnv(cluster: TestCluster, opts: { provisionSe
   const registry = new Registry();
   const operatorLinode = new LinodeClient({ token: opts.token ?? TOKEN, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } });
   let writes = 0;
-  const controller = managedDatabaseController(
-    { ...deps, linode: operatorLinode, onStatusWrite: () => { writes++; }, poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 } },
-    { concurrency: 4, namespaces: [cluster.namespace], coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 } },
-  ) as unknown as Controller<unknown, unknown>;
+  const controller = new Controller(managedDatabaseKind, {
+    ...deps, onStatusWrite: () => { writes++; },
+    kindDeps: { linode: operatorLinode, poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 } },
+  }, { concurrency: 4, namespaces: [cluster.namespace], coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 } });
   await controller.start();
   const linode = new LinodeClient({ token: TOKEN, baseUrl: emulator.url, registry: new Registry(), rateLimit: false });
   return {

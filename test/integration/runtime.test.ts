@@ -10,7 +10,7 @@ describe("generic runtime on a real API server", () => {
   const cluster = useTestCluster("runtime");
   const cloud = new GadgetCloud();
   let deps: ReturnType<typeof runtimeDeps>;
-  let controller: Controller<unknown, unknown>;
+  let controller: Controller;
 
   const get = (name: string): Promise<ManagedObject> => deps.kube.getCustom<ManagedObject>(gadgetType, { namespace: cluster.namespace, name });
   const reconciles = (): Promise<number> => metricValue(deps.metrics, "linode_operator_reconcile_total", { kind: "Gadget", result: "success" });

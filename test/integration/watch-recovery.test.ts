@@ -12,7 +12,7 @@ import { join } from "node:path";
 describe("watch recovery", () => {
   let cp: ControlPlane;
   let deps: ReturnType<typeof runtimeDeps>;
-  let controller: Controller<unknown, unknown>;
+  let controller: Controller;
   const cloud = new GadgetCloud();
   const ns = "default";
 

@@ -60,7 +60,7 @@ describe("KubeClient.watch inactivity limit", () => {
     const informer = new Informer(client, {
       name: "silent", watchPath: "/never-answers/api/v1/pods",
       list: () => Promise.resolve({ items: [], resourceVersion: "1", continueToken: undefined }),
-    }, () => undefined);
+    });
     informer.start();
     await informer.synced;
     await new Promise((r) => setTimeout(r, 200));

@@ -1,0 +1,126 @@
+// The Kubernetes objects and the one interface (KubeApi) the rest of the operator speaks in.
+// Plain data shapes of our own, so nothing outside src/kube depends on @kubernetes/client-node:
+// KubeClient implements KubeApi against a real API server, and tests implement it in memory.
+
+export interface ResourceType { group: string; version: string; plural: string; kind: string }
+export interface ObjectKey { namespace: string; name: string }
+
+/** Core v1 Secrets as a ResourceType (the empty group is the core API). */
+export const secretsType: ResourceType = { group: "", version: "v1", plural: "secrets", kind: "Secret" };
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  deletionTimestamp?: string | Date;
+  ownerReferences?: OwnerReference[];
+  creationTimestamp?: string | Date;
+}
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [k: string]: unknown;
+}
+
+export interface SecretObject extends KubeObject {
+  type?: string;
+  /** base64-encoded values, as the API serves them. */
+  data?: Record<string, string>;
+}
+
+/** A Secret to apply: name and namespace are required. */
+export interface SecretManifest {
+  type?: string;
+  metadata: ObjectMeta & { namespace: string };
+  data: Record<string, string>;
+}
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  /** MicroTime values: see microTime() in client.ts. */
+  acquireTime?: Date;
+  renewTime?: Date;
+  leaseTransitions?: number;
+}
+
+export interface LeaseObject {
+  metadata?: Partial<ObjectMeta>;
+  spec?: LeaseSpec;
+}
+
+export interface ListPage<T> { items: T[]; resourceVersion: string; continueToken: string | undefined }
+export interface JsonPatchOp { op: "add" | "remove" | "replace" | "test"; path: string; value?: unknown }
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  continueToken?: string;
+  limit?: number;
+}
+
+export type WatchQuery = Record<string, string | number | boolean | undefined>;
+
+export interface WatchHandle { abort(): void }
+
+/**
+ * What the operator does with the Kubernetes API. A failed JSON-patch `test` op is reported as
+ * a 409 conflict (KubeApiError), like a stale resourceVersion: both mean "read again".
+ */
+export interface KubeApi {
+  readonly fieldManager: string;
+  ping(): Promise<void>;
+
+  list<T extends KubeObject>(t: ResourceType, opts?: ListOptions): Promise<ListPage<T>>;
+  /** `onDone` is called once when the watch ends, with the error if it failed. */
+  watch(path: string, query: WatchQuery, onEvent: (type: string, obj: unknown) => void, onDone: (err: unknown) => void,
+    opts?: { inactivityMillis?: number }): Promise<WatchHandle>;
+
+  getCustom<T extends KubeObject>(t: ResourceType, key: ObjectKey): Promise<T>;
+  createCustom<T extends KubeObject>(t: ResourceType, namespace: string, body: KubeObject): Promise<T>;
+  deleteCustom(t: ResourceType, key: ObjectKey): Promise<void>;
+  /** Merge-patches `.status` through the status subresource. */
+  patchCustomStatus<T extends KubeObject>(t: ResourceType, key: ObjectKey, status: unknown): Promise<T>;
+  mergePatchCustom<T extends KubeObject>(t: ResourceType, key: ObjectKey, patch: unknown): Promise<T>;
+  jsonPatchCustom<T extends KubeObject>(t: ResourceType, key: ObjectKey, ops: JsonPatchOp[]): Promise<T>;
+
+  getSecret(key: ObjectKey): Promise<SecretObject>;
+  /** Server-side apply of a whole Secret under our field manager. */
+  applySecret(secret: SecretManifest): Promise<SecretObject>;
+  deleteSecret(key: ObjectKey): Promise<void>;
+
+  createEvent(namespace: string, body: Record<string, unknown>): Promise<void>;
+  patchEvent(key: ObjectKey, patch: Record<string, unknown>): Promise<void>;
+
+  getLease(key: ObjectKey): Promise<LeaseObject>;
+  createLease(namespace: string, lease: LeaseObject): Promise<LeaseObject>;
+  /** PUT with metadata.resourceVersion: a 409 means someone else wrote it first. */
+  replaceLease(key: ObjectKey, lease: LeaseObject): Promise<LeaseObject>;
+}
+
+export const objectKey = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+export const keyOf = (o: KubeObject): ObjectKey => ({ namespace: o.metadata.namespace ?? "", name: o.metadata.name });
+export const apiVersionOf = (t: ResourceType): string => (t.group === "" ? t.version : `${t.group}/${t.version}`);
+
+/** The collection path of a resource, across all namespaces or in one. */
+export function collectionPath(t: ResourceType, namespace?: string): string {
+  const base = t.group === "" ? `/api/${t.version}` : `/apis/${t.group}/${t.version}`;
+  return namespace === undefined ? `${base}/${t.plural}` : `${base}/namespaces/${namespace}/${t.plural}`;
+}

@@ -1,0 +1,8 @@
+// What every kind is built from, besides the read handles the runtime gives it.
+import type { LinodeClient } from "../../linode/index.ts";
+import type { PollIntervals } from "../../runtime/timings.ts";
+
+export interface ResourceDeps {
+  linode: LinodeClient;
+  poll: PollIntervals;
+}

@@ -1,0 +1,87 @@
+// References between objects, resolved in one stage before observe. For each reference a kind
+// declares, an index on the kind's own cache maps a referenced object to the objects that
+// refer to it, so a change to the referenced object (both its old and new state) reconciles
+// exactly its referrers: no poll loop waits for a database to become Ready.
+import { objectKey, type KubeObject, type ResourceType } from "../kube/types.ts";
+import { ConditionReasons } from "./reasons.ts";
+import { referrersIndex, type Managed, type ManagedObject, type Reference, type ResolvedRefs, type Target, type Watch } from "./managed.ts";
+import type { SharedStore } from "./stores.ts";
+
+export type StoreFor = (target: Target) => SharedStore<KubeObject>;
+
+export interface Resolution {
+  refs: ResolvedRefs;
+  /** The first required reference that did not resolve: the Ready reason and message to report. */
+  unresolved?: { reason: string; message: string };
+}
+
+const targetKind = (t: Target): string => ("kind" in t ? t.kind.kind : "Secret");
+
+export class References<Spec> {
+  private readonly declared: { ref: Reference<Spec>; store: SharedStore<KubeObject> }[];
+
+  constructor(declared: readonly Reference<Spec>[], storeFor: StoreFor) {
+    this.declared = declared.map((ref) => ({ ref, store: storeFor(ref.target) }));
+  }
+
+  /**
+   * Indexes `self` by what each object refers to and calls `enqueue` with the referrers of
+   * every referenced object that changes. `parse` is the kind's spec parser (objects whose
+   * spec does not parse refer to nothing).
+   */
+  wire(self: SharedStore<ManagedObject>, parse: (raw: unknown) => Spec, enqueue: (key: string) => void): void {
+    for (const { ref, store } of this.declared) {
+      const index = referrersIndex(ref.name);
+      self.addIndex(index, (obj) => {
+        let spec: Spec;
+        try {
+          spec = parse(obj.spec);
+        } catch {
+          return [];
+        }
+        return ref.names(spec).map((name) => `${obj.metadata.namespace ?? ""}/${name}`);
+      });
+      store.onEvent((_ev, obj, old) => {
+        for (const o of old === undefined ? [obj] : [obj, old]) {
+          for (const referrer of self.byIndex(index, objectKey(o))) enqueue(objectKey(referrer));
+        }
+      });
+    }
+  }
+
+  resolve(m: Managed<Spec>, deleting: boolean): Resolution {
+    const refs: Record<string, Map<string, KubeObject>> = {};
+    let unresolved: Resolution["unresolved"];
+    for (const { ref, store } of this.declared) {
+      const found = new Map<string, KubeObject>();
+      const required = !deleting && (ref.required?.(m) ?? true);
+      for (const name of ref.names(m.spec)) {
+        const obj = store.get(m.key.namespace, name);
+        if (obj === undefined) {
+          if (required) unresolved ??= { reason: ref.reasons?.notFound ?? ConditionReasons.ReferenceNotFound, message: `${targetKind(ref.target)} ${name} not found in namespace ${m.key.namespace}` };
+          continue;
+        }
+        const why = ref.notReady?.(obj);
+        if (why !== undefined && required) unresolved ??= { reason: ref.reasons?.notReady ?? ConditionReasons.ReferenceNotReady, message: `${targetKind(ref.target)} ${name} is not ready: ${why}` };
+        found.set(name, obj);
+      }
+      refs[ref.name] = found;
+    }
+    return unresolved === undefined ? { refs } : { refs, unresolved };
+  }
+}
+
+/** Subscribes `enqueue` to the keys a secondary watch maps each change to (old and new state). */
+export function wireWatch(watch: Watch, storeFor: StoreFor, enqueue: (key: string) => void): void {
+  storeFor(watch.target).onEvent((_ev, obj, old) => {
+    for (const o of old === undefined ? [obj] : [obj, old]) for (const key of watch.map(o)) enqueue(key);
+  });
+}
+
+/** Keys of the objects of type `owner` that own `obj` (its ownerReferences). */
+export function ownerKeys(obj: KubeObject, owner: ResourceType): string[] {
+  const apiVersion = `${owner.group}/${owner.version}`;
+  return (obj.metadata.ownerReferences ?? [])
+    .filter((r) => r.kind === owner.kind && r.apiVersion === apiVersion)
+    .map((r) => `${obj.metadata.namespace ?? ""}/${r.name}`);
+}

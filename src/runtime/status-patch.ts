@@ -1,0 +1,35 @@
+// A JSON merge patch (RFC 7386) from the status the server has to the status we want. Computed
+// against the original, so a nested field that disappears (e.g. hosts.secondary) is sent as
+// null and removed in one write, instead of surviving the merge and being re-written on
+// every poll.
+
+type Json = unknown;
+
+const isPlainObject = (v: Json): v is Record<string, Json> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** The merge patch that turns `from` into `to`, or undefined when they are equal. */
+export function mergePatch(from: Json, to: Json): Json {
+  if (isPlainObject(from) && isPlainObject(to)) {
+    const patch: Record<string, Json> = {};
+    for (const [k, v] of Object.entries(to)) {
+      if (v === undefined) continue;
+      const sub = k in from && from[k] !== undefined ? mergePatch(from[k], v) : v;
+      if (sub !== undefined) patch[k] = sub;
+    }
+    for (const [k, v] of Object.entries(from)) {
+      if (v !== undefined && (!(k in to) || to[k] === undefined)) patch[k] = null;
+    }
+    return Object.keys(patch).length === 0 ? undefined : patch;
+  }
+  return stableJson(from) === stableJson(to) ? undefined : to;
+}
+
+/** JSON with object keys sorted and undefined members dropped, for equality checks. */
+export function stableJson(v: Json): string {
+  return JSON.stringify(v, (_k, val: Json) => {
+    if (isPlainObject(val)) {
+      return Object.fromEntries(Object.entries(val).filter(([, x]) => x !== undefined).sort(([a], [b]) => a.localeCompare(b)));
+    }
+    return val;
+  });
+}

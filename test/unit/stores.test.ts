@@ -1,0 +1,119 @@
+// Shared caches, their indexes and the mapping of secondary changes to the objects they
+// concern, on the in-memory Kubernetes API: an index follows adds, updates and deletes, and
+// both the old and the new state of a changed object are mapped (a label or reference that
+// moves from one owner to another wakes both).
+import { afterEach, describe, expect, it } from "vitest";
+import { secretsType, type KubeObject } from "../../src/kube/types.ts";
+import { referrersIndex, type ManagedObject } from "../../src/runtime/managed.ts";
+import { References, wireWatch } from "../../src/runtime/references.ts";
+import { InformerPool } from "../../src/runtime/stores.ts";
+import { gadgetType } from "../fixtures/gadget-kind.ts";
+import { MemoryKube } from "../fixtures/memory-kube.ts";
+
+const ns = "stores";
+const pools: InformerPool[] = [];
+afterEach(async () => { await Promise.all(pools.splice(0).map((p) => p.stop())); });
+
+function setup(): { kube: MemoryKube; pool: InformerPool } {
+  const kube = new MemoryKube();
+  const pool = new InformerPool(kube, { namespaces: [ns] });
+  pools.push(pool);
+  return { kube, pool };
+}
+
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 10));
+const secret = (name: string, labels: Record<string, string>): { type: string; metadata: { name: string; namespace: string; labels: Record<string, string> }; data: Record<string, string> } =>
+  ({ type: "Opaque", metadata: { name, namespace: ns, labels }, data: {} });
+
+describe("shared stores and indexes", () => {
+  it("one informer per resource and selector set, however many ask", () => {
+    const { pool } = setup();
+    const a = pool.store(secretsType, { labelSelector: "x=1" });
+    expect(pool.store(secretsType, { labelSelector: "x=1" })).toBe(a);
+    expect(pool.store(secretsType, { labelSelector: "x=2" })).not.toBe(a);
+    expect(pool.store(gadgetType)).not.toBe(a);
+  });
+
+  it("an index follows adds, updates and deletes", async () => {
+    const { kube, pool } = setup();
+    const store = pool.store(secretsType);
+    store.addIndex("team", (o) => (o.metadata.labels?.team !== undefined ? [o.metadata.labels.team] : []));
+    await kube.applySecret(secret("s1", { team: "red" }));
+    await pool.startAndSync();
+    expect(store.byIndex("team", "red").map((o) => o.metadata.name)).toEqual(["s1"]);
+    await kube.applySecret(secret("s2", { team: "red" }));
+    await kube.applySecret(secret("s1", { team: "blue" }));
+    await settle();
+    expect(store.byIndex("team", "red").map((o) => o.metadata.name)).toEqual(["s2"]);
+    expect(store.byIndex("team", "blue").map((o) => o.metadata.name)).toEqual(["s1"]);
+    await kube.deleteSecret({ namespace: ns, name: "s1" });
+    await settle();
+    expect(store.byIndex("team", "blue")).toEqual([]);
+  });
+
+  it("a watch maps both the old and the new state of a changed object", async () => {
+    const { kube, pool } = setup();
+    const woken: string[] = [];
+    wireWatch({ target: { secrets: {} }, map: (o: KubeObject) => [`${ns}/${o.metadata.labels?.owner ?? ""}`] },
+      (t) => ("kind" in t ? pool.store(t.kind) : pool.store(secretsType, t.secrets)), (key) => woken.push(key));
+    await pool.startAndSync();
+    await kube.applySecret(secret("s", { owner: "a" }));
+    await settle();
+    expect(woken).toEqual([`${ns}/a`]);
+    await kube.applySecret(secret("s", { owner: "b" }));
+    await settle();
+    expect(woken.slice(1).sort()).toEqual([`${ns}/a`, `${ns}/b`]);
+  });
+
+  it("references: a referenced object's change wakes exactly its referrers, and a moved reference is followed", async () => {
+    const { kube, pool } = setup();
+    const self = pool.store<ManagedObject>(gadgetType);
+    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);
+    const refs = new References<{ tls?: string }>([{ name: "tls", target: { secrets: {} }, names: (spec) => (spec.tls !== undefined ? [spec.tls] : []) }], storeFor);
+    const woken: string[] = [];
+    refs.wire(self, (raw) => raw as { tls?: string }, (key) => woken.push(key));
+    const gadget = (name: string, tls: string): Promise<unknown> => kube.createCustom(gadgetType, ns, { metadata: { name }, spec: { tls } });
+    await gadget("web", "cert-a");
+    await gadget("api", "cert-b");
+    await pool.startAndSync();
+    expect(self.byIndex(referrersIndex("tls"), `${ns}/cert-a`).map((o) => o.metadata.name)).toEqual(["web"]);
+
+    await kube.applySecret(secret("cert-a", {}));
+    await settle();
+    expect(woken).toEqual([`${ns}/web`]);
+
+    await kube.mergePatchCustom(gadgetType, { namespace: ns, name: "web" }, { spec: { tls: "cert-b" } });
+    await settle();
+    woken.length = 0;
+    await kube.applySecret(secret("cert-b", {}));
+    await settle();
+    expect(woken.sort()).toEqual([`${ns}/api`, `${ns}/web`]);
+    woken.length = 0;
+    await kube.applySecret(secret("cert-a", { touched: "yes" }));
+    await settle();
+    expect(woken).toEqual([]);
+  });
+
+  it("resolves references from the cache: found, not found, not ready; nothing is required while deleting", async () => {
+    const { kube, pool } = setup();
+    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);
+    const refs = new References<{ tls: string[] }>([{
+      name: "tls", target: { secrets: {} }, names: (spec) => spec.tls,
+      notReady: (o) => (o.metadata.labels?.ready === "no" ? "not issued yet" : undefined),
+      reasons: { notFound: "TLSSecretNotFound" },
+    }], storeFor);
+    await kube.applySecret(secret("good", {}));
+    await kube.applySecret(secret("pending", { ready: "no" }));
+    await pool.startAndSync();
+    const m = (tls: string[]): Parameters<typeof refs.resolve>[0] => ({
+      obj: { metadata: { name: "x", namespace: ns } }, key: { namespace: ns, name: "x" }, spec: { tls },
+      externalId: undefined, policies: { deletion: "Delete", management: "Manage" }, refs: {},
+    });
+    const ok = refs.resolve(m(["good"]), false);
+    expect(ok.unresolved).toBeUndefined();
+    expect(ok.refs.tls?.get("good")?.metadata.name).toBe("good");
+    expect(refs.resolve(m(["good", "missing"]), false).unresolved).toMatchObject({ reason: "TLSSecretNotFound" });
+    expect(refs.resolve(m(["pending"]), false).unresolved).toMatchObject({ reason: "ReferenceNotReady", message: "Secret pending is not ready: not issued yet" });
+    expect(refs.resolve(m(["missing"]), true).unresolved).toBeUndefined();
+  });
+});
