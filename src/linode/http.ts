@@ -63,10 +63,25 @@ export interface CallOptions {
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
+/**
+ * The API limits routes by class (paginated GETs, single reads, writes, statistics: S176 §
+ * rate limits), so each class has its own budget and the headers of one class never hold up
+ * another (a drained list budget must not block a single GET or a PUT).
+ */
+export type RateClass = "list" | "read" | "mutation" | "stats";
+
+export function rateClassOf(spec: { method: HttpMethod; route: string; rateClass?: RateClass }): RateClass {
+  if (spec.rateClass !== undefined) return spec.rateClass;
+  if (spec.route.endsWith("/stats")) return "stats";
+  return spec.method === "GET" ? "read" : "mutation";
+}
+
 export interface RequestSpec<S extends z.ZodType> {
   method: HttpMethod;
   /** Route template with `{name}` placeholders: the metric label and error route. */
   route: string;
+  /** Default: from the method and route (rateClassOf). */
+  rateClass?: RateClass;
   params?: Record<string, string | number>;
   query?: Record<string, string | number | undefined>;
   /** camelCase body; converted to snake_case on the wire. */
@@ -137,11 +152,12 @@ export class HttpTransport implements Transport {
     const wireBody = spec.body === undefined ? undefined : snakify(spec.body);
     const body = wireBody === undefined ? undefined : JSON.stringify(wireBody);
     const logged = { method: spec.method, route: spec.route, path, ...(wireBody === undefined ? {} : { body: redact(wireBody) }), ...(spec.filter ? { filter: spec.filter } : {}) };
-    const bucket = this.limiter?.bucket(this.token, spec.route.endsWith("/stats") ? "stats" : "default");
+    const rateClass = rateClassOf(spec);
+    const bucket = this.limiter?.bucket(this.token, rateClass);
     let ambiguousFailure = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        const parsed = await this.attempt(spec, path, body, logged, bucket, attempt, opts.signal);
+        const parsed = await this.attempt(spec, path, body, logged, bucket, rateClass, policy.maxRateLimitWaitMs, attempt, opts.signal);
         return camelize(parsed);
       } catch (caught) {
         const err = transportError(caught, spec.method, spec.route, opts.signal);
@@ -165,9 +181,18 @@ export class HttpTransport implements Transport {
   }
 
   private async attempt<S extends z.ZodType>(
-    spec: RequestSpec<S>, path: string, body: string | undefined, logged: object, bucket: TokenBucket | undefined, attempt: number, signal?: AbortSignal,
+    spec: RequestSpec<S>, path: string, body: string | undefined, logged: object, bucket: TokenBucket | undefined,
+    rateClass: RateClass, maxWaitMs: number, attempt: number, signal?: AbortSignal,
   ): Promise<z.output<S>> {
-    const throttledMs = bucket ? await bucket.acquire(signal) : 0;
+    let throttledMs = 0;
+    if (bucket !== undefined) {
+      const wait = bucket.waitFor();
+      // A budget that will not be back soon is the caller's to schedule (a RateLimited condition), not a silent stall.
+      if (wait > maxWaitMs) {
+        throw new LinodeError(`${spec.method} ${spec.route}: the ${rateClass} rate-limit budget is spent for ${String(Math.ceil(wait / 1000))} s`, { kind: "rateLimited", method: spec.method, route: spec.route, retryAfterMs: wait });
+      }
+      throttledMs = await bucket.acquire(signal);
+    }
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.token}`,
       accept: "application/json",
@@ -203,9 +228,9 @@ export class HttpTransport implements Transport {
       const obs = parseRateLimitHeaders(res.headers);
       if (bucket) {
         bucket.observe(obs);
-        this.metrics.rateLimitRemaining.set({ group: spec.route.endsWith("/stats") ? "stats" : "default" }, obs.remaining ?? Math.floor(bucket.available));
+        this.metrics.rateLimitRemaining.set({ group: rateClass }, obs.remaining ?? Math.floor(bucket.available));
       } else if (obs.remaining !== undefined) {
-        this.metrics.rateLimitRemaining.set({ group: "default" }, obs.remaining);
+        this.metrics.rateLimitRemaining.set({ group: rateClass }, obs.remaining);
       }
       this.metrics.requests.inc({ ...labels, status: String(status) });
       this.metrics.duration.observe(labels, (performance.now() - started) / 1000);

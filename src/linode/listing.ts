@@ -21,6 +21,7 @@ export function listPage<S extends EnvelopeSchema>(
   return transport.request({
     method: "GET",
     route,
+    rateClass: "list",
     params,
     query: { page: opts.page ?? 1, page_size: opts.pageSize ?? MAX_PAGE_SIZE },
     schema,

@@ -52,14 +52,17 @@ export class TokenBucket {
 
   /** Takes a token and returns 0, or returns how many ms to wait before asking again. */
   tryTake(): number {
+    const wait = this.waitFor();
+    if (wait === 0) this.tokens -= 1;
+    return wait;
+  }
+
+  /** How long a request would wait for a token now (0 if one is free); takes nothing. */
+  waitFor(): number {
     const now = this.now();
     if (now < this.blockedUntil) return this.blockedUntil - now;
     this.refill();
-    if (this.tokens >= 1) {
-      this.tokens -= 1;
-      return 0;
-    }
-    return Math.max(1, Math.ceil((1 - this.tokens) / this.refillPerMs()));
+    return this.tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - this.tokens) / this.refillPerMs()));
   }
 
   async acquire(signal?: AbortSignal): Promise<number> {
@@ -117,8 +120,9 @@ export interface RateLimiterOptions {
 }
 
 /**
- * One bucket per (token, route group). Linode sizes some routes differently (NodeBalancer
- * stats: 50/min), so they get their own bucket rather than shrinking the shared one.
+ * One bucket per (token, route class). Linode sizes route classes differently (paginated
+ * GETs, NodeBalancer stats: 50/min), so each has its own bucket, sized by its own responses'
+ * headers, rather than one shared bucket that the tightest class drains for all.
  * Tokens are keyed by a hash so the map never holds the secret itself.
  */
 export class RateLimiter {

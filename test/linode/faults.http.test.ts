@@ -118,9 +118,51 @@ describe("rate limits", () => {
       expect(performance.now() - started).toBeGreaterThan(1000);
       expect(await metricValue(registry, "linode_api_requests_total", { status: "429" })).toBe(0);
       expect(await metricValue(registry, "linode_api_requests_total", { status: "200" })).toBe(10);
-      const remaining = await metricValue(registry, "linode_api_ratelimit_remaining", { group: "default" });
+      const remaining = await metricValue(registry, "linode_api_ratelimit_remaining", { group: "list" });
       expect(remaining).toBeGreaterThanOrEqual(0);
       expect(remaining).toBeLessThanOrEqual(4);
+    } finally {
+      await paced.close();
+      await small.close();
+    }
+  });
+});
+
+describe("rate limits per route class", () => {
+  // The list route's own budget: 2 per minute; everything else has plenty.
+  const listLimited = { routes: { "GET /nodebalancers": { limit: 2, windowSeconds: 60 } } };
+
+  it("a spent list budget does not hold up single reads or writes", async () => {
+    const small = await startTestEmulator({ rateLimits: listLimited });
+    const { client: paced } = makeClient(small);
+    try {
+      const id = (await paced.nodeBalancers.create({ region: "us-east", label: label("rc-nb") })).id;
+      await paced.nodeBalancers.list();
+      await paced.nodeBalancers.list(); // the list budget is now 0 until the window resets (a minute)
+      const started = performance.now();
+      await paced.nodeBalancers.get(id);
+      await paced.nodeBalancers.update(id, { clientConnThrottle: 5 });
+      expect(performance.now() - started).toBeLessThan(1_000);
+    } finally {
+      await paced.close();
+      await small.close();
+    }
+  });
+
+  it("a list budget spent for longer than the wait cap is handed back as rateLimited at once, never sent", async () => {
+    const small = await startTestEmulator({ rateLimits: listLimited });
+    const { client: paced, registry } = makeClient(small, { retry: { baseDelayMs: 20, maxDelayMs: 200, maxRateLimitWaitMs: 2_000 } });
+    try {
+      await paced.nodeBalancers.list();
+      await paced.nodeBalancers.list();
+      const started = performance.now();
+      const err = await fails(paced.nodeBalancers.list());
+      expect(performance.now() - started).toBeLessThan(500);
+      expect(err.kind).toBe("rateLimited");
+      expect(err.retryAfterMs).toBeGreaterThan(2_000);
+      expect(err.message).toMatch(/list rate-limit budget/);
+      // Known from the headers: the server was never asked, so never said 429.
+      expect(await metricValue(registry, "linode_api_requests_total", { status: "429" })).toBe(0);
     } finally {
       await paced.close();
       await small.close();
