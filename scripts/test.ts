@@ -33,10 +33,11 @@ function run(name: string, cmd: string, args: string[], opts: { nice?: boolean; 
 const npmScript = (name: string, script: string, ...args: string[]): ReturnType<typeof run> =>
   run(name, "npm", ["run", "--silent", script, ...(args.length > 0 ? ["--", ...args] : [])], { nice: true });
 
-// The binaries every cluster test and the deploy/ check need (helm): built once, on a first run
-// only (minutes; it says what it builds), before anything else competes for the CPU.
+// The binaries every cluster test and the deploy/ check need (helm), and the oldest supported
+// kube-apiserver: built once, on a first run only (minutes; it says what it builds), before
+// anything else competes for the CPU.
 try {
-  await controlPlaneBinaries();
+  await controlPlaneBinaries({ withOldest: true });
 } catch (err) {
   process.stderr.write(`cannot build the Kubernetes binaries the tests need: ${(err as Error).message}\n`);
   process.exit(1);

@@ -8,12 +8,18 @@
 #   WITH_KUBELET=1 src/local-cluster/build.sh     # also build the kubelet and kube-scheduler
 #                                                 # (the one-node real cluster, real-node.ts)
 #
+#   WITH_OLDEST=1 src/local-cluster/build.sh      # also kube-apiserver-oldest: the oldest
+#                                                 # Kubernetes the chart supports (Chart.yaml
+#                                                 # kubeVersion), where a test installs the CRDs
+#
 # Why a module of our own: k8s.io/kubernetes maps its staging modules with replace
 # directives, which `go install pkg@version` refuses; a main module that replaces each staging
 # module with its published v0.Y.Z builds fine (see shared/research/envtest-recipe.md).
 set -euo pipefail
 
 K8S=1.34.3
+# The oldest Kubernetes the chart claims (helm/linode-operator/Chart.yaml kubeVersion).
+OLDEST_K8S=1.31.14
 ETCD=v3.6.4
 HELM=v3.19.5
 MINOR=$(cut -d. -f2 <<<"$K8S")
@@ -22,6 +28,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 want=(kube-apiserver kube-controller-manager kubectl etcd helm)
 [ "${WITH_KUBELET:-}" = 1 ] && want+=(kubelet kube-scheduler)
+[ "${WITH_OLDEST:-}" = 1 ] && want+=(kube-apiserver-oldest)
 
 if [ -n "${KUBE_ASSETS:-}" ]; then
   for b in "${want[@]}"; do
@@ -74,6 +81,21 @@ if [ ${#k8s_bins[@]} -gt 0 ]; then
     mv "$OUT/$c.tmp" "$OUT/$c"
   done
   cd "$HERE"
+fi
+
+if [ "${WITH_OLDEST:-}" = 1 ] && [ ! -x "$OUT/kube-apiserver-oldest" ]; then
+  # From its own pinned module (k8s-oldest/go.mod and go.sum, the same recipe as ../k8s): the
+  # checksums are committed, so nothing needs the checksum database at build time.
+  log "building kube-apiserver v$OLDEST_K8S (the oldest supported)"
+  O=$(mktemp -d)
+  cp "$HERE/k8s-oldest/go.mod" "$HERE/k8s-oldest/go.sum" "$O/"
+  OLD_MINOR=$(cut -d. -f2 <<<"$OLDEST_K8S")
+  OLD_LDF="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    OLD_LDF+=" -X $p.gitVersion=v$OLDEST_K8S -X $p.gitMajor=1 -X $p.gitMinor=$OLD_MINOR -X $p.gitTreeState=clean"
+  done
+  ( cd "$O" && go build -trimpath -ldflags "$OLD_LDF" -o "$OUT/kube-apiserver-oldest.tmp" k8s.io/kubernetes/cmd/kube-apiserver )
+  rm -rf "$O"; mv "$OUT/kube-apiserver-oldest.tmp" "$OUT/kube-apiserver-oldest"
 fi
 
 if [ ! -x "$OUT/etcd" ]; then

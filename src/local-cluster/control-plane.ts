@@ -44,6 +44,8 @@ export interface ControlPlaneOptions {
    * with this IP in its certificate): pods on the pod network reach it there. Only with netns.
    */
   podReachableIp?: string;
+  /** "oldest": the oldest Kubernetes the chart supports (build.sh's kube-apiserver-oldest). */
+  apiserver?: "current" | "oldest";
 }
 
 export interface ControlPlane {
@@ -65,13 +67,14 @@ export interface ControlPlane {
 
 /**
  * Builds (or finds in the cache) the binaries and returns their directory; `withKubelet` adds
- * the kubelet and kube-scheduler (the one-node real cluster).
+ * the kubelet and kube-scheduler (the one-node real cluster), `withOldest` the kube-apiserver
+ * of the oldest Kubernetes the chart supports.
  */
-export async function controlPlaneBinaries(opts: { withKubelet?: boolean } = {}): Promise<string> {
+export async function controlPlaneBinaries(opts: { withKubelet?: boolean; withOldest?: boolean } = {}): Promise<string> {
   // A cold build takes minutes: say what it is doing (its own lines, not Go's download chatter).
   let partial = "";
   const r = await execCapture("bash", [buildScript], {
-    env: opts.withKubelet === true ? { ...process.env, WITH_KUBELET: "1" } : process.env,
+    env: { ...process.env, ...(opts.withKubelet === true ? { WITH_KUBELET: "1" } : {}), ...(opts.withOldest === true ? { WITH_OLDEST: "1" } : {}) },
     timeoutMs: 60 * 60 * 1000,
     onStderr: (chunk) => {
       const lines = (partial + chunk).split("\n");
@@ -211,7 +214,7 @@ async function waitReady(url: string, ca: string, token: string, deadlineMillis:
 }
 
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
-  const binDir = await controlPlaneBinaries();
+  const binDir = await controlPlaneBinaries({ withOldest: options.apiserver === "oldest" });
   const dir = await mkdtemp(join(tmpdir(), "linode-operator-cp-"));
   if (options.podReachableIp !== undefined && options.netns === undefined) throw new Error("podReachableIp needs a netns");
   await makeCertificates(dir, options.podReachableIp === undefined ? [] : [options.podReachableIp]);
@@ -254,7 +257,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     ...(options.serviceAccountAdmission === true ? [] : ["--disable-admission-plugins=ServiceAccount"]),
   ];
   const procs: Proc[] = [etcd];
-  let api = startProcess(dir, binDir, "kube-apiserver", apiArgs, netns);
+  const apiserverBin = options.apiserver === "oldest" ? "kube-apiserver-oldest" : "kube-apiserver";
+  let api = startProcess(dir, binDir, apiserverBin, apiArgs, netns);
   procs.push(api);
   const stopAll = async (): Promise<void> => {
     // The apiserver first: stopped after etcd it hangs for ~15 s retrying storage.
@@ -264,7 +268,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await waitReady(`${server}/readyz`, ca, adminToken, 60_000, procs, inside);
   } catch (err) {
     await stopAll();
-    const log = await readFile(join(dir, "kube-apiserver.log"), "utf8").catch(() => "");
+    const log = await readFile(join(dir, `${apiserverBin}.log`), "utf8").catch(() => "");
     if (options.keep !== true) await rm(dir, { recursive: true, force: true });
     throw new Error(`${(err as Error).message}\n${log.slice(-3000)}`, { cause: err });
   }
@@ -290,7 +294,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     async restartApiServer() {
       const i = procs.indexOf(api);
       await stopProcess(api, 0);
-      api = startProcess(dir, binDir, "kube-apiserver", apiArgs, netns);
+      api = startProcess(dir, binDir, apiserverBin, apiArgs, netns);
       procs[i] = api;
       await waitReady(`${server}/readyz`, ca, adminToken, 60_000, procs, inside);
     },
