@@ -18,8 +18,19 @@ export interface AssembledOperator {
   stop(): Promise<void>;
 }
 
-export function assembleOperator(opts: { config: OperatorConfig; kube: KubeClient; log: Logger; onLostLeadership: () => void; defaultMetrics?: boolean }): AssembledOperator {
+/** The cluster's identity in cloud labels: configured, or the kube-system namespace's UID. */
+async function clusterIdentity(config: OperatorConfig, kube: KubeClient): Promise<string> {
+  if (config.clusterId !== undefined) return config.clusterId;
+  try {
+    return await kube.namespaceUid("kube-system");
+  } catch (err) {
+    throw new Error(`cannot read the kube-system namespace to identify this cluster (${(err as Error).message}): grant get on namespaces/kube-system or set --cluster-id (CLUSTER_ID)`, { cause: err });
+  }
+}
+
+export async function assembleOperator(opts: { config: OperatorConfig; kube: KubeClient; log: Logger; onLostLeadership: () => void; defaultMetrics?: boolean }): Promise<AssembledOperator> {
   const { config, log, kube } = opts;
+  const clusterId = await clusterIdentity(config, kube);
   const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: opts.defaultMetrics ?? true });
   const events = new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: config.identity, log });
   const linode = new LinodeClient({
@@ -35,7 +46,7 @@ export function assembleOperator(opts: { config: OperatorConfig; kube: KubeClien
     healthPort: config.healthPort, metricsPort: config.metricsPort, bindHost: config.bindAddress,
     onLostLeadership: opts.onLostLeadership,
   });
-  for (const c of buildControllers({ config, kube, linode, events, log, metrics })) manager.add(c);
+  for (const c of buildControllers({ config, clusterId, kube, linode, events, log, metrics })) manager.add(c);
   return {
     manager,
     async stop() {

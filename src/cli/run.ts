@@ -12,7 +12,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const config = loadOperatorConfig(argv);
   const log = createLogger({ level: config.logLevel });
-  const operator = assembleOperator({
+  const operator = await assembleOperator({
     config, log, kube: connectKube(),
     onLostLeadership: () => {
       // Another replica may already be acting: stop at once rather than finish anything.

@@ -4,13 +4,20 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { DEFAULT_POLL } from "../runtime/timings.ts";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
 
+const loopbackHosts = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
+
 export const operatorConfigSchema = z.object({
   linodeToken: z.string().min(1, "a Linode API token is required: set LINODE_TOKEN or --linode-token-file"),
   linodeApiUrl: z.url().default("https://api.linode.com/v4"),
+  /** Plain http sends the token in clear: only to loopback unless this is set. */
+  allowHttpLinodeApi: bool.default(false),
+  /** This cluster's identity in the cloud objects' labels; default: the kube-system namespace's UID. */
+  clusterId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "1..128 letters, digits, '.', '_' or '-'").optional(),
   namespaces: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)).default([]),
   concurrency: z.coerce.number().int().min(1).max(64).default(4),
   leaderElect: bool.default(true),
@@ -22,6 +29,17 @@ export const operatorConfigSchema = z.object({
   bindAddress: z.string().default("0.0.0.0"),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   shutdownGraceSeconds: z.coerce.number().min(0).max(600).default(20),
+  /** How often a cloud object that is settling is looked at, and one that is settled (drift detection). */
+  pollPendingSeconds: z.coerce.number().min(0.1).max(3600).default(DEFAULT_POLL.pendingMillis / 1000),
+  pollReadySeconds: z.coerce.number().min(1).max(86_400).default(DEFAULT_POLL.readyMillis / 1000),
+}).superRefine((c, ctx) => {
+  const url = new URL(c.linodeApiUrl);
+  if (url.protocol === "http:" && !loopbackHosts.test(url.hostname) && !c.allowHttpLinodeApi) {
+    ctx.addIssue({
+      code: "custom", path: ["linodeApiUrl"],
+      message: `${url.origin} is plain http to another host: the API token would cross the network in clear. Use https, or set --allow-http-linode-api=true (LINODE_API_ALLOW_HTTP) for a trusted network`,
+    });
+  }
 });
 
 export type OperatorConfig = z.infer<typeof operatorConfigSchema>;
@@ -29,6 +47,8 @@ export type OperatorConfig = z.infer<typeof operatorConfigSchema>;
 export const runFlags = {
   "linode-token-file": { type: "string", env: "LINODE_TOKEN_FILE", help: "file holding the Linode API token (else LINODE_TOKEN)" },
   "linode-api-url": { type: "string", env: "LINODE_API_URL", help: "Linode API base URL (default https://api.linode.com/v4)" },
+  "allow-http-linode-api": { type: "string", env: "LINODE_API_ALLOW_HTTP", help: "true: allow a plain-http API URL to a host other than loopback (the token travels in clear)" },
+  "cluster-id": { type: "string", env: "CLUSTER_ID", help: "this cluster's identity in cloud labels (default: the kube-system namespace's UID; set it to keep ownership across a cluster rebuilt from backup)" },
   namespaces: { type: "string", env: "WATCH_NAMESPACES", help: "comma-separated namespaces to watch (default: all)" },
   concurrency: { type: "string", env: "CONCURRENCY", help: "reconciles in parallel per kind (default 4)" },
   "leader-elect": { type: "string", env: "LEADER_ELECT", help: "true|false: elect a leader on a Lease (default true)" },
@@ -40,6 +60,8 @@ export const runFlags = {
   "bind-address": { type: "string", env: "BIND_ADDRESS", help: "address the endpoints listen on (default 0.0.0.0)" },
   "log-level": { type: "string", env: "LOG_LEVEL", help: "fatal|error|warn|info|debug|trace (default info)" },
   "shutdown-grace-seconds": { type: "string", env: "SHUTDOWN_GRACE_SECONDS", help: "how long SIGTERM waits for in-flight work (default 20)" },
+  "poll-pending-seconds": { type: "string", env: "POLL_PENDING_SECONDS", help: `how often a cloud object that is being created or changed is looked at (default ${String(DEFAULT_POLL.pendingMillis / 1000)})` },
+  "poll-ready-seconds": { type: "string", env: "POLL_READY_SECONDS", help: `how often a settled cloud object is checked for drift (default ${String(DEFAULT_POLL.readyMillis / 1000)})` },
 } as const;
 
 /** `kinds`: the kinds the operator reconciles, so the help never promises one it does not. */
@@ -72,6 +94,8 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
   const raw = {
     linodeToken: token,
     linodeApiUrl: pick("linode-api-url"),
+    allowHttpLinodeApi: pick("allow-http-linode-api"),
+    clusterId: pick("cluster-id"),
     namespaces: pick("namespaces")?.split(",").map((s) => s.trim()).filter((s) => s !== ""),
     concurrency: pick("concurrency"),
     leaderElect: pick("leader-elect"),
@@ -83,6 +107,8 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
     bindAddress: pick("bind-address"),
     logLevel: pick("log-level"),
     shutdownGraceSeconds: pick("shutdown-grace-seconds"),
+    pollPendingSeconds: pick("poll-pending-seconds"),
+    pollReadySeconds: pick("poll-ready-seconds"),
   };
   const parsed = operatorConfigSchema.safeParse(raw);
   if (!parsed.success) {

@@ -2,6 +2,7 @@
 // They exist for tests, benchmarks and demos: request counts, faults, clock, tokens and
 // users, rate limits, state dump/load/reset, bulk seeding, and forcing object states.
 import { z } from "zod";
+import type { MutationRecord } from "./server.ts";
 import { userSchema } from "./auth.ts";
 import { scopedTokenSchema } from "./config.ts";
 import type { EmulatorContext } from "./context.ts";
@@ -15,6 +16,7 @@ import { fieldPath } from "./validation.ts";
 export interface AdminDeps {
   ctx: EmulatorContext;
   counts: Map<string, number>;
+  mutations: MutationRecord[];
   onMutation: () => void;
 }
 
@@ -71,7 +73,7 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
   const routes: [string, RegExp, (m: RegExpExecArray, body: unknown, url: URL) => unknown][] = [
     ["GET", /^\/_emulator\/?$/, () => ({
       endpoints: [
-        "GET /_emulator/health", "GET|DELETE /_emulator/requests", "GET|PUT|DELETE /_emulator/faults",
+        "GET /_emulator/health", "GET|DELETE /_emulator/requests", "GET|DELETE /_emulator/mutations", "GET|PUT|DELETE /_emulator/faults",
         "GET|PUT /_emulator/clock", "POST /_emulator/clock/advance", "GET|POST /_emulator/tokens",
         "DELETE /_emulator/tokens/{token}", "POST /_emulator/users", "GET|PUT /_emulator/rate-limits",
         "GET|PUT|DELETE /_emulator/state", "POST /_emulator/seed", "PUT /_emulator/databases/{id}/status",
@@ -84,6 +86,8 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
       return { total: [...counts.values()].reduce((a, b) => a + b, 0), routes: routesOut };
     }],
     ["DELETE", /^\/_emulator\/requests$/, () => { counts.clear(); return {}; }],
+    ["GET", /^\/_emulator\/mutations$/, () => ({ mutations: deps.mutations })],
+    ["DELETE", /^\/_emulator\/mutations$/, () => { deps.mutations.length = 0; return {}; }],
     ["POST", /^\/_emulator\/requests\/reset$/, () => { counts.clear(); return {}; }],
     ["GET", /^\/_emulator\/faults$/, () => ctx.faults.config],
     ["PUT", /^\/_emulator\/faults$/, (_m, body) => { ctx.faults.configure(parse(faultConfigSchema, body), ctx.seed); return ctx.faults.config; }],

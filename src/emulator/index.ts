@@ -15,7 +15,7 @@ import { profileRoutes } from "./profile.ts";
 import { Random } from "./random.ts";
 import { RateLimiter, rateLimitConfigSchema, type RateLimitConfig } from "./rate-limit.ts";
 import { Router } from "./router.ts";
-import { createEmulatorServer } from "./server.ts";
+import { createEmulatorServer, type MutationRecord } from "./server.ts";
 import { deserializeState, emptyState, serializeState, type SerializedState } from "./store.ts";
 
 export type { EmulatorConfigInput } from "./config.ts";
@@ -62,6 +62,8 @@ export interface RunningEmulator {
   setFaults(faults: Partial<FaultConfig>): void;
   requestCounts(): Record<string, number>;
   resetRequestCounts(): void;
+  /** Every POST, PUT and DELETE handled (the last 10,000), with wall-clock times and the token's first characters. */
+  mutations(): readonly MutationRecord[];
   dump(): SerializedState;
   /** Writes the state file now (no-op without one). */
   save(): Promise<void>;
@@ -104,10 +106,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     caCertPem: generateDatabaseCa(),
   };
   const counts = new Map<string, number>();
+  const mutations: MutationRecord[] = [];
   const saver = opts.stateFile === undefined ? null : new Saver(opts.stateFile, () => serializeState(ctx.state, ctx.clock.now()));
   const onMutation = () => saver?.schedule();
   const server = createEmulatorServer({
-    ctx, router: buildRouter(), counts, onMutation, admin: createAdminHandler({ ctx, counts, onMutation }),
+    ctx, router: buildRouter(), counts, mutations, onMutation, admin: createAdminHandler({ ctx, counts, mutations, onMutation }),
   });
   const host = opts.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
@@ -128,6 +131,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     setFaults: (faults) => { ctx.faults.configure(faultConfigSchema.parse(faults), seed); },
     requestCounts: () => Object.fromEntries(counts),
     resetRequestCounts: () => { counts.clear(); },
+    mutations: () => mutations,
     dump: () => serializeState(ctx.state, clock.now()),
     save: async () => { await saver?.flush(); },
     close: () => {

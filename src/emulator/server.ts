@@ -59,10 +59,28 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/** A request that could change state (POST, PUT, DELETE), as the emulator handled it. */
+export interface MutationRecord {
+  /** Wall-clock milliseconds when it arrived and when it was answered. */
+  receivedAt: number;
+  answeredAt: number;
+  method: string;
+  route: string;
+  path: string;
+  status: number;
+  user: string;
+  /** The token's first characters only. */
+  token: string;
+}
+
+/** The mutation log keeps this many entries (the oldest go first). */
+export const MUTATION_LOG_SIZE = 10_000;
+
 export interface ServerDeps {
   ctx: EmulatorContext;
   router: Router;
   counts: Map<string, number>;
+  mutations: MutationRecord[];
   admin: AdminHandler;
   onMutation: () => void;
 }
@@ -83,6 +101,7 @@ const VERSION_PREFIX = /^\/v4(beta)?(?=\/|$)/;
 async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { ctx, router, counts } = deps;
   const method = req.method ?? "GET";
+  const receivedAt = Date.now();
   const url = new URL(req.url ?? "/", "http://127.0.0.1");
   // Decode nothing here: the router needs the raw %2F to tell it from a real slash.
   const rawPath = (req.url ?? "/").split("?")[0] ?? "/";
@@ -173,6 +192,10 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     status = err.status;
     body = { errors: err.errors };
     Object.assign(headers, err.headers);
+  }
+  if (method !== "GET") {
+    deps.mutations.push({ receivedAt, answeredAt: Date.now(), method, route: routeKey, path, status, user: principal.user.username, token: `${principal.token.slice(0, 4)}…` });
+    if (deps.mutations.length > MUTATION_LOG_SIZE) deps.mutations.splice(0, deps.mutations.length - MUTATION_LOG_SIZE);
   }
   if (fault?.drop === true) {
     // The request took effect; the client just never hears about it.

@@ -8,7 +8,7 @@ import {
 import { KubeApiError, kubeCall } from "./errors.ts";
 import { serviceAccountOf, type ServiceAccountRef } from "./service-account.ts";
 import type {
-  JsonPatchOp, KubeApi, KubeObject, LeaseObject, ListOptions, ListPage, ObjectKey, ResourceType, SecretManifest,
+  CallOptions, JsonPatchOp, KubeApi, KubeObject, LeaseObject, ListOptions, ListPage, ObjectKey, ResourceType, SecretManifest,
   SecretObject, WatchHandle, WatchQuery,
 } from "./types.ts";
 
@@ -104,9 +104,10 @@ export class KubeClient implements KubeApi {
     await kubeCall(() => this.custom.deleteNamespacedCustomObject({ group: t.group, version: t.version, plural: t.plural, ...key }, this.opts));
   }
 
-  async patchCustomStatus<T extends KubeObject>(t: ResourceType, key: ObjectKey, status: unknown): Promise<T> {
+  async patchCustomStatus<T extends KubeObject>(t: ResourceType, key: ObjectKey, status: unknown, opts: { resourceVersion?: string } = {}): Promise<T> {
+    const body = opts.resourceVersion !== undefined ? { metadata: { resourceVersion: opts.resourceVersion }, status } : { status };
     return (await kubeCall(() => this.custom.patchNamespacedCustomObjectStatus(
-      { group: t.group, version: t.version, plural: t.plural, ...key, body: { status } },
+      { group: t.group, version: t.version, plural: t.plural, ...key, body },
       withContentType(this.opts, PatchStrategy.MergePatch),
     ))) as T;
   }
@@ -138,6 +139,11 @@ export class KubeClient implements KubeApi {
     return (await kubeCall(() => this.core.readNamespacedSecret(key, this.opts))) as unknown as SecretObject;
   }
 
+  async createSecret(secret: SecretManifest): Promise<SecretObject> {
+    const body = { apiVersion: "v1", kind: "Secret", ...secret } as V1Secret;
+    return (await kubeCall(() => this.core.createNamespacedSecret({ namespace: secret.metadata.namespace, body, fieldManager: this.fieldManager }, this.opts))) as unknown as SecretObject;
+  }
+
   async applySecret(secret: SecretManifest): Promise<SecretObject> {
     const body = { apiVersion: "v1", kind: "Secret", ...secret } as V1Secret;
     return (await kubeCall(() => this.core.patchNamespacedSecret(
@@ -158,16 +164,37 @@ export class KubeClient implements KubeApi {
     await kubeCall(() => this.events.patchNamespacedEvent({ ...key, body: patch }, withContentType(this.opts, PatchStrategy.MergePatch)));
   }
 
-  async getLease(key: ObjectKey): Promise<LeaseObject> {
-    return (await kubeCall(() => this.coordination.readNamespacedLease(key, this.opts)));
+  async getLease(key: ObjectKey, opts: CallOptions = {}): Promise<LeaseObject> {
+    return kubeCall(() => this.coordination.readNamespacedLease(key, this.withSignal(opts.signal)));
   }
 
-  async createLease(namespace: string, lease: LeaseObject): Promise<LeaseObject> {
-    return (await kubeCall(() => this.coordination.createNamespacedLease({ namespace, body: lease as V1Lease }, this.opts)));
+  async createLease(namespace: string, lease: LeaseObject, opts: CallOptions = {}): Promise<LeaseObject> {
+    return kubeCall(() => this.coordination.createNamespacedLease({ namespace, body: lease as V1Lease }, this.withSignal(opts.signal)));
   }
 
-  async replaceLease(key: ObjectKey, lease: LeaseObject): Promise<LeaseObject> {
-    return (await kubeCall(() => this.coordination.replaceNamespacedLease({ ...key, body: lease as V1Lease }, this.opts)));
+  async replaceLease(key: ObjectKey, lease: LeaseObject, opts: CallOptions = {}): Promise<LeaseObject> {
+    return kubeCall(() => this.coordination.replaceNamespacedLease({ ...key, body: lease as V1Lease }, this.withSignal(opts.signal)));
+  }
+
+  async namespaceUid(name: string): Promise<string> {
+    const ns = await kubeCall(() => this.core.readNamespace({ name }, this.opts));
+    const uid = ns.metadata?.uid;
+    if (uid === undefined) throw new Error(`namespace ${name} has no uid`);
+    return uid;
+  }
+
+  /** The client's options plus a caller's abort signal (e.g. a renew deadline). */
+  private withSignal(signal: AbortSignal | undefined): ConfigurationOptions {
+    if (signal === undefined) return this.opts;
+    const abort: ObservableMiddleware = {
+      pre: (ctx: RequestContext) => {
+        const existing = ctx.getSignal();
+        ctx.setSignal(existing === undefined ? signal : AbortSignal.any([existing, signal]));
+        return new Observable(Promise.resolve(ctx));
+      },
+      post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
+    };
+    return { ...this.opts, middleware: [...(this.opts.middleware ?? []), abort], middlewareMergeStrategy: "append" };
   }
 
   /**

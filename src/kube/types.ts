@@ -78,6 +78,9 @@ export interface ListOptions {
 
 export type WatchQuery = Record<string, string | number | boolean | undefined>;
 
+/** Per-call options: an abort signal bounds a call more tightly than the client's timeout. */
+export interface CallOptions { signal?: AbortSignal }
+
 export interface WatchHandle { abort(): void }
 
 /**
@@ -96,12 +99,17 @@ export interface KubeApi {
   getCustom<T extends KubeObject>(t: ResourceType, key: ObjectKey): Promise<T>;
   createCustom<T extends KubeObject>(t: ResourceType, namespace: string, body: KubeObject): Promise<T>;
   deleteCustom(t: ResourceType, key: ObjectKey): Promise<void>;
-  /** Merge-patches `.status` through the status subresource. */
-  patchCustomStatus<T extends KubeObject>(t: ResourceType, key: ObjectKey, status: unknown): Promise<T>;
+  /**
+   * Merge-patches `.status` through the status subresource. With `resourceVersion`, the write
+   * happens only if the object is still at that version (else a 409).
+   */
+  patchCustomStatus<T extends KubeObject>(t: ResourceType, key: ObjectKey, status: unknown, opts?: { resourceVersion?: string }): Promise<T>;
   mergePatchCustom<T extends KubeObject>(t: ResourceType, key: ObjectKey, patch: unknown): Promise<T>;
   jsonPatchCustom<T extends KubeObject>(t: ResourceType, key: ObjectKey, ops: JsonPatchOp[]): Promise<T>;
 
   getSecret(key: ObjectKey): Promise<SecretObject>;
+  /** Creates a Secret; a 409 if one of that name exists. */
+  createSecret(secret: SecretManifest): Promise<SecretObject>;
   /** Server-side apply of a whole Secret under our field manager. */
   applySecret(secret: SecretManifest): Promise<SecretObject>;
   deleteSecret(key: ObjectKey): Promise<void>;
@@ -109,10 +117,13 @@ export interface KubeApi {
   createEvent(namespace: string, body: Record<string, unknown>): Promise<void>;
   patchEvent(key: ObjectKey, patch: Record<string, unknown>): Promise<void>;
 
-  getLease(key: ObjectKey): Promise<LeaseObject>;
-  createLease(namespace: string, lease: LeaseObject): Promise<LeaseObject>;
+  getLease(key: ObjectKey, opts?: CallOptions): Promise<LeaseObject>;
+  createLease(namespace: string, lease: LeaseObject, opts?: CallOptions): Promise<LeaseObject>;
   /** PUT with metadata.resourceVersion: a 409 means someone else wrote it first. */
-  replaceLease(key: ObjectKey, lease: LeaseObject): Promise<LeaseObject>;
+  replaceLease(key: ObjectKey, lease: LeaseObject, opts?: CallOptions): Promise<LeaseObject>;
+
+  /** A namespace's UID (e.g. kube-system's, a stable identity of the cluster). */
+  namespaceUid(name: string): Promise<string>;
 }
 
 export const objectKey = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;

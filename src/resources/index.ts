@@ -9,7 +9,6 @@ import type { EventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { KindModule } from "../runtime/managed.ts";
 import { InformerPool } from "../runtime/stores.ts";
-import { DEFAULT_POLL } from "../runtime/timings.ts";
 import { managedDatabaseKind } from "./managed-database/index.ts";
 import type { ResourceDeps } from "./shared/deps.ts";
 
@@ -19,6 +18,7 @@ export const kinds: KindModule<ResourceDeps>[] = [
 
 export interface OperatorDeps {
   config: OperatorConfig;
+  clusterId: string;
   kube: KubeApi;
   linode: LinodeClient;
   events: EventRecorder;
@@ -33,6 +33,7 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
     onRestart: (informer, reason) => deps.metrics.informerRestarts.inc({ informer, reason }),
   });
   const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000 };
-  const kindDeps: ResourceDeps = { linode: deps.linode, poll: DEFAULT_POLL };
+  const poll = { pendingMillis: deps.config.pollPendingSeconds * 1000, readyMillis: deps.config.pollReadySeconds * 1000 };
+  const kindDeps: ResourceDeps = { linode: deps.linode, poll, clusterId: deps.clusterId };
   return kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, kindDeps }, opts));
 }

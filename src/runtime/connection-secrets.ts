@@ -1,10 +1,13 @@
-// Connection Secrets (crossplane's APISecretPublisher): published with server-side apply
-// under one field manager, controlled by the object (so deleting it deletes them), labelled
-// so one label-filtered watch sees exactly these Secrets and nothing else, written only when
-// their content differs from the cached copy, and read back from that cache.
+// Connection Secrets (crossplane's APISecretPublisher): created by us, controlled by the object
+// (so deleting it deletes them), labelled so one label-filtered watch sees exactly these Secrets
+// and nothing else, written only when their content differs from the cached copy, and read back
+// from that cache. A Secret we did not create is never written: a Secret of the same name that
+// belongs to someone else (the user, another object) is a conflict, reported, not overwritten.
+import { createHash } from "node:crypto";
+import { isConflict, isNotFound } from "../kube/errors.ts";
 import { apiVersionOf, type KubeApi, type KubeObject, type ResourceType, type SecretManifest, type SecretObject } from "../kube/types.ts";
 import type { ConnectionDetails, PublishedConnection } from "./managed.ts";
-import type { ReadStore, Selectors } from "./stores.ts";
+import type { SharedStore, Selectors } from "./stores.ts";
 
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 export const MANAGED_BY = "linode-operator";
@@ -13,15 +16,33 @@ export const OWNER_LABEL = "linode.operator.dev/owner";
 /** The watch that sees every Secret the operator publishes. */
 export const ownedSecretSelectors: Selectors = { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` };
 
+/** A label value (at most 63 characters) naming an object: its name, or a readable head and a hash when longer. */
+export function labelValueFor(name: string): string {
+  if (name.length <= 63 && /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/.test(name)) return name;
+  const hash = createHash("sha256").update(name).digest("hex").slice(0, 10);
+  const head = name.slice(0, 52).replace(/[^A-Za-z0-9]+$/, "");
+  return `${head}-${hash}`;
+}
+
+export type Publication = "written" | "unchanged" | "conflict";
+
+const controllerUid = (s: KubeObject): string | undefined => s.metadata.ownerReferences?.find((r) => r.controller === true)?.uid;
+
 export class ConnectionSecrets {
   private readonly kube: KubeApi;
-  private readonly cache: ReadStore<SecretObject>;
+  private readonly cache: SharedStore<SecretObject>;
   private readonly ownerType: ResourceType;
+  private readonly index: string;
 
-  constructor(kube: KubeApi, cache: ReadStore<SecretObject>, ownerType: ResourceType) {
+  constructor(kube: KubeApi, cache: SharedStore<SecretObject>, ownerType: ResourceType) {
     this.kube = kube;
     this.cache = cache;
     this.ownerType = ownerType;
+    this.index = `controller-uid:${ownerType.kind}`;
+    cache.addIndex(this.index, (s) => {
+      const uid = controllerUid(s);
+      return uid === undefined ? [] : [uid];
+    });
   }
 
   /** What the Secret holds now, if it exists and this owner controls it. */
@@ -32,18 +53,73 @@ export class ConnectionSecrets {
     return { data, annotations: { ...cached.metadata.annotations } };
   }
 
-  /** Applies the Secret unless the cached copy already has this content; returns whether it wrote. */
-  async publish(owner: KubeObject, name: string, details: ConnectionDetails): Promise<boolean> {
+  /**
+   * Why the Secret cannot be ours, if it cannot: one of that name exists and something else
+   * controls it (or nothing does: a user's Secret). Our own published Secret is answered from
+   * the cache; only a name not yet ours costs a read.
+   */
+  async conflict(owner: KubeObject, name: string): Promise<string | undefined> {
+    if (this.controlled(owner, name) !== undefined) return undefined;
+    let existing: SecretObject;
+    try {
+      existing = await this.kube.getSecret({ namespace: owner.metadata.namespace ?? "", name });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    if (controllerUid(existing) === owner.metadata.uid) return undefined;
+    const ref = existing.metadata.ownerReferences?.find((r) => r.controller === true);
+    const holder = ref !== undefined ? `it belongs to ${ref.kind} ${ref.name}` : "the operator did not create it";
+    return `a Secret named ${name} already exists in namespace ${owner.metadata.namespace ?? ""} and ${holder}; it is never overwritten: remove or rename it, or set spec.connectionSecret.name to another name`;
+  }
+
+  /**
+   * Publishes the details: creates the Secret when it does not exist (failing, not
+   * overwriting, if someone else created one meanwhile), applies it when it is ours and
+   * differs, and does nothing when the cached copy already has this content.
+   */
+  async publish(owner: KubeObject, name: string, details: ConnectionDetails): Promise<Publication> {
     const desired = this.manifest(owner, name, details);
-    if (sameContent(this.controlled(owner, name), desired)) return false;
+    const cached = this.controlled(owner, name);
+    if (cached !== undefined) {
+      if (sameContent(cached, desired)) return "unchanged";
+      await this.kube.applySecret(desired);
+      return "written";
+    }
+    try {
+      await this.kube.createSecret(desired);
+      return "written";
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+    }
+    // It exists: ours (our cache has not seen it yet) is applied; anyone else's is left alone.
+    const existing = await this.kube.getSecret({ namespace: desired.metadata.namespace, name });
+    if (controllerUid(existing) !== owner.metadata.uid) return "conflict";
     await this.kube.applySecret(desired);
-    return true;
+    return "written";
+  }
+
+  /** Deletes the Secrets this owner controls under any other name (after a rename); returns their names. */
+  async removeOthers(owner: KubeObject, keep: string): Promise<string[]> {
+    const uid = owner.metadata.uid;
+    if (uid === undefined) return [];
+    const removed: string[] = [];
+    for (const s of this.cache.byIndex(this.index, uid)) {
+      const namespace = s.metadata.namespace ?? "";
+      if (s.metadata.name === keep || namespace !== owner.metadata.namespace) continue;
+      try {
+        await this.kube.deleteSecret({ namespace, name: s.metadata.name });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      removed.push(s.metadata.name);
+    }
+    return removed;
   }
 
   private controlled(owner: KubeObject, name: string): SecretObject | undefined {
     const cached = this.cache.get(owner.metadata.namespace ?? "", name);
-    const controller = cached?.metadata.ownerReferences?.find((r) => r.controller === true);
-    return controller !== undefined && controller.uid === owner.metadata.uid ? cached : undefined;
+    return cached !== undefined && controllerUid(cached) === owner.metadata.uid ? cached : undefined;
   }
 
   private manifest(owner: KubeObject, name: string, details: ConnectionDetails): SecretManifest {
@@ -52,7 +128,7 @@ export class ConnectionSecrets {
       metadata: {
         name,
         namespace: owner.metadata.namespace ?? "",
-        labels: { ...details.labels, [MANAGED_BY_LABEL]: MANAGED_BY, [OWNER_LABEL]: owner.metadata.name },
+        labels: { ...details.labels, [MANAGED_BY_LABEL]: MANAGED_BY, [OWNER_LABEL]: labelValueFor(owner.metadata.name) },
         ...(details.annotations !== undefined ? { annotations: details.annotations } : {}),
         ownerReferences: [{
           apiVersion: apiVersionOf(this.ownerType), kind: this.ownerType.kind, name: owner.metadata.name,
@@ -64,8 +140,7 @@ export class ConnectionSecrets {
   }
 }
 
-function sameContent(current: SecretObject | undefined, desired: SecretManifest): boolean {
-  if (current === undefined) return false;
+function sameContent(current: SecretObject, desired: SecretManifest): boolean {
   const a = current.data ?? {};
   const b = desired.data;
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);

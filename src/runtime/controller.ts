@@ -9,7 +9,7 @@
 //   409 conflict      → a quick retry with a fresh copy, not counted as an error;
 //   anything else     → per-key exponential backoff.
 import { isConflict } from "../kube/errors.ts";
-import { objectKey, secretsType, type KubeApi, type KubeObject } from "../kube/types.ts";
+import { objectKey, secretsType, type KubeApi, type KubeObject, type SecretObject } from "../kube/types.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { ConnectionSecrets, ownedSecretSelectors } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
@@ -141,7 +141,7 @@ export class Controller<D = unknown> {
     let connections: ConnectionSecrets | undefined;
     if (this.kind.connection !== undefined) {
       // The Secrets we publish, mapped to their owners: a deleted or edited one is put back.
-      const secrets = pool.store(secretsType, ownedSecretSelectors);
+      const secrets = pool.store<SecretObject>(secretsType, ownedSecretSelectors);
       wireWatch({ target: { secrets: ownedSecretSelectors }, map: (s) => ownerKeys(s, module.type) }, storeFor, enqueue);
       connections = new ConnectionSecrets(deps.kube, secrets, module.type);
     }
@@ -208,6 +208,14 @@ export class Controller<D = unknown> {
     const timer = setTimeout(() => { this.abort.abort(new Error("operator shutting down")); }, grace);
     await Promise.all(this.workers);
     clearTimeout(timer);
+  }
+
+  /** Aborts every reconcile in flight (their Linode calls included) and starts no more. */
+  abortNow(reason: string): void {
+    this.stopRequested = true;
+    if (this.resyncTimer !== undefined) clearTimeout(this.resyncTimer);
+    this.queue.shutDown();
+    this.abort.abort(new Error(reason));
   }
 
   /**

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { microTime } from "../kube/client.ts";
 import type { KubeApi, KubeObject } from "../kube/types.ts";
-import { isConflict } from "../kube/errors.ts";
+import { isConflict, isNotFound } from "../kube/errors.ts";
 
 export interface EventRecorder {
   normal(obj: KubeObject, reason: string, action: string, note: string): void;
@@ -41,25 +41,34 @@ export class KubeEventRecorder implements EventRecorder {
   private async emit(obj: KubeObject, type: string, reason: string, action: string, note: string): Promise<void> {
     const namespace = obj.metadata.namespace ?? "default";
     const hash = createHash("sha256").update(`${obj.metadata.uid ?? ""}/${type}/${reason}/${note}`).digest("hex").slice(0, 12);
-    const name = `${obj.metadata.name}.${hash}`;
+    // Event names are object names: at most 253 characters, whatever the regarded object's name.
+    const name = `${obj.metadata.name.slice(0, 253 - hash.length - 1)}.${hash}`;
     const now = microTime();
     const count = (this.series.get(name) ?? 0) + 1;
     this.series.set(name, count);
     if (this.series.size > 10_000) this.series.clear();
+    const event = {
+      apiVersion: "events.k8s.io/v1", kind: "Event",
+      metadata: { name, namespace },
+      eventTime: now, type, reason, action, note: note.slice(0, 1024),
+      reportingController: this.controller, reportingInstance: this.instance,
+      regarding: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace, uid: obj.metadata.uid },
+    };
     if (count === 1) {
       try {
-        await this.kube.createEvent(namespace, {
-          apiVersion: "events.k8s.io/v1", kind: "Event",
-          metadata: { name, namespace },
-          eventTime: now, type, reason, action, note: note.slice(0, 1024),
-          reportingController: this.controller, reportingInstance: this.instance,
-          regarding: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace, uid: obj.metadata.uid },
-        });
+        await this.kube.createEvent(namespace, event);
         return;
       } catch (err) {
         if (!isConflict(err)) throw err;
       }
     }
-    await this.kube.patchEvent({ namespace, name }, { series: { count: Math.max(count, 2), lastObservedTime: now } });
+    try {
+      await this.kube.patchEvent({ namespace, name }, { series: { count: Math.max(count, 2), lastObservedTime: now } });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      // The API server expired it (Events live about an hour): record it anew.
+      this.series.set(name, 1);
+      await this.kube.createEvent(namespace, event);
+    }
   }
 }

@@ -1,7 +1,11 @@
 // Leader election on a coordination.k8s.io Lease with client-go's algorithm and timings
 // (15 s lease, 10 s renew deadline, 2 s retry). Expiry is judged by local time since the
-// lease's resourceVersion last changed, never by the holder's clock. A leader that cannot
-// renew within the deadline stops leading at once; release() hands over on shutdown.
+// lease's resourceVersion last changed, never by the holder's clock. A leader that has not
+// renewed within the renew deadline (counted from when its last successful renew was sent)
+// stops leading at that moment, even while a renew request hangs: every request is bounded by
+// the deadline, and a timer fires at it. Another replica can take the lease only a lease
+// duration after it last saw it change, so the two never act at once. release() hands over on
+// shutdown.
 import { microTime } from "../kube/client.ts";
 import type { KubeApi, LeaseObject, OwnerReference } from "../kube/types.ts";
 import { isConflict, isNotFound } from "../kube/errors.ts";
@@ -27,10 +31,14 @@ export class LeaderElector {
   private readonly opts: Required<Omit<LeaderElectionOptions, "log" | "owner">> & Pick<LeaderElectionOptions, "log" | "owner">;
   private observedRv: string | undefined;
   private observedAt = 0;
+  /** When the last successful renew was sent. */
   private lastRenew = 0;
   private leading = false;
+  /** Once lost, this elector never leads again (the process is expected to exit). */
+  private lost = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
+  private deadline: NodeJS.Timeout | undefined;
   private current: Promise<void> = Promise.resolve();
 
   constructor(kube: KubeApi, opts: LeaderElectionOptions) {
@@ -44,7 +52,7 @@ export class LeaderElector {
     const tick = (): void => {
       if (this.stopped) return;
       this.current = this.step().finally(() => {
-        if (!this.stopped) this.timer = setTimeout(tick, this.opts.retryPeriodMillis * (this.leading ? 1 : 1 + 0.2 * Math.random()));
+        if (!this.stopped && !this.lost) this.timer = setTimeout(tick, this.opts.retryPeriodMillis * (this.leading ? 1 : 1 + 0.2 * Math.random()));
       });
     };
     tick();
@@ -54,6 +62,7 @@ export class LeaderElector {
   async release(): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.deadline !== undefined) clearTimeout(this.deadline);
     await this.current;
     if (!this.leading) return;
     this.leading = false;
@@ -71,39 +80,53 @@ export class LeaderElector {
   }
 
   private async step(): Promise<void> {
-    const ok = await this.tryAcquireOrRenew().catch((err: unknown) => {
+    const sentAt = Date.now();
+    // No attempt outlives the renew deadline (a leader's) or a retry period's worth of it (a candidate's).
+    const bound = this.leading ? this.lastRenew + this.opts.renewDeadlineMillis - sentAt : this.opts.renewDeadlineMillis;
+    const ok = await this.tryAcquireOrRenew(AbortSignal.timeout(Math.max(1, bound))).catch((err: unknown) => {
       this.opts.log?.debug({ err: (err as Error).message }, "lease update failed");
       return false;
     });
-    const now = Date.now();
+    if (this.lost || this.stopped) return;
     if (ok) {
-      this.lastRenew = now;
+      this.lastRenew = sentAt;
+      this.armDeadline();
       if (!this.leading) {
         this.leading = true;
         this.opts.log?.info({ identity: this.opts.identity, lease: `${this.opts.namespace}/${this.opts.name}` }, "became leader");
         this.opts.onStartedLeading();
       }
-    } else if (this.leading && now - this.lastRenew > this.opts.renewDeadlineMillis) {
-      this.leading = false;
-      this.opts.log?.error({ identity: this.opts.identity }, "lost the leader lease");
-      this.opts.onStoppedLeading();
     }
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /** Stops leading at lastRenew + renewDeadline unless a renew lands first. */
+  private armDeadline(): void {
+    if (this.deadline !== undefined) clearTimeout(this.deadline);
+    this.deadline = setTimeout(() => {
+      if (!this.leading || this.stopped) return;
+      this.leading = false;
+      this.lost = true;
+      if (this.timer !== undefined) clearTimeout(this.timer);
+      this.opts.log?.error({ identity: this.opts.identity, renewDeadlineMillis: this.opts.renewDeadlineMillis }, "lost the leader lease: not renewed within the renew deadline");
+      this.opts.onStoppedLeading();
+    }, Math.max(0, this.lastRenew + this.opts.renewDeadlineMillis - Date.now()));
+  }
+
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const key = { namespace: this.opts.namespace, name: this.opts.name };
+    const call = { signal };
     const now = microTime();
     const durationSeconds = Math.round(this.opts.leaseDurationMillis / 1000);
     let lease: LeaseObject;
     try {
-      lease = await this.kube.getLease(key);
+      lease = await this.kube.getLease(key, call);
     } catch (err) {
       if (!isNotFound(err)) throw err;
       try {
         await this.kube.createLease(this.opts.namespace, {
           metadata: { name: this.opts.name, namespace: this.opts.namespace, ...(this.opts.owner !== undefined ? { ownerReferences: [this.opts.owner] } : {}) },
           spec: { holderIdentity: this.opts.identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 },
-        });
+        }, call);
         return true;
       } catch (e) {
         if (isConflict(e)) return false;
@@ -130,7 +153,7 @@ export class LeaderElector {
       ...(iHold ? {} : { acquireTime: now, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
     };
     try {
-      const updated = await this.kube.replaceLease(key, lease);
+      const updated = await this.kube.replaceLease(key, lease, call);
       this.observedRv = updated.metadata?.resourceVersion;
       this.observedAt = Date.now();
       return true;

@@ -4,6 +4,7 @@
 // the runtime does everything else: finalizers, policies, references, conditions, Events,
 // status patches, the connection Secret, backoff.
 import type { KubeObject, ObjectKey, ResourceType, SecretObject } from "../kube/types.ts";
+import type { Actions } from "./actions.ts";
 import type { Condition } from "./condition-schema.ts";
 import type { EventRecorder } from "./events.ts";
 import type { ReadStore, Selectors } from "./stores.ts";
@@ -35,8 +36,15 @@ export interface Managed<Spec> {
   spec: Spec;
   /** The cloud id recorded on the object (annotation), if any. */
   externalId: string | undefined;
+  /**
+   * When a create was about to be sent and its id is not recorded yet (RFC 3339), if so: only
+   * then may observe look for an object this resource created but never heard back about.
+   */
+  createPending: string | undefined;
   policies: Policies;
   refs: ResolvedRefs;
+  /** One-shot actions (request tokens), checked and recorded against the API server, not the cache. */
+  actions: Actions;
 }
 
 /** What observe found: the cloud object itself travels with it to update, delete and afterObserve. */
@@ -56,6 +64,11 @@ export interface Observed<Ext, Status> {
   upToDate: boolean;
   /** What differs, for the Synced message and the Event. */
   diff?: string;
+  /**
+   * It differs in what the API cannot change (e.g. an adopted database in another region):
+   * Synced=False with this reason, and no update is sent for it.
+   */
+  unfixable?: { reason: string; message: string };
   /** When to look again; the reconciler picks a default from readiness otherwise. */
   pollMillis?: number;
 }
@@ -70,9 +83,11 @@ export interface Created {
 }
 
 export interface AfterObserve {
-  /** Status fields to merge (e.g. records of one-shot actions). */
+  /** Status fields to merge. */
   status?: Record<string, unknown>;
   notReady?: { reason: string; message: string };
+  /** Something the spec asks for cannot be done (e.g. a request whose outcome is unknown). */
+  notSynced?: { reason: string; message: string };
   /** Look again sooner than the observation said (e.g. an action just started). */
   pollMillis?: number;
 }
@@ -149,6 +164,11 @@ export interface ManagedKind<Spec, Ext, Status> {
   references?: Reference<Spec>[];
   connection?: ConnectionSource<Spec, Ext, Status>;
   watches?: Watch[];
+  /**
+   * The `spec.requests.recreate` token: a cloud object that vanished is never replaced silently
+   * (ExternalResourceGone); a new token creates a new one, once.
+   */
+  recreateToken?(spec: Spec): string | undefined;
 }
 
 // The runtime handles every kind the same way; the kind's type parameters stay inside it.

@@ -73,6 +73,8 @@ export class Manager {
       },
       onStoppedLeading: () => {
         this.opts.metrics.leader.set(0);
+        // Another replica may take over soon: nothing in flight here may finish after that.
+        for (const c of this.controllers) c.abortNow("leadership lost");
         this.opts.onLostLeadership();
       },
     });

@@ -14,6 +14,10 @@ export const ConditionReasons = {
   ReferenceNotReady: "ReferenceNotReady",
   /** Ready in the cloud, but the connection Secret is not published yet. */
   SecretPending: "SecretPending",
+  /** A Secret of that name exists and this object does not own it: it is never written. */
+  SecretConflict: "SecretConflict",
+  /** The recorded cloud object no longer exists; it is not replaced without spec.requests.recreate. */
+  ExternalResourceGone: "ExternalResourceGone",
   // Synced
   ReconcileSuccess: "ReconcileSuccess",
   ReconcileError: "ReconcileError",
@@ -23,6 +27,8 @@ export const ConditionReasons = {
   RateLimited: "RateLimited",
   NotFound: "NotFound",
   Observing: "Observing",
+  /** A one-shot request was sent but its outcome was never recorded: it is not sent again. */
+  RequestOutcomeUnknown: "RequestOutcomeUnknown",
 } as const;
 
 export const EventReasons = {
@@ -30,6 +36,8 @@ export const EventReasons = {
   Updated: "Updated",
   Deleted: "Deleted",
   ConnectionSecretPublished: "ConnectionSecretPublished",
+  ConnectionSecretRemoved: "ConnectionSecretRemoved",
+  ExternalResourceGone: "ExternalResourceGone",
 } as const;
 
 /** The `action` field of the Events above. */

@@ -2,8 +2,16 @@
 // create/update/delete through the kind's ExternalClient, the connection Secret, Ready/Synced
 // conditions, status written only when it changed, Events on transitions. Kinds add only what
 // differs (managed.ts).
+//
+// What it promises about the cloud:
+// - a create is announced on the object (create-pending) before it is sent, so only a create
+//   that may have been lost is ever looked for, and what is found is adopted;
+// - a recorded object that vanished is reported (ExternalResourceGone), never replaced unless
+//   spec.requests.recreate asks, once per token;
+// - whatever fails in a pass, what was observed (status fields and Ready) is written.
 import { isConflict, isNotFound } from "../kube/errors.ts";
-import { keyOf, type KubeApi } from "../kube/types.ts";
+import { keyOf, type JsonPatchOp, type KubeApi } from "../kube/types.ts";
+import { Actions, LAST_REQUESTS } from "./actions.ts";
 import { getCondition, type ConditionInput } from "./conditions.ts";
 import type { ConnectionSecrets } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
@@ -16,6 +24,7 @@ import { Timings, jittered } from "./timings.ts";
 
 export const FINALIZER = "linode.operator.dev/finalizer";
 export const EXTERNAL_ID_ANNOTATION = "linode.operator.dev/external-id";
+export const CREATE_PENDING_ANNOTATION = "linode.operator.dev/create-pending";
 
 export interface ReconcileResult {
   /** Poll again after this long (level-triggered: an event may come sooner). Absent: wait for a change. */
@@ -38,6 +47,15 @@ export interface OwnWrite { key: string; resourceVersion: string | undefined; st
 type Spec = unknown;
 type M = Managed<Spec>;
 
+/** One pass's running state: the status being built and the Ready condition observed so far. */
+interface Pass {
+  status: StatusWriter;
+  generation: number | undefined;
+  ready?: ConditionInput;
+}
+
+const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+
 export class ManagedReconciler {
   private readonly kind: AnyManagedKind;
   private readonly deps: ReconcilerDeps;
@@ -50,14 +68,14 @@ export class ManagedReconciler {
 
   /**
    * Reconciles one object. `obj` must be a private copy: its metadata and status are updated
-   * in place as the pass writes them. Throws TerminalError (reported, not retried until the
-   * spec changes), RetryAfterError (retried after its delay) or anything else (retried with
-   * backoff); a Kubernetes conflict is thrown unreported, to be retried with a fresh copy.
+   * in place as the pass writes them. Throws TerminalError (reported, not retried until
+   * something changes), RetryAfterError (retried after its delay) or anything else (retried
+   * with backoff); a Kubernetes conflict is thrown unreported, to be retried with a fresh copy.
    */
   async reconcile(obj: ManagedObject, signal: AbortSignal): Promise<ReconcileResult> {
-    const generation = obj.metadata.generation;
     const deleting = obj.metadata.deletionTimestamp !== undefined;
-    const status = new StatusWriter(this.deps.kube, this.kind.type, obj, (resourceVersion) => this.wrote(obj, resourceVersion, true));
+    const status = new StatusWriter(this.deps.kube, this.kind.type, obj, (resourceVersion) => { this.wrote(obj, resourceVersion, true); });
+    const pass: Pass = { status, generation: obj.metadata.generation };
 
     let spec: Spec;
     try {
@@ -69,27 +87,30 @@ export class ManagedReconciler {
         return {};
       }
       const message = `invalid spec: ${errorMessage(err)}`;
-      await status.write([{ type: "Synced", status: "False", reason: R.InvalidSpec, message }], generation);
+      await status.write([{ type: "Synced", status: "False", reason: R.InvalidSpec, message }], pass.generation);
       throw new TerminalError(R.InvalidSpec, message);
     }
+    const annotations = obj.metadata.annotations ?? {};
     const m: M = {
       obj, key: keyOf(obj), spec,
-      externalId: obj.metadata.annotations?.[EXTERNAL_ID_ANNOTATION],
+      externalId: annotations[EXTERNAL_ID_ANNOTATION],
+      createPending: annotations[CREATE_PENDING_ANNOTATION],
       policies: this.kind.policies(spec),
       refs: {},
+      actions: new Actions(status),
     };
 
     try {
-      if (deleting) return await this.reconcileDelete(m, status, signal);
-      return await this.reconcileLive(m, status, signal);
+      if (deleting) return await this.reconcileDelete(m, pass, signal);
+      return await this.reconcileLive(m, pass, signal);
     } catch (err) {
       if (isConflict(err) || signal.aborted) throw err;
-      await this.reportError(m, status, err).catch(() => undefined);
+      await this.reportError(m, pass, err).catch(() => undefined);
       throw err;
     }
   }
 
-  private async reconcileDelete(m: M, status: StatusWriter, signal: AbortSignal): Promise<ReconcileResult> {
+  private async reconcileDelete(m: M, pass: Pass, signal: AbortSignal): Promise<ReconcileResult> {
     if (!(m.obj.metadata.finalizers ?? []).includes(FINALIZER)) return {};
     if (m.policies.deletion === "Delete" && m.policies.management === "Manage") {
       if (this.deps.references !== undefined) m.refs = this.deps.references.resolve(m, true).refs;
@@ -102,9 +123,9 @@ export class ManagedReconciler {
       if (observed.exists) {
         const { gone } = await this.kind.external.delete(m, observed, signal);
         if (!gone) {
-          await status.write([
+          await pass.status.write([
             { type: "Ready", status: "False", reason: R.Deleting, message: "waiting for the cloud object to be deleted" },
-          ], m.obj.metadata.generation);
+          ], pass.generation);
           return { requeueAfterMillis: Timings.deletePollMillis };
         }
         this.deps.events.normal(m.obj, EventReasons.Deleted, EventActions.Delete, `deleted ${this.kind.type.kind} ${observed.externalId} from Linode`);
@@ -114,8 +135,8 @@ export class ManagedReconciler {
     return {};
   }
 
-  private async reconcileLive(m: M, status: StatusWriter, signal: AbortSignal): Promise<ReconcileResult> {
-    const gen = m.obj.metadata.generation;
+  private async reconcileLive(m: M, pass: Pass, signal: AbortSignal): Promise<ReconcileResult> {
+    const { status, generation: gen } = pass;
     const observeOnly = m.policies.management === "Observe";
     if (!observeOnly) await this.ensureFinalizer(m.obj);
     else await this.removeFinalizer(m.obj);
@@ -143,62 +164,125 @@ export class ManagedReconciler {
         ], gen);
         return { requeueAfterMillis: this.pollMillis(false) * Timings.observeMissingFactor };
       }
-      const created = await this.kind.external.create(m, signal);
-      if (created.externalId !== undefined) await this.recordExternalId(m, created.externalId);
-      this.deps.events.normal(m.obj, EventReasons.Created, EventActions.Create, created.externalId !== undefined
-        ? `created ${this.kind.type.kind} ${created.externalId} on Linode`
-        : `requested a new ${this.kind.type.kind} from Linode`);
-      status.merge(created.status ?? {});
-      await status.write([
-        { type: "Ready", status: "False", reason: R.Creating, message: "the cloud object is being created" },
-        { type: "Synced", status: "True", reason: R.ReconcileSuccess },
-      ], gen);
-      return { requeueAfterMillis: Math.min(this.pollMillis(false), Timings.afterCreateMaxMillis) };
+      if (m.externalId !== undefined && !(await this.recreateRequested(m))) return this.reportGone(m, pass);
+      return this.create(m, pass, signal);
     }
 
-    if (m.externalId !== observed.externalId) await this.recordExternalId(m, observed.externalId);
+    if (m.externalId !== observed.externalId || m.createPending !== undefined) await this.recordExternalId(m, observed.externalId);
+    status.merge(observed.status as Record<string, unknown>);
+    pass.ready = readyOf(observed);
+    if (!observeOnly) await this.spendIdleRecreateToken(m);
 
     let synced: ConditionInput = { type: "Synced", status: "True", reason: observeOnly ? R.Observing : R.ReconcileSuccess };
-    if (!observed.upToDate) {
-      if (observeOnly) {
-        synced = { type: "Synced", status: "True", reason: R.Observing, message: `differs from the spec (not changed: managementPolicy is Observe): ${observed.diff ?? ""}` };
-      } else {
-        await this.kind.external.update(m, observed, signal);
-        this.deps.events.normal(m.obj, EventReasons.Updated, EventActions.Update, `updated ${observed.diff ?? "the cloud object"}`);
-        observed = await this.kind.external.observe(m, signal);
-        if (!observed.exists) return { requeueAfterMillis: Timings.afterUpdateMillis };
-      }
+    if (observeOnly) {
+      const differences = [observed.upToDate ? undefined : observed.diff, observed.unfixable?.message].filter((d) => d !== undefined && d !== "");
+      if (differences.length > 0) synced = { ...synced, message: `differs from the spec (not changed: managementPolicy is Observe): ${differences.join("; ")}` };
+    } else if (observed.unfixable !== undefined) {
+      // Nothing is sent while the spec asks for what cannot be: a partial update would pretend otherwise.
+      synced = { type: "Synced", status: "False", ...observed.unfixable };
+    } else if (!observed.upToDate) {
+      await this.kind.external.update(m, observed, signal);
+      this.deps.events.normal(m.obj, EventReasons.Updated, EventActions.Update, `updated ${observed.diff ?? "the cloud object"}`);
+      observed = await this.kind.external.observe(m, signal);
+      if (!observed.exists) return { requeueAfterMillis: Timings.afterUpdateMillis };
+      status.merge(observed.status as Record<string, unknown>);
+      pass.ready = readyOf(observed);
     }
-    status.merge(observed.status as Record<string, unknown>);
 
-    let ready: ConditionInput = observed.ready
-      ? { type: "Ready", status: "True", reason: R.Available }
-      : { type: "Ready", status: "False", reason: observed.readyReason ?? R.Unavailable, message: observed.readyMessage ?? "" };
     const after = await this.kind.external.afterObserve?.(m, observed, signal);
     if (after?.status !== undefined) status.merge(after.status);
-    if (after?.notReady !== undefined) ready = { type: "Ready", status: "False", ...after.notReady };
-    if (this.kind.connection !== undefined && !(await this.publishConnection(m, observed, status, signal)) && ready.status === "True") {
-      ready = { type: "Ready", status: "False", reason: R.SecretPending, message: "the connection Secret is not published yet" };
+    if (after?.notReady !== undefined) pass.ready = { type: "Ready", status: "False", ...after.notReady };
+    if (after?.notSynced !== undefined) synced = { type: "Synced", status: "False", ...after.notSynced };
+    if (this.kind.connection !== undefined) {
+      const published = await this.publishConnection(m, observed, status, signal);
+      if (published !== true && pass.ready.status === "True") pass.ready = { type: "Ready", status: "False", ...published };
     }
+    const ready = pass.ready ?? readyOf(observed);
     await status.write([ready, synced], gen);
-    const settled = ready.status === "True" && observed.upToDate;
+    // Settled: nothing left this operator can do (an unfixable difference waits for the spec).
+    const settled = ready.status === "True" && observed.upToDate && (synced.status === "True" || observed.unfixable !== undefined);
     return { requeueAfterMillis: after?.pollMillis ?? observed.pollMillis ?? this.pollMillis(settled) };
   }
 
-  /** Publishes the connection Secret; returns whether it is in place (written now or already). */
-  private async publishConnection(m: M, observed: Observed<unknown, unknown>, status: StatusWriter, signal: AbortSignal): Promise<boolean> {
+  private async create(m: M, pass: Pass, signal: AbortSignal): Promise<ReconcileResult> {
+    // Announced first: if the response is lost (or the process dies), the next pass knows a
+    // create may have happened and looks for it; without the mark it never adopts anything.
+    if (m.createPending === undefined) await this.markCreatePending(m);
+    let created;
+    try {
+      created = await this.kind.external.create(m, signal);
+    } catch (err) {
+      // The API refused it: nothing was created, so nothing may be looked for or adopted later.
+      if (err instanceof TerminalError) await this.clearCreatePending(m).catch(() => undefined);
+      throw err;
+    }
+    if (created.externalId !== undefined) await this.recordExternalId(m, created.externalId);
+    this.deps.events.normal(m.obj, EventReasons.Created, EventActions.Create, created.externalId !== undefined
+      ? `created ${this.kind.type.kind} ${created.externalId} on Linode`
+      : `requested a new ${this.kind.type.kind} from Linode`);
+    pass.status.merge(created.status ?? {});
+    await pass.status.write([
+      { type: "Ready", status: "False", reason: R.Creating, message: "the cloud object is being created" },
+      { type: "Synced", status: "True", reason: R.ReconcileSuccess },
+    ], pass.generation);
+    return { requeueAfterMillis: Math.min(this.pollMillis(false), Timings.afterCreateMaxMillis) };
+  }
+
+  /** The recorded object is gone: a new recreate token lets it be created again (once), after forgetting the old id. */
+  private async recreateRequested(m: M): Promise<boolean> {
+    const token = this.kind.recreateToken?.(m.spec);
+    if (token === undefined) return false;
+    const outcome = await m.actions.run({
+      name: "recreate", token, atMostOnce: false, refused: () => false,
+      perform: async () => {
+        await this.forgetExternalId(m);
+        return undefined;
+      },
+    });
+    return outcome.state === "done";
+  }
+
+  /** A recreate token seen while the object exists is spent doing nothing: only one set after it vanished recreates. */
+  private async spendIdleRecreateToken(m: M): Promise<void> {
+    const token = this.kind.recreateToken?.(m.spec);
+    if (token === undefined) return;
+    const recorded = (m.obj.status?.[LAST_REQUESTS] as Record<string, { token?: string } | undefined> | undefined)?.recreate?.token;
+    if (recorded === token) return;
+    await m.actions.run({ name: "recreate", token, atMostOnce: false, refused: () => false, perform: () => Promise.resolve({ skipped: "the object existed" }) });
+  }
+
+  private async reportGone(m: M, pass: Pass): Promise<ReconcileResult> {
+    const message = `the ${this.kind.type.kind} ${m.externalId ?? ""} this resource manages no longer exists in Linode; it is not replaced by itself: set spec.requests.recreate to a new value to create a new one (with new credentials), or delete this resource`;
+    const previous = getCondition(m.obj.status?.conditions, "Ready");
+    await pass.status.write([
+      { type: "Ready", status: "False", reason: R.ExternalResourceGone, message },
+      { type: "Synced", status: "False", reason: R.ExternalResourceGone, message },
+    ], pass.generation);
+    if (previous?.reason !== R.ExternalResourceGone) this.deps.events.warning(m.obj, EventReasons.ExternalResourceGone, EventActions.Reconcile, message);
+    // Looked at again on the drift cadence, in case it was a passing error of the API.
+    return { requeueAfterMillis: this.pollMillis(true) };
+  }
+
+  /** Publishes the connection Secret; returns true when it is in place (written now or already), else why not. */
+  private async publishConnection(m: M, observed: Observed<unknown, unknown>, status: StatusWriter, signal: AbortSignal): Promise<true | { reason: string; message: string }> {
     const source = this.kind.connection;
     const publisher = this.deps.connections;
-    if (source === undefined || publisher === undefined) return false;
+    if (source === undefined || publisher === undefined) return { reason: R.SecretPending, message: "no connection publisher" };
     const name = source.secretName(m);
+    const conflict = await publisher.conflict(m.obj, name);
+    if (conflict !== undefined) return { reason: R.SecretConflict, message: conflict };
     const published = publisher.read(m.obj, name);
     const details = await source.details(m, observed, published, signal);
     if (details === undefined) {
-      if (published !== undefined) status.merge({ connectionSecretName: name });
-      return published !== undefined;
+      if (published === undefined) return { reason: R.SecretPending, message: "the connection Secret is not published yet" };
+      status.merge({ connectionSecretName: name });
+      return true;
     }
-    if (await publisher.publish(m.obj, name, details)) {
-      this.deps.events.normal(m.obj, EventReasons.ConnectionSecretPublished, EventActions.PublishSecret, `wrote the connection Secret ${name}`);
+    const outcome = await publisher.publish(m.obj, name, details);
+    if (outcome === "conflict") return { reason: R.SecretConflict, message: `a Secret named ${name} was created by someone else meanwhile; it is not written` };
+    if (outcome === "written") this.deps.events.normal(m.obj, EventReasons.ConnectionSecretPublished, EventActions.PublishSecret, `wrote the connection Secret ${name}`);
+    for (const old of await publisher.removeOthers(m.obj, name)) {
+      this.deps.events.normal(m.obj, EventReasons.ConnectionSecretRemoved, EventActions.PublishSecret, `removed the connection Secret ${old} (now ${name})`);
     }
     status.merge({ connectionSecretName: name });
     return true;
@@ -208,11 +292,12 @@ export class ManagedReconciler {
     return jittered(settled ? this.kind.poll.readyMillis : this.kind.poll.pendingMillis);
   }
 
-  private async reportError(m: M, status: StatusWriter, err: unknown): Promise<void> {
+  private async reportError(m: M, pass: Pass, err: unknown): Promise<void> {
     const reason = err instanceof TerminalError || err instanceof RetryAfterError ? err.reason : R.ReconcileError;
     const message = errorMessage(err);
     const previous = getCondition(m.obj.status?.conditions, "Synced");
-    await status.write([{ type: "Synced", status: "False", reason, message }], m.obj.metadata.generation);
+    // What the pass observed before it failed is the truth about the cloud object: write it too.
+    await pass.status.write([...(pass.ready !== undefined ? [pass.ready] : []), { type: "Synced", status: "False", reason, message }], pass.generation);
     if (previous?.reason !== reason || previous.message !== message) {
       if (err instanceof RetryAfterError) this.deps.events.normal(m.obj, reason, EventActions.Reconcile, message);
       else this.deps.events.warning(m.obj, reason, EventActions.Reconcile, message);
@@ -252,13 +337,56 @@ export class ManagedReconciler {
     }
   }
 
-  private async recordExternalId(m: M, externalId: string): Promise<void> {
-    const updated = await this.deps.kube.mergePatchCustom(this.kind.type, m.key, { metadata: { annotations: { [EXTERNAL_ID_ANNOTATION]: externalId } } });
-    m.externalId = externalId;
+  /** Writes annotations (null removes one) and keeps the pass's copy in step. */
+  private async annotate(m: M, annotations: Record<string, string | null>): Promise<void> {
+    const updated = await this.deps.kube.mergePatchCustom(this.kind.type, m.key, { metadata: { annotations } });
+    m.obj.metadata.annotations = updated.metadata.annotations;
+    m.obj.metadata.resourceVersion = updated.metadata.resourceVersion;
     this.wrote(m.obj, updated.metadata.resourceVersion, false);
+  }
+
+  /**
+   * Marks the intent to create, on the condition that the object is still the version this
+   * pass read: a pass that runs on a cache older than its own last write (the id recorded a
+   * moment ago) fails here as a conflict and runs again, instead of creating a second object.
+   */
+  private async markCreatePending(m: M): Promise<void> {
+    const at = now();
+    const ops: JsonPatchOp[] = [{ op: "test", path: "/metadata/resourceVersion", value: m.obj.metadata.resourceVersion }];
+    if (m.obj.metadata.annotations === undefined) ops.push({ op: "add", path: "/metadata/annotations", value: { [CREATE_PENDING_ANNOTATION]: at } });
+    else ops.push({ op: "add", path: `/metadata/annotations/${CREATE_PENDING_ANNOTATION.replace(/~/g, "~0").replace(/\//g, "~1")}`, value: at });
+    const updated = await this.deps.kube.jsonPatchCustom(this.kind.type, m.key, ops);
+    m.obj.metadata.annotations = updated.metadata.annotations;
+    m.obj.metadata.resourceVersion = updated.metadata.resourceVersion;
+    this.wrote(m.obj, updated.metadata.resourceVersion, false);
+    m.createPending = at;
+  }
+
+  private async clearCreatePending(m: M): Promise<void> {
+    await this.annotate(m, { [CREATE_PENDING_ANNOTATION]: null });
+    m.createPending = undefined;
+  }
+
+  private async recordExternalId(m: M, externalId: string): Promise<void> {
+    await this.annotate(m, { [EXTERNAL_ID_ANNOTATION]: externalId, [CREATE_PENDING_ANNOTATION]: null });
+    m.externalId = externalId;
+    m.createPending = undefined;
+  }
+
+  private async forgetExternalId(m: M): Promise<void> {
+    await this.annotate(m, { [EXTERNAL_ID_ANNOTATION]: null });
+    m.externalId = undefined;
   }
 
   private wrote(obj: ManagedObject, resourceVersion: string | undefined, status: boolean): void {
     this.deps.onWrite?.({ key: `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`, resourceVersion, status });
   }
 }
+
+function readyOf(observed: Observed<unknown, unknown>): ConditionInput {
+  return observed.ready
+    ? { type: "Ready", status: "True", reason: R.Available }
+    : { type: "Ready", status: "False", reason: observed.readyReason ?? R.Unavailable, message: observed.readyMessage ?? "" };
+}
+
+export { LAST_REQUESTS };

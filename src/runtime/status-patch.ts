@@ -33,3 +33,14 @@ export function stableJson(v: Json): string {
     return val;
   });
 }
+
+/** Applies a JSON merge patch (RFC 7386) to a value, returning a new value. */
+export function applyMergePatch(target: Json, patch: Json): Json {
+  if (!isPlainObject(patch)) return patch;
+  const out: Record<string, Json> = isPlainObject(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) Reflect.deleteProperty(out, k);
+    else out[k] = applyMergePatch(out[k], v);
+  }
+  return out;
+}

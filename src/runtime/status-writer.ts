@@ -5,7 +5,7 @@ import { isNotFound } from "../kube/errors.ts";
 import { keyOf, type KubeApi, type ResourceType } from "../kube/types.ts";
 import { setCondition, type ConditionInput } from "./conditions.ts";
 import type { ManagedObject, ManagedStatus } from "./managed.ts";
-import { mergePatch } from "./status-patch.ts";
+import { applyMergePatch, mergePatch } from "./status-patch.ts";
 
 export class StatusWriter {
   private readonly kube: KubeApi;
@@ -45,5 +45,24 @@ export class StatusWriter {
     }
     this.written = structuredClone(this.obj.status);
     this.onWrite?.(resourceVersion);
+  }
+
+  /** The object's status as the API server has it now (not the cache): what a one-shot action must check. */
+  async readFresh(): Promise<{ status: ManagedStatus; resourceVersion: string | undefined }> {
+    const fresh = await this.kube.getCustom<ManagedObject>(this.type, keyOf(this.obj));
+    return { status: fresh.status ?? {}, resourceVersion: fresh.metadata.resourceVersion };
+  }
+
+  /**
+   * Writes a merge patch of status fields at once, only if the object is still at
+   * `resourceVersion` (else a 409), and folds it into the status being built, so the pass's
+   * final write keeps it.
+   */
+  async commit(patch: Record<string, unknown>, resourceVersion: string | undefined): Promise<string | undefined> {
+    const updated = await this.kube.patchCustomStatus(this.type, keyOf(this.obj), patch, resourceVersion !== undefined ? { resourceVersion } : {});
+    this.written = applyMergePatch(this.written, patch) as ManagedStatus;
+    this.obj.status = applyMergePatch(this.obj.status ?? {}, patch) as ManagedStatus;
+    this.onWrite?.(updated.metadata.resourceVersion);
+    return updated.metadata.resourceVersion;
   }
 }

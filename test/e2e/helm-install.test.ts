@@ -58,6 +58,13 @@ describe("helm install + kubectl apply -f examples/", () => {
     expect(await canI("create", "leases.coordination.k8s.io")).toBe("yes");
     expect(await canI("get", "configmaps")).toBe("no");
     expect(await canI("delete", "manageddatabases.linode.operator.dev")).toBe("no");
+    // Only the verbs the operator uses.
+    expect(await canI("update", "manageddatabases.linode.operator.dev")).toBe("no");
+    expect(await canI("update", "secrets")).toBe("no");
+    expect(await canI("create", "secrets")).toBe("yes");
+    // The cluster's identity: kube-system's UID, and no other namespace.
+    expect((await cluster.kubectl(["auth", "can-i", "get", "namespace/kube-system"], { kubeconfig })).stdout.trim()).toBe("yes");
+    expect((await cluster.kubectl(["auth", "can-i", "get", "namespace/default"], { kubeconfig })).stdout.trim()).toBe("no");
     expect((await cluster.kubectl(["auth", "can-i", "list", "secrets", "-n", "default"], { kubeconfig })).stdout.trim()).toBe("no");
 
     operator = startOperator([], {

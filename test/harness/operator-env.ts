@@ -19,32 +19,39 @@ export interface OperatorEnv {
   controller: Controller<ResourceDeps>;
   operatorLinode: LinodeClient;
   statusWrites: () => number;
+  /** The cluster identity the operator puts in derived labels. */
+  clusterId: string;
   stop(): Promise<void>;
 }
 
 export const TOKEN = "operator-test-token";
 
-export async function startOperatorEnv(cluster: TestCluster, opts: { provisionSeconds?: number; token?: string; emulatorConfig?: EmulatorConfigInput; poll?: { pendingMillis?: number; readyMillis?: number } } = {}): Promise<OperatorEnv> {
+export async function startOperatorEnv(cluster: TestCluster, opts: {
+  provisionSeconds?: number; token?: string; emulatorConfig?: EmulatorConfigInput; poll?: { pendingMillis?: number; readyMillis?: number };
+  /** Another env's emulator (one Linode account, two operators); it is left running on stop. */
+  reuseEmulator?: RunningEmulator;
+} = {}): Promise<OperatorEnv> {
   await installCrds(cluster);
-  const emulator = await startEmulator({ port: 0, tokens: [TOKEN], provisionSeconds: opts.provisionSeconds ?? 0.3, ...(opts.emulatorConfig !== undefined ? { config: opts.emulatorConfig } : {}) });
+  const emulator = opts.reuseEmulator ?? await startEmulator({ port: 0, tokens: [TOKEN], provisionSeconds: opts.provisionSeconds ?? 0.3, ...(opts.emulatorConfig !== undefined ? { config: opts.emulatorConfig } : {}) });
   const deps = runtimeDeps(cluster.adminKubeconfig);
   const registry = new Registry();
   const operatorLinode = new LinodeClient({ token: opts.token ?? TOKEN, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } });
   let writes = 0;
+  const clusterId = `test-${cluster.namespace}`;
   const controller = new Controller(managedDatabaseKind, {
     ...deps, onStatusWrite: () => { writes++; },
-    kindDeps: { linode: operatorLinode, poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 } },
+    kindDeps: { linode: operatorLinode, clusterId, poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 } },
   }, { concurrency: 4, namespaces: [cluster.namespace], coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 } });
   await controller.start();
   const linode = new LinodeClient({ token: TOKEN, baseUrl: emulator.url, registry: new Registry(), rateLimit: false });
   return {
-    emulator, linode, deps, controller, operatorLinode,
+    emulator, linode, deps, controller, operatorLinode, clusterId,
     statusWrites: () => writes,
     async stop() {
       await controller.stop();
       await operatorLinode.close();
       await linode.close();
-      await emulator.close();
+      if (opts.reuseEmulator === undefined) await emulator.close();
     },
   };
 }

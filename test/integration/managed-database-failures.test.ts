@@ -83,7 +83,7 @@ describe("ManagedDatabase failure paths", () => {
         const x = await get("dropped");
         return x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true ? x : undefined;
       }, 60_000, 200);
-      const label = derivedLabel(cluster.namespace, "dropped");
+      const label = derivedLabel({ clusterId: env.clusterId, namespace: cluster.namespace, name: "dropped" });
       const all = await env.linode.databases.engine("mysql").listAll();
       expect(all.filter((d) => d.label === label)).toHaveLength(1);
       expect(o.status?.id).toBe(all.find((d) => d.label === label)?.id);
@@ -102,7 +102,7 @@ describe("ManagedDatabase failure paths", () => {
         return ok.every(Boolean) ? true : undefined;
       }, 90_000, 500);
       const labels = (await env.linode.databases.engine("mysql").listAll()).map((d) => d.label);
-      for (const n of names) expect(labels.filter((l) => l === derivedLabel(cluster.namespace, n))).toHaveLength(1);
+      for (const n of names) expect(labels.filter((l) => l === derivedLabel({ clusterId: env.clusterId, namespace: cluster.namespace, name: n }))).toHaveLength(1);
     } finally {
       env.emulator.setFaults({ errorRate: 0 });
     }

@@ -17,9 +17,9 @@ describe("ManagedDatabase", () => {
   beforeAll(async () => { env = await startOperatorEnv(cluster); });
   afterAll(async () => { await env.stop(); });
 
-  const apply = async (name: string, spec: Record<string, unknown>): Promise<void> => {
+  const apply = async (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): Promise<void> => {
     const res = await cluster.kubectl(["-n", cluster.namespace, "apply", "-f", "-"], {
-      input: JSON.stringify({ apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name }, spec }),
+      input: JSON.stringify({ apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name, ...(annotations !== undefined ? { annotations } : {}) }, spec }),
     });
     expect(res.code, res.stderr).toBe(0);
   };
@@ -40,7 +40,7 @@ describe("ManagedDatabase", () => {
     const o = await waitFor("orders Ready", () => readyAt("orders"), 60_000, 200);
     const id = Number(o.status?.id);
     const db = await env.linode.databases.engine("mysql").get(id);
-    expect(db.label).toBe(derivedLabel(cluster.namespace, "orders"));
+    expect(db.label).toBe(derivedLabel({ clusterId: env.clusterId, namespace: cluster.namespace, name: "orders" }));
     expect(db.status).toBe("active");
     expect(db.allowList).toEqual(["203.0.113.7/32"]);
     expect(o.status).toMatchObject({ status: "active", hosts: { primary: db.hosts.primary }, port: db.port, version: db.version, connectionSecretName: "orders-connection" });
@@ -171,11 +171,11 @@ describe("ManagedDatabase", () => {
   });
 
   it("adopts the database a lost create left behind instead of creating a second one", async () => {
-    // The operator's create reached the API but its response (and the id) was lost: the
-    // database exists under the derived label and nothing on the resource says so.
-    const label = derivedLabel(cluster.namespace, "lost");
+    // The operator announced a create (create-pending), sent it, and stopped before it heard
+    // back: the database exists under the derived label and only the announcement says so.
+    const label = derivedLabel({ clusterId: env.clusterId, namespace: cluster.namespace, name: "lost" });
     const orphan = await env.linode.databases.engine("mysql").create({ label, region: "us-east", type: "g6-nanode-1", version: "8" });
-    await apply("lost", { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" });
+    await apply("lost", { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" }, { "linode.operator.dev/create-pending": new Date().toISOString() });
     const o = await waitFor("lost Ready", () => readyAt("lost"), 60_000, 200);
     expect(o.status?.id).toBe(orphan.id);
     expect(o.metadata.annotations?.["linode.operator.dev/external-id"]).toBe(String(orphan.id));

@@ -172,7 +172,8 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
       "--set", `image.repository=${APP_IMAGE.split(":")[0] ?? ""}`, "--set", `image.tag=${APP_IMAGE.split(":")[1] ?? ""}`, "--set", "image.pullPolicy=Never",
       // No kube-proxy here: the host network of the test namespace, and the apiserver on loopback.
       "--set", "hostNetwork=true", "--set", "kubernetesServiceHost=127.0.0.1", "--set", `kubernetesServicePort=${cluster().apiPort}`,
-      "--set", `linode.apiUrl=${emu?.url ?? ""}`, "--set", `linode.token=${TOKEN}`, "--wait", "--timeout", "3m"]);
+      // The emulator is plain http on the node's address: a trusted test network.
+      "--set", `linode.apiUrl=${emu?.url ?? ""}`, "--set", "linode.allowHttp=true", "--set", `linode.token=${TOKEN}`, "--wait", "--timeout", "3m"]);
     const [pod] = await readyPods();
     console.log(`[e2e] operator pod Ready ${secs(Date.now() - t0)} after helm install`);
     expect(pod).toBeDefined();

@@ -2,26 +2,32 @@ import { describe, expect, it } from "vitest";
 import { derivedLabel } from "../../src/resources/shared/derived-label.ts";
 import { normalizeAllowList, sameAllowList } from "../../src/resources/managed-database/allow-list.ts";
 
+const owner = (namespace: string, name: string, clusterId = "cluster-1"): { clusterId: string; namespace: string; name: string } => ({ clusterId, namespace, name });
+
 describe("derivedLabel", () => {
   it("is deterministic, within the limit, and readable", () => {
-    const a = derivedLabel("team-a", "orders");
-    expect(a).toBe(derivedLabel("team-a", "orders"));
+    const a = derivedLabel(owner("team-a", "orders"));
+    expect(a).toBe(derivedLabel(owner("team-a", "orders")));
     expect(a).toMatch(/^team-a-orders-[0-9a-f]{8}$/);
     expect(a.length).toBeLessThanOrEqual(32);
   });
 
   it("never collides across namespaces, even when the joined names are equal", () => {
-    expect(derivedLabel("a-b", "c")).not.toBe(derivedLabel("a", "b-c"));
+    expect(derivedLabel(owner("a-b", "c"))).not.toBe(derivedLabel(owner("a", "b-c")));
+  });
+
+  it("never collides across clusters sharing one account", () => {
+    expect(derivedLabel(owner("team-a", "orders", "cluster-1"))).not.toBe(derivedLabel(owner("team-a", "orders", "cluster-2")));
   });
 
   it("truncates long names and keeps the hash", () => {
-    const l = derivedLabel("a-very-long-namespace-name", "an-even-longer-resource-name.with.dots");
+    const l = derivedLabel(owner("a-very-long-namespace-name", "an-even-longer-resource-name.with.dots"));
     expect(l.length).toBeLessThanOrEqual(32);
     expect(l).toMatch(/^[a-zA-Z0-9][a-zA-Z0-9-]*-[0-9a-f]{8}$/);
   });
 
   it("honours a charset and a shorter limit (snapshot labels: letters and digits, 30)", () => {
-    const l = derivedLabel("ns", "my-snap.1", { max: 30, allowed: /[^a-zA-Z0-9]/g, separator: "" });
+    const l = derivedLabel(owner("ns", "my-snap.1"), { max: 30, allowed: /[^a-zA-Z0-9]/g, separator: "" });
     expect(l).toMatch(/^[a-zA-Z0-9]{1,30}$/);
   });
 });

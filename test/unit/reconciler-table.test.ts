@@ -9,7 +9,7 @@ import { Controller } from "../../src/runtime/controller.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
-import { EXTERNAL_ID_ANNOTATION, FINALIZER } from "../../src/runtime/reconciler.ts";
+import { CREATE_PENDING_ANNOTATION, EXTERNAL_ID_ANNOTATION, FINALIZER } from "../../src/runtime/reconciler.ts";
 import { GadgetCloud, gadgetType, type GadgetSpec } from "../fixtures/gadget-kind.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
 
@@ -85,20 +85,76 @@ describe("generic reconciler decision table", () => {
     expect(h.kube.events.map((e) => e.reason)).toContain("Created");
   });
 
-  it("adopt after lost create: the object the lost response left is adopted, not duplicated", async () => {
+  it("adopt after lost create: with create-pending, the object the lost response left is adopted, not duplicated", async () => {
     const h = await harness();
+    // The operator announced a create, sent it, and died before recording the id.
+    await h.create("lost", { size: 2 }, { [CREATE_PENDING_ANNOTATION]: "2026-01-01T00:00:00Z" });
     const id = h.cloud.put({ size: 2, label: h.cloud.labelOf(ns, "lost") });
-    await h.create("lost", { size: 2 });
     await h.waitFor("Ready", () => readyTrue(h, "lost"));
     expect(h.cloud.creates).toHaveLength(0);
     expect(h.get("lost")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION]).toBe(id);
+    expect(h.get("lost")?.metadata.annotations?.[CREATE_PENDING_ANNOTATION]).toBeUndefined();
     expect(h.cloud.objects.size).toBe(1);
+  });
+
+  it("without create-pending an object with its label is never adopted: LabelInUse, nothing created or adopted", async () => {
+    const h = await harness();
+    const theirs = h.cloud.put({ size: 2, label: h.cloud.labelOf(ns, "taken") });
+    await h.create("taken", { size: 2 });
+    const c = await h.waitFor("LabelInUse", () => { const x = h.condition("taken", "Synced"); return x?.status === "False" ? x : undefined; });
+    expect(c.reason).toBe("LabelInUse");
+    const o = h.get("taken");
+    expect(o?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION]).toBeUndefined();
+    // The refused create is known not to have happened: nothing is marked as possibly lost.
+    expect(o?.metadata.annotations?.[CREATE_PENDING_ANNOTATION]).toBeUndefined();
+    expect(h.cloud.creates).toEqual([]);
+    await h.kube.deleteCustom(gadgetType, { namespace: ns, name: "taken" });
+    await h.waitFor("resource gone", () => h.get("taken") === undefined);
+    expect(h.cloud.objects.has(theirs)).toBe(true);
+    expect(h.cloud.deletes).toEqual([]);
+  });
+
+  it("a recorded object that vanished: ExternalResourceGone, never recreated by itself; a recreate token creates one, once", async () => {
+    const h = await harness();
+    await h.create("gone", { size: 1, recreate: "early" }); // set while it exists: spent doing nothing
+    await h.waitFor("Ready", () => readyTrue(h, "gone"));
+    const first = h.get("gone")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "";
+    await h.waitFor("idle token spent", () => (h.get("gone")?.status?.lastRequests as { recreate?: { token: string } } | undefined)?.recreate?.token === "early");
+    h.cloud.objects.delete(first); // deleted behind the operator's back
+    h.controller.enqueue(key("gone"));
+    const c = await h.waitFor("ExternalResourceGone", () => { const x = h.condition("gone", "Ready"); return x?.reason === "ExternalResourceGone" ? x : undefined; });
+    expect(c.message).toContain("spec.requests.recreate");
+    await h.quiet(30);
+    expect(h.cloud.creates).toHaveLength(1);
+    expect(h.kube.events.filter((e) => e.reason === "ExternalResourceGone" && e.type === "Warning")).toHaveLength(1);
+    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "gone" }, { spec: { recreate: "r1" } });
+    await h.waitFor("Ready again", () => readyTrue(h, "gone"));
+    const second = h.get("gone")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION];
+    expect(second).not.toBe(first);
+    expect(h.cloud.creates).toHaveLength(2);
+    expect((h.get("gone")?.status?.lastRequests as { recreate?: { token: string } } | undefined)?.recreate?.token).toBe("r1");
+    h.controller.enqueue(key("gone"));
+    await h.quiet(30);
+    expect(h.cloud.creates).toHaveLength(2);
+  });
+
+  it("status tells the truth when the update fails: the observed state (failed, Ready=False) is written with the error", async () => {
+    const h = await harness();
+    await h.create("truth", { size: 1 });
+    await h.waitFor("Ready", () => readyTrue(h, "truth"));
+    const cloudObj = h.cloud.objects.get(h.get("truth")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "");
+    if (cloudObj === undefined) throw new Error("no cloud object");
+    cloudObj.failed = true;
+    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "truth" }, { spec: { size: 2 } });
+    await h.waitFor("Synced=False", () => h.condition("truth", "Synced")?.status === "False");
+    expect(h.condition("truth", "Ready")).toMatchObject({ status: "False", reason: "Failed" });
+    expect(h.condition("truth", "Synced")).toMatchObject({ reason: "Waiting", message: "the gadget is failed" });
   });
 
   it("observe-only with drift: mirrors, reports the difference, changes nothing, holds no finalizer", async () => {
     const h = await harness();
-    h.cloud.put({ size: 2, label: h.cloud.labelOf(ns, "watched") });
-    await h.create("watched", { size: 5, managementPolicy: "Observe" });
+    const id = h.cloud.put({ size: 2, label: "made elsewhere" });
+    await h.create("watched", { size: 5, managementPolicy: "Observe" }, { [EXTERNAL_ID_ANNOTATION]: id });
     await h.waitFor("Ready", () => readyTrue(h, "watched"));
     const synced = h.condition("watched", "Synced");
     expect(synced).toMatchObject({ status: "True", reason: "Observing" });
@@ -177,11 +233,13 @@ describe("generic reconciler decision table", () => {
 
   it("a nested status field that disappears is removed with exactly one write", async () => {
     const h = await harness();
-    const id = h.cloud.put({ size: 1, label: h.cloud.labelOf(ns, "nested"), details: { primary: "p.example", secondary: "s.example" } });
     await h.create("nested", { size: 1 });
-    await h.waitFor("Ready with both hosts", () => readyTrue(h, "nested") && (h.get("nested")?.status?.details as Record<string, string> | undefined)?.secondary === "s.example");
-    const cloudObj = h.cloud.objects.get(id);
+    await h.waitFor("Ready", () => readyTrue(h, "nested"));
+    const cloudObj = h.cloud.objects.get(h.get("nested")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "");
     if (cloudObj === undefined) throw new Error("no cloud object");
+    cloudObj.details = { primary: "p.example", secondary: "s.example" };
+    h.controller.enqueue(key("nested"));
+    await h.waitFor("both hosts", () => (h.get("nested")?.status?.details as Record<string, string> | undefined)?.secondary === "s.example");
     cloudObj.details = { primary: "p.example" };
     const before = h.kube.writesTo("gadgets", key("nested")).filter((w) => w.method === "patchStatus").length;
     for (let i = 0; i < 4; i++) {
@@ -233,7 +291,7 @@ describe("generic reconciler decision table", () => {
     expect(Buffer.from(secret.data?.size ?? "", "base64").toString()).toBe("7");
     expect(secret.metadata.ownerReferences?.[0]).toMatchObject({ kind: "Gadget", name: "conn", uid: h.get("conn")?.metadata.uid, controller: true });
     expect(h.get("conn")?.status?.connectionSecretName).toBe("conn-gadget");
-    const applies = (): number => h.kube.writesTo("secrets").filter((w) => w.method === "apply").length;
+    const applies = (): number => h.kube.writesTo("secrets").filter((w) => w.method === "apply" || w.method === "create").length;
     expect(applies()).toBe(1);
     await h.quiet(10); // the watch brings the new Secret into the operator's cache
     h.controller.enqueue(key("conn"));

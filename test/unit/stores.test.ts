@@ -107,7 +107,8 @@ describe("shared stores and indexes", () => {
     await pool.startAndSync();
     const m = (tls: string[]): Parameters<typeof refs.resolve>[0] => ({
       obj: { metadata: { name: "x", namespace: ns } }, key: { namespace: ns, name: "x" }, spec: { tls },
-      externalId: undefined, policies: { deletion: "Delete", management: "Manage" }, refs: {},
+      externalId: undefined, createPending: undefined, policies: { deletion: "Delete", management: "Manage" }, refs: {},
+      actions: undefined as never,
     });
     const ok = refs.resolve(m(["good"]), false);
     expect(ok.unresolved).toBeUndefined();

@@ -36,20 +36,25 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 
 {{/* What the operator does with the objects it manages, in any namespace it watches. */}}
 {{- define "linode-operator.rules" -}}
+# Exactly the verbs the operator uses: it reads and patches its resources (finalizers, the
+# external-id and create-pending annotations), patches their status, never creates, updates
+# or deletes them.
 - apiGroups: ["linode.operator.dev"]
   resources: ["manageddatabases", "databasesnapshots", "nodebalancers"]
-  verbs: ["get", "list", "watch", "update", "patch"]
+  verbs: ["get", "list", "watch", "patch"]
 - apiGroups: ["linode.operator.dev"]
   resources: ["manageddatabases/status", "databasesnapshots/status", "nodebalancers/status"]
-  verbs: ["get", "update", "patch"]
+  verbs: ["patch"]
+# Setting blockOwnerDeletion on the Secrets it owns needs update on the owner's finalizers.
 - apiGroups: ["linode.operator.dev"]
   resources: ["manageddatabases/finalizers", "databasesnapshots/finalizers", "nodebalancers/finalizers"]
   verbs: ["update"]
-# Connection Secrets: written with server-side apply, watched by label. RBAC cannot restrict
-# list/watch to a label, so these verbs cover the namespace's Secrets.
+# Connection Secrets: created by the operator (a name someone else holds is read, never
+# written), updated with server-side apply, watched by label, deleted after a rename. RBAC
+# cannot restrict list/watch to a label, so these verbs cover the namespace's Secrets.
 - apiGroups: [""]
   resources: ["secrets"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]

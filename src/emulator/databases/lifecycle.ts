@@ -12,6 +12,8 @@ export function settle(ctx: EmulatorContext, db: DatabaseRecord): void {
   const now = ctx.clock.now();
   if (db.pendingPassword !== null && db.pendingPassword.at <= now) {
     db.password = db.pendingPassword.value;
+    // The record changed: clients that cache credentials see it in `updated` (lists included).
+    db.updated = Math.max(db.updated, db.pendingPassword.at);
     db.pendingPassword = null;
   }
   const p = db.pending;

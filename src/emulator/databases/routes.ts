@@ -202,6 +202,7 @@ function engineRoutes(engine: DbEngine): Route[] {
         requireNotStatus(db, "provisioning", "reset credentials");
         // The new password takes several (emulated) seconds to appear.
         db.pendingPassword = { value: req.ctx.random.string(24), at: req.ctx.clock.now() + req.ctx.transitionMs };
+        db.updated = req.ctx.clock.now();
         db.credentialsReset = true;
         return OK;
       },

@@ -1,19 +1,28 @@
 // What the connection Secret of a ManagedDatabase holds, and where its credentials come from:
-// the published Secret while it is known to be current (same database, no reset just made),
-// else the API's credentials and CA certificate. The runtime writes and reads back the Secret.
+// the published Secret while it is known to be current, else the API's credentials and CA
+// certificate. Current means: the same database, not changed since the credentials were read
+// (its `updated` time, from the list every poll already reads, is recorded on the Secret: a
+// reset made anywhere moves it), and, after a reset of ours, the new password already read
+// (it takes seconds to appear: until it differs from the published one, it is read again).
+// The runtime writes and reads back the Secret.
 import type { Database, LinodeClient } from "../../linode/index.ts";
 import { decodeCaCertificate } from "../../linode/index.ts";
 import { TerminalError } from "../../runtime/errors.ts";
 import type { ConnectionDetails, ConnectionSource, Managed, Observed, PublishedConnection } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
+import { nameWithSuffix } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 import { connectionSecretData } from "./connection-secret.ts";
 import type { ObservedStatus } from "./external.ts";
-import { resetIsRecent } from "./requests.ts";
+import { recentReset } from "./requests.ts";
 import type { ManagedDatabaseSpec } from "./schema.ts";
 
 /** Which database the published credentials belong to. */
 const DATABASE_ID_ANNOTATION = "linode.operator.dev/database-id";
+/** The database's `updated` time when its credentials were read. */
+const CREDENTIALS_AS_OF_ANNOTATION = "linode.operator.dev/credentials-as-of";
+/** The reset token whose new password the Secret holds. */
+const RESET_ANNOTATION = "linode.operator.dev/credentials-reset";
 
 interface Credentials { username: string; password: string; caPem: string }
 
@@ -25,14 +34,20 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
   }
 
   secretName(m: Managed<ManagedDatabaseSpec>): string {
-    return m.spec.connectionSecret?.name ?? `${m.key.name}-connection`;
+    return m.spec.connectionSecret?.name ?? nameWithSuffix(m.key.name, "-connection");
   }
 
   async details(m: Managed<ManagedDatabaseSpec>, observed: Observed<Database, ObservedStatus>, published: PublishedConnection | undefined, signal: AbortSignal): Promise<ConnectionDetails | undefined> {
     const db = observed.external;
     const host = db.hosts.primary;
     if (host === null || db.port === null) return undefined;
-    let creds = published?.annotations[DATABASE_ID_ANNOTATION] === String(db.id) && !resetIsRecent(m) ? credentialsOf(published) : undefined;
+    const reset = recentReset(m);
+    const current = published?.annotations[DATABASE_ID_ANNOTATION] === String(db.id)
+      && published.annotations[CREDENTIALS_AS_OF_ANNOTATION] === db.updated
+      && (reset === undefined || published.annotations[RESET_ANNOTATION] === reset);
+    let creds = current ? credentialsOf(published) : undefined;
+    let asOf = published?.annotations[CREDENTIALS_AS_OF_ANNOTATION];
+    let resetSeen = published?.annotations[RESET_ANNOTATION];
     if (creds === undefined) {
       // The API serves credentials only for an active database; until then what is published stays.
       if (db.status !== "active") return undefined;
@@ -42,6 +57,9 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
         linodeCall("reading the CA certificate", () => api.getSslCertificate(db.id, { signal })),
       ]);
       creds = { username: c.username, password: c.password, caPem: ssl.caCertificate === null ? "" : decodeCaCertificate(ssl.caCertificate) };
+      asOf = db.updated;
+      // The reset took effect once the password differs from the one published before it.
+      if (reset !== undefined && (published === undefined || published.data.password !== c.password)) resetSeen = reset;
     }
     let data: Record<string, string>;
     try {
@@ -55,7 +73,11 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
     return {
       data,
       ...(m.spec.connectionSecret?.labels !== undefined ? { labels: m.spec.connectionSecret.labels } : {}),
-      annotations: { ...m.spec.connectionSecret?.annotations, [DATABASE_ID_ANNOTATION]: String(db.id) },
+      annotations: {
+        ...m.spec.connectionSecret?.annotations, [DATABASE_ID_ANNOTATION]: String(db.id),
+        ...(asOf !== undefined ? { [CREDENTIALS_AS_OF_ANNOTATION]: asOf } : {}),
+        ...(resetSeen !== undefined ? { [RESET_ANNOTATION]: resetSeen } : {}),
+      },
     };
   }
 }

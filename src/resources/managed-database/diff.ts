@@ -11,10 +11,14 @@ export interface DatabaseDiff {
   summary: string;
 }
 
-export function diffDatabase(spec: ManagedDatabaseSpec, label: string, db: Database): DatabaseDiff {
+/**
+ * `label` is the spec's label, if it names one: a database keeps the label it has (the one it
+ * was created or adopted with) unless the spec says otherwise.
+ */
+export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefined, db: Database): DatabaseDiff {
   const update: DatabaseUpdateRequest = {};
   const parts: string[] = [];
-  if (db.label !== label) {
+  if (label !== undefined && db.label !== label) {
     update.label = label;
     parts.push(`label ${db.label} → ${label}`);
   }
@@ -45,3 +49,31 @@ export function diffDatabase(spec: ManagedDatabaseSpec, label: string, db: Datab
 }
 
 export const isEmptyDiff = (d: DatabaseDiff): boolean => Object.keys(d.update).length === 0;
+
+/** `8` matches `8`, `8.0` and `8.0.35` (the API reports the full version of the major it was given). */
+function sameVersion(want: string, have: string): boolean {
+  return have === want || have.startsWith(`${want}.`);
+}
+
+/**
+ * What differs that the API cannot change (a new cluster would be needed): for an adopted or
+ * drifted database, named so the user can fix the spec; nothing is sent for these. Security
+ * settings differ only when the spec asks for more than the database has (the current
+ * platform encrypts and requires TLS whether asked or not).
+ */
+export function immutableMismatches(spec: ManagedDatabaseSpec, db: Database): string[] {
+  const out: string[] = [];
+  if (db.engine !== spec.engine) out.push(`engine (spec ${spec.engine}, database ${db.engine})`);
+  if (!sameVersion(spec.version, db.version)) out.push(`version (spec ${spec.version}, database ${db.version})`);
+  if (db.region !== spec.region) out.push(`region (spec ${spec.region}, database ${db.region})`);
+  if (db.clusterSize !== spec.clusterSize) out.push(`clusterSize (spec ${String(spec.clusterSize)}, database ${String(db.clusterSize)})`);
+  if (spec.encrypted && !db.encrypted) out.push("encrypted (spec true, database false)");
+  if (spec.sslConnection && !db.sslConnection) out.push("sslConnection (spec true, database false)");
+  if (spec.replicationType !== undefined && db.replicationType !== null && db.replicationType !== spec.replicationType) {
+    out.push(`replicationType (spec ${spec.replicationType}, database ${db.replicationType})`);
+  }
+  if (spec.replicationCommitType !== undefined && db.replicationCommitType !== null && db.replicationCommitType !== spec.replicationCommitType) {
+    out.push(`replicationCommitType (spec ${spec.replicationCommitType}, database ${db.replicationCommitType})`);
+  }
+  return out;
+}

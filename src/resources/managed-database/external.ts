@@ -1,7 +1,7 @@
 // ManagedDatabase ↔ Linode: how to observe, create, update and delete a managed MySQL or
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
-import type { Database, DatabaseCreateRequest, LinodeClient } from "../../linode/index.ts";
+import { LinodeApiError, type Database, type DatabaseCreateRequest, type LinodeClient } from "../../linode/index.ts";
 import { isTrue } from "../../runtime/conditions.ts";
 import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
 import type { AfterObserve, Created, ExternalClient, Managed, Observation, Observed } from "../../runtime/managed.ts";
@@ -9,11 +9,11 @@ import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
 import { KindReasons, KindTimings } from "../shared/constants.ts";
 import { derivedLabel } from "../shared/derived-label.ts";
-import { linodeCall } from "../shared/linode-errors.ts";
+import { linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { normalizeAllowList } from "./allow-list.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
-import { diffDatabase, isEmptyDiff } from "./diff.ts";
-import { resetIsRecent, type DatabaseRequests } from "./requests.ts";
+import { diffDatabase, immutableMismatches, isEmptyDiff } from "./diff.ts";
+import { recentReset, type DatabaseRequests } from "./requests.ts";
 import type { ManagedDatabaseSpec, ManagedDatabaseStatus } from "./schema.ts";
 
 /** The status fields an observation mirrors from the cloud database. */
@@ -25,6 +25,7 @@ export interface ManagedDatabaseExternalDeps {
   cache: DatabaseListCache;
   poll: PollIntervals;
   requests: DatabaseRequests;
+  clusterId: string;
 }
 
 /** States in which the API accepts a delete. */
@@ -34,7 +35,14 @@ const pendingReason: Record<string, string> = {
   backing_up: KindReasons.BackingUp, restoring: KindReasons.Restoring,
 };
 
-export const labelFor = (m: Managed<ManagedDatabaseSpec>): string => m.spec.label ?? derivedLabel(m.key.namespace, m.key.name);
+function labelInUse(label: string, id?: number): TerminalError {
+  return new TerminalError(KindReasons.LabelInUse, `a database labelled ${label} already exists in this Linode account${id !== undefined ? ` (id ${String(id)})` : ""} and this resource did not create it; it is neither adopted nor changed: set spec.databaseId${id !== undefined ? `: ${String(id)}` : ""} to manage it on purpose, or choose another spec.label`);
+}
+
+/** The API's answer to a create whose label another database has. */
+function isLabelTaken(err: unknown): boolean {
+  return err instanceof LinodeApiError && err.status === 400 && err.errors.some((e) => e.field === "label" && /unique|already|taken|in use/i.test(e.reason));
+}
 
 export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSpec, Database, ObservedStatus> {
   private readonly deps: ManagedDatabaseExternalDeps;
@@ -43,25 +51,48 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     this.deps = deps;
   }
 
+  /** The spec's label, or one derived from this cluster's identity, namespace and name. */
+  labelFor(m: Managed<ManagedDatabaseSpec>): string {
+    return m.spec.label ?? derivedLabel({ clusterId: this.deps.clusterId, namespace: m.key.namespace, name: m.key.name });
+  }
+
+  /**
+   * Finds the database this resource manages, and only that one: the id the user named
+   * (spec.databaseId) or the one recorded as created by it. Only after a create that may
+   * have been lost (create-pending) is a database looked up by label, and then adopted: the
+   * derived label carries this cluster's identity, namespace and name, and an explicit label
+   * was checked free before the create. An explicit label taken by anyone else is LabelInUse.
+   */
   async observe(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Observation<Database, ObservedStatus>> {
     const { engine, databaseId } = m.spec;
-    const label = labelFor(m);
-    const known = databaseId ?? (m.externalId !== undefined ? Number(m.externalId) : undefined);
+    const recorded = m.externalId !== undefined ? Number(m.externalId) : undefined;
+    if (databaseId !== undefined && recorded !== undefined && databaseId !== recorded) {
+      throw new TerminalError(KindReasons.DatabaseIdMismatch, `spec.databaseId ${String(databaseId)} names another database than the one this resource manages (${String(recorded)}); nothing was changed: remove spec.databaseId, or create another ManagedDatabase to adopt ${String(databaseId)}`);
+    }
+    const known = databaseId ?? recorded;
     // A settled database may be read from a list a fraction of a poll interval old (one list
     // serves every database's poll); one still changing is read fresh.
     const maxAge = isTrue(m.obj.status?.conditions, "Ready") ? this.deps.poll.readyMillis * KindTimings.settledListAgeFraction : KindTimings.changingListAgeMillis;
-    let db = known !== undefined
-      ? await linodeCall("reading the database", () => this.deps.cache.get(engine, known, maxAge, signal))
-      : undefined;
-    if (db === undefined && databaseId !== undefined) {
-      if (m.policies.management === "Observe") return { exists: false };
-      throw new TerminalError(R.NotFound, `spec.databaseId ${String(databaseId)}: no ${engine} database with this id exists`);
+    let db: Database | undefined;
+    if (known !== undefined) {
+      db = await linodeCall("reading the database", () => this.deps.cache.get(engine, known, maxAge, signal));
+      if (db === undefined && databaseId !== undefined && recorded === undefined) {
+        if (m.policies.management === "Observe") return { exists: false };
+        throw new TerminalError(R.NotFound, `spec.databaseId ${String(databaseId)}: no ${engine} database with this id exists`);
+      }
+    } else {
+      const label = this.labelFor(m);
+      if (m.createPending !== undefined) {
+        db = await linodeCall("looking for a database a lost create may have made", () => this.deps.linode.databases.engine(engine).findByLabel(label, { signal }));
+      } else if (m.spec.label !== undefined && m.obj.metadata.deletionTimestamp === undefined) {
+        const taken = await linodeCall("checking the label is free", () => this.deps.linode.databases.engine(engine).findByLabel(label, { signal }));
+        if (taken !== undefined) throw labelInUse(label, taken.id);
+      }
     }
-    // Not recorded yet (or gone): a create whose response was lost left a database with our label.
-    db ??= await linodeCall("looking the database up by label", () => this.deps.linode.databases.engine(engine).findByLabel(label, { signal }));
     if (db === undefined) return { exists: false };
 
-    const diff = diffDatabase(m.spec, databaseId !== undefined && m.spec.label === undefined ? db.label : label, db);
+    const diff = diffDatabase(m.spec, m.spec.label, db);
+    const mismatches = immutableMismatches(m.spec, db);
     const active = db.status === "active";
     return {
       exists: true,
@@ -72,20 +103,28 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       ...(active ? {} : { readyReason: pendingReason[db.status] ?? R.Unavailable, readyMessage: `the database is ${db.status}` }),
       upToDate: isEmptyDiff(diff),
       diff: diff.summary,
-      ...(active && isEmptyDiff(diff) && !resetIsRecent(m) ? {} : { pollMillis: this.deps.poll.pendingMillis }),
+      ...(mismatches.length > 0 ? { unfixable: { reason: KindReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
+      ...(active && isEmptyDiff(diff) && recentReset(m) === undefined ? {} : { pollMillis: this.deps.poll.pendingMillis }),
     };
   }
 
   async create(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Created> {
     const s = m.spec;
+    const label = this.labelFor(m);
     const req: DatabaseCreateRequest = {
-      label: labelFor(m), region: s.region, type: s.type, version: s.version,
+      label, region: s.region, type: s.type, version: s.version,
       clusterSize: s.clusterSize, encrypted: s.encrypted, sslConnection: s.sslConnection,
       allowList: normalizeAllowList(s.allowList),
       ...(s.replicationType !== undefined ? { replicationType: s.replicationType } : {}),
       ...(s.replicationCommitType !== undefined ? { replicationCommitType: s.replicationCommitType } : {}),
     };
-    const db = await linodeCall("creating the database", () => this.deps.linode.databases.engine(s.engine).create(req, { signal }));
+    let db: Database;
+    try {
+      db = await this.deps.linode.databases.engine(s.engine).create(req, { signal });
+    } catch (err) {
+      if (isLabelTaken(err)) throw labelInUse(label);
+      throw translateLinodeError(err, "creating the database");
+    }
     this.deps.cache.invalidate(s.engine);
     return { externalId: String(db.id), status: { id: db.id } };
   }
@@ -95,7 +134,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     if (db.status !== "active") {
       throw new RetryAfterError(R.Waiting, `the database is ${db.status}; changes are applied once it is active`, this.deps.poll.pendingMillis);
     }
-    const diff = diffDatabase(m.spec, labelFor(m), db);
+    const diff = diffDatabase(m.spec, m.spec.label, db);
     if (isEmptyDiff(diff)) return;
     await linodeCall(`updating ${diff.summary}`, () => this.deps.linode.databases.engine(m.spec.engine).update(db.id, diff.update, { signal }));
     this.deps.cache.invalidate(m.spec.engine, db.id);
@@ -116,11 +155,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     return { gone: false };
   }
 
-  async afterObserve(m: Managed<ManagedDatabaseSpec>, observed: ObservedDatabase, signal: AbortSignal): Promise<AfterObserve | undefined> {
-    const lastRequests = await this.deps.requests.perform(m, observed.external, signal);
-    if (lastRequests === undefined) return undefined;
-    // An action just ran: its effects (a new password, updating → active) show up soon.
-    return { status: { lastRequests }, pollMillis: this.deps.poll.pendingMillis };
+  afterObserve(m: Managed<ManagedDatabaseSpec>, observed: ObservedDatabase, signal: AbortSignal): Promise<AfterObserve | undefined> {
+    return this.deps.requests.perform(m, observed.external, signal);
   }
 }
 

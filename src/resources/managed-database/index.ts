@@ -22,9 +22,10 @@ export const managedDatabaseKind: KindModule<ResourceDeps> = {
       type: managedDatabaseType,
       parseSpec: (raw) => managedDatabaseSpecSchema.parse(raw),
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),
-      external: new ManagedDatabaseExternal({ linode: deps.linode, cache, poll: deps.poll, requests }),
+      external: new ManagedDatabaseExternal({ linode: deps.linode, cache, poll: deps.poll, requests, clusterId: deps.clusterId }),
       connection: new DatabaseConnection(deps.linode),
       poll: deps.poll,
+      recreateToken: (spec) => spec.requests?.recreate,
     };
     return kind;
   },

@@ -58,10 +58,11 @@ export const restoreRequestSchema = z.object({
 });
 
 export const databaseRequestsSchema = z.object({
-  resetCredentials: requestTokenSchema.optional().meta({ description: "Any new value resets the root password once; the connection Secret is then rewritten." }),
-  patch: requestTokenSchema.optional().meta({ description: "Any new value applies operating-system patches now, once (a 1-node cluster is unavailable meanwhile)." }),
+  resetCredentials: requestTokenSchema.optional().meta({ description: "Any new value resets the root password once (again only if the operator stops between the reset and recording it); the connection Secret is then rewritten." }),
+  patch: requestTokenSchema.optional().meta({ description: "Any new value applies operating-system patches now, at most once (a 1-node cluster is unavailable meanwhile). If the outcome is never known (the operator stopped mid-call), it is not sent again: status says so; set a new value to ask again." }),
   restore: restoreRequestSchema.optional(),
-}).meta({ description: "Imperative actions. Each is performed exactly once per new token value and recorded in status.lastRequests." });
+  recreate: requestTokenSchema.optional().meta({ description: "Only when the database this resource manages has vanished (Ready=False, reason ExternalResourceGone): a new value creates a new, empty database with new credentials, once. A value set while the database exists does nothing." }),
+}).meta({ description: "Imperative actions. Each is performed once per new token value and recorded in status.lastRequests." });
 
 export const managedDatabaseSpecSchema = z.object({
   engine: z.enum(databaseEngines).meta({
@@ -154,14 +155,18 @@ export type MaintenanceWindow = z.infer<typeof maintenanceWindowSchema>;
 export type ConnectionSecretSpec = z.infer<typeof connectionSecretSchema>;
 export type DatabaseRequests = z.infer<typeof databaseRequestsSchema>;
 
-const completedAt = z.string().meta({ description: "When the action completed (RFC 3339)." });
-const doneToken = z.string().meta({ description: "The request token that was performed." });
+const actionRecord = {
+  token: z.string().meta({ description: "The request token." }),
+  startedAt: z.string().optional().meta({ description: "When an at-most-once action was about to be sent (RFC 3339). Without completedAt: its outcome is unknown, and it is not sent again." }),
+  completedAt: z.string().optional().meta({ description: "When the action completed (RFC 3339)." }),
+};
 
 export const lastRequestsSchema = z.object({
-  resetCredentials: z.object({ token: doneToken, completedAt }).optional().meta({ description: "The last credentials reset performed." }),
-  patch: z.object({ token: doneToken, completedAt }).optional().meta({ description: "The last patch performed." }),
-  restore: z.object({ token: doneToken, completedAt, backupId: z.int().optional().meta({ description: "The backup restored." }) }).optional().meta({ description: "The last restore performed and the backup it used." }),
-}).meta({ description: "The request tokens already performed: a token equal to the spec's is never performed again." });
+  resetCredentials: z.object(actionRecord).optional().meta({ description: "The last credentials reset performed." }),
+  patch: z.object(actionRecord).optional().meta({ description: "The last patch requested." }),
+  restore: z.object({ ...actionRecord, backupId: z.int().optional().meta({ description: "The backup restored." }) }).optional().meta({ description: "The last restore requested and the backup it used." }),
+  recreate: z.object({ ...actionRecord, skipped: z.string().optional().meta({ description: "Why the token did nothing (the database existed)." }) }).optional().meta({ description: "The last recreate token seen." }),
+}).meta({ description: "The request tokens already seen: a token equal to the spec's is never performed again." });
 
 export const managedDatabaseStatusSchema = z.object({
   id: z.int().optional().meta({ description: "Linode id of the database." }),

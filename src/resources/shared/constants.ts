@@ -5,6 +5,13 @@ export const KindReasons = {
   // Ready, while the API reports a transitional database state.
   BackingUp: "BackingUp",
   Restoring: "Restoring",
+  // Synced: what the operator refuses to do.
+  /** The label is taken by a cloud object this resource did not create: never adopted, never deleted. */
+  LabelInUse: "LabelInUse",
+  /** The cloud object differs in what the API cannot change; nothing is sent. */
+  ImmutableFieldMismatch: "ImmutableFieldMismatch",
+  /** spec.databaseId names another database than the one this resource already manages. */
+  DatabaseIdMismatch: "DatabaseIdMismatch",
 } as const;
 
 export const KindEvents = {

@@ -5,4 +5,6 @@ import type { PollIntervals } from "../../runtime/timings.ts";
 export interface ResourceDeps {
   linode: LinodeClient;
   poll: PollIntervals;
+  /** This cluster's identity: part of every derived cloud label, so clusters sharing an account never collide. */
+  clusterId: string;
 }
