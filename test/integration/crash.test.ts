@@ -1,0 +1,94 @@
+// The operator process killed (SIGKILL) right after it sent a create or a one-shot action and
+// before it could record it: the emulator holds the request (latency on that route) so the
+// kill lands exactly there, then applies it. A new process must not create a second database
+// and must not send the patch again; it says the patch's outcome is unknown instead.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
+import { KubeClient } from "../../src/kube/client.ts";
+import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
+import { LinodeClient } from "../../src/linode/index.ts";
+import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
+import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { useTestCluster } from "../harness/cluster.ts";
+import { installCrds } from "../harness/crds.ts";
+import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
+import { waitFor } from "../harness/operator-runtime.ts";
+
+const TOKEN = "crash-token";
+const base = { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" };
+
+describe("the operator killed between a call and its record", () => {
+  const cluster = useTestCluster("crash");
+  let emulator: RunningEmulator;
+  let kube: KubeClient;
+  let linode: LinodeClient;
+  let operator: OperatorProcess | undefined;
+
+  const start = async (): Promise<OperatorProcess> => {
+    const p = startOperator(["--poll-pending-seconds", "0.5", "--poll-ready-seconds", "5"], {
+      KUBECONFIG: cluster.adminKubeconfig, LINODE_TOKEN: TOKEN, LINODE_API_URL: emulator.url, CLUSTER_ID: "crash-test",
+      POD_NAMESPACE: cluster.namespace, WATCH_NAMESPACES: cluster.namespace, LEADER_ELECT: "false",
+      HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
+    });
+    await p.waitForLog((l) => l.msg === "cache synced; starting workers");
+    operator = p;
+    return p;
+  };
+  const kill = async (): Promise<void> => {
+    operator?.child.kill("SIGKILL");
+    await operator?.exited;
+    operator = undefined;
+  };
+  const get = (name: string): Promise<ManagedObject> => kube.getCustom<ManagedObject>(mdb, { namespace: cluster.namespace, name });
+  const condition = async (name: string, type: string): Promise<{ status: string; reason: string; message?: string } | undefined> => (await get(name)).status?.conditions?.find((c) => c.type === type);
+  const count = (route: string): number => emulator.requestCounts()[route] ?? 0;
+  /** Holds requests on a route for a while: a process killed meanwhile has sent it but never hears back. */
+  const hold = (route: string): void => { emulator.setFaults({ latencyMs: 3_000, routes: [route] }); };
+
+  beforeAll(async () => {
+    await installCrds(cluster);
+    emulator = await startEmulator({ port: 0, tokens: [TOKEN], provisionSeconds: 0.5 });
+    kube = new KubeClient(loadKubeConfigFromFile(cluster.adminKubeconfig), { fieldManager: "test" });
+    linode = new LinodeClient({ token: TOKEN, baseUrl: emulator.url, rateLimit: false });
+  });
+  afterEach(async () => { await kill(); emulator.setFaults({ latencyMs: 0, routes: [] }); });
+  afterAll(async () => { await linode.close(); await emulator.close(); });
+
+  it("killed after a create was sent: the next process adopts that database, no second one", async () => {
+    await start();
+    const route = "POST /databases/mysql/instances";
+    hold(route);
+    await kube.createCustom(mdb, cluster.namespace, { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "created" }, spec: base });
+    await waitFor("the create sent", () => (count(route) >= 1 ? true : undefined), 30_000, 20);
+    await kill();
+    emulator.setFaults({ latencyMs: 0, routes: [] });
+    await waitFor("the held create applied", async () => ((await linode.databases.mysql.listAll()).length === 1 ? true : undefined), 30_000, 100);
+    expect((await get("created")).metadata.annotations?.["linode.operator.dev/create-pending"]).toBeDefined();
+    await start();
+    const o = await waitFor("Ready", async () => { const x = await get("created"); return x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true ? x : undefined; }, 60_000, 200);
+    const all = await linode.databases.mysql.listAll();
+    expect(all).toHaveLength(1);
+    expect(o.status?.id).toBe(all[0]?.id);
+    expect(count(route)).toBe(1);
+  });
+
+  it("killed after a patch was sent: the next process does not send it again, and says so", async () => {
+    await start();
+    const route = "POST /databases/mysql/instances/{instanceId}/patch";
+    await waitFor("Ready", async () => ((await condition("created", "Ready"))?.status === "True" ? true : undefined), 60_000, 200);
+    hold(route);
+    await kube.mergePatchCustom(mdb, { namespace: cluster.namespace, name: "created" }, { spec: { requests: { patch: "p1" } } });
+    await waitFor("the patch sent", () => (count(route) >= 1 ? true : undefined), 30_000, 20);
+    await kill();
+    emulator.setFaults({ latencyMs: 0, routes: [] });
+    await start();
+    const c = await waitFor("RequestOutcomeUnknown", async () => { const x = await condition("created", "Synced"); return x?.reason === "RequestOutcomeUnknown" ? x : undefined; }, 60_000, 200);
+    expect(c.message).toMatch(/token p1/);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(count(route)).toBe(1);
+    // A new token asks again: performed once, recorded.
+    await kube.mergePatchCustom(mdb, { namespace: cluster.namespace, name: "created" }, { spec: { requests: { patch: "p2" } } });
+    await waitFor("p2 recorded", async () => ((((await get("created")).status?.lastRequests as { patch?: { token: string; completedAt?: string } } | undefined)?.patch?.completedAt !== undefined) ? true : undefined), 60_000, 200);
+    expect(count(route)).toBe(2);
+  });
+});
