@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The `linode-operator` command. Each subcommand lives in its own module and is loaded only
 // when asked for, so `linode-operator emulator` never pays for the Kubernetes client.
+import { realpathSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 
 export interface Command {
   summary: string;
@@ -60,7 +61,21 @@ async function runCommand(name: string, argv: string[]): Promise<number> {
   return mod.main(argv);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+/**
+ * Whether this file is the program Node was asked to run. npm starts the command through
+ * symlinks (node_modules/.bin, a global prefix's bin/): compare real paths, not the link.
+ */
+function invokedDirectly(): boolean {
+  const argv1 = process.argv[1];
+  if (argv1 === undefined) return false;
+  try {
+    return realpathSync(argv1) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (invokedDirectly()) {
   main(process.argv.slice(2)).then(
     (code) => { process.exitCode = code; },
     (err: unknown) => {

@@ -66,7 +66,8 @@ const statusSchema = z.object({
   status: z.enum(["provisioning", "active", "suspending", "suspended", "resuming", "restoring", "failed", "degraded", "updating", "backing_up"]),
 });
 
-const nodeStatusSchema = z.object({ status: z.enum(["unknown", "UP", "DOWN"]) });
+/** UP or DOWN stick until set again; unknown starts a new check; auto lets the checks decide again. */
+const nodeStatusSchema = z.object({ status: z.enum(["unknown", "UP", "DOWN", "auto"]) });
 
 export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, body: unknown) => Result {
   const { ctx, counts } = deps;
@@ -147,7 +148,17 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
       for (const nb of ctx.state.nodebalancers.values()) {
         for (const c of Object.values(nb.configs)) {
           const n = c.nodes[m[1] ?? ""];
-          if (n !== undefined) { n.status = status; deps.onMutation(); return { id: n.id, status }; }
+          if (n === undefined) continue;
+          if (status === "UP" || status === "DOWN") {
+            n.status = status;
+            n.forced = true;
+          } else {
+            n.forced = false;
+            n.status = "unknown";
+            n.checkFrom = status === "auto" ? 0 : ctx.clock.now();
+          }
+          deps.onMutation();
+          return { id: n.id, status: n.status };
         }
       }
       throw new AdminError(404, "no such node");

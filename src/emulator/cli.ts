@@ -17,6 +17,9 @@ const HELP = `Usage: linode-operator emulator [options]
   --time-scale X           emulated seconds per real second (default 1; 0 = frozen)
   --stats-delay-seconds S  emulated seconds before a new NodeBalancer has statistics (default 300,
                            as on the real API, which answers 400 until then)
+  --platform P             database responses in the spec's shape (legacy, the default) or the
+                           real API's current one (current: no replication fields or secondary
+                           host, a standby host, engine_config, a high port, full versions)
   --rate-limit N           requests per token per window (0 disables rate limiting)
   --rate-window S          rate-limit window in seconds (default 60)
   --fault-error-rate P     fraction of requests answered 500 (0..1)
@@ -45,6 +48,7 @@ const flagsSchema = z.object({
   "fault-drop-rate": numberFlag("fault-drop-rate", 0, 1).optional(),
   "fault-429-burst": numberFlag("fault-429-burst", 0).int().optional(),
   host: z.string().default("127.0.0.1"),
+  platform: z.enum(["legacy", "current"], { error: "--platform must be legacy or current" }).optional(),
   "state-file": z.string().optional(),
   config: z.string().optional(),
   token: z.array(z.string().min(1)).default([]),
@@ -61,7 +65,7 @@ export async function main(argv: string[]): Promise<number> {
         "state-file": { type: "string" }, config: { type: "string" }, seed: { type: "string" }, "time-scale": { type: "string" },
         "stats-delay-seconds": { type: "string" }, "rate-limit": { type: "string" }, "rate-window": { type: "string" }, "fault-error-rate": { type: "string" },
         "fault-latency-ms": { type: "string" }, "fault-drop-rate": { type: "string" }, "fault-429-burst": { type: "string" },
-        host: { type: "string" }, help: { type: "boolean", short: "h" },
+        host: { type: "string" }, platform: { type: "string" }, help: { type: "boolean", short: "h" },
       },
     }));
   } catch (err) {
@@ -107,6 +111,7 @@ export async function main(argv: string[]): Promise<number> {
     seed: f.seed,
     timeScale: f["time-scale"],
     statsDelaySeconds: f["stats-delay-seconds"],
+    platform: f.platform,
     faults,
     rateLimits: rate === 0 ? false : rate === undefined ? undefined : { default: { limit: rate, windowSeconds: f["rate-window"] } },
   });

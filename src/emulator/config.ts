@@ -18,6 +18,8 @@ export const emulatorConfigSchema = z.object({
   timeScale: z.number().min(0).optional(),
   seed: z.number().int().optional(),
   statsDelaySeconds: z.number().min(0).optional(),
+  /** The database response shape: the spec's ("legacy") or today's real API ("current"). */
+  platform: z.enum(["legacy", "current"]).optional(),
 });
 
 export type EmulatorConfig = z.infer<typeof emulatorConfigSchema>;

@@ -19,7 +19,16 @@ export interface EmulatorContext {
   /** Emulated milliseconds before a new NodeBalancer has statistics. */
   statsDelayMs: number;
   caCertPem: string;
+  /**
+   * Which database platform's response shape is served: "legacy" (the spec's, rdbms-legacy)
+   * or "current" (rdbms-default, the real API since 2025: no replication fields, no secondary
+   * host or week_of_month; a standby host, engine_config, private_network, updates.pending,
+   * a high port and the full engine version). See shared/reference/real-api-facts.md §3.
+   */
+  platform: DatabasePlatform;
 }
+
+export type DatabasePlatform = "legacy" | "current";
 
 export interface RequestContext {
   ctx: EmulatorContext;

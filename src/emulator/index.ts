@@ -6,7 +6,7 @@ import { AuthRegistry, DEFAULT_USERNAME } from "./auth.ts";
 import { generateDatabaseCa } from "./certs.ts";
 import { Clock } from "./clock.ts";
 import { emulatorConfigSchema, type EmulatorConfigInput } from "./config.ts";
-import type { EmulatorContext, Route } from "./context.ts";
+import type { DatabasePlatform, EmulatorContext, Route } from "./context.ts";
 import { databaseRoutes } from "./databases/routes.ts";
 import { faultConfigSchema, Faults, type FaultConfig } from "./faults.ts";
 import { nodeBalancerRoutes } from "./nodebalancers/routes.ts";
@@ -46,6 +46,8 @@ export interface EmulatorOptions {
   rateLimits?: Partial<RateLimitConfig> | false;
   /** Emulated seconds before a new NodeBalancer has statistics (default 300). */
   statsDelaySeconds?: number;
+  /** The database response shape: the spec's ("legacy", default) or today's ("current"). */
+  platform?: DatabasePlatform;
 }
 
 export interface RunningEmulator {
@@ -104,6 +106,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     transitionMs: provisionSeconds * 1000,
     statsDelayMs: (opts.statsDelaySeconds ?? config.statsDelaySeconds ?? 300) * 1000,
     caCertPem: generateDatabaseCa(),
+    platform: opts.platform ?? config.platform ?? "legacy",
   };
   const counts = new Map<string, number>();
   const mutations: MutationRecord[] = [];

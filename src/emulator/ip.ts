@@ -1,5 +1,6 @@
-// IPv4 parsing for allow lists and node addresses; and the documentation ranges every
-// invented public address comes from, so nothing the emulator hands out reaches a real host.
+// IP parsing for allow lists and node addresses; and the documentation ranges every invented
+// public address comes from, so nothing the emulator hands out reaches a real host.
+import { isIPv6 } from "node:net";
 export function parseIPv4(text: string): number | null {
   const parts = text.split(".");
   if (parts.length !== 4) return null;
@@ -17,13 +18,19 @@ export function formatIPv4(value: number): string {
   return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join(".");
 }
 
-/** `a.b.c.d` or `a.b.c.d/n`; a bare address becomes `/32` as the real API returns it. */
+/**
+ * An address or CIDR range, IPv4 or IPv6 (spec: "Each item is a single IP address or a CIDR
+ * range"); a bare address becomes `/32` (`/128`) as the real API returns it.
+ */
 export function normalizeCidr(text: string): string | null {
   const [addr, prefix, extra] = text.split("/");
-  if (addr === undefined || extra !== undefined || parseIPv4(addr) === null) return null;
-  if (prefix === undefined) return `${addr}/32`;
-  if (!/^\d{1,2}$/.test(prefix) || Number(prefix) > 32) return null;
-  return `${addr}/${Number(prefix)}`;
+  if (addr === undefined || extra !== undefined) return null;
+  const v6 = isIPv6(addr);
+  if (!v6 && parseIPv4(addr) === null) return null;
+  const max = v6 ? 128 : 32;
+  if (prefix === undefined) return `${v6 ? addr.toLowerCase() : addr}/${String(max)}`;
+  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max) return null;
+  return `${v6 ? addr.toLowerCase() : addr}/${String(Number(prefix))}`;
 }
 
 function inRange(value: number, base: string, bits: number): boolean {
@@ -32,9 +39,12 @@ function inRange(value: number, base: string, bits: number): boolean {
   return value >= start && value < start + size;
 }
 
-/** Linode's private network is 192.168.128.0/17; backends must live there. */
-export function isLinodePrivate(value: number): boolean {
-  return inRange(value, "192.168.128.0", 17);
+/**
+ * A private IPv4 address (RFC 1918): the spec says only "Private IP address of the backend",
+ * and the real API takes Linode's private network (192.168.128.0/17) and VPC addresses alike.
+ */
+export function isPrivateIPv4(value: number): boolean {
+  return inRange(value, "10.0.0.0", 8) || inRange(value, "172.16.0.0", 12) || inRange(value, "192.168.0.0", 16);
 }
 
 const PUBLIC_POOLS = ["203.0.113.0", "198.51.100.0"];

@@ -71,8 +71,16 @@ export interface NodeRecord {
   label: string;
   weight: number;
   mode: string;
-  /** Health as checks see it; backends are imaginary, so it stays unknown unless an admin sets it. */
+  /**
+   * Health as the checks see it (spec: backends are "health-checked periodically and marked up
+   * or down"). The backends are imaginary: a node answers its first check one check_interval
+   * after it appeared (or its address changed) and is UP from then on, unless the admin
+   * endpoint set its status, which then sticks (`forced`).
+   */
   status: "unknown" | "UP" | "DOWN";
+  /** Emulated ms since which the node is being checked. */
+  checkFrom?: number;
+  forced?: boolean;
 }
 
 export interface ConfigRecord {

@@ -12,11 +12,14 @@ export function fieldPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+const article = (noun: string): string => (/^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`);
+
 function reasonFor(issue: z.core.$ZodIssue, field: string): string {
-  // Custom messages (set with {error}) win; zod's defaults are rephrased the API's way.
-  if (issue.code === "invalid_type") {
+  // zod's own wording is rephrased the API's way: a missing field is required, a present one
+  // of the wrong type says what it must be (parseBody reports inputs, so the two differ).
+  if (issue.code === "invalid_type" && issue.message.startsWith("Invalid input")) {
     if (issue.input === undefined) return `${field} is required`;
-    return `${field} must be a ${issue.expected}`;
+    return `${field} must be ${article(issue.expected)}`;
   }
   return issue.message;
 }
@@ -31,7 +34,7 @@ export function zodToApiError(error: z.ZodError): ApiError {
 }
 
 export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
-  const result = schema.safeParse(body ?? {});
+  const result = schema.safeParse(body ?? {}, { reportInput: true });
   if (!result.success) throw zodToApiError(result.error);
   return result.data;
 }

@@ -37,6 +37,8 @@ export interface ControllerOptions {
    * of edits (e.g. rapid allowList changes) becomes one API update, not one per edit.
    */
   coalesceMillis?: number;
+  /** How soon a pass that met a write conflict runs again (default Timings.conflictRetryMillis). */
+  conflictRetryMillis?: number;
 }
 
 export type ControllerDeps<D> = {
@@ -296,7 +298,7 @@ export class Controller<D = unknown> {
         this.metrics?.reconcileTotal.inc({ kind, result: "requeue" });
         log.info({ reason: err.reason, detail: err.message, retryInMillis: err.delayMillis }, "waiting");
       } else if (isConflict(err)) {
-        this.queue.addAfter(key, Timings.conflictRetryMillis);
+        this.queue.addAfter(key, this.opts.conflictRetryMillis ?? Timings.conflictRetryMillis);
         this.metrics?.reconcileTotal.inc({ kind, result: "conflict" });
         log.debug({}, "conflict; retrying with a fresh copy");
       } else {

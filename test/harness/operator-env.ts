@@ -30,9 +30,14 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   provisionSeconds?: number; token?: string; emulatorConfig?: EmulatorConfigInput; poll?: { pendingMillis?: number; readyMillis?: number };
   /** Another env's emulator (one Linode account, two operators); it is left running on stop. */
   reuseEmulator?: RunningEmulator;
+  /** The database response shape the emulator serves (the spec's, or today's real API). */
+  platform?: "legacy" | "current";
 } = {}): Promise<OperatorEnv> {
   await installCrds(cluster);
-  const emulator = opts.reuseEmulator ?? await startEmulator({ port: 0, tokens: [TOKEN], provisionSeconds: opts.provisionSeconds ?? 0.3, ...(opts.emulatorConfig !== undefined ? { config: opts.emulatorConfig } : {}) });
+  const emulator = opts.reuseEmulator ?? await startEmulator({
+    port: 0, tokens: [TOKEN], provisionSeconds: opts.provisionSeconds ?? 0.3, platform: opts.platform ?? "legacy",
+    ...(opts.emulatorConfig !== undefined ? { config: opts.emulatorConfig } : {}),
+  });
   const deps = runtimeDeps(cluster.adminKubeconfig);
   const registry = new Registry();
   const operatorLinode = new LinodeClient({ token: opts.token ?? TOKEN, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } });

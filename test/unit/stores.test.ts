@@ -21,7 +21,21 @@ function setup(): { kube: MemoryKube; pool: InformerPool } {
   return { kube, pool };
 }
 
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 10));
+/** Retries an assertion until it holds (events arrive asynchronously, later on a busy machine). */
+async function eventually(assertion: () => void, timeoutMillis = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMillis;
+  for (;;) {
+    try {
+      assertion();
+      return;
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+}
+/** Lets whatever is already on its way arrive (for checks that nothing more happens). */
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50));
 const secret = (name: string, labels: Record<string, string>): { type: string; metadata: { name: string; namespace: string; labels: Record<string, string> }; data: Record<string, string> } =>
   ({ type: "Opaque", metadata: { name, namespace: ns, labels }, data: {} });
 
@@ -43,12 +57,12 @@ describe("shared stores and indexes", () => {
     expect(store.byIndex("team", "red").map((o) => o.metadata.name)).toEqual(["s1"]);
     await kube.applySecret(secret("s2", { team: "red" }));
     await kube.applySecret(secret("s1", { team: "blue" }));
-    await settle();
-    expect(store.byIndex("team", "red").map((o) => o.metadata.name)).toEqual(["s2"]);
-    expect(store.byIndex("team", "blue").map((o) => o.metadata.name)).toEqual(["s1"]);
+    await eventually(() => {
+      expect(store.byIndex("team", "red").map((o) => o.metadata.name)).toEqual(["s2"]);
+      expect(store.byIndex("team", "blue").map((o) => o.metadata.name)).toEqual(["s1"]);
+    });
     await kube.deleteSecret({ namespace: ns, name: "s1" });
-    await settle();
-    expect(store.byIndex("team", "blue")).toEqual([]);
+    await eventually(() => { expect(store.byIndex("team", "blue")).toEqual([]); });
   });
 
   it("a watch maps both the old and the new state of a changed object", async () => {
@@ -58,11 +72,9 @@ describe("shared stores and indexes", () => {
       (t) => ("kind" in t ? pool.store(t.kind) : pool.store(secretsType, t.secrets)), (key) => woken.push(key));
     await pool.startAndSync();
     await kube.applySecret(secret("s", { owner: "a" }));
-    await settle();
-    expect(woken).toEqual([`${ns}/a`]);
+    await eventually(() => { expect(woken).toEqual([`${ns}/a`]); });
     await kube.applySecret(secret("s", { owner: "b" }));
-    await settle();
-    expect(woken.slice(1).sort()).toEqual([`${ns}/a`, `${ns}/b`]);
+    await eventually(() => { expect(woken.slice(1).sort()).toEqual([`${ns}/a`, `${ns}/b`]); });
   });
 
   it("references: a referenced object's change wakes exactly its referrers, and a moved reference is followed", async () => {
@@ -79,15 +91,13 @@ describe("shared stores and indexes", () => {
     expect(self.byIndex(referrersIndex("tls"), `${ns}/cert-a`).map((o) => o.metadata.name)).toEqual(["web"]);
 
     await kube.applySecret(secret("cert-a", {}));
-    await settle();
-    expect(woken).toEqual([`${ns}/web`]);
+    await eventually(() => { expect(woken).toEqual([`${ns}/web`]); });
 
     await kube.mergePatchCustom(gadgetType, { namespace: ns, name: "web" }, { spec: { tls: "cert-b" } });
-    await settle();
+    await eventually(() => { expect(self.byIndex(referrersIndex("tls"), `${ns}/cert-b`).map((o) => o.metadata.name).sort()).toEqual(["api", "web"]); });
     woken.length = 0;
     await kube.applySecret(secret("cert-b", {}));
-    await settle();
-    expect(woken.sort()).toEqual([`${ns}/api`, `${ns}/web`]);
+    await eventually(() => { expect(woken.sort()).toEqual([`${ns}/api`, `${ns}/web`]); });
     woken.length = 0;
     await kube.applySecret(secret("cert-a", { touched: "yes" }));
     await settle();

@@ -59,15 +59,23 @@ function commitType(value: unknown): string {
   return typeof value === "string" ? value : "local";
 }
 
+/** The full version the current platform reports for a major version it was created with (facts §3: `8` → `8.0.35`). */
+const FULL_VERSIONS: Record<string, string> = {
+  "mysql/8": "8.0.35", "postgresql/13": "13.16", "postgresql/14": "14.13", "postgresql/15": "15.8", "postgresql/16": "16.4", "postgresql/17": "17.2",
+};
+
 export function createRecord(ctx: EmulatorContext, engine: DbEngine, input: CreateInput, owner?: string): DatabaseRecord {
   const now = ctx.clock.now();
   const id = nextId(ctx.state, "database");
   const size = input.cluster_size ?? 1;
   const type = findDatabaseType(input.type);
-  const version = ENGINES.find((e) => e.id === input.engine)?.version ?? input.engine.split("/")[1] ?? "";
+  const current = ctx.platform === "current";
+  const major = ENGINES.find((e) => e.id === input.engine)?.version ?? input.engine.split("/")[1] ?? "";
+  const version = current ? (FULL_VERSIONS[input.engine] ?? major) : major;
   const updates: Updates = {
     frequency: "weekly",
-    duration: 3,
+    // The current platform picks a 4-hour window (recorded), the spec documents 1..3.
+    duration: current ? 4 : 3,
     hour_of_day: ctx.random.int(0, 23),
     day_of_week: ctx.random.int(1, 7),
     week_of_month: null,
@@ -80,12 +88,13 @@ export function createRecord(ctx: EmulatorContext, engine: DbEngine, input: Crea
     region: input.region,
     type: input.type,
     cluster_size: size,
-    encrypted: input.encrypted ?? false,
-    ssl_connection: input.ssl_connection ?? true,
+    // The current platform encrypts and requires TLS whether asked or not (recorded).
+    encrypted: current ? true : input.encrypted ?? false,
+    ssl_connection: current ? true : input.ssl_connection ?? true,
     allow_list: normalizeAllowList(input.allow_list ?? []),
     replication_type: input.replication_type ?? (size === 1 ? "none" : engine === "mysql" ? "semi_synch" : "asynch"),
     replication_commit_type: engine === "postgresql" ? commitType(input.replication_commit_type) : null,
-    port: engine === "mysql" ? 3306 : 5432,
+    port: current ? ctx.random.int(10_000, 30_000) : engine === "mysql" ? 3306 : 5432,
     hostTag: ctx.random.int(10_000, 99_999),
     memberBase: ctx.random.int(0, 500),
     status: "provisioning",

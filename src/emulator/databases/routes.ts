@@ -66,7 +66,7 @@ function engineRoutes(engine: DbEngine): Route[] {
   return [
     {
       method: "GET", template: base, area: "databases", level: "read_only",
-      handler: (req) => list(req, visibleDatabases(req, engine), DB_FILTERS, renderDatabase),
+      handler: (req) => list(req, visibleDatabases(req, engine), DB_FILTERS, (db) => renderDatabase(db, req.ctx.platform)),
     },
     {
       method: "POST", template: base, area: "databases", level: "read_write",
@@ -76,12 +76,12 @@ function engineRoutes(engine: DbEngine): Route[] {
         checkCreate(req.ctx, engine, input);
         const db = createRecord(req.ctx, engine, input, req.principal.user.username);
         grantCreated(req.principal, "database", db.id);
-        return { body: renderDatabase(db) };
+        return { body: renderDatabase(db, req.ctx.platform) };
       },
     },
     {
       method: "GET", template: one, area: "databases", level: "read_only",
-      handler: (req) => ({ body: renderDatabase(load(req, engine, "read_only")) }),
+      handler: (req) => ({ body: renderDatabase(load(req, engine, "read_only"), req.ctx.platform) }),
     },
     {
       method: "PUT", template: one, area: "databases", level: "read_write",
@@ -100,7 +100,10 @@ function engineRoutes(engine: DbEngine): Route[] {
           if (u.duration != null) updates.duration = u.duration;
           if (u.hour_of_day != null) updates.hour_of_day = u.hour_of_day;
           if (u.day_of_week != null) updates.day_of_week = u.day_of_week;
-          if (u.week_of_month !== undefined) updates.week_of_month = u.week_of_month;
+          if (u.week_of_month !== undefined && req.ctx.platform === "legacy") updates.week_of_month = u.week_of_month;
+          if (req.ctx.platform === "current" && updates.frequency !== "weekly") {
+            throw badRequest("frequency must be weekly", "updates.frequency");
+          }
           if (updates.frequency === "weekly") updates.week_of_month = null;
           else if (updates.week_of_month === null) {
             throw badRequest("week_of_month is required when frequency is monthly", "updates.week_of_month");
@@ -121,7 +124,7 @@ function engineRoutes(engine: DbEngine): Route[] {
         }
         db.updated = req.ctx.clock.now();
         if (busy) begin(req.ctx, db, "updating", "active");
-        return { body: renderDatabase(db) };
+        return { body: renderDatabase(db, req.ctx.platform) };
       },
     },
     {
@@ -273,7 +276,7 @@ export function databaseRoutes(): Route[] {
     },
     {
       method: "GET", template: "/databases/instances", area: "databases", level: "read_only",
-      handler: (req) => list(req, visibleDatabases(req, null), DB_FILTERS, renderReduced),
+      handler: (req) => list(req, visibleDatabases(req, null), DB_FILTERS, (db) => renderReduced(db, req.ctx.platform)),
     },
     ...engineRoutes("mysql"),
     ...engineRoutes("postgresql"),

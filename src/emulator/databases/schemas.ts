@@ -8,7 +8,7 @@ export const PG_REPLICATION = ["none", "asynch"] as const;
 export const PG_COMMIT = ["on", "local", "remote_write", "remote_apply", "off"] as const;
 
 const allowListEntry = z.string().refine((v) => normalizeCidr(v) !== null, {
-  error: "Must be a valid IPv4 address or CIDR range",
+  error: "Must be a valid IP address or CIDR range",
 });
 
 export const allowListSchema = z.array(allowListEntry, { error: "Must be an array of IP addresses or CIDR ranges" });

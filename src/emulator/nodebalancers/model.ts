@@ -4,7 +4,7 @@
 import { findRegion } from "../catalog.ts";
 import type { EmulatorContext } from "../context.ts";
 import { ApiError, badRequest, type ApiErrorItem } from "../errors.ts";
-import { documentationIPv4, documentationIPv6, isLinodePrivate, parseIPv4 } from "../ip.ts";
+import { documentationIPv4, documentationIPv6, isPrivateIPv4, parseIPv4 } from "../ip.ts";
 import { nextId, type ConfigRecord, type NodeBalancerRecord, type NodeRecord } from "../store.ts";
 import type { ConfigInput } from "./schemas.ts";
 import { inspectCertificate, unescapePem } from "./tls.ts";
@@ -14,7 +14,7 @@ export function checkAddress(address: string, field: string): void {
   const ip = m?.[1] === undefined ? null : parseIPv4(m[1]);
   const port = Number(m?.[2] ?? 0);
   if (ip === null || port < 1 || port > 65535) throw badRequest("Must be a private IPv4 address and a port, e.g. 192.168.210.120:80", field);
-  if (!isLinodePrivate(ip)) throw badRequest("Must be a private IP address (192.168.128.0/17)", field);
+  if (!isPrivateIPv4(ip)) throw badRequest("Must be a private IP address (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)", field);
 }
 
 export function nbLabelTaken(ctx: EmulatorContext, label: string, exceptId?: number): boolean {
@@ -91,7 +91,26 @@ export function makeNode(ctx: EmulatorContext, config: ConfigRecord, input: Node
     weight: input.weight ?? 50,
     mode: input.mode ?? "accept",
     status: "unknown",
+    checkFrom: ctx.clock.now(),
+    forced: false,
   };
+}
+
+/** A node whose address changed is unknown again until its next check. */
+export function recheck(ctx: EmulatorContext, n: NodeRecord): void {
+  if (n.forced === true) return;
+  n.status = "unknown";
+  n.checkFrom = ctx.clock.now();
+}
+
+/** Settles the health checks due by now (lazily, against the emulated clock, as databases settle). */
+export function settleChecks(ctx: EmulatorContext, nb: NodeBalancerRecord): void {
+  const now = ctx.clock.now();
+  for (const c of Object.values(nb.configs)) {
+    for (const n of Object.values(c.nodes)) {
+      if (n.forced !== true && n.status === "unknown" && now >= (n.checkFrom ?? 0) + c.check_interval * 1000) n.status = "UP";
+    }
+  }
 }
 
 export function newNodeBalancer(ctx: EmulatorContext, region: string, owner?: string): NodeBalancerRecord {

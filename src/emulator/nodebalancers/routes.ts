@@ -9,7 +9,7 @@ import { intParam } from "../router.ts";
 import { nextId, type ConfigRecord, type NodeBalancerRecord, type NodeRecord } from "../store.ts";
 import { parseBody } from "../validation.ts";
 import {
-  applyConfig, checkAddress, checkRegion, defaultConfig, findNodeBalancer, makeNode, nbLabelTaken, newNodeBalancer,
+  applyConfig, checkAddress, checkRegion, defaultConfig, findNodeBalancer, makeNode, nbLabelTaken, newNodeBalancer, recheck, settleChecks,
 } from "./model.ts";
 import { renderConfig, renderFirewall, renderNode, renderNodeBalancer, renderStats } from "./render.ts";
 import {
@@ -41,6 +41,7 @@ function statsReady(req: RequestContext, nb: NodeBalancerRecord): boolean {
 function load(req: RequestContext, level: "read_only" | "read_write"): NodeBalancerRecord {
   const nb = findNodeBalancer(req.ctx, intParam(req.params, "nodeBalancerId"));
   requireEntity(req.principal, "nodebalancer", nb.id, level);
+  settleChecks(req.ctx, nb);
   return nb;
 }
 
@@ -207,7 +208,9 @@ export function nodeBalancerRoutes(): Route[] {
             const existing = c.nodes[String(n.id)];
             if (existing === undefined) throw badRequest("Node not found in this config", `${prefix}id`);
             checkAddress(n.address, `${prefix}address`);
-            rebuilt[String(n.id)] = { ...existing, address: n.address, label: n.label, weight: n.weight ?? existing.weight, mode: n.mode ?? existing.mode };
+            const kept = { ...existing, address: n.address, label: n.label, weight: n.weight ?? existing.weight, mode: n.mode ?? existing.mode };
+            if (n.address !== existing.address) recheck(req.ctx, kept);
+            rebuilt[String(n.id)] = kept;
           } else {
             const made = makeNode(req.ctx, c, n, prefix);
             rebuilt[String(made.id)] = made;
@@ -244,7 +247,10 @@ export function nodeBalancerRoutes(): Route[] {
         const { nb, node: n } = loadNode(req, "read_write");
         const input = parseBody(nodeUpdateSchema, req.body);
         if (input.address != null) checkAddress(input.address, "address");
-        if (input.address != null) n.address = input.address;
+        if (input.address != null && input.address !== n.address) {
+          n.address = input.address;
+          recheck(req.ctx, n);
+        }
         if (input.label != null) n.label = input.label;
         if (input.weight != null) n.weight = input.weight;
         if (input.mode != null) n.mode = input.mode;

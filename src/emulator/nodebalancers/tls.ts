@@ -1,5 +1,6 @@
 // What the API derives from a submitted certificate: the common name and a fingerprint
-// (SHA-256 of the DER, colon-separated upper-case hex), and the check that the key fits.
+// (spec: "SHA1 fingerprint derived from the certificate": SHA-1 of the DER, colon-separated
+// upper-case hex, as X509Certificate.fingerprint gives it), and the check that the key fits.
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { ApiError, type ApiErrorItem } from "../errors.ts";
 
@@ -32,5 +33,5 @@ export function inspectCertificate(certPem: string, keyPem: string, prefix = "")
   }
   if (errors.length > 0 || cert === null) throw new ApiError(400, errors);
   const cn = /(?:^|\n)CN=([^\n]*)/.exec(cert.subject)?.[1] ?? "";
-  return { commonName: cn, fingerprint: cert.fingerprint256 };
+  return { commonName: cn, fingerprint: cert.fingerprint };
 }

@@ -16,7 +16,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
+	"crypto/sha1"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -452,7 +452,8 @@ func selfSigned(t *testing.T, cn string) (certPEM, keyPEM string, fingerprint st
 	}
 	der := try(x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)).must(t, "certificate")
 	keyDER := try(x509.MarshalPKCS8PrivateKey(key)).must(t, "marshal key")
-	sum := sha256.Sum256(der)
+	// The spec: ssl_fingerprint is the "SHA1 fingerprint derived from the certificate".
+	sum := sha1.Sum(der)
 	parts := make([]string, len(sum))
 	for i, b := range sum {
 		parts[i] = fmt.Sprintf("%02X", b)
@@ -566,10 +567,12 @@ func TestNodeBalancers(t *testing.T) {
 	eq(t, "updated mode", updNode.Mode, linodego.ModeDrain)
 	eq(t, "updated node label", updNode.Label, "sdk-node-a2")
 	nodeB := try(c.CreateNodeBalancerNode(ctx, nb.ID, httpCfg.ID, linodego.NodeBalancerNodeCreateOptions{
-		Address: "192.168.210.11:80", Label: "sdk-node-b",
+		Address: "10.0.0.5:80", Label: "sdk-node-b", // any RFC 1918 address (a VPC), not only 192.168.128.0/17
 	})).must(t, "CreateNodeBalancerNode b")
 	nodes := try(c.ListNodeBalancerNodes(ctx, nb.ID, httpCfg.ID, nil)).must(t, "ListNodeBalancerNodes")
 	eq(t, "node count", len(nodes), 2)
+	vpcNode := try(c.UpdateNodeBalancerNode(ctx, nb.ID, httpCfg.ID, nodeB.ID, linodego.NodeBalancerNodeUpdateOptions{Address: "172.16.4.9:80"})).must(t, "UpdateNodeBalancerNode to 172.16.x")
+	eq(t, "updated node address", vpcNode.Address, "172.16.4.9:80")
 	ok(t, "DeleteNodeBalancerNode", c.DeleteNodeBalancerNode(ctx, nb.ID, httpCfg.ID, nodeB.ID))
 	_, err := c.GetNodeBalancerNode(ctx, nb.ID, httpCfg.ID, nodeB.ID)
 	expectNotFound(t, "deleted node", err)
@@ -579,7 +582,7 @@ func TestNodeBalancers(t *testing.T) {
 		Port: 8080, Protocol: linodego.ProtocolTCP, CheckInterval: 20, CheckTimeout: 10,
 		Nodes: []linodego.NodeBalancerConfigRebuildNodeOptions{
 			{ID: node.ID, NodeBalancerNodeCreateOptions: linodego.NodeBalancerNodeCreateOptions{Address: "192.168.210.12:8080", Label: "sdk-node-a3", Weight: 10}},
-			{NodeBalancerNodeCreateOptions: linodego.NodeBalancerNodeCreateOptions{Address: "192.168.210.13:8080", Label: "sdk-node-c"}},
+			{NodeBalancerNodeCreateOptions: linodego.NodeBalancerNodeCreateOptions{Address: "192.168.10.5:8080", Label: "sdk-node-c"}},
 		},
 	})).must(t, "RebuildNodeBalancerConfig")
 	eq(t, "rebuilt config id", rebuilt.ID, httpCfg.ID)
