@@ -23,16 +23,17 @@ export const nodeBalancerNodeSchema = z.object({
   }),
   // No minLength: a too-short address gets the CEL rule's clearer message.
   address: z.string().max(21).meta({
-    description: "Private IPv4 address (Linode's private network, 192.168.128.0/17) and port of the backend, e.g. 192.168.210.120:80. Unique within the config.",
+    description: "Private IPv4 address (RFC 1918: Linode's private network 192.168.128.0/17, or a VPC's) and port of the backend, e.g. 192.168.210.120:80. Unique within the config.",
     "x-kubernetes-validations": [
       {
         rule: `self.matches('^[0-9.]+:[0-9]{1,5}$') && isIP(${host}) && ip(${host}).family() == 4 && int(self.split(':')[1]) >= 1 && int(self.split(':')[1]) <= 65535`,
         message: "address must be an IPv4 address and a port 1..65535, e.g. 192.168.210.120:80",
       },
       {
-        // The API (and the emulator) accept only Linode's private network, not any RFC 1918 range.
-        rule: `!isIP(${host}) || cidr('192.168.128.0/17').containsIP(${host})`,
-        message: "address must be a private IPv4 address in Linode's private network 192.168.128.0/17",
+        // The spec says "Private IP address of the backend"; the real API takes Linode's private
+        // network and VPC addresses alike, and so does the emulator: any RFC 1918 address.
+        rule: `!isIP(${host}) || cidr('10.0.0.0/8').containsIP(${host}) || cidr('172.16.0.0/12').containsIP(${host}) || cidr('192.168.0.0/16').containsIP(${host})`,
+        message: "address must be a private IPv4 address (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)",
       },
     ],
   }),

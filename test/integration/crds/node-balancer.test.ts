@@ -67,9 +67,9 @@ describe("NodeBalancer CRD", () => {
       ["address with a bad octet", nd({ address: "192.168.210.300:80" }), ["IPv4 address and a port 1..65535"]],
       ["address as a host name", nd({ address: "backend.local:80" }), ["IPv4 address and a port 1..65535"]],
       ["IPv6 address", nd({ address: "[fd00::1]:80" }), ["IPv4 address and a port 1..65535"]],
-      ["public address", nd({ address: "203.0.113.10:80" }), ["spec.configs[0].nodes[0].address", "must be a private IPv4 address in Linode's private network 192.168.128.0/17"]],
-      ["RFC 1918 address outside Linode's private network", nd({ address: "10.0.0.1:80" }), ["192.168.128.0/17"]],
-      ["the lower half of 192.168.0.0/16", nd({ address: "192.168.127.255:80" }), ["192.168.128.0/17"]],
+      ["public address", nd({ address: "203.0.113.10:80" }), ["spec.configs[0].nodes[0].address", "must be a private IPv4 address (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)"]],
+      ["just above 172.16.0.0/12", nd({ address: "172.32.0.1:80" }), ["must be a private IPv4 address"]],
+      ["just below 10.0.0.0/8", nd({ address: "9.255.255.255:80" }), ["must be a private IPv4 address"]],
       ["empty address", nd({ address: "" }), ["IPv4 address and a port 1..65535"]],
             ["duplicate backend address", cfg({ nodes: [node, { ...node, label: "web-2" }] }), ["spec.configs[0].nodes[1]: Duplicate value"]],
       ["weight 0", nd({ weight: 0 }), ["spec.configs[0].nodes[0].weight", "greater than or equal to 1"]],
@@ -97,6 +97,8 @@ describe("NodeBalancer CRD", () => {
           { port: 443, protocol: "https", tlsSecretRef: { name: "web-tls" }, nodes: [{ label: "web-1", address: "192.168.255.255:443", weight: 1, mode: "drain" }] },
           { port: 5432, protocol: "tcp", proxyProtocol: "v2", algorithm: "source", check: "connection", checkInterval: 2, checkTimeout: 1, nodes: [{ label: "pg-1", address: "192.168.200.1:5432", mode: "reject" }, { label: "pg-1", address: "192.168.201.1:5432", mode: "accept" }] },
           { port: 65535, protocol: "tcp", proxyProtocol: "v1", nodes: [{ label: "max", address: "192.168.128.1:65535" }, { label: "min", address: "192.168.128.1:1" }] },
+          // Any RFC 1918 address, as the spec ("Private IP address") and the real API (VPCs) allow.
+          { port: 8443, protocol: "tcp", nodes: [{ label: "vpc-a", address: "10.0.0.5:80" }, { label: "vpc-b", address: "172.16.0.9:80" }, { label: "vpc-c", address: "192.168.10.5:80" }] },
         ],
       }],
     ];
