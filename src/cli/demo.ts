@@ -1,7 +1,8 @@
 // `linode-operator demo`: the whole product on one machine, offline. Starts the Linode API
 // emulator and a local Kubernetes control plane (or uses the current kubectl context),
-// installs the CRDs, runs the operator, applies the example ManagedDatabases and shows them
-// becoming Ready, then the connection Secrets' keys and how to read them. Ctrl-C cleans up.
+// installs the CRDs, runs the operator, applies the example ManagedDatabases and
+// DatabaseSnapshots and shows them becoming Ready, then the connection Secrets' keys and how
+// to read them. Ctrl-C cleans up.
 import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -18,13 +19,15 @@ import { operatorConfigSchema } from "../config/operator-config.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { assembleOperator } from "./assemble-operator.ts";
 import type { ManagedObject } from "../runtime/managed.ts";
+import { databaseSnapshotType } from "../resources/database-snapshot/index.ts";
 import { managedDatabaseType } from "../resources/managed-database/index.ts";
 import type { ManagedDatabaseStatus } from "../resources/managed-database/schema.ts";
 
 const HELP = `Usage: linode-operator demo [options]
 
 Runs the Linode API emulator, a local Kubernetes control plane and the operator, applies the
-example ManagedDatabases and shows them becoming Ready. Nothing leaves this machine.
+example ManagedDatabases and DatabaseSnapshots and shows them becoming Ready. Nothing leaves
+this machine.
 
   --use-current-context   use your current kubectl context (e.g. a kind cluster) instead of a
                           local control plane; only the emulator and the operator run locally
@@ -101,27 +104,32 @@ export async function main(argv: string[]): Promise<number> {
     cleanups.push(() => operator.stop());
     say(`✓ operator running (logs: ${logFile})`);
 
-    const manifests = await exampleDatabases(examplesDir);
-    if (manifests.length === 0) throw new Error(`no ManagedDatabase manifests in ${examplesDir}`);
+    const manifests = await exampleManifests(examplesDir);
+    const databases = manifests.filter((m) => m.kind === "ManagedDatabase");
+    const snapshots = manifests.filter((m) => m.kind === "DatabaseSnapshot");
+    if (databases.length === 0) throw new Error(`no ManagedDatabase manifests in ${examplesDir}`);
     const apply = await kubectl(["-n", namespace, "apply", "-f", "-"], manifests.map((m) => JSON.stringify(m)).join("\n"));
     if (apply.code !== 0) throw new Error(`kubectl apply failed: ${apply.stderr}`);
-    say(`✓ applied ${manifests.map((m) => `managedDatabase/${m.metadata.name}`).join(", ")} in namespace ${namespace}\n`);
+    say(`✓ applied ${manifests.map((m) => `${m.kind.charAt(0).toLowerCase()}${m.kind.slice(1)}/${m.metadata.name}`).join(", ")} in namespace ${namespace}\n`);
 
     const started = Date.now();
     let lastTable = "";
     let ready = false;
+    const isReady = (o: ManagedObject): boolean => o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
     while (!state.interrupted && !ready) {
-      const list = await kube.list<ManagedObject>(managedDatabaseType, { namespace });
-      const table = render(list.items);
+      const dbs = (await kube.list<ManagedObject>(managedDatabaseType, { namespace })).items;
+      const snaps = (await kube.list<ManagedObject>(databaseSnapshotType, { namespace })).items;
+      const table = `${render(dbs)}${snaps.length > 0 ? `\n\n${renderSnapshots(snaps)}` : ""}`;
       if (table !== lastTable) {
         say(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s]\n${table}\n`);
         lastTable = table;
       }
-      ready = list.items.length === manifests.length && list.items.every((o) => o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+      ready = dbs.length === databases.length && snaps.length === snapshots.length && [...dbs, ...snaps].every(isReady);
       if (!ready) await new Promise((r) => setTimeout(r, 1_000));
     }
     if (ready) {
-      say(`All ${manifests.length} databases are Ready after ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
+      const snapshotsSaid = snapshots.length > 0 ? ` and ${String(snapshots.length)} snapshot${snapshots.length === 1 ? "" : "s"}` : "";
+      say(`All ${String(databases.length)} databases${snapshotsSaid} are Ready after ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
       const list = await kube.list<ManagedObject>(managedDatabaseType, { namespace });
       for (const o of list.items) {
         const secretName = (o.status as ManagedDatabaseStatus | undefined)?.connectionSecretName ?? "";
@@ -163,14 +171,14 @@ How to use it:
 
 interface Manifest { kind: string; metadata: { name: string; namespace?: string } }
 
-async function exampleDatabases(dir: string): Promise<Manifest[]> {
+async function exampleManifests(dir: string): Promise<Manifest[]> {
   if (!existsSync(dir)) return [];
   const files = (await readdir(dir)).filter((f) => f.endsWith(".yaml") || f.endsWith(".yml")).sort();
   const out: Manifest[] = [];
   for (const f of files) {
     for (const doc of parseAllDocuments(await readFile(join(dir, f), "utf8"))) {
       const m = doc.toJSON() as Manifest | null;
-      if (m?.kind === "ManagedDatabase") {
+      if (m?.kind === "ManagedDatabase" || m?.kind === "DatabaseSnapshot") {
         delete m.metadata.namespace;
         out.push(m);
       }
@@ -187,6 +195,20 @@ function render(items: ManagedObject[]): string {
     const cond = (t: string): string => st?.conditions?.find((c) => c.type === t)?.status ?? "";
     rows.push([o.metadata.name, spec.engine ?? "", st?.version ?? spec.version ?? "", st?.status ?? "pending", cond("Ready"), cond("Synced"), st?.connectionSecretName ?? ""]);
   }
+  return table(rows);
+}
+
+function renderSnapshots(items: ManagedObject[]): string {
+  const rows = [["SNAPSHOT", "DATABASE", "PHASE", "READY", "BACKUP"]];
+  for (const o of items) {
+    const st = o.status as { phase?: string; backupId?: number; conditions?: { type: string; status: string; reason: string }[] } | undefined;
+    const ready = st?.conditions?.find((c) => c.type === "Ready");
+    rows.push([o.metadata.name, (o.spec as { databaseRef?: { name?: string } }).databaseRef?.name ?? "", st?.phase ?? "Pending", ready === undefined ? "" : `${ready.status}${ready.status === "True" ? "" : ` (${ready.reason})`}`, st?.backupId !== undefined ? String(st.backupId) : ""]);
+  }
+  return table(rows);
+}
+
+function table(rows: string[][]): string {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("   ").trimEnd()).join("\n");
 }

@@ -69,9 +69,11 @@ export const kindDefinitions: KindDefinition[] = [
     status: databaseSnapshotStatusSchema,
     printerColumns: [
       { name: "Database", type: "string", jsonPath: ".spec.databaseRef.name" },
+      { name: "Label", type: "string", jsonPath: ".status.label" },
       { name: "Phase", type: "string", jsonPath: ".status.phase" },
       ready,
-      { name: "Backup ID", type: "integer", jsonPath: ".status.backupId", priority: 1 },
+      { name: "Backup ID", type: "integer", jsonPath: ".status.backupId" },
+      { name: "Reason", type: "string", jsonPath: ".status.conditions[?(@.type==\"Ready\")].reason", priority: 1 },
       { name: "Created", type: "string", jsonPath: ".status.created", priority: 1 },
       age,
     ],

@@ -14,7 +14,9 @@ export class KubeApiError extends Error {
 /** Turns whatever client-node threw into a KubeApiError when it carries an HTTP status. */
 export function toKubeError(err: unknown): unknown {
   if (err instanceof KubeApiError) return err;
-  const e = err as { code?: unknown; body?: unknown; message?: unknown };
+  // client-node's Watch reports a refused watch as an Error with `statusCode` (and no body).
+  const raw = err as { code?: unknown; statusCode?: unknown; body?: unknown; message?: unknown };
+  const e = typeof raw.code !== "number" && typeof raw.statusCode === "number" ? { ...raw, code: raw.statusCode, message: raw.message } : raw;
   if (typeof e.code !== "number") return err;
   let reason = "";
   let message = typeof e.message === "string" ? e.message : `HTTP ${e.code}`;
@@ -31,6 +33,7 @@ export function toKubeError(err: unknown): unknown {
 export const isNotFound = (err: unknown): boolean => err instanceof KubeApiError && err.code === 404;
 export const isConflict = (err: unknown): boolean => err instanceof KubeApiError && err.code === 409;
 export const isGone = (err: unknown): boolean => err instanceof KubeApiError && err.code === 410;
+export const isTooManyRequests = (err: unknown): boolean => err instanceof KubeApiError && err.code === 429;
 
 export async function kubeCall<T>(fn: () => Promise<T>): Promise<T> {
   try {

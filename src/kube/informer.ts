@@ -5,7 +5,7 @@
 // own ListWatch stops on most errors and has no watchdog (research/client-node-guide.md §4).
 // Several handlers may share one informer, and indexes (client-go's Indexers) answer "which
 // cached objects have this value" without a scan.
-import { KubeApiError, isGone, toKubeError } from "./errors.ts";
+import { KubeApiError, isGone, isTooManyRequests, toKubeError } from "./errors.ts";
 import { collectionPath, objectKey, type KubeApi, type KubeObject, type ListPage, type ResourceType } from "./types.ts";
 
 export type InformerEvent = "add" | "update" | "delete";
@@ -37,6 +37,7 @@ export function resourceSource<T extends KubeObject>(kube: Pick<KubeApi, "list">
 
 export interface InformerLogger {
   debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
 }
 
@@ -162,7 +163,13 @@ export class Informer<T extends KubeObject> {
         }
         failures++;
         const delay = Math.min(this.opts.backoffMaxMillis, this.opts.backoffBaseMillis * 2 ** (failures - 1)) * (0.8 + 0.4 * Math.random());
-        this.opts.logger?.warn({ informer: this.source.name, err: describe(err), retryInMillis: Math.round(delay) }, "watch failed; reconnecting");
+        if (isTooManyRequests(err) && failures <= 5) {
+          // The apiserver refuses watches with 429 while its watch cache for the resource initializes
+          // (KEP-4568; e.g. a CRD installed just before): expected, retried, not a failure to warn about.
+          this.opts.logger?.info({ informer: this.source.name, retryInMillis: Math.round(delay) }, "watch deferred by the API server (429, its cache is initializing); retrying");
+        } else {
+          this.opts.logger?.warn({ informer: this.source.name, err: describe(err), retryInMillis: Math.round(delay) }, "watch failed; reconnecting");
+        }
         this.opts.onRestart?.("error");
         await this.sleep(delay);
       }

@@ -9,11 +9,13 @@ import type { EventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { KindModule } from "../runtime/managed.ts";
 import { InformerPool } from "../runtime/stores.ts";
+import { databaseSnapshotKind } from "./database-snapshot/index.ts";
 import { managedDatabaseKind } from "./managed-database/index.ts";
 import type { ResourceDeps } from "./shared/deps.ts";
 
 export const kinds: KindModule<ResourceDeps>[] = [
   managedDatabaseKind,
+  databaseSnapshotKind,
 ];
 
 export interface OperatorDeps {

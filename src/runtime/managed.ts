@@ -73,7 +73,21 @@ export interface Observed<Ext, Status> {
   pollMillis?: number;
 }
 
-export type Observation<Ext, Status> = { exists: false } | Observed<Ext, Status>;
+/**
+ * Nothing to observe. `gone` says why, when the kind knows (e.g. the database a snapshot
+ * belonged to no longer exists): the condition it reports if the object was recorded.
+ */
+export type Observation<Ext, Status> = { exists: false; gone?: { reason: string; message: string } } | Observed<Ext, Status>;
+
+/** Not now: what a create waits for (an API limit, a busy parent), reported as Ready=False until it clears. */
+export interface Deferral {
+  reason: string;
+  message: string;
+  /** Status fields to show meanwhile (e.g. phase: Waiting). */
+  status?: Record<string, unknown>;
+  /** A look again even if nothing wakes it (default: the ready poll). */
+  retryAfterMillis?: number;
+}
 
 export interface Created {
   /** The new object's id; absent when the API does not say (it is found on the next observe). */
@@ -85,6 +99,10 @@ export interface Created {
 export interface AfterObserve {
   /** Status fields to merge. */
   status?: Record<string, unknown>;
+  /**
+   * What this pass just did took the cloud object out of service (e.g. a restore): Ready says so,
+   * and the connection Secret is left as it is until an observation after it.
+   */
   notReady?: { reason: string; message: string };
   /** Something the spec asks for cannot be done (e.g. a request whose outcome is unknown). */
   notSynced?: { reason: string; message: string };
@@ -94,6 +112,11 @@ export interface AfterObserve {
 
 export interface ExternalClient<Spec, Ext, Status> {
   observe(m: Managed<Spec>, signal: AbortSignal): Promise<Observation<Ext, Status>>;
+  /**
+   * Asked before a create is announced and sent: a Deferral waits (the API's limits are a
+   * queue, not a failure: nothing is sent to find out); undefined goes ahead.
+   */
+  readyToCreate?(m: Managed<Spec>, signal: AbortSignal): Promise<Deferral | undefined>;
   create(m: Managed<Spec>, signal: AbortSignal): Promise<Created>;
   update(m: Managed<Spec>, observed: Observed<Ext, Status>, signal: AbortSignal): Promise<void>;
   /** Resolves `gone: true` once the cloud object no longer exists. */

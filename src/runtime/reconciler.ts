@@ -16,7 +16,7 @@ import { getCondition, type ConditionInput } from "./conditions.ts";
 import type { ConnectionSecrets } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
-import type { AnyManagedKind, Managed, ManagedObject, Observed } from "./managed.ts";
+import type { AnyManagedKind, Deferral, Managed, ManagedObject, Observed } from "./managed.ts";
 import { ConditionReasons as R, EventActions, EventReasons } from "./reasons.ts";
 import type { References } from "./references.ts";
 import { StatusWriter } from "./status-writer.ts";
@@ -56,9 +56,14 @@ interface Pass {
 
 const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 
+/** Whether a failed call got an answer from the API (an HTTP status), so it did not vanish in flight. */
+const answered = (err: unknown): boolean => typeof (err as { status?: unknown } | null)?.status === "number";
+
 export class ManagedReconciler {
   private readonly kind: AnyManagedKind;
   private readonly deps: ReconcilerDeps;
+  /** Keys whose last create this process sent got an answer (an error): nothing of it can still be in flight. */
+  private readonly answeredCreates = new Set<string>();
 
   constructor(kind: AnyManagedKind, deps: ReconcilerDeps) {
     if (kind.connection !== undefined && deps.connections === undefined) throw new Error(`${kind.type.kind}: a kind with a connection needs a connection publisher`);
@@ -164,7 +169,7 @@ export class ManagedReconciler {
         ], gen);
         return { requeueAfterMillis: this.pollMillis(false) * Timings.observeMissingFactor };
       }
-      if (m.externalId !== undefined && !(await this.recreateRequested(m))) return this.reportGone(m, pass);
+      if (m.externalId !== undefined && !(await this.recreateRequested(m))) return this.reportGone(m, pass, observed.gone);
       return this.create(m, pass, signal);
     }
 
@@ -193,7 +198,8 @@ export class ManagedReconciler {
     if (after?.status !== undefined) status.merge(after.status);
     if (after?.notReady !== undefined) pass.ready = { type: "Ready", status: "False", ...after.notReady };
     if (after?.notSynced !== undefined) synced = { type: "Synced", status: "False", ...after.notSynced };
-    if (this.kind.connection !== undefined) {
+    // The observation predates what afterObserve just did; publishing from it could read what is no longer there.
+    if (this.kind.connection !== undefined && after?.notReady === undefined) {
       const published = await this.publishConnection(m, observed, status, signal);
       if (published !== true && pass.ready.status === "True") pass.ready = { type: "Ready", status: "False", ...published };
     }
@@ -205,15 +211,30 @@ export class ManagedReconciler {
   }
 
   private async create(m: M, pass: Pass, signal: AbortSignal): Promise<ReconcileResult> {
-    // Announced first: if the response is lost (or the process dies), the next pass knows a
-    // create may have happened and looks for it; without the mark it never adopts anything.
-    if (m.createPending === undefined) await this.markCreatePending(m);
+    const inFlight = this.createMayBeInFlight(m);
+    const deferral = inFlight ?? await this.kind.external.readyToCreate?.(m, signal);
+    if (deferral !== undefined) {
+      pass.status.merge(deferral.status ?? {});
+      await pass.status.write([
+        { type: "Ready", status: "False", reason: deferral.reason, message: deferral.message },
+        { type: "Synced", status: "True", reason: R.ReconcileSuccess },
+      ], pass.generation);
+      // Whatever it waits for usually wakes it (a referenced object changing); this is the backstop.
+      return { requeueAfterMillis: deferral.retryAfterMillis ?? this.pollMillis(true) };
+    }
+    // Announced first, every time: if the response is lost (or the process dies), the next
+    // pass knows a create may have happened and looks for it; without the mark it never adopts
+    // anything, and its time starts the grace period of this attempt.
+    await this.markCreatePending(m);
+    const key = `${m.key.namespace}/${m.key.name}`;
+    this.answeredCreates.delete(key);
     let created;
     try {
       created = await this.kind.external.create(m, signal);
     } catch (err) {
       // The API refused it: nothing was created, so nothing may be looked for or adopted later.
       if (err instanceof TerminalError) await this.clearCreatePending(m).catch(() => undefined);
+      else if (err instanceof RetryAfterError || answered(err)) this.answeredCreates.add(key);
       throw err;
     }
     if (created.externalId !== undefined) await this.recordExternalId(m, created.externalId);
@@ -226,6 +247,22 @@ export class ManagedReconciler {
       { type: "Synced", status: "True", reason: R.ReconcileSuccess },
     ], pass.generation);
     return { requeueAfterMillis: Math.min(this.pollMillis(false), Timings.afterCreateMaxMillis) };
+  }
+
+  /**
+   * A create announced moments ago and not seen yet may still land (its process died mid-call,
+   * or its answer was lost): sending another could make a second object, so wait until it
+   * shows up or the grace period has passed.
+   */
+  private createMayBeInFlight(m: M): Deferral | undefined {
+    if (m.createPending === undefined || this.answeredCreates.has(`${m.key.namespace}/${m.key.name}`)) return undefined;
+    const age = Date.now() - Date.parse(m.createPending);
+    if (!Number.isFinite(age) || age >= Timings.createGraceMillis) return undefined;
+    return {
+      reason: R.Creating,
+      message: `a create sent at ${m.createPending} is not seen yet; it is not sent again before ${String(Math.ceil((Timings.createGraceMillis - age) / 1000))} s have passed`,
+      retryAfterMillis: this.pollMillis(false),
+    };
   }
 
   /** The recorded object is gone: a new recreate token lets it be created again (once), after forgetting the old id. */
@@ -251,14 +288,16 @@ export class ManagedReconciler {
     await m.actions.run({ name: "recreate", token, atMostOnce: false, refused: () => false, perform: () => Promise.resolve({ skipped: "the object existed" }) });
   }
 
-  private async reportGone(m: M, pass: Pass): Promise<ReconcileResult> {
-    const message = `the ${this.kind.type.kind} ${m.externalId ?? ""} this resource manages no longer exists in Linode; it is not replaced by itself: set spec.requests.recreate to a new value to create a new one (with new credentials), or delete this resource`;
+  private async reportGone(m: M, pass: Pass, gone: { reason: string; message: string } | undefined): Promise<ReconcileResult> {
+    const recreate = this.kind.recreateToken !== undefined ? "set spec.requests.recreate to a new value to create a new one, or delete this resource" : "delete this resource";
+    const reason = gone?.reason ?? R.ExternalResourceGone;
+    const message = gone?.message ?? `the ${this.kind.type.kind} ${m.externalId ?? ""} this resource manages no longer exists in Linode; it is not replaced by itself: ${recreate}`;
     const previous = getCondition(m.obj.status?.conditions, "Ready");
     await pass.status.write([
-      { type: "Ready", status: "False", reason: R.ExternalResourceGone, message },
-      { type: "Synced", status: "False", reason: R.ExternalResourceGone, message },
+      { type: "Ready", status: "False", reason, message },
+      { type: "Synced", status: "False", reason, message },
     ], pass.generation);
-    if (previous?.reason !== R.ExternalResourceGone) this.deps.events.warning(m.obj, EventReasons.ExternalResourceGone, EventActions.Reconcile, message);
+    if (previous?.reason !== reason) this.deps.events.warning(m.obj, reason, EventActions.Reconcile, message);
     // Looked at again on the drift cadence, in case it was a passing error of the API.
     return { requeueAfterMillis: this.pollMillis(true) };
   }

@@ -15,6 +15,12 @@ export const Timings = {
   deletePollMillis: 3_000,
   /** First look after a create: no sooner than the pending poll, no later than this. */
   afterCreateMaxMillis: 2_000,
+  /**
+   * A create announced this recently whose object is not to be seen may still be in flight
+   * (sent by a process that died, or whose answer was lost): it is not sent again before this
+   * has passed. Longer than a request can take (the Linode client gives up after 35 s).
+   */
+  createGraceMillis: 60_000,
   /** After an update the observation did not see yet (the object vanished meanwhile). */
   afterUpdateMillis: 1_000,
   /** `managementPolicy: Observe` with nothing to observe: look again this many pending polls later. */

@@ -4,41 +4,24 @@
 // state, Kubernetes writes per hour in steady state, and the operator's peak RSS.
 //   node test/bench/managed-database-scale.ts [N] [steadyMinutes]
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { Agent, fetch } from "undici";
-import { startEmulator } from "../../src/emulator/index.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
 import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
-import { execCapture } from "../harness/cluster.ts";
-import { startControlPlane } from "../harness/control-plane.ts";
-import { crdFiles } from "../harness/crds.ts";
-import { startOperator } from "../harness/operator-process.ts";
+import { startBench } from "./bench-setup.ts";
 
 const n = Number(process.argv[2] ?? 200);
 const steadyMinutes = Number(process.argv[3] ?? 6);
 const say = (s: string): void => { process.stdout.write(`${s}\n`); };
 
-const cp = await startControlPlane({ controllerManager: false });
-const emulator = await startEmulator({ port: 0, tokens: ["bench-token"], provisionSeconds: 5 });
-const operatorProc = { stop: async (): Promise<void> => {} };
+const bench = await startBench({ provisionSeconds: 5 });
+const { cp, emulator } = bench;
 try {
-  const kubectl = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cp.binDir, "kubectl"), ["--kubeconfig", cp.adminKubeconfig, ...args]);
-  const files = await crdFiles();
-  await kubectl(["apply", "--server-side", ...files.flatMap((f) => ["-f", f])]);
-  await kubectl(["wait", "--for=condition=Established", ...files.flatMap((f) => ["-f", f])]);
-  await kubectl(["create", "namespace", "bench"]);
-
-  const op = startOperator(["--concurrency", "8"], {
-    KUBECONFIG: cp.adminKubeconfig, LINODE_TOKEN: "bench-token", LINODE_API_URL: emulator.url,
-    LEADER_ELECT: "false", HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1", LOG_LEVEL: "info",
+  const { proc: op, metricsUrl } = await bench.operator(["--concurrency", "8"], {
     // e.g. OPERATOR_NODE_OPTIONS=--max-old-space-size=128 to see how small a heap suffices.
     ...(process.env.OPERATOR_NODE_OPTIONS !== undefined ? { NODE_OPTIONS: process.env.OPERATOR_NODE_OPTIONS } : {}),
   });
-  operatorProc.stop = async () => { op.child.kill("SIGTERM"); await op.exited; };
-  const started = await op.waitForLog((l) => l.msg === "operator started");
-  const metricsUrl = `http://127.0.0.1:${String(started.metricsPort)}/metrics`;
   const opMetric = async (name: string, filter = ""): Promise<number> => {
     const text = await (await fetch(metricsUrl)).text();
     return text.split("\n").filter((l) => l.startsWith(name) && l.includes(filter) && !l.startsWith("#")).reduce((s, l) => s + Number(l.split(" ").pop()), 0);
@@ -95,7 +78,5 @@ try {
   say(`operator peak RSS: ${status.match(/VmHWM:\s+(\d+) kB/)?.[1] ?? "?"} kB; current RSS ${status.match(/VmRSS:\s+(\d+) kB/)?.[1] ?? "?"} kB`);
   await dispatcher.close();
 } finally {
-  await operatorProc.stop();
-  await emulator.close();
-  await cp.stop();
+  await bench.stop();
 }

@@ -1,11 +1,13 @@
 // An operator stack for integration tests: the Linode API emulator over HTTP, the CRDs on the
-// shared API server, and the ManagedDatabase controller running in-process (so tests can read
-// its metrics), plus a LinodeClient to inspect the emulator as a user would.
+// shared API server, and every kind's controller running in-process over one set of shared
+// caches, as the operator runs them (so tests can read their metrics), plus a LinodeClient to
+// inspect the emulator as a user would.
 import { Registry } from "prom-client";
 import { LinodeClient } from "../../src/linode/index.ts";
 import { startEmulator, type EmulatorConfigInput, type RunningEmulator } from "../../src/emulator/index.ts";
 import { Controller } from "../../src/runtime/controller.ts";
-import { managedDatabaseKind } from "../../src/resources/managed-database/index.ts";
+import { InformerPool } from "../../src/runtime/stores.ts";
+import { kinds } from "../../src/resources/index.ts";
 import type { ResourceDeps } from "../../src/resources/shared/deps.ts";
 import type { TestCluster } from "./cluster.ts";
 import { installCrds } from "./crds.ts";
@@ -16,7 +18,10 @@ export interface OperatorEnv {
   /** A client of the emulator with the operator's token, for assertions. */
   linode: LinodeClient;
   deps: ReturnType<typeof runtimeDeps>;
+  /** The ManagedDatabase controller. */
   controller: Controller<ResourceDeps>;
+  /** Every kind's controller, by kind. */
+  controllers: Record<string, Controller<ResourceDeps>>;
   operatorLinode: LinodeClient;
   statusWrites: () => number;
   /** The cluster identity the operator puts in derived labels. */
@@ -43,17 +48,20 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   const operatorLinode = new LinodeClient({ token: opts.token ?? TOKEN, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } });
   let writes = 0;
   const clusterId = `test-${cluster.namespace}`;
-  const controller = new Controller(managedDatabaseKind, {
-    ...deps, onStatusWrite: () => { writes++; },
-    kindDeps: { linode: operatorLinode, clusterId, poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 } },
-  }, { concurrency: 4, namespaces: [cluster.namespace], coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 } });
-  await controller.start();
+  const informers = new InformerPool(deps.kube, { namespaces: [cluster.namespace] });
+  const kindDeps: ResourceDeps = { linode: operatorLinode, clusterId, poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 } };
+  const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
+    ...deps, informers, onStatusWrite: () => { writes++; }, kindDeps,
+  }, { concurrency: 4, coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 } })]));
+  await Promise.all(Object.values(controllers).map((c) => c.start()));
+  const controller = controllers.ManagedDatabase;
+  if (controller === undefined) throw new Error("no ManagedDatabase controller");
   const linode = new LinodeClient({ token: TOKEN, baseUrl: emulator.url, registry: new Registry(), rateLimit: false });
   return {
-    emulator, linode, deps, controller, operatorLinode, clusterId,
+    emulator, linode, deps, controller, controllers, operatorLinode, clusterId,
     statusWrites: () => writes,
     async stop() {
-      await controller.stop();
+      await Promise.all(Object.values(controllers).map((c) => c.stop()));
       await operatorLinode.close();
       await linode.close();
       if (opts.reuseEmulator === undefined) await emulator.close();

@@ -7,6 +7,7 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
 import { LinodeClient } from "../../src/linode/index.ts";
+import { databaseSnapshotType as dbsnap } from "../../src/resources/database-snapshot/index.ts";
 import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { useTestCluster } from "../harness/cluster.ts";
@@ -90,5 +91,41 @@ describe("the operator killed between a call and its record", () => {
     await kube.mergePatchCustom(mdb, { namespace: cluster.namespace, name: "created" }, { spec: { requests: { patch: "p2" } } });
     await waitFor("p2 recorded", async () => ((((await get("created")).status?.lastRequests as { patch?: { token: string; completedAt?: string } } | undefined)?.patch?.completedAt !== undefined) ? true : undefined), 60_000, 200);
     expect(count(route)).toBe(2);
+  });
+
+  it("killed after a snapshot was sent: the next process finds that backup, no second one", async () => {
+    await start();
+    const route = "POST /databases/mysql/instances/{instanceId}/backups";
+    const dbId = Number((await get("created")).status?.id);
+    hold(route);
+    await kube.createCustom(dbsnap, cluster.namespace, { apiVersion: "linode.operator.dev/v1alpha1", kind: "DatabaseSnapshot", metadata: { name: "snap" }, spec: { databaseRef: { name: "created" } } });
+    await waitFor("the snapshot sent", () => (count(route) >= 1 ? true : undefined), 30_000, 20);
+    await kill();
+    emulator.setFaults({ latencyMs: 0, routes: [] });
+    await start();
+    const snap = await waitFor("Available", async () => {
+      const x = await kube.getCustom<ManagedObject>(dbsnap, { namespace: cluster.namespace, name: "snap" });
+      return x.status?.phase === "Available" ? x : undefined;
+    }, 60_000, 200);
+    const backups = (await linode.databases.mysql.listAllBackups(dbId)).filter((b) => b.type === "snapshot");
+    expect(backups).toHaveLength(1);
+    expect(snap.status?.backupId).toBe(backups[0]?.id);
+    expect(count(route)).toBe(1);
+  });
+
+  it("killed after a restore was sent: the next process never restores again, and says so", async () => {
+    await start();
+    const route = "POST /databases/mysql/instances/{instanceId}/backups/{backupId}/restore";
+    await waitFor("Ready", async () => ((await condition("created", "Ready"))?.status === "True" ? true : undefined), 60_000, 200);
+    hold(route);
+    await kube.mergePatchCustom(mdb, { namespace: cluster.namespace, name: "created" }, { spec: { requests: { patch: "p2", restore: { token: "r1", snapshotRef: { name: "snap" } } } } });
+    await waitFor("the restore sent", () => (count(route) >= 1 ? true : undefined), 30_000, 20);
+    await kill();
+    emulator.setFaults({ latencyMs: 0, routes: [] });
+    await start();
+    const c = await waitFor("RequestOutcomeUnknown", async () => { const x = await condition("created", "Synced"); return x?.reason === "RequestOutcomeUnknown" ? x : undefined; }, 60_000, 200);
+    expect(c.message).toMatch(/restore requested by token r1/);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(count(route)).toBe(1);
   });
 });

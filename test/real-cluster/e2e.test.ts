@@ -195,9 +195,27 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     await kubectl(["apply", "-f", join(repo, "examples")]);
     await kubectl(["wait", "--for=condition=Ready", "manageddatabases", "--all", "--timeout=180s"]);
     console.log(`[e2e] examples' ManagedDatabases Ready ${secs(Date.now() - t0)} after kubectl apply (emulated provisioning 3 s)`);
+    // The example snapshot backs up orders right away; the database is active again once it is Available.
+    await kubectl(["wait", "--for=jsonpath={.status.phase}=Available", "databasesnapshot/orders-snapshot", "--timeout=120s"]);
+    console.log(`[e2e] example DatabaseSnapshot Available ${secs(Date.now() - t0)} after kubectl apply`);
     const dbs = await emulatorGet<{ data: { label: string; engine: string; status: string }[] }>("/v4/databases/instances");
     expect(dbs.data.map((d) => `${d.engine}:${d.status}`).sort()).toEqual(["mysql:active", "postgresql:active"]);
     expect(await kubectl(["get", "secret", "analytics-db", "-o", "jsonpath={.data.jdbcUrl}"])).not.toBe("");
+  });
+
+  it("the example snapshot is taken, and restoring it puts the database through restoring back to active, once", async () => {
+    const t0 = Date.now();
+    const backupId = Number(await kubectl(["get", "databasesnapshot", "orders-snapshot", "-o", "jsonpath={.status.backupId}"]));
+    const backups = await emulatorGet<{ data: { id: number; type: string }[] }>(`/v4/databases/mysql/instances/${await ordersId()}/backups`);
+    expect(backups.data.map((b) => b.id)).toContain(backupId);
+    await kubectl(["patch", "manageddatabase", "orders", "--type", "merge", "-p", JSON.stringify({ spec: { requests: { restore: { token: "restore-1", snapshotRef: { name: "orders-snapshot" } } } } })]);
+    await until("the restore recorded", 120_000, async () =>
+      ((await kubectl(["get", "manageddatabase", "orders", "-o", "jsonpath={.status.lastRequests.restore.completedAt}"])) !== "" ? true : undefined), 250);
+    await kubectl(["wait", "--for=condition=Ready", "manageddatabase/orders", "--timeout=120s"]);
+    expect(Number(await kubectl(["get", "manageddatabase", "orders", "-o", "jsonpath={.status.lastRequests.restore.backupId}"]))).toBe(backupId);
+    // Ready is the truth: the database is active again, not still restoring.
+    expect((await emulatorGet<{ status: string }>(`/v4/databases/mysql/instances/${await ordersId()}`)).status).toBe("active");
+    console.log(`[e2e] restore from the snapshot recorded and the database Ready again ${secs(Date.now() - t0)} after it was requested`);
   });
 
   it("the example application mounts the Secret: logs show host, port and a PEM CA, never the password; the mounted password is the emulator's", async () => {

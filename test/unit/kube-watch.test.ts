@@ -10,16 +10,29 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KubeClient } from "../../src/kube/client.ts";
 import { Informer } from "../../src/kube/informer.ts";
+import type { KubeObject } from "../../src/kube/types.ts";
 
 describe("KubeClient.watch inactivity limit", () => {
   let server: Server;
   const open: ServerResponse[] = [];
   let client: KubeClient;
+  let refusals = 0;
 
   beforeAll(async () => {
     server = createServer((req, res) => {
       open.push(res);
       if (req.url?.startsWith("/never-answers") === true) return;
+      if (req.url?.startsWith("/initializing") === true) {
+        // As kube-apiserver answers watches while its watch cache initializes (KEP-4568).
+        if (refusals++ < 2) {
+          res.writeHead(429, { "content-type": "application/json", "retry-after": "1" });
+          res.end(JSON.stringify({ kind: "Status", status: "Failure", reason: "TooManyRequests", code: 429, message: "storage is (re)initializing" }));
+          return;
+        }
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write(`${JSON.stringify({ type: "ADDED", object: { metadata: { name: "p", namespace: "n", resourceVersion: "2" } } })}\n`);
+        return;
+      }
       res.writeHead(200, { "content-type": "application/json" });
       res.flushHeaders();
     });
@@ -67,5 +80,23 @@ describe("KubeClient.watch inactivity limit", () => {
     const t0 = Date.now();
     await informer.stop();
     expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+
+  it("a watch refused with 429 while the apiserver's cache initializes is retried quietly, and then delivers", async () => {
+    const said: { level: string; msg: string }[] = [];
+    const log = (level: string) => (_o: object, msg: string): void => { said.push({ level, msg }); };
+    const informer = new Informer<KubeObject>(client, {
+      name: "initializing", watchPath: "/initializing/api/v1/pods",
+      list: () => Promise.resolve({ items: [], resourceVersion: "1", continueToken: undefined }),
+    }, { backoffBaseMillis: 50, logger: { debug: log("debug"), info: log("info"), warn: log("warn") } });
+    const seen: string[] = [];
+    informer.onEvent((_e, o) => seen.push(o.metadata.name));
+    informer.start();
+    const t0 = Date.now();
+    while (!seen.includes("p") && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 20));
+    await informer.stop();
+    expect(seen).toContain("p");
+    expect(said.filter((s) => s.level === "info" && s.msg.includes("429"))).toHaveLength(2);
+    expect(said.filter((s) => s.level === "warn")).toEqual([]);
   });
 });

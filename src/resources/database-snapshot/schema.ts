@@ -32,7 +32,7 @@ export type DatabaseSnapshotSpec = z.infer<typeof databaseSnapshotSpecSchema>;
 
 export const databaseSnapshotStatusSchema = z.object({
   phase: z.enum(snapshotPhases).optional().meta({
-    description: "Pending: not requested yet. Waiting: blocked by the API's limits (3 snapshots, one backup at a time) or the database not being active. BackingUp: requested, not listed yet. Available: restorable. Failed. Deleting.",
+    description: "Pending: not requested yet. Waiting: blocked by the API's limits (3 snapshots, one backup at a time), an earlier DatabaseSnapshot of the same database, or the database not being active. BackingUp: requested, not listed yet. Available: restorable. Failed. Deleting.",
   }),
   backupId: z.int().optional().meta({ description: "Linode id of the backup." }),
   databaseId: z.int().optional().meta({ description: "Linode id of the database the backup belongs to." }),

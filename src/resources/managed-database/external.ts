@@ -2,18 +2,20 @@
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
 import { LinodeApiError, type Database, type DatabaseCreateRequest, type LinodeClient } from "../../linode/index.ts";
-import { isTrue } from "../../runtime/conditions.ts";
+import { getCondition, isTrue } from "../../runtime/conditions.ts";
 import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
+import type { EventRecorder } from "../../runtime/events.ts";
 import type { AfterObserve, Created, ExternalClient, Managed, Observation, Observed } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
-import { KindReasons, KindTimings } from "../shared/constants.ts";
+import { KindEvents, KindLimits, KindReasons, KindTimings } from "../shared/constants.ts";
 import { derivedLabel } from "../shared/derived-label.ts";
 import { linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { normalizeAllowList } from "./allow-list.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
 import { diffDatabase, immutableMismatches, isEmptyDiff } from "./diff.ts";
-import { recentReset, type DatabaseRequests } from "./requests.ts";
+import type { BackupsReader } from "./backups.ts";
+import { lastRestore, recentReset, type DatabaseRequests } from "./requests.ts";
 import type { ManagedDatabaseSpec, ManagedDatabaseStatus } from "./schema.ts";
 
 /** The status fields an observation mirrors from the cloud database. */
@@ -23,8 +25,10 @@ type ObservedDatabase = Observed<Database, ObservedStatus>;
 export interface ManagedDatabaseExternalDeps {
   linode: LinodeClient;
   cache: DatabaseListCache;
+  backups: BackupsReader;
   poll: PollIntervals;
   requests: DatabaseRequests;
+  events: EventRecorder;
   clusterId: string;
 }
 
@@ -94,13 +98,21 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     const diff = diffDatabase(m.spec, m.spec.label, db);
     const mismatches = immutableMismatches(m.spec, db);
     const active = db.status === "active";
+    const backups = db.status === "provisioning" ? undefined : await this.deps.backups.latest(engine, db.id, signal);
+    const restored = lastRestore(m);
+    const failedAfterRestore = db.status === "failed" && restored !== undefined;
     return {
       exists: true,
       external: db,
       externalId: String(db.id),
-      status: statusOf(db),
+      status: {
+        ...statusOf(db),
+        ...(backups !== undefined ? { backups: backups.slice(0, KindLimits.backupsInStatus).map((b) => ({ id: b.id, type: b.type, label: b.label, created: b.created })) } : {}),
+      },
       ready: active,
-      ...(active ? {} : { readyReason: pendingReason[db.status] ?? R.Unavailable, readyMessage: `the database is ${db.status}` }),
+      ...(active ? {} : failedAfterRestore
+        ? { readyReason: KindReasons.RestoreFailed, readyMessage: `the database is failed after restoring backup ${String(restored.backupId ?? "?")} (request ${restored.token}); the spec: a restore after a credentials reset leaves the cluster failed` }
+        : { readyReason: pendingReason[db.status] ?? R.Unavailable, readyMessage: `the database is ${db.status}` }),
       upToDate: isEmptyDiff(diff),
       diff: diff.summary,
       ...(mismatches.length > 0 ? { unfixable: { reason: KindReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
@@ -156,6 +168,9 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
   }
 
   afterObserve(m: Managed<ManagedDatabaseSpec>, observed: ObservedDatabase, signal: AbortSignal): Promise<AfterObserve | undefined> {
+    if (observed.readyReason === KindReasons.RestoreFailed && getCondition(m.obj.status?.conditions, "Ready")?.reason !== KindReasons.RestoreFailed) {
+      this.deps.events.warning(m.obj, KindEvents.RestoreFailed.reason, KindEvents.RestoreFailed.action, observed.readyMessage ?? "the database is failed after a restore");
+    }
     return this.deps.requests.perform(m, observed.external, signal);
   }
 }

@@ -8,7 +8,8 @@ import type { ResourceDeps } from "../shared/deps.ts";
 import { DatabaseConnection } from "./connection.ts";
 import { DatabaseListCache } from "./database-cache.ts";
 import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
-import { DatabaseRequests } from "./requests.ts";
+import { BackupsReader } from "./backups.ts";
+import { DatabaseRequests, RESTORE_SNAPSHOT_REFERENCE } from "./requests.ts";
 import { managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
 
 export const managedDatabaseType = resourceType("ManagedDatabase");
@@ -18,14 +19,22 @@ export const managedDatabaseKind: KindModule<ResourceDeps> = {
   build: ({ deps, events }) => {
     const cache = new DatabaseListCache(deps.linode);
     const requests = new DatabaseRequests({ linode: deps.linode, cache, events, poll: deps.poll });
+    const backups = new BackupsReader(deps.linode, deps.poll.readyMillis);
     const kind: ManagedKind<ManagedDatabaseSpec, Database, ObservedStatus> = {
       type: managedDatabaseType,
       parseSpec: (raw) => managedDatabaseSpecSchema.parse(raw),
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),
-      external: new ManagedDatabaseExternal({ linode: deps.linode, cache, poll: deps.poll, requests, clusterId: deps.clusterId }),
+      external: new ManagedDatabaseExternal({ linode: deps.linode, cache, backups, poll: deps.poll, requests, events, clusterId: deps.clusterId }),
       connection: new DatabaseConnection(deps.linode),
       poll: deps.poll,
       recreateToken: (spec) => spec.requests?.recreate,
+      references: [{
+        // A restore from a DatabaseSnapshot: resolved (and woken when it changes), never blocking the database.
+        name: RESTORE_SNAPSHOT_REFERENCE,
+        target: { kind: resourceType("DatabaseSnapshot") },
+        names: (spec) => (spec.requests?.restore?.snapshotRef !== undefined ? [spec.requests.restore.snapshotRef.name] : []),
+        required: () => false,
+      }],
     };
     return kind;
   },

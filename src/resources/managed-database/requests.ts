@@ -1,16 +1,16 @@
 // One-shot actions requested by token (`spec.requests`), run through the runtime's Actions:
 // each new token is performed once and recorded in `status.lastRequests` as soon as it
-// succeeded, so a later failure in the same pass never repeats it. A patch is at most once
-// (an unknown outcome is reported, never sent again); a credentials reset at least once (only
-// a crash between the reset and its record repeats it).
-import { LinodeApiError, type Database, type LinodeClient } from "../../linode/index.ts";
+// succeeded, so a later failure in the same pass never repeats it. A patch and a restore are
+// at most once (an unknown outcome is reported, never sent again); a credentials reset at
+// least once (only a crash between the reset and its record repeats it).
+import { isNotFound, LinodeApiError, type Database, type LinodeClient } from "../../linode/index.ts";
 import type { ActionOutcome } from "../../runtime/actions.ts";
-import { RetryAfterError } from "../../runtime/errors.ts";
+import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
 import type { EventRecorder } from "../../runtime/events.ts";
 import type { AfterObserve, Managed } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
-import { KindEvents, KindTimings } from "../shared/constants.ts";
+import { KindEvents, KindReasons, KindTimings } from "../shared/constants.ts";
 import { translateLinodeError } from "../shared/linode-errors.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
 import { lastRequestsSchema, type ManagedDatabaseSpec, type ManagedDatabaseStatus } from "./schema.ts";
@@ -21,6 +21,18 @@ type LastRequests = NonNullable<ManagedDatabaseStatus["lastRequests"]>;
 function lastRequestsOf(m: Managed<ManagedDatabaseSpec>): LastRequests {
   return lastRequestsSchema.parse(m.obj.status?.lastRequests ?? {});
 }
+
+/** The last restore performed (with the backup it used), if any. */
+export function lastRestore(m: Managed<ManagedDatabaseSpec>): LastRequests["restore"] {
+  const r = lastRequestsOf(m).restore;
+  return r?.completedAt !== undefined ? r : undefined;
+}
+
+/** The name under which the restore's DatabaseSnapshot resolves in `m.refs`. */
+export const RESTORE_SNAPSHOT_REFERENCE = "restoreSnapshot";
+
+/** States in which the API restores a backup (spec: active, degraded or failed). */
+const restorable = new Set(["active", "degraded", "failed"]);
 
 /** The token of a credentials reset that finished recently (its new password may still be on its way), if any. */
 export function recentReset(m: Managed<ManagedDatabaseSpec>): string | undefined {
@@ -37,6 +49,8 @@ async function translated<T>(doing: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
+    // A 404 on an action names something that is not there (a backup id): retrying cannot help.
+    if (isNotFound(err)) throw new TerminalError(R.ApiRejected, `${doing}: not found`);
     throw translateLinodeError(err, doing);
   }
 }
@@ -93,15 +107,65 @@ export class DatabaseRequests {
         },
       })));
     }
+    const restore = want.restore;
+    let refused: { reason: string; message: string } | undefined;
+    let lastSentRestore: number | undefined;
+    if (restore !== undefined && (restore.token !== done.restore?.token || done.restore.completedAt === undefined)) {
+      const backup = this.restoreSource(m, db, restore);
+      if ("refused" in backup) {
+        refused = backup.refused;
+      } else if (done.resetCredentials !== undefined && restore.force !== true && done.restore?.token !== restore.token) {
+        refused = {
+          reason: KindReasons.RestoreAfterCredentialsReset,
+          message: `the restore requested by token ${restore.token} is not sent: the credentials were reset (request ${done.resetCredentials.token}), and the spec says a restore after a credentials reset leaves the cluster failed; set spec.requests.restore.force: true to restore anyway`,
+        };
+      } else {
+        if (!restorable.has(db.status)) throw new RetryAfterError(R.Waiting, `the restore waits until the database is active, degraded or failed (it is ${db.status})`, this.poll.pendingMillis);
+        const token = restore.token;
+        lastSentRestore = backup.backupId;
+        note("restore", token, await translated(`restoring backup ${String(backup.backupId)}`, () => m.actions.run({
+          name: "restore", token, atMostOnce: true, refused: refusedByApi,
+          perform: async () => {
+            await api.restoreBackup(db.id, backup.backupId, { signal });
+            this.cache.invalidate(m.spec.engine, db.id);
+            this.events.normal(m.obj, KindEvents.Restored.reason, KindEvents.Restored.action, `restoring backup ${String(backup.backupId)} (request ${token}): the data is replaced by the backup's`);
+            return { backupId: backup.backupId };
+          },
+        })));
+      }
+    }
     const ran = outcomes.some((o) => o.outcome.state === "done");
+    // What was just sent takes the database out of service now; the status observed before it must not say Ready.
+    const justSent = (name: string): boolean => outcomes.some((o) => o.name === name && o.outcome.state === "done");
+    const notReady = justSent("restore")
+      ? { reason: KindReasons.Restoring, message: `restoring backup ${String(lastSentRestore ?? "?")}: the database is unavailable until it is active again` }
+      : justSent("patch") ? { reason: R.Updating, message: "applying operating-system patches: the database is updating" } : undefined;
     const unknown = outcomes.flatMap(({ name, token, outcome }) => (outcome.state === "unknown"
       ? [`the ${name} requested by token ${token} was sent at ${outcome.record.startedAt ?? "?"} but its outcome was never recorded (the operator stopped or lost the answer); it is not sent again: check the database, then set a new token to ask again`]
       : []));
-    if (!ran && unknown.length === 0) return undefined;
+    const notSynced = unknown.length > 0 ? { reason: R.RequestOutcomeUnknown, message: unknown.join("; ") } : refused;
+    if (!ran && notSynced === undefined) return undefined;
     return {
       // An action just ran: its effects (a new password, updating → active) show up soon.
       ...(ran ? { pollMillis: this.poll.pendingMillis } : {}),
-      ...(unknown.length > 0 ? { notSynced: { reason: R.RequestOutcomeUnknown, message: unknown.join("; ") } } : {}),
+      ...(notReady !== undefined ? { notReady } : {}),
+      ...(notSynced !== undefined ? { notSynced } : {}),
     };
+  }
+
+  /** The backup a restore names: by id, or through a DatabaseSnapshot of this database that is Available. */
+  private restoreSource(m: Managed<ManagedDatabaseSpec>, db: Database, restore: NonNullable<NonNullable<ManagedDatabaseSpec["requests"]>["restore"]>): { backupId: number } | { refused: { reason: string; message: string } } {
+    if (restore.backupId !== undefined) return { backupId: restore.backupId };
+    const name = restore.snapshotRef?.name ?? "";
+    const snapshot = m.refs[RESTORE_SNAPSHOT_REFERENCE]?.get(name);
+    if (snapshot === undefined) return { refused: { reason: R.ReferenceNotFound, message: `the restore waits for DatabaseSnapshot ${name}, which does not exist in namespace ${m.key.namespace}` } };
+    const status = snapshot.status as { phase?: string; backupId?: number; databaseId?: number } | undefined;
+    if (status?.phase !== "Available" || status.backupId === undefined) {
+      return { refused: { reason: R.ReferenceNotReady, message: `the restore waits for DatabaseSnapshot ${name} to be Available (it is ${status?.phase ?? "Pending"})` } };
+    }
+    if (status.databaseId !== db.id) {
+      return { refused: { reason: KindReasons.SnapshotOfAnotherDatabase, message: `DatabaseSnapshot ${name} is a backup of database ${String(status.databaseId ?? "?")}, not of this one (${String(db.id)}): a backup restores only into its own database` } };
+    }
+    return { backupId: status.backupId };
   }
 }

@@ -50,6 +50,7 @@ export const restoreRequestSchema = z.object({
   token: requestTokenSchema.meta({ description: "Any new value performs the restore once." }),
   backupId: linodeIdSchema.optional().meta({ description: "Id of the backup (automatic or snapshot) to restore." }),
   snapshotRef: localObjectRefSchema.optional().meta({ description: "A DatabaseSnapshot in this namespace whose backup to restore." }),
+  force: z.boolean().optional().meta({ description: "Restore even after a credentials reset made through this resource (the spec: the cluster then ends failed)." }),
 }).meta({
   description: "Restore from a backup: erases all data and replaces it with the backup's.",
   "x-kubernetes-validations": [
@@ -185,6 +186,12 @@ export const managedDatabaseStatusSchema = z.object({
   totalDiskSizeGb: z.int().optional().meta({ description: "Total disk size in GB." }),
   usedDiskSizeGb: z.int().optional().meta({ description: "Used disk space in GB." }),
   connectionSecretName: z.string().optional().meta({ description: "Name of the Secret holding the connection details." }),
+  backups: z.array(z.object({
+    id: z.int().meta({ description: "Backup id (for spec.requests.restore.backupId)." }),
+    type: z.string().meta({ description: "snapshot (made on request) or auto (daily)." }),
+    label: z.string().meta({ description: "Backup label." }),
+    created: z.string().meta({ description: "When the backup was made." }),
+  })).optional().meta({ description: "The latest backups (newest first), read on the drift cadence." }),
   lastRequests: lastRequestsSchema.optional(),
   ...commonStatusFields,
 }).meta({ description: "Observed state of the managed database." });

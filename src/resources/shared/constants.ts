@@ -12,11 +12,29 @@ export const KindReasons = {
   ImmutableFieldMismatch: "ImmutableFieldMismatch",
   /** spec.databaseId names another database than the one this resource already manages. */
   DatabaseIdMismatch: "DatabaseIdMismatch",
+  // DatabaseSnapshot: the API's limits are a queue (Ready=False while waiting).
+  /** 3 snapshots exist for the database: a slot frees when one is deleted. */
+  SnapshotLimitReached: "SnapshotLimitReached",
+  /** Another backup of the database is in progress (or an earlier DatabaseSnapshot goes first). */
+  BackupInProgress: "BackupInProgress",
+  /** The database is not active (snapshots need an active database). */
+  DatabaseNotActive: "DatabaseNotActive",
+  /** The database the snapshot belonged to no longer exists. */
+  DatabaseGone: "DatabaseGone",
+  // Restore.
+  /** The spec: a restore after a credentials reset leaves the cluster failed; refused unless forced. */
+  RestoreAfterCredentialsReset: "RestoreAfterCredentialsReset",
+  /** The cluster is failed after a restore. */
+  RestoreFailed: "RestoreFailed",
+  /** The restore names a snapshot of another database. */
+  SnapshotOfAnotherDatabase: "SnapshotOfAnotherDatabase",
 } as const;
 
 export const KindEvents = {
   CredentialsReset: { reason: "CredentialsReset", action: "ResetCredentials" },
   Patched: { reason: "Patched", action: "Patch" },
+  Restored: { reason: "Restored", action: "Restore" },
+  RestoreFailed: { reason: "RestoreFailed", action: "Restore" },
 } as const;
 
 export const KindTimings = {
@@ -31,4 +49,9 @@ export const KindTimings = {
   settledListAgeFraction: 1 / 5,
   /** A database still changing is read from a list at most this old (else fresh). */
   changingListAgeMillis: 1_000,
+} as const;
+
+export const KindLimits = {
+  /** How many of a database's latest backups its status lists. */
+  backupsInStatus: 10,
 } as const;

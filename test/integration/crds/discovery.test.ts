@@ -36,7 +36,7 @@ describe("CRDs through kubectl", () => {
     const custom = cluster.kc.makeApiClient(CustomObjectsApi);
     const statuses: [string, string, Record<string, unknown>][] = [
       [managedDatabase.plural, "orders", readyStatus({ id: 41, status: "active", hosts: { primary: "a41.example.net" }, port: 5432 })],
-      [databaseSnapshot.plural, "orders-nightly", readyStatus({ phase: "Available", backupId: 9001 })],
+      [databaseSnapshot.plural, "orders-nightly", readyStatus({ phase: "Available", backupId: 9001, label: "ordersnightly1a2b", databaseId: 41 })],
       [nodeBalancer.plural, "web", readyStatus({ id: 7, hostname: "203-0-113-10.ip.linodeusercontent.com", ipv4: "203.0.113.10", ipv6: "2001:db8::10", configs: [{ port: 80, id: 3, nodesStatus: { up: 1, down: 0 }, nodes: [{ label: "web-1", address: "192.168.210.120:80", id: 11, status: "UP" }] }] })],
     ];
     for (const [plural, name, status] of statuses) {
@@ -64,10 +64,12 @@ describe("CRDs through kubectl", () => {
     expect(wide).toContain("a41.example.net");
   });
 
-  it("kubectl get dbsnap shows database, phase, ready and age", async () => {
+  it("kubectl get dbsnap shows database, label, phase, ready, backup id and age", async () => {
     const [header = "", row = ""] = (await kubectl("get", "dbsnap")).trim().split("\n");
-    expect(header.split(/\s+/)).toEqual(["NAME", "DATABASE", "PHASE", "READY", "AGE"]);
-    expect(row.split(/\s+/).slice(0, 4)).toEqual(["orders-nightly", "orders", "Available", "True"]);
+    expect(header.split(/\s{2,}/)).toEqual(["NAME", "DATABASE", "LABEL", "PHASE", "READY", "BACKUP ID", "AGE"]);
+    expect(row.split(/\s+/).slice(0, 6)).toEqual(["orders-nightly", "orders", "ordersnightly1a2b", "Available", "True", "9001"]);
+    const wide = await kubectl("get", "dbsnap", "-o", "wide");
+    expect(wide.split("\n")[0]?.split(/\s{2,}/)).toEqual(["NAME", "DATABASE", "LABEL", "PHASE", "READY", "BACKUP ID", "REASON", "CREATED", "AGE"]);
   });
 
   it("kubectl get nb shows hostname, IPv4 and ready", async () => {

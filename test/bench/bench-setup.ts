@@ -1,0 +1,49 @@
+// What the benchmarks share: a real API server with our CRDs and a `bench` namespace, the
+// emulator, and the operator as a real `linode-operator run` process with its metrics URL.
+import { join } from "node:path";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
+import { execCapture } from "../harness/cluster.ts";
+import { startControlPlane, type ControlPlane } from "../harness/control-plane.ts";
+import { crdFiles } from "../harness/crds.ts";
+import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
+
+export interface BenchSetup {
+  cp: ControlPlane;
+  emulator: RunningEmulator;
+  /** Starts the operator against both; stopped by `stop()`. */
+  operator(args: string[], env?: Record<string, string>): Promise<{ proc: OperatorProcess; metricsUrl: string }>;
+  stop(): Promise<void>;
+}
+
+export async function startBench(opts: { provisionSeconds: number }): Promise<BenchSetup> {
+  const cp = await startControlPlane({ controllerManager: false });
+  const emulator = await startEmulator({ port: 0, tokens: ["bench-token"], provisionSeconds: opts.provisionSeconds });
+  const procs: OperatorProcess[] = [];
+  const stop = async (): Promise<void> => {
+    for (const p of procs) { p.child.kill("SIGTERM"); await p.exited; }
+    await emulator.close();
+    await cp.stop();
+  };
+  try {
+    const kubectl = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cp.binDir, "kubectl"), ["--kubeconfig", cp.adminKubeconfig, ...args]);
+    const files = await crdFiles();
+    await kubectl(["apply", "--server-side", ...files.flatMap((f) => ["-f", f])]);
+    await kubectl(["wait", "--for=condition=Established", ...files.flatMap((f) => ["-f", f])]);
+    await kubectl(["create", "namespace", "bench"]);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    cp, emulator, stop,
+    async operator(args, env = {}) {
+      const proc = startOperator(args, {
+        KUBECONFIG: cp.adminKubeconfig, LINODE_TOKEN: "bench-token", LINODE_API_URL: emulator.url,
+        LEADER_ELECT: "false", HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1", LOG_LEVEL: "info", ...env,
+      });
+      procs.push(proc);
+      const started = await proc.waitForLog((l) => l.msg === "operator started");
+      return { proc, metricsUrl: `http://127.0.0.1:${String(started.metricsPort)}/metrics` };
+    },
+  };
+}
