@@ -30,6 +30,14 @@ describe("derivedLabel", () => {
     const l = derivedLabel(owner("ns", "my-snap.1"), { max: 30, allowed: /[^a-zA-Z0-9]/g, separator: "" });
     expect(l).toMatch(/^[a-zA-Z0-9]{1,30}$/);
   });
+
+  it("snapshot labels stay unique for long namespace/name pairs that share their first 30 letters", () => {
+    const snap = (ns: string, name: string): string => derivedLabel(owner(ns, name), { max: 30, allowed: /[^a-zA-Z0-9]/g, separator: "" });
+    const ns = "payments-production-eu-west-primary";
+    const labels = [snap(ns, "orders-before-migration-2026-11-23"), snap(ns, "orders-before-migration-2026-11-24"), snap(`${ns}x`, "orders-before-migration-2026-11-23"), snap("a", "b-c"), snap("a-b", "c")];
+    for (const l of labels) expect(l).toMatch(/^[a-zA-Z0-9]{1,30}$/);
+    expect(new Set(labels).size).toBe(labels.length);
+  });
 });
 
 describe("allow list normalization", () => {
