@@ -9,6 +9,7 @@
 //   at least once (credentials reset): recorded after the call; only a crash between the call
 //                 and the record repeats it.
 import { isConflict } from "../kube/errors.ts";
+import { getCondition, setCondition } from "./conditions.ts";
 import type { StatusWriter } from "./status-writer.ts";
 
 export const LAST_REQUESTS = "lastRequests";
@@ -38,6 +39,11 @@ export interface ActionSpec {
   perform(): Promise<Record<string, unknown> | undefined>;
   /** Whether a failure proves the action was not performed (e.g. the API refused it), so the token may be tried again. */
   refused(err: unknown): boolean;
+  /**
+   * An action that takes the cloud object out of service (a restore): what Ready says from the
+   * moment it is recorded, in the same write, so no reader sees it done while still Ready.
+   */
+  notReadyAfter?: { reason: string; message: string };
 }
 
 const COMMIT_ATTEMPTS = 5;
@@ -90,7 +96,11 @@ export class Actions {
     }
     const record: ActionRecord = { token: action.token, ...(action.atMostOnce ? { startedAt } : {}), completedAt: now(), ...details };
     const onServer = action.atMostOnce ? { token: action.token, startedAt } : previous;
-    await this.commitRetrying({ [LAST_REQUESTS]: { [action.name]: onServer === undefined ? record : replacing(onServer, record) } }, rv);
+    const notReady = action.notReadyAfter;
+    const conditions = notReady === undefined ? {} : {
+      conditions: setCondition(fresh.status.conditions, { type: "Ready", status: "False", ...notReady }, getCondition(fresh.status.conditions, "Ready")?.observedGeneration),
+    };
+    await this.commitRetrying({ [LAST_REQUESTS]: { [action.name]: onServer === undefined ? record : replacing(onServer, record) }, ...conditions }, rv);
     return { state: "done" };
   }
 

@@ -15,6 +15,9 @@ describe("leader election between operator processes", () => {
   const start = (identity: string): OperatorProcess => {
     const p = startOperator([], {
       KUBECONFIG: cluster.adminKubeconfig, LINODE_TOKEN: "unused-token", LINODE_API_URL: "http://127.0.0.1:9/v4",
+      // Only this test's namespace: a leader watching the whole shared cluster would reconcile
+      // (and write the status of) other test files' objects against an API that is not there.
+      WATCH_NAMESPACES: cluster.namespace,
       POD_NAMESPACE: cluster.namespace, POD_NAME: identity, HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
     });
     procs.push(p);
@@ -80,7 +83,7 @@ describe("leader election between operator processes", () => {
     try {
       const p = startOperator([], {
         KUBECONFIG: saKubeconfig, LINODE_TOKEN: "unused-token", LINODE_API_URL: "http://127.0.0.1:9/v4",
-        POD_NAMESPACE: cluster.namespace, POD_NAME: "sa-replica", LEADER_ELECTION_ID: "owned-lease", HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
+        POD_NAMESPACE: cluster.namespace, POD_NAME: "sa-replica", LEADER_ELECTION_ID: "owned-lease", WATCH_NAMESPACES: cluster.namespace, HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
       });
       procs.push(p);
       const owned = await waitFor("the lease", lease, 30_000);

@@ -41,6 +41,11 @@ export function recentReset(m: Managed<ManagedDatabaseSpec>): string | undefined
   return Number.isFinite(at) && Date.now() - at < KindTimings.credentialsRefreshMillis ? record?.token : undefined;
 }
 
+/** What Ready says once a restore or a patch is sent: the database is out of service until it is active again. */
+const restoring = (backupId: number): { reason: string; message: string } =>
+  ({ reason: KindReasons.Restoring, message: `restoring backup ${String(backupId)}: the database is unavailable until it is active again` });
+const patching = { reason: R.Updating, message: "applying operating-system patches: the database is updating" };
+
 /** The API answered with a refusal (4xx): the action was not performed and the token may be tried again. */
 const refusedByApi = (err: unknown): boolean => err instanceof LinodeApiError && err.status < 500;
 
@@ -97,7 +102,7 @@ export class DatabaseRequests {
       needActive("patching");
       const token = want.patch;
       note("patch", token, await translated("patching", () => m.actions.run({
-        name: "patch", token, atMostOnce: true, refused: refusedByApi,
+        name: "patch", token, atMostOnce: true, refused: refusedByApi, notReadyAfter: patching,
         perform: async () => {
           await api.patch(db.id, { signal });
           // The database is updating now: the next look must not come from an older list.
@@ -124,7 +129,7 @@ export class DatabaseRequests {
         const token = restore.token;
         lastSentRestore = backup.backupId;
         note("restore", token, await translated(`restoring backup ${String(backup.backupId)}`, () => m.actions.run({
-          name: "restore", token, atMostOnce: true, refused: refusedByApi,
+          name: "restore", token, atMostOnce: true, refused: refusedByApi, notReadyAfter: restoring(backup.backupId),
           perform: async () => {
             await api.restoreBackup(db.id, backup.backupId, { signal });
             this.cache.invalidate(m.spec.engine, db.id);
@@ -137,9 +142,7 @@ export class DatabaseRequests {
     const ran = outcomes.some((o) => o.outcome.state === "done");
     // What was just sent takes the database out of service now; the status observed before it must not say Ready.
     const justSent = (name: string): boolean => outcomes.some((o) => o.name === name && o.outcome.state === "done");
-    const notReady = justSent("restore")
-      ? { reason: KindReasons.Restoring, message: `restoring backup ${String(lastSentRestore ?? "?")}: the database is unavailable until it is active again` }
-      : justSent("patch") ? { reason: R.Updating, message: "applying operating-system patches: the database is updating" } : undefined;
+    const notReady = justSent("restore") && lastSentRestore !== undefined ? restoring(lastSentRestore) : justSent("patch") ? patching : undefined;
     const unknown = outcomes.flatMap(({ name, token, outcome }) => (outcome.state === "unknown"
       ? [`the ${name} requested by token ${token} was sent at ${outcome.record.startedAt ?? "?"} but its outcome was never recorded (the operator stopped or lost the answer); it is not sent again: check the database, then set a new token to ask again`]
       : []));

@@ -1,0 +1,77 @@
+// Batched reads: instead of one GET per cloud object per poll, one paged list (500 per page)
+// serves every object's observe for a short while. Concurrent callers share one in-flight
+// list; callers that need the latest state (right after a change) ask for a maximum age of 0
+// and get a direct GET.
+import { isNotFound } from "../../linode/index.ts";
+
+interface Snapshot<T> { at: number; byId: Map<number, T> }
+
+export interface ListSource<T> {
+  listAll(signal: AbortSignal): Promise<T[]>;
+  get(id: number, signal: AbortSignal): Promise<T>;
+}
+
+export class ListCache<T extends { id: number }> {
+  private readonly source: ListSource<T>;
+  private snapshot: Snapshot<T> | undefined;
+  private inflight: Promise<Snapshot<T>> | undefined;
+  /**
+   * When each object (and, under key -1, all) was last invalidated: a list or GET that was
+   * already on its way then answers with what we just changed as it was before, and must not
+   * bring it back. One entry per object ever changed: as many as the objects.
+   */
+  private readonly invalidated = new Map<number, number>();
+  private tick = 0;
+
+  constructor(source: ListSource<T>) {
+    this.source = source;
+  }
+
+  /** The object as of at most `maxAgeMillis` ago; undefined when it does not exist. */
+  async get(id: number, maxAgeMillis: number, signal: AbortSignal): Promise<T | undefined> {
+    if (maxAgeMillis <= 0) return this.getOne(id, signal);
+    let snap = this.snapshot;
+    if (snap === undefined || Date.now() - snap.at > maxAgeMillis) snap = await this.refresh(signal);
+    // Not in the list may mean "created after the list was taken", or dropped as stale: confirm with a GET.
+    return snap.byId.get(id) ?? this.getOne(id, signal);
+  }
+
+  /** Forget what we know (after we changed something): one object, or all. */
+  invalidate(id?: number): void {
+    this.invalidated.set(id ?? -1, ++this.tick);
+    if (id === undefined) this.snapshot = undefined;
+    else this.snapshot?.byId.delete(id);
+  }
+
+  private async getOne(id: number, signal: AbortSignal): Promise<T | undefined> {
+    const started = this.tick;
+    try {
+      const obj = await this.source.get(id, signal);
+      if ((this.invalidated.get(id) ?? 0) <= started) this.snapshot?.byId.set(id, obj);
+      return obj;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private refresh(signal: AbortSignal): Promise<Snapshot<T>> {
+    this.inflight ??= (async () => {
+      const at = Date.now();
+      const started = this.tick;
+      try {
+        const all = await this.source.listAll(signal);
+        // What was invalidated while the list was on its way is left out (read again by GET).
+        const whole = (this.invalidated.get(-1) ?? 0) > started;
+        const byId = new Map(whole ? [] : all.map((o) => [o.id, o]));
+        for (const [id, when] of this.invalidated) if (when > started) byId.delete(id);
+        const snap = { at, byId };
+        if (!whole) this.snapshot = snap;
+        return snap;
+      } finally {
+        this.inflight = undefined;
+      }
+    })();
+    return this.inflight;
+  }
+}

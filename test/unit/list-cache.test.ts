@@ -1,0 +1,71 @@
+// The shared list cache: one list serves many reads; what we just changed is never served
+// from a list (or a GET) that was already on its way when we changed it.
+import { describe, expect, it } from "vitest";
+import { LinodeApiError } from "../../src/linode/index.ts";
+import { ListCache } from "../../src/resources/shared/list-cache.ts";
+
+interface Obj { id: number; status: string }
+
+function source(): { cache: ListCache<Obj>; state: Map<number, Obj>; lists: number; gets: number; hold: () => () => void } {
+  const state = new Map<number, Obj>([[1, { id: 1, status: "active" }], [2, { id: 2, status: "active" }]]);
+  let gate: Promise<void> | undefined;
+  const s = {
+    state, lists: 0, gets: 0,
+    hold: () => { let open!: () => void; gate = new Promise((r) => { open = r; }); return () => { gate = undefined; open(); }; },
+    cache: undefined as unknown as ListCache<Obj>,
+  };
+  s.cache = new ListCache<Obj>({
+    listAll: async () => {
+      s.lists++;
+      const snapshot = [...state.values()].map((o) => ({ ...o }));
+      await gate;
+      return snapshot;
+    },
+    get: (id) => { s.gets++; const o = state.get(id); return o === undefined ? Promise.reject(new LinodeApiError(404, [{ reason: "Not found" }], { method: "GET", route: "/things/{id}" })) : Promise.resolve({ ...o }); },
+  });
+  return s;
+}
+
+const signal = new AbortController().signal;
+
+describe("ListCache", () => {
+  it("one list serves every read within the age; a change we made is read fresh", async () => {
+    const s = source();
+    await Promise.all([s.cache.get(1, 10_000, signal), s.cache.get(2, 10_000, signal)]);
+    expect(s.lists).toBe(1);
+    s.state.set(1, { id: 1, status: "restoring" });
+    s.cache.invalidate(1);
+    expect((await s.cache.get(1, 10_000, signal))?.status).toBe("restoring");
+    expect(s.lists).toBe(1);
+    expect(s.gets).toBe(1);
+  });
+
+  it("a list taken before our change does not bring the old state back", async () => {
+    const s = source();
+    const open = s.hold();
+    const pending = s.cache.get(2, 10_000, signal); // starts a list that sees 1 as active
+    s.state.set(1, { id: 1, status: "restoring" });
+    s.cache.invalidate(1);
+    open();
+    await pending;
+    expect((await s.cache.get(1, 10_000, signal))?.status).toBe("restoring");
+  });
+
+  it("a whole invalidation while a list is on its way: nothing from that list is served", async () => {
+    const s = source();
+    const open = s.hold();
+    const pending = s.cache.get(1, 10_000, signal);
+    s.state.set(1, { id: 1, status: "deleting" });
+    s.cache.invalidate();
+    open();
+    expect((await pending)?.status).toBe("deleting");
+  });
+
+  it("an object missing from the list is confirmed by a GET; one that is gone is undefined", async () => {
+    const s = source();
+    await s.cache.get(1, 10_000, signal);
+    s.state.set(3, { id: 3, status: "provisioning" });
+    expect((await s.cache.get(3, 10_000, signal))?.status).toBe("provisioning");
+    expect(await s.cache.get(9, 10_000, signal)).toBeUndefined();
+  });
+});
