@@ -78,7 +78,7 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
         "GET|PUT /_emulator/clock", "POST /_emulator/clock/advance", "GET|POST /_emulator/tokens",
         "DELETE /_emulator/tokens/{token}", "POST /_emulator/users", "GET|PUT /_emulator/rate-limits",
         "GET|PUT|DELETE /_emulator/state", "POST /_emulator/seed", "PUT /_emulator/databases/{id}/status",
-        "PUT /_emulator/nodes/{id}/status",
+        "PUT /_emulator/nodes/{id}/status", "GET|PUT /_emulator/rejected-node-addresses",
       ],
     })],
     ["GET", /^\/_emulator\/health$/, () => ({ ok: true })],
@@ -142,6 +142,11 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
       db.updated = ctx.clock.now();
       deps.onMutation();
       return { id: db.id, status: db.status };
+    }],
+    ["GET", /^\/_emulator\/rejected-node-addresses$/, () => Object.fromEntries(ctx.rejectedNodeAddresses)],
+    ["PUT", /^\/_emulator\/rejected-node-addresses$/, (_m, body) => {
+      ctx.rejectedNodeAddresses = new Map(Object.entries(parse(z.record(z.string(), z.string()), body)));
+      return Object.fromEntries(ctx.rejectedNodeAddresses);
     }],
     ["PUT", /^\/_emulator\/nodes\/(\d+)\/status$/, (m, body) => {
       const status = parse(nodeStatusSchema, body).status;

@@ -26,6 +26,11 @@ export interface EmulatorContext {
    * a high port and the full engine version). See shared/reference/real-api-facts.md §3.
    */
   platform: DatabasePlatform;
+  /**
+   * Backend addresses (IPs) the API refuses, with its reason: what only the real API can judge
+   * (e.g. no Linode of the NodeBalancer's region has that private address). Set by tests.
+   */
+  rejectedNodeAddresses: Map<string, string>;
 }
 
 export type DatabasePlatform = "legacy" | "current";

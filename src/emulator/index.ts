@@ -62,6 +62,8 @@ export interface RunningEmulator {
   setTimeScale(scale: number): void;
   now(): number;
   setFaults(faults: Partial<FaultConfig>): void;
+  /** Backend IPs the API refuses from now on, with its reason (what only the real API can judge). */
+  rejectNodeAddresses(reasons: Record<string, string>): void;
   requestCounts(): Record<string, number>;
   resetRequestCounts(): void;
   /** Every POST, PUT and DELETE handled (the last 10,000), with wall-clock times and the token's first characters. */
@@ -105,6 +107,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     seed,
     transitionMs: provisionSeconds * 1000,
     statsDelayMs: (opts.statsDelaySeconds ?? config.statsDelaySeconds ?? 300) * 1000,
+    rejectedNodeAddresses: new Map(),
     caCertPem: generateDatabaseCa(),
     platform: opts.platform ?? config.platform ?? "legacy",
   };
@@ -132,6 +135,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     setTimeScale: (scale) => { clock.setTimeScale(scale); },
     now: () => clock.now(),
     setFaults: (faults) => { ctx.faults.configure(faultConfigSchema.parse(faults), seed); },
+    rejectNodeAddresses: (reasons) => { ctx.rejectedNodeAddresses = new Map(Object.entries(reasons)); },
     requestCounts: () => Object.fromEntries(counts),
     resetRequestCounts: () => { counts.clear(); },
     mutations: () => mutations,

@@ -91,8 +91,10 @@ describe("NodeBalancers", () => {
     emu.advance(600);
     const stats = await api.get(`/nodebalancers/${id}/stats`);
     expect(stats.status).toBe(200);
-    expect(Array.isArray(stats.body.data.connections)).toBe(true);
-    expect(Array.isArray(stats.body.data.traffic.in)).toBe(true);
+    // Once served at all, statistics hold samples: [timestamp, value] pairs, five minutes apart.
+    expect(stats.body.data.connections.length).toBeGreaterThan(0);
+    expect(stats.body.data.connections[0]).toHaveLength(2);
+    expect(stats.body.data.traffic.in.length).toBe(stats.body.data.connections.length);
     expect(typeof stats.body.title).toBe("string");
     expect((await api.get(`/nodebalancers/${id}`)).body.transfer.in).toBe(0);
   });

@@ -9,12 +9,14 @@ import { nextId, type ConfigRecord, type NodeBalancerRecord, type NodeRecord } f
 import type { ConfigInput } from "./schemas.ts";
 import { inspectCertificate, unescapePem } from "./tls.ts";
 
-export function checkAddress(address: string, field: string): void {
+export function checkAddress(ctx: EmulatorContext, address: string, field: string): void {
   const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(address);
   const ip = m?.[1] === undefined ? null : parseIPv4(m[1]);
   const port = Number(m?.[2] ?? 0);
   if (ip === null || port < 1 || port > 65535) throw badRequest("Must be a private IPv4 address and a port, e.g. 192.168.210.120:80", field);
   if (!isPrivateIPv4(ip)) throw badRequest("Must be a private IP address (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)", field);
+  const refused = ctx.rejectedNodeAddresses.get(m?.[1] ?? "");
+  if (refused !== undefined) throw badRequest(refused, field);
 }
 
 export function nbLabelTaken(ctx: EmulatorContext, label: string, exceptId?: number): boolean {
@@ -81,7 +83,7 @@ export interface NodeInput {
 }
 
 export function makeNode(ctx: EmulatorContext, config: ConfigRecord, input: NodeInput, prefix = ""): NodeRecord {
-  checkAddress(input.address, `${prefix}address`);
+  checkAddress(ctx, input.address, `${prefix}address`);
   return {
     id: nextId(ctx.state, "node"),
     config_id: config.id,

@@ -91,11 +91,12 @@ export function renderFirewall(fw: FirewallRecord, nbs: NodeBalancerRecord[]): R
 }
 
 export function renderStats(nb: NodeBalancerRecord, now: number): Record<string, unknown> {
-  // Five-minute samples over the last day (or since creation), all idle: nothing routes here.
+  // Five-minute samples over the last day (or since the interval of its creation: once the
+  // API serves statistics at all, there is a sample), all idle: nothing routes here.
   const step = 300_000;
   const start = Math.max(nb.created, now - 86_400_000);
   const points: [number, number][] = [];
-  for (let t = Math.ceil(start / step) * step; t <= now; t += step) points.push([t, 0]);
+  for (let t = Math.floor(start / step) * step; t <= now; t += step) points.push([t, 0]);
   return {
     data: { connections: points, traffic: { in: points.map((p) => [...p]), out: points.map((p) => [...p]) } },
     title: `${nb.label} (${nb.id}) - day (5 min avg)`,

@@ -207,7 +207,7 @@ export function nodeBalancerRoutes(): Route[] {
           if (n.id != null) {
             const existing = c.nodes[String(n.id)];
             if (existing === undefined) throw badRequest("Node not found in this config", `${prefix}id`);
-            checkAddress(n.address, `${prefix}address`);
+            checkAddress(req.ctx, n.address, `${prefix}address`);
             const kept = { ...existing, address: n.address, label: n.label, weight: n.weight ?? existing.weight, mode: n.mode ?? existing.mode };
             if (n.address !== existing.address) recheck(req.ctx, kept);
             rebuilt[String(n.id)] = kept;
@@ -246,7 +246,7 @@ export function nodeBalancerRoutes(): Route[] {
       handler: (req) => {
         const { nb, node: n } = loadNode(req, "read_write");
         const input = parseBody(nodeUpdateSchema, req.body);
-        if (input.address != null) checkAddress(input.address, "address");
+        if (input.address != null) checkAddress(req.ctx, input.address, "address");
         if (input.address != null && input.address !== n.address) {
           n.address = input.address;
           recheck(req.ctx, n);
