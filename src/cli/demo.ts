@@ -1,8 +1,9 @@
 // `linode-operator demo`: the whole product on one machine, offline. Starts the Linode API
 // emulator and a local Kubernetes control plane (or uses the current kubectl context),
-// installs the CRDs, runs the operator, applies the example ManagedDatabases and
-// DatabaseSnapshots and shows them becoming Ready, then the connection Secrets' keys and how
-// to read them. Ctrl-C cleans up.
+// installs the CRDs, runs the operator, applies the example ManagedDatabases,
+// DatabaseSnapshots and NodeBalancers (with a self-signed certificate for their https ports)
+// and shows them becoming Ready, then the connection Secrets' keys and how to read them.
+// Ctrl-C cleans up.
 import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -13,8 +14,10 @@ import { parseArgs } from "node:util";
 import { parseAllDocuments } from "yaml";
 import { execCapture } from "../local-cluster/exec.ts";
 import { startControlPlane, type ControlPlane } from "../local-cluster/control-plane.ts";
+import { generateCertificate } from "../emulator/certs.ts";
 import { startEmulator } from "../emulator/index.ts";
 import { connectKube } from "../kube/config.ts";
+import { isConflict } from "../kube/errors.ts";
 import { operatorConfigSchema } from "../config/operator-config.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { assembleOperator } from "./assemble-operator.ts";
@@ -22,12 +25,15 @@ import type { ManagedObject } from "../runtime/managed.ts";
 import { databaseSnapshotType } from "../resources/database-snapshot/index.ts";
 import { managedDatabaseType } from "../resources/managed-database/index.ts";
 import type { ManagedDatabaseStatus } from "../resources/managed-database/schema.ts";
+import { nodeBalancerType } from "../resources/node-balancer/index.ts";
+import type { NodeBalancerSpec, NodeBalancerStatus } from "../resources/node-balancer/schema.ts";
 
 const HELP = `Usage: linode-operator demo [options]
 
 Runs the Linode API emulator, a local Kubernetes control plane and the operator, applies the
-example ManagedDatabases and DatabaseSnapshots and shows them becoming Ready. Nothing leaves
-this machine.
+example ManagedDatabases, DatabaseSnapshots and NodeBalancers (creating a self-signed TLS
+Secret for each https port that names one not there) and shows them becoming Ready. Nothing
+leaves this machine.
 
   --use-current-context   use your current kubectl context (e.g. a kind cluster) instead of a
                           local control plane; only the emulator and the operator run locally
@@ -107,7 +113,22 @@ export async function main(argv: string[]): Promise<number> {
     const manifests = await exampleManifests(examplesDir);
     const databases = manifests.filter((m) => m.kind === "ManagedDatabase");
     const snapshots = manifests.filter((m) => m.kind === "DatabaseSnapshot");
+    const balancers = manifests.filter((m) => m.kind === "NodeBalancer");
     if (databases.length === 0) throw new Error(`no ManagedDatabase manifests in ${examplesDir}`);
+    for (const name of tlsSecretNames(balancers)) {
+      // What `kubectl create secret tls` (or cert-manager) does for a user: a demo certificate.
+      const cert = generateCertificate({ commonName: `${name}.demo.example`, days: 30 });
+      try {
+        await kube.createSecret({
+          metadata: { name, namespace }, type: "kubernetes.io/tls",
+          data: { "tls.crt": Buffer.from(cert.certPem).toString("base64"), "tls.key": Buffer.from(cert.keyPem).toString("base64") },
+        });
+        say(`✓ created TLS Secret ${name} (self-signed, for the demo's https port)`);
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        say(`✓ TLS Secret ${name} exists: kept`);
+      }
+    }
     const apply = await kubectl(["-n", namespace, "apply", "-f", "-"], manifests.map((m) => JSON.stringify(m)).join("\n"));
     if (apply.code !== 0) throw new Error(`kubectl apply failed: ${apply.stderr}`);
     say(`✓ applied ${manifests.map((m) => `${m.kind.charAt(0).toLowerCase()}${m.kind.slice(1)}/${m.metadata.name}`).join(", ")} in namespace ${namespace}\n`);
@@ -119,17 +140,20 @@ export async function main(argv: string[]): Promise<number> {
     while (!state.interrupted && !ready) {
       const dbs = (await kube.list<ManagedObject>(managedDatabaseType, { namespace })).items;
       const snaps = (await kube.list<ManagedObject>(databaseSnapshotType, { namespace })).items;
-      const table = `${render(dbs)}${snaps.length > 0 ? `\n\n${renderSnapshots(snaps)}` : ""}`;
+      const nbs = (await kube.list<ManagedObject>(nodeBalancerType, { namespace })).items;
+      const table = [render(dbs), ...(snaps.length > 0 ? [renderSnapshots(snaps)] : []), ...(nbs.length > 0 ? [renderNodeBalancers(nbs)] : [])].join("\n\n");
       if (table !== lastTable) {
         say(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s]\n${table}\n`);
         lastTable = table;
       }
-      ready = dbs.length === databases.length && snaps.length === snapshots.length && [...dbs, ...snaps].every(isReady);
+      ready = dbs.length === databases.length && snaps.length === snapshots.length && nbs.length === balancers.length && [...dbs, ...snaps, ...nbs].every(isReady);
       if (!ready) await new Promise((r) => setTimeout(r, 1_000));
     }
     if (ready) {
-      const snapshotsSaid = snapshots.length > 0 ? ` and ${String(snapshots.length)} snapshot${snapshots.length === 1 ? "" : "s"}` : "";
-      say(`All ${String(databases.length)} databases${snapshotsSaid} are Ready after ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
+      const counted = (n: number, what: string): string => `${String(n)} ${what}${n === 1 ? "" : "s"}`;
+      const parts = [counted(databases.length, "database"), ...(snapshots.length > 0 ? [counted(snapshots.length, "snapshot")] : []), ...(balancers.length > 0 ? [counted(balancers.length, "NodeBalancer")] : [])];
+      const said = parts.length > 1 ? `${parts.slice(0, -1).join(", ")} and ${parts.at(-1) ?? ""}` : parts.join("");
+      say(`All ${said} are Ready after ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
       const list = await kube.list<ManagedObject>(managedDatabaseType, { namespace });
       for (const o of list.items) {
         const secretName = (o.status as ManagedDatabaseStatus | undefined)?.connectionSecretName ?? "";
@@ -178,7 +202,7 @@ async function exampleManifests(dir: string): Promise<Manifest[]> {
   for (const f of files) {
     for (const doc of parseAllDocuments(await readFile(join(dir, f), "utf8"))) {
       const m = doc.toJSON() as Manifest | null;
-      if (m?.kind === "ManagedDatabase" || m?.kind === "DatabaseSnapshot") {
+      if (m?.kind === "ManagedDatabase" || m?.kind === "DatabaseSnapshot" || m?.kind === "NodeBalancer") {
         delete m.metadata.namespace;
         out.push(m);
       }
@@ -204,6 +228,23 @@ function renderSnapshots(items: ManagedObject[]): string {
     const st = o.status as { phase?: string; backupId?: number; conditions?: { type: string; status: string; reason: string }[] } | undefined;
     const ready = st?.conditions?.find((c) => c.type === "Ready");
     rows.push([o.metadata.name, (o.spec as { databaseRef?: { name?: string } }).databaseRef?.name ?? "", st?.phase ?? "Pending", ready === undefined ? "" : `${ready.status}${ready.status === "True" ? "" : ` (${ready.reason})`}`, st?.backupId !== undefined ? String(st.backupId) : ""]);
+  }
+  return table(rows);
+}
+
+/** The TLS Secrets the NodeBalancers' https ports name. */
+function tlsSecretNames(balancers: Manifest[]): string[] {
+  const names = balancers.flatMap((m) => ((m as unknown as { spec?: Partial<NodeBalancerSpec> }).spec?.configs ?? [])
+    .flatMap((c) => (c.protocol === "https" && c.tlsSecretRef !== undefined ? [c.tlsSecretRef.name] : [])));
+  return [...new Set(names)];
+}
+
+function renderNodeBalancers(items: ManagedObject[]): string {
+  const rows = [["NODEBALANCER", "HOSTNAME", "IPV4", "PORTS", "READY"]];
+  for (const o of items) {
+    const st = o.status as NodeBalancerStatus | undefined;
+    const ready = st?.conditions?.find((c) => c.type === "Ready");
+    rows.push([o.metadata.name, st?.hostname ?? "", st?.ipv4 ?? "", (st?.configs ?? []).map((c) => String(c.port)).join(","), ready === undefined ? "" : `${ready.status}${ready.status === "True" ? "" : ` (${ready.reason})`}`]);
   }
   return table(rows);
 }

@@ -90,8 +90,11 @@ export const kindDefinitions: KindDefinition[] = [
       { name: "Region", type: "string", jsonPath: ".spec.region" },
       { name: "Hostname", type: "string", jsonPath: ".status.hostname" },
       { name: "IPv4", type: "string", jsonPath: ".status.ipv4" },
+      // kubectl prints only the first value of a list: the ports are one string in status.
+      { name: "Ports", type: "string", jsonPath: ".status.ports", description: "Ports of the configs the API reports." },
       ready,
       synced,
+      { name: "Reason", type: "string", jsonPath: ".status.conditions[?(@.type==\"Ready\")].reason", priority: 1 },
       { name: "IPv6", type: "string", jsonPath: ".status.ipv6", priority: 1 },
       { name: "ID", type: "integer", jsonPath: ".status.id", priority: 1 },
       age,

@@ -11,11 +11,13 @@ import type { KindModule } from "../runtime/managed.ts";
 import { InformerPool } from "../runtime/stores.ts";
 import { databaseSnapshotKind } from "./database-snapshot/index.ts";
 import { managedDatabaseKind } from "./managed-database/index.ts";
+import { nodeBalancerKind } from "./node-balancer/index.ts";
 import type { ResourceDeps } from "./shared/deps.ts";
 
 export const kinds: KindModule<ResourceDeps>[] = [
   managedDatabaseKind,
   databaseSnapshotKind,
+  nodeBalancerKind,
 ];
 
 export interface OperatorDeps {
@@ -36,6 +38,6 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
   });
   const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000 };
   const poll = { pendingMillis: deps.config.pollPendingSeconds * 1000, readyMillis: deps.config.pollReadySeconds * 1000 };
-  const kindDeps: ResourceDeps = { linode: deps.linode, poll, clusterId: deps.clusterId };
+  const kindDeps: ResourceDeps = { linode: deps.linode, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, log: deps.log };
   return kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, kindDeps }, opts));
 }

@@ -10,6 +10,9 @@ import type { EventRecorder } from "./events.ts";
 import type { ReadStore, Selectors } from "./stores.ts";
 import type { PollIntervals } from "./timings.ts";
 
+/** The object shapes kinds see (kinds never import src/kube). */
+export type { KubeObject, SecretObject } from "../kube/types.ts";
+
 export type ManagedStatus = { observedGeneration?: number; conditions?: Condition[] } & Record<string, unknown>;
 
 export interface ManagedObject extends KubeObject {
@@ -166,6 +169,8 @@ export interface Reference<Spec> {
   notReady?(obj: KubeObject): string | undefined;
   /** Condition reasons; default ReferenceNotFound / ReferenceNotReady. */
   reasons?: { notFound?: string; notReady?: string };
+  /** Appended to the not-found message: what the referenced object must be (e.g. its type). */
+  notFoundHint?: string;
   /** Whether this pass needs the reference resolved (default: yes, except while deleting). */
   required?(m: Managed<Spec>): boolean;
 }

@@ -58,7 +58,7 @@ export class References<Spec> {
       for (const name of ref.names(m.spec)) {
         const obj = store.get(m.key.namespace, name);
         if (obj === undefined) {
-          if (required) unresolved ??= { reason: ref.reasons?.notFound ?? ConditionReasons.ReferenceNotFound, message: `${targetKind(ref.target)} ${name} not found in namespace ${m.key.namespace}` };
+          if (required) unresolved ??= { reason: ref.reasons?.notFound ?? ConditionReasons.ReferenceNotFound, message: `${targetKind(ref.target)} ${name} not found in namespace ${m.key.namespace}${ref.notFoundHint !== undefined ? ` ${ref.notFoundHint}` : ""}` };
           continue;
         }
         const why = ref.notReady?.(obj);

@@ -28,8 +28,10 @@ describe("linode-operator demo", () => {
     const deadline = Date.now() + 150_000;
     while (!out.includes("Press Ctrl-C") && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
     expect(out).toContain("Press Ctrl-C");
-    expect(out).toMatch(/All 2 databases and 1 snapshot are Ready/);
+    expect(out).toMatch(/All 2 databases, 1 snapshot and 1 NodeBalancer are Ready/);
     expect(out).toMatch(/orders-snapshot\s+orders\s+Available\s+True\s+\d+/);
+    expect(out).toContain("created TLS Secret web-tls (self-signed");
+    expect(out).toMatch(/web\s+\S+\.ip\.linodeusercontent\.com\s+\d+\.\d+\.\d+\.\d+\s+80,443\s+True/);
     expect(out).toMatch(/orders\s+mysql\s+8\s+active\s+True\s+True\s+orders-connection/);
     expect(out).toMatch(/has keys: ca\.crt, database, host, .*password.*uri, username/);
     const workDir = /logs: (\/\S+)\/operator\.log/.exec(out)?.[1] ?? "";
@@ -56,7 +58,7 @@ describe("linode-operator demo", () => {
       });
       expect(res.code, res.stdout + res.stderr).toBe(0);
       expect(res.stdout).not.toContain("local Kubernetes control plane");
-      expect(res.stdout).toMatch(/All 2 databases and 1 snapshot are Ready/);
+      expect(res.stdout).toMatch(/All 2 databases, 1 snapshot and 1 NodeBalancer are Ready/);
       const left = await cluster.kubectl(["get", "namespace", ns, "-o", "jsonpath={.status.phase}"]);
       expect(left.code !== 0 || left.stdout === "Terminating").toBe(true);
     });

@@ -2,9 +2,12 @@
 // chart's ServiceAccount token (so the chart's RBAC is what is tested: a missing permission
 // fails here), apply the examples, wait for Ready with kubectl, read the Secret, delete, see
 // nothing left in the emulator, uninstall.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateCertificate } from "../../src/emulator/certs.ts";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
 import { useTestCluster } from "../harness/cluster.ts";
 import { installCrds } from "../harness/crds.ts";
@@ -73,6 +76,15 @@ describe("helm install + kubectl apply -f examples/", () => {
     });
     await operator.waitForLog((l) => l.msg === "cache synced; starting workers", 60_000);
 
+    // The TLS Secret the example NodeBalancer's https port names, made as a user makes one.
+    const tlsDir = await mkdtemp(join(tmpdir(), "e2e-tls-"));
+    const cert = generateCertificate({ commonName: "web.example.com" });
+    await writeFile(join(tlsDir, "tls.crt"), cert.certPem);
+    await writeFile(join(tlsDir, "tls.key"), cert.keyPem);
+    const tls = await cluster.kubectl(["-n", ns, "create", "secret", "tls", "web-tls", "--cert", join(tlsDir, "tls.crt"), "--key", join(tlsDir, "tls.key")]);
+    await rm(tlsDir, { recursive: true, force: true });
+    expect(tls.code, tls.stderr).toBe(0);
+
     const apply = await cluster.kubectl(["-n", ns, "apply", "-f", examples]);
     expect(apply.code, apply.stderr).toBe(0);
     const wait = await cluster.kubectl(["-n", ns, "wait", "--for=condition=Ready", "mdb", "--all", "--timeout=120s"]);
@@ -91,10 +103,17 @@ describe("helm install + kubectl apply -f examples/", () => {
     const creds = await (await fetch(`${emulator.url}/databases/mysql/instances/${String(id)}/credentials`, { headers: { authorization: `Bearer ${token}` } })).json() as { password: string };
     expect(Buffer.from(password, "base64").toString()).toBe(creds.password);
 
+    // The example NodeBalancer, its https port from the TLS Secret, through the chart's RBAC.
+    const nbWait = await cluster.kubectl(["-n", ns, "wait", "--for=condition=Ready", "nb/web", "--timeout=120s"]);
+    expect(nbWait.code, nbWait.stderr + JSON.stringify(operator.logs.slice(-5))).toBe(0);
+    expect((await cluster.kubectl(["-n", ns, "get", "nb", "web"])).stdout).toMatch(/web\s+us-east\s+\S+\.ip\.linodeusercontent\.com\s+\S+\s+80,443\s+True\s+True/);
+
     const del = await cluster.kubectl(["-n", ns, "delete", "-f", examples, "--wait=true", "--timeout=120s"]);
     expect(del.code, del.stderr).toBe(0);
     const left = await (await fetch(`${emulator.url}/databases/instances`, { headers: { authorization: `Bearer ${token}` } })).json() as { results: number };
     expect(left.results).toBe(0);
+    const nbsLeft = await (await fetch(`${emulator.url}/nodebalancers`, { headers: { authorization: `Bearer ${token}` } })).json() as { results: number };
+    expect(nbsLeft.results).toBe(0);
 
     operator.child.kill("SIGTERM");
     expect(await operator.exited).toBe(0);

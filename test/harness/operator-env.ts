@@ -26,6 +26,8 @@ export interface OperatorEnv {
   statusWrites: () => number;
   /** The cluster identity the operator puts in derived labels. */
   clusterId: string;
+  /** The operator's metrics registry (Linode client and kinds' own metrics). */
+  registry: Registry;
   stop(): Promise<void>;
 }
 
@@ -37,6 +39,8 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   reuseEmulator?: RunningEmulator;
   /** The database response shape the emulator serves (the spec's, or today's real API). */
   platform?: "legacy" | "current";
+  /** How often NodeBalancer statistics are read. */
+  statsMillis?: number;
 } = {}): Promise<OperatorEnv> {
   await installCrds(cluster);
   const emulator = opts.reuseEmulator ?? await startEmulator({
@@ -49,7 +53,11 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   let writes = 0;
   const clusterId = `test-${cluster.namespace}`;
   const informers = new InformerPool(deps.kube, { namespaces: [cluster.namespace] });
-  const kindDeps: ResourceDeps = { linode: operatorLinode, clusterId, poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 } };
+  const kindDeps: ResourceDeps = {
+    linode: operatorLinode, clusterId, registry, log: deps.log,
+    poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 },
+    ...(opts.statsMillis !== undefined ? { statsMillis: opts.statsMillis } : {}),
+  };
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
     ...deps, informers, onStatusWrite: () => { writes++; }, kindDeps,
   }, { concurrency: 4, coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 } })]));
@@ -58,7 +66,7 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   if (controller === undefined) throw new Error("no ManagedDatabase controller");
   const linode = new LinodeClient({ token: TOKEN, baseUrl: emulator.url, registry: new Registry(), rateLimit: false });
   return {
-    emulator, linode, deps, controller, controllers, operatorLinode, clusterId,
+    emulator, linode, deps, controller, controllers, operatorLinode, clusterId, registry,
     statusWrites: () => writes,
     async stop() {
       await Promise.all(Object.values(controllers).map((c) => c.stop()));

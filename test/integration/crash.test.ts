@@ -9,6 +9,7 @@ import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
 import { LinodeClient } from "../../src/linode/index.ts";
 import { databaseSnapshotType as dbsnap } from "../../src/resources/database-snapshot/index.ts";
 import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
+import { nodeBalancerType as nbType } from "../../src/resources/node-balancer/index.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { useTestCluster } from "../harness/cluster.ts";
 import { installCrds } from "../harness/crds.ts";
@@ -68,6 +69,27 @@ describe("the operator killed between a call and its record", () => {
     await start();
     const o = await waitFor("Ready", async () => { const x = await get("created"); return x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true ? x : undefined; }, 60_000, 200);
     const all = await linode.databases.mysql.listAll();
+    expect(all).toHaveLength(1);
+    expect(o.status?.id).toBe(all[0]?.id);
+    expect(count(route)).toBe(1);
+  });
+
+  it("killed after a NodeBalancer create was sent: the next process adopts that NodeBalancer, no second one", async () => {
+    await start();
+    const route = "POST /nodebalancers";
+    hold(route);
+    const spec = { region: "us-east", configs: [{ port: 80, protocol: "tcp", nodes: [{ label: "n-1", address: "192.168.50.1:80" }] }] };
+    await kube.createCustom(nbType, cluster.namespace, { apiVersion: "linode.operator.dev/v1alpha1", kind: "NodeBalancer", metadata: { name: "lb" }, spec });
+    await waitFor("the create sent", () => (count(route) >= 1 ? true : undefined), 30_000, 20);
+    await kill();
+    emulator.setFaults({ latencyMs: 0, routes: [] });
+    await waitFor("the held create applied", async () => ((await linode.nodeBalancers.listAll()).length === 1 ? true : undefined), 30_000, 100);
+    await start();
+    const o = await waitFor("Ready", async () => {
+      const x = await kube.getCustom<ManagedObject>(nbType, { namespace: cluster.namespace, name: "lb" });
+      return x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true ? x : undefined;
+    }, 60_000, 200);
+    const all = await linode.nodeBalancers.listAll();
     expect(all).toHaveLength(1);
     expect(o.status?.id).toBe(all[0]?.id);
     expect(count(route)).toBe(1);

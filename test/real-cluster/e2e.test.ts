@@ -11,6 +11,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateCertificate } from "../../src/emulator/certs.ts";
 import { APP_IMAGE, BASE_IMAGE, buildAppImage, buildBaseImage, exportImage, imageSize, removeImages, removeWorkingContainers } from "../../src/local-cluster/images.ts";
 import { processes } from "../../src/local-cluster/host-state.ts";
 import { KUBELET_SYNC_SECONDS } from "../../src/local-cluster/node-config.ts";
@@ -191,6 +192,12 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
   });
 
   it("kubectl apply -f examples/: the ManagedDatabases become Ready against the emulator", async () => {
+    // The TLS Secret the example NodeBalancer's https port names (what cert-manager would make).
+    const cert = generateCertificate({ commonName: "web.example.com" });
+    await kubectl(["apply", "-f", "-"], JSON.stringify({
+      apiVersion: "v1", kind: "Secret", type: "kubernetes.io/tls", metadata: { name: "web-tls" },
+      data: { "tls.crt": Buffer.from(cert.certPem).toString("base64"), "tls.key": Buffer.from(cert.keyPem).toString("base64") },
+    }));
     const t0 = Date.now();
     await kubectl(["apply", "-f", join(repo, "examples")]);
     await kubectl(["wait", "--for=condition=Ready", "manageddatabases", "--all", "--timeout=180s"]);
@@ -201,6 +208,16 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     const dbs = await emulatorGet<{ data: { label: string; engine: string; status: string }[] }>("/v4/databases/instances");
     expect(dbs.data.map((d) => `${d.engine}:${d.status}`).sort()).toEqual(["mysql:active", "postgresql:active"]);
     expect(await kubectl(["get", "secret", "analytics-db", "-o", "jsonpath={.data.jdbcUrl}"])).not.toBe("");
+  });
+
+  it("the example NodeBalancer becomes Ready with its https port from the TLS Secret, through the chart's RBAC", async () => {
+    const t0 = Date.now();
+    await kubectl(["wait", "--for=condition=Ready", "nodebalancer/web", "--timeout=120s"]);
+    console.log(`[e2e] example NodeBalancer Ready ${secs(Date.now() - t0)} after the databases (backends UP after one 5 s check interval)`);
+    const id = Number(await kubectl(["get", "nodebalancer", "web", "-o", "jsonpath={.status.id}"]));
+    const configs = await emulatorGet<{ data: { port: number; protocol: string; ssl_fingerprint: string }[] }>(`/v4/nodebalancers/${String(id)}/configs`);
+    expect(configs.data.map((c) => `${String(c.port)}/${c.protocol}`).sort()).toEqual(["443/https", "80/http"]);
+    expect(configs.data.find((c) => c.port === 443)?.ssl_fingerprint).toBe(await kubectl(["get", "nodebalancer", "web", "-o", "jsonpath={.status.configs[?(@.port==443)].sslFingerprint}"]));
   });
 
   it("the example snapshot is taken, and restoring it puts the database through restoring back to active, once", async () => {
@@ -339,7 +356,8 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     const left = await emulatorGet<{ data: unknown[] }>("/v4/databases/instances");
     console.log(`[e2e] kubectl delete -f examples/ returned after ${secs(Date.now() - t0)}; databases left in the emulator: ${left.data.length}`);
     expect(left.data).toEqual([]);
-    expect((await kubectl(["get", "manageddatabases", "-A", "-o", "name"])).trim()).toBe("");
+    expect((await emulatorGet<{ data: unknown[] }>("/v4/nodebalancers")).data).toEqual([]);
+    expect((await kubectl(["get", "manageddatabases,nodebalancers", "-A", "-o", "name"])).trim()).toBe("");
 
     const t1 = Date.now();
     await helm(["uninstall", RELEASE, "-n", NS, "--wait", "--timeout", "2m"]);
@@ -364,7 +382,8 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     expect(after).toBeDefined();
     if (after === undefined) return;
     expect(after.netns).toEqual(before.netns);
-    expect(after.netns.join(" ")).not.toMatch(/cni-|linode-op-/);
+    // Only what this run made: a namespace left by an earlier, killed run is not this stop()'s.
+    expect(after.netns.filter((n) => !before.netns.includes(n)).join(" ")).not.toMatch(/cni-|linode-op-/);
     expect(after.links).toEqual(before.links);
     expect(after.links).not.toContain(rc.bridge);
     expect(after.mounts).toEqual(before.mounts);

@@ -135,6 +135,6 @@ describe("generated CRDs", () => {
     };
     expect(transitionFields("ManagedDatabase")).toEqual([".clusterSize", ".databaseId", ".encrypted", ".engine", ".region", ".replicationCommitType", ".replicationType", ".sslConnection", ".version"]);
     expect(transitionFields("DatabaseSnapshot")).toEqual([".databaseRef", ".label", ".target"]);
-    expect(transitionFields("NodeBalancer")).toEqual([".firewallId", ".region"]);
+    expect(transitionFields("NodeBalancer")).toEqual([".firewallId", ".nodeBalancerId", ".region"]);
   });
 });

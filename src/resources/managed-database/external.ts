@@ -1,16 +1,17 @@
 // ManagedDatabase ↔ Linode: how to observe, create, update and delete a managed MySQL or
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
-import { LinodeApiError, type Database, type DatabaseCreateRequest, type LinodeClient } from "../../linode/index.ts";
+import type { Database, DatabaseCreateRequest, LinodeClient } from "../../linode/index.ts";
 import { getCondition, isTrue } from "../../runtime/conditions.ts";
-import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
+import { RetryAfterError } from "../../runtime/errors.ts";
 import type { EventRecorder } from "../../runtime/events.ts";
 import type { AfterObserve, Created, ExternalClient, Managed, Observation, Observed } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
 import { KindEvents, KindLimits, KindReasons, KindTimings } from "../shared/constants.ts";
 import { derivedLabel } from "../shared/derived-label.ts";
-import { linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
+import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
+import { locateOwned } from "../shared/locate.ts";
 import { normalizeAllowList } from "./allow-list.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
 import { diffDatabase, immutableMismatches, isEmptyDiff } from "./diff.ts";
@@ -39,15 +40,6 @@ const pendingReason: Record<string, string> = {
   backing_up: KindReasons.BackingUp, restoring: KindReasons.Restoring,
 };
 
-function labelInUse(label: string, id?: number): TerminalError {
-  return new TerminalError(KindReasons.LabelInUse, `a database labelled ${label} already exists in this Linode account${id !== undefined ? ` (id ${String(id)})` : ""} and this resource did not create it; it is neither adopted nor changed: set spec.databaseId${id !== undefined ? `: ${String(id)}` : ""} to manage it on purpose, or choose another spec.label`);
-}
-
-/** The API's answer to a create whose label another database has. */
-function isLabelTaken(err: unknown): boolean {
-  return err instanceof LinodeApiError && err.status === 400 && err.errors.some((e) => e.field === "label" && /unique|already|taken|in use/i.test(e.reason));
-}
-
 export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSpec, Database, ObservedStatus> {
   private readonly deps: ManagedDatabaseExternalDeps;
 
@@ -68,31 +60,17 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
    * was checked free before the create. An explicit label taken by anyone else is LabelInUse.
    */
   async observe(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Observation<Database, ObservedStatus>> {
-    const { engine, databaseId } = m.spec;
-    const recorded = m.externalId !== undefined ? Number(m.externalId) : undefined;
-    if (databaseId !== undefined && recorded !== undefined && databaseId !== recorded) {
-      throw new TerminalError(KindReasons.DatabaseIdMismatch, `spec.databaseId ${String(databaseId)} names another database than the one this resource manages (${String(recorded)}); nothing was changed: remove spec.databaseId, or create another ManagedDatabase to adopt ${String(databaseId)}`);
-    }
-    const known = databaseId ?? recorded;
+    const { engine } = m.spec;
     // A settled database may be read from a list a fraction of a poll interval old (one list
     // serves every database's poll); one still changing is read fresh.
     const maxAge = isTrue(m.obj.status?.conditions, "Ready") ? this.deps.poll.readyMillis * KindTimings.settledListAgeFraction : KindTimings.changingListAgeMillis;
-    let db: Database | undefined;
-    if (known !== undefined) {
-      db = await linodeCall("reading the database", () => this.deps.cache.get(engine, known, maxAge, signal));
-      if (db === undefined && databaseId !== undefined && recorded === undefined) {
-        if (m.policies.management === "Observe") return { exists: false };
-        throw new TerminalError(R.NotFound, `spec.databaseId ${String(databaseId)}: no ${engine} database with this id exists`);
-      }
-    } else {
-      const label = this.labelFor(m);
-      if (m.createPending !== undefined) {
-        db = await linodeCall("looking for a database a lost create may have made", () => this.deps.linode.databases.engine(engine).findByLabel(label, { signal }));
-      } else if (m.spec.label !== undefined && m.obj.metadata.deletionTimestamp === undefined) {
-        const taken = await linodeCall("checking the label is free", () => this.deps.linode.databases.engine(engine).findByLabel(label, { signal }));
-        if (taken !== undefined) throw labelInUse(label, taken.id);
-      }
-    }
+    const api = this.deps.linode.databases.engine(engine);
+    const db = await locateOwned(m, {
+      kind: "ManagedDatabase", what: `${engine} database`, idField: "databaseId", named: m.spec.databaseId, mismatchReason: KindReasons.DatabaseIdMismatch,
+      label: this.labelFor(m),
+      byId: (id) => this.deps.cache.get(engine, id, maxAge, signal),
+      byLabel: (label) => api.findByLabel(label, { signal }),
+    });
     if (db === undefined) return { exists: false };
 
     const diff = diffDatabase(m.spec, m.spec.label, db);
@@ -134,7 +112,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     try {
       db = await this.deps.linode.databases.engine(s.engine).create(req, { signal });
     } catch (err) {
-      if (isLabelTaken(err)) throw labelInUse(label);
+      if (isLabelTaken(err)) throw labelInUse("database", "databaseId", label);
       throw translateLinodeError(err, "creating the database");
     }
     this.deps.cache.invalidate(s.engine);

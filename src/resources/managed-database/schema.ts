@@ -4,7 +4,9 @@
 import { z } from "zod";
 import { immutable, immutableOnceSet, immutableOptional } from "../../crd/kube-meta.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
-import { deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema } from "../shared/schema.ts";
+import {
+  actionRecord, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema, requestTokenSchema,
+} from "../shared/schema.ts";
 
 export const databaseEngines = ["mysql", "postgresql"] as const;
 export const mysqlReplicationTypes = ["none", "asynch", "semi_synch"] as const;
@@ -43,8 +45,6 @@ export const connectionSecretSchema = z.object({
   labels: z.record(z.string(), z.string()).optional().meta({ description: "Extra labels on the Secret." }),
   annotations: z.record(z.string(), z.string()).optional().meta({ description: "Extra annotations on the Secret." }),
 }).meta({ description: "Where the credentials, host, port and CA certificate are published (a Secret keyed per the Service Binding spec)." });
-
-const requestTokenSchema = z.string().min(1).max(128);
 
 export const restoreRequestSchema = z.object({
   token: requestTokenSchema.meta({ description: "Any new value performs the restore once." }),
@@ -113,7 +113,7 @@ export const managedDatabaseSpecSchema = z.object({
   updates: maintenanceWindowSchema.optional(),
   connectionSecret: connectionSecretSchema.optional(),
   deletionPolicy: deletionPolicySchema,
-  managementPolicy: z.enum(["Manage", "Observe"]).default("Manage").meta({
+  managementPolicy: managementPolicySchema.meta({
     description: "Manage: create and update the cloud database to match the spec. Observe: adopt read-only, mirror status and publish the Secret, never change the cloud database.",
   }),
   databaseId: linodeIdSchema.optional().meta({
@@ -156,17 +156,11 @@ export type MaintenanceWindow = z.infer<typeof maintenanceWindowSchema>;
 export type ConnectionSecretSpec = z.infer<typeof connectionSecretSchema>;
 export type DatabaseRequests = z.infer<typeof databaseRequestsSchema>;
 
-const actionRecord = {
-  token: z.string().meta({ description: "The request token." }),
-  startedAt: z.string().optional().meta({ description: "When an at-most-once action was about to be sent (RFC 3339). Without completedAt: its outcome is unknown, and it is not sent again." }),
-  completedAt: z.string().optional().meta({ description: "When the action completed (RFC 3339)." }),
-};
-
 export const lastRequestsSchema = z.object({
   resetCredentials: z.object(actionRecord).optional().meta({ description: "The last credentials reset performed." }),
   patch: z.object(actionRecord).optional().meta({ description: "The last patch requested." }),
   restore: z.object({ ...actionRecord, backupId: z.int().optional().meta({ description: "The backup restored." }) }).optional().meta({ description: "The last restore requested and the backup it used." }),
-  recreate: z.object({ ...actionRecord, skipped: z.string().optional().meta({ description: "Why the token did nothing (the database existed)." }) }).optional().meta({ description: "The last recreate token seen." }),
+  recreate: recreateRecordSchema.optional(),
 }).meta({ description: "The request tokens already seen: a token equal to the spec's is never performed again." });
 
 export const managedDatabaseStatusSchema = z.object({

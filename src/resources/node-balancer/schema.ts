@@ -2,9 +2,11 @@
 // source of truth for the CRD and the controller (zod defaults = CRD defaults = the API's
 // config defaults, so an applied object shows what the API will use).
 import { z } from "zod";
-import { immutable, immutableOptional } from "../../crd/kube-meta.ts";
+import { immutable, immutableOnceSet, immutableOptional } from "../../crd/kube-meta.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
-import { deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema } from "../shared/schema.ts";
+import {
+  deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema, requestTokenSchema,
+} from "../shared/schema.ts";
 
 export const nodeBalancerProtocols = ["http", "https", "tcp"] as const;
 export const nodeBalancerAlgorithms = ["roundrobin", "leastconn", "source"] as const;
@@ -37,9 +39,9 @@ export const nodeBalancerNodeSchema = z.object({
       },
     ],
   }),
-  weight: z.int().min(1).max(255).optional().meta({ description: "1..255: a higher weight receives more new connections." }),
+  weight: z.int().min(1).max(255).optional().meta({ description: "1..255: a higher weight receives more new connections. Unset: the API's default, and not compared." }),
   mode: z.enum(nodeModes).optional().meta({
-    description: "accept: receives traffic; reject: none; drain: only connections already pinned to it; backup: only while every accept node is down.",
+    description: "accept: receives traffic; reject: none; drain: only connections already pinned to it; backup: only while every accept node is down. Unset: the API's default (accept), and not compared.",
   }),
 }).meta({ description: "A backend receiving the config's traffic." });
 
@@ -86,7 +88,7 @@ export const nodeBalancerSpecSchema = z.object({
     description: "Label of the cloud NodeBalancer: 3..32 letters, digits, '-' or '_', unique on the account. Default: derived from namespace and name.",
   }),
   clientConnThrottle: z.int().min(0).max(20).default(0).meta({ description: "New connections per second per client IP, 0..20; 0 disables throttling." }),
-  tags: z.array(z.string().min(1).max(64)).default([]).meta({
+  tags: z.array(z.string().min(1).max(50)).default([]).meta({
     description: "Tags on the cloud NodeBalancer (organizational only).",
     "x-kubernetes-list-type": "set",
   }),
@@ -97,9 +99,21 @@ export const nodeBalancerSpecSchema = z.object({
     "x-kubernetes-list-map-keys": ["port"],
   }),
   deletionPolicy: deletionPolicySchema,
+  managementPolicy: managementPolicySchema.meta({
+    description: "Manage: create and update the cloud NodeBalancer to match the spec. Observe: adopt read-only (nodeBalancerId), mirror status, never change it.",
+  }),
+  nodeBalancerId: linodeIdSchema.optional().meta({
+    description: "Adopt an existing NodeBalancer by its Linode id instead of creating one. Cannot change once set.",
+  }),
+  requests: z.object({
+    recreate: requestTokenSchema.optional().meta({ description: "Only when the NodeBalancer this resource manages has vanished (Ready=False, reason ExternalResourceGone): a new value creates a new one (new addresses), once. A value set while it exists does nothing." }),
+  }).optional().meta({ description: "Imperative actions. Each is performed once per new token value and recorded in status.lastRequests." }),
 }).meta({
   description: "Desired state of a Linode NodeBalancer.",
-  "x-kubernetes-validations": [immutableOptional("firewallId", "the API assigns a firewall only when the NodeBalancer is created")],
+  "x-kubernetes-validations": [
+    immutableOptional("firewallId", "the API assigns a firewall only when the NodeBalancer is created"),
+    immutableOnceSet("nodeBalancerId", "it names the cloud NodeBalancer this resource manages; create another NodeBalancer to adopt a different one"),
+  ],
 });
 
 export type NodeBalancerSpec = z.infer<typeof nodeBalancerSpecSchema>;
@@ -133,11 +147,20 @@ export const nodeBalancerStatusSchema = z.object({
     out: z.number().optional().meta({ description: "Outbound transfer this month (MB)." }),
     total: z.number().optional().meta({ description: "Total transfer this month (MB)." }),
   }).optional().meta({ description: "Transfer this month." }),
+  ports: z.string().optional().meta({ description: "The configs' ports, comma-separated (for kubectl get)." }),
   configs: z.array(nodeBalancerConfigStatusSchema).optional().meta({
     description: "Per-port configs as the API reports them.",
     "x-kubernetes-list-type": "map",
     "x-kubernetes-list-map-keys": ["port"],
   }),
+  firewalls: z.array(z.object({
+    id: z.int().meta({ description: "Linode id of the firewall." }),
+    label: z.string().optional().meta({ description: "Label of the firewall." }),
+    status: z.string().optional().meta({ description: "Status of the firewall, e.g. enabled." }),
+  })).optional().meta({ description: "Cloud Firewalls assigned to the NodeBalancer, as the API lists them." }),
+  lastRequests: z.object({
+    recreate: recreateRecordSchema.optional(),
+  }).optional().meta({ description: "The request tokens already seen: a token equal to the spec's is never performed again." }),
   ...commonStatusFields,
 }).meta({ description: "Observed state of the NodeBalancer." });
 

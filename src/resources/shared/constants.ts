@@ -28,6 +28,15 @@ export const KindReasons = {
   RestoreFailed: "RestoreFailed",
   /** The restore names a snapshot of another database. */
   SnapshotOfAnotherDatabase: "SnapshotOfAnotherDatabase",
+  // NodeBalancer.
+  /** spec.nodeBalancerId names another NodeBalancer than the one this resource already manages. */
+  NodeBalancerIdMismatch: "NodeBalancerIdMismatch",
+  /** An https config's tlsSecretRef names no kubernetes.io/tls Secret in the namespace. */
+  TLSSecretNotFound: "TLSSecretNotFound",
+  /** The TLS Secret lacks tls.crt or tls.key, or they do not parse or do not match. */
+  TLSSecretInvalid: "TLSSecretInvalid",
+  /** Ready=False: a config with health checks has no backend UP. */
+  NoBackendUp: "NoBackendUp",
 } as const;
 
 export const KindEvents = {
@@ -49,6 +58,14 @@ export const KindTimings = {
   settledListAgeFraction: 1 / 5,
   /** A database still changing is read from a list at most this old (else fresh). */
   changingListAgeMillis: 1_000,
+  /**
+   * A settled NodeBalancer's configs list (with each config's health counts) is read every
+   * ready poll; its nodes and firewalls in full when its `updated` moves or its counts change,
+   * and otherwise this many ready polls apart.
+   */
+  nodeBalancerConfigRefreshPolls: 6,
+  /** NodeBalancer statistics (5-minute samples) are read this often per NodeBalancer. */
+  nodeBalancerStatsMillis: 5 * 60_000,
 } as const;
 
 export const KindLimits = {

@@ -1,5 +1,7 @@
 // What every kind is built from, besides the read handles the runtime gives it.
+import type { Registry } from "prom-client";
 import type { LinodeClient } from "../../linode/index.ts";
+import type { Logger } from "../../runtime/logger.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
 
 export interface ResourceDeps {
@@ -7,4 +9,9 @@ export interface ResourceDeps {
   poll: PollIntervals;
   /** This cluster's identity: part of every derived cloud label, so clusters sharing an account never collide. */
   clusterId: string;
+  /** Where kinds register their own metrics (NodeBalancer statistics). */
+  registry?: Registry;
+  log?: Logger;
+  /** How often NodeBalancer statistics are read (default KindTimings.nodeBalancerStatsMillis). */
+  statsMillis?: number;
 }

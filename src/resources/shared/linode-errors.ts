@@ -1,10 +1,10 @@
 // Linode client failures → the runtime's outcomes: terminal input/permission errors become
 // a condition with the API's reason (no retry until the spec changes), state preconditions
 // and rate limits become a timed wait, and transient failures go to the queue's backoff.
-import { classifyError } from "../../linode/index.ts";
+import { classifyError, LinodeApiError } from "../../linode/index.ts";
 import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
 import { ConditionReasons } from "../../runtime/reasons.ts";
-import { KindTimings } from "./constants.ts";
+import { KindReasons, KindTimings } from "./constants.ts";
 
 export function translateLinodeError(err: unknown, doing: string): unknown {
   const c = classifyError(err);
@@ -28,4 +28,18 @@ export async function linodeCall<T>(doing: string, fn: () => Promise<T>): Promis
   } catch (err) {
     throw translateLinodeError(err, doing);
   }
+}
+
+/** The API's answer to a create or update whose label another object of the account has. */
+export function isLabelTaken(err: unknown): boolean {
+  return err instanceof LinodeApiError && err.status === 400 && err.errors.some((e) => e.field === "label" && /unique|already|taken|in use/i.test(e.reason));
+}
+
+/**
+ * A label taken by a cloud object this resource did not create: never adopted, never changed.
+ * `what` names the kind of object ("database"), `idField` the spec field that adopts one on purpose.
+ */
+export function labelInUse(what: string, idField: string, label: string, id?: number): TerminalError {
+  const which = id !== undefined ? ` (id ${String(id)})` : "";
+  return new TerminalError(KindReasons.LabelInUse, `a ${what} labelled ${label} already exists in this Linode account${which} and this resource did not create it; it is neither adopted nor changed: set spec.${idField}${id !== undefined ? `: ${String(id)}` : ""} to manage it on purpose, or choose another spec.label`);
 }

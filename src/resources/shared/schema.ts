@@ -20,3 +20,21 @@ export const linodeSlugSchema = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-
 
 /** A positive Linode object id (int64 on the wire). */
 export const linodeIdSchema = z.int().min(1);
+
+export const managementPolicySchema = z.enum(["Manage", "Observe"]).default("Manage");
+
+/** A request token: any new value performs its action once. */
+export const requestTokenSchema = z.string().min(1).max(128);
+
+/** What status.lastRequests records of each token. */
+export const actionRecord = {
+  token: z.string().meta({ description: "The request token." }),
+  startedAt: z.string().optional().meta({ description: "When an at-most-once action was about to be sent (RFC 3339). Without completedAt: its outcome is unknown, and it is not sent again." }),
+  completedAt: z.string().optional().meta({ description: "When the action completed (RFC 3339)." }),
+};
+
+/** The record of the last recreate token (spec.requests.recreate). */
+export const recreateRecordSchema = z.object({
+  ...actionRecord,
+  skipped: z.string().optional().meta({ description: "Why the token did nothing (the cloud object existed)." }),
+}).meta({ description: "The last recreate token seen." });

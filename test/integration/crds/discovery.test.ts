@@ -37,7 +37,7 @@ describe("CRDs through kubectl", () => {
     const statuses: [string, string, Record<string, unknown>][] = [
       [managedDatabase.plural, "orders", readyStatus({ id: 41, status: "active", hosts: { primary: "a41.example.net" }, port: 5432 })],
       [databaseSnapshot.plural, "orders-nightly", readyStatus({ phase: "Available", backupId: 9001, label: "ordersnightly1a2b", databaseId: 41 })],
-      [nodeBalancer.plural, "web", readyStatus({ id: 7, hostname: "203-0-113-10.ip.linodeusercontent.com", ipv4: "203.0.113.10", ipv6: "2001:db8::10", configs: [{ port: 80, id: 3, nodesStatus: { up: 1, down: 0 }, nodes: [{ label: "web-1", address: "192.168.210.120:80", id: 11, status: "UP" }] }] })],
+      [nodeBalancer.plural, "web", readyStatus({ id: 7, hostname: "203-0-113-10.ip.linodeusercontent.com", ipv4: "203.0.113.10", ipv6: "2001:db8::10", ports: "80,443", configs: [{ port: 80, id: 3, nodesStatus: { up: 1, down: 0 }, nodes: [{ label: "web-1", address: "192.168.210.120:80", id: 11, status: "UP" }] }] })],
     ];
     for (const [plural, name, status] of statuses) {
       await custom.patchNamespacedCustomObjectStatus(
@@ -72,10 +72,10 @@ describe("CRDs through kubectl", () => {
     expect(wide.split("\n")[0]?.split(/\s{2,}/)).toEqual(["NAME", "DATABASE", "LABEL", "PHASE", "READY", "BACKUP ID", "REASON", "CREATED", "AGE"]);
   });
 
-  it("kubectl get nb shows hostname, IPv4 and ready", async () => {
+  it("kubectl get nb shows hostname, IPv4, ports and ready", async () => {
     const [header = "", row = ""] = (await kubectl("get", "nb")).trim().split("\n");
-    expect(header.split(/\s+/)).toEqual(["NAME", "REGION", "HOSTNAME", "IPV4", "READY", "SYNCED", "AGE"]);
-    expect(row.split(/\s+/).slice(0, 6)).toEqual(["web", "us-east", "203-0-113-10.ip.linodeusercontent.com", "203.0.113.10", "True", "True"]);
+    expect(header.split(/\s+/)).toEqual(["NAME", "REGION", "HOSTNAME", "IPV4", "PORTS", "READY", "SYNCED", "AGE"]);
+    expect(row.split(/\s+/).slice(0, 7)).toEqual(["web", "us-east", "203-0-113-10.ip.linodeusercontent.com", "203.0.113.10", "80,443", "True", "True"]);
   });
 
   it("status is a subresource: a spec write does not touch it, and it rejects unknown phases", async () => {

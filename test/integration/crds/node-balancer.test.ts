@@ -33,6 +33,9 @@ describe("NodeBalancer CRD", () => {
       ["clientConnThrottle -1", { clientConnThrottle: -1 }, ["spec.clientConnThrottle", "greater than or equal to 0"]],
       ["firewallId 0", { firewallId: 0 }, ["spec.firewallId", "greater than or equal to 1"]],
       ["duplicate tag", { tags: ["a", "a"] }, ["spec.tags[1]: Duplicate value"]],
+      ["tag longer than 50 (the API's limit)", { tags: ["t".repeat(51)] }, ["spec.tags[0]", "50"]],
+      ["nodeBalancerId 0", { nodeBalancerId: 0 }, ["spec.nodeBalancerId", "greater than or equal to 1"]],
+      ["managementPolicy Ignore", { managementPolicy: "Ignore" }, ["spec.managementPolicy: Unsupported value", "\"Manage\", \"Observe\""]],
       ["duplicate port", { configs: [config, { ...config, protocol: "tcp" }] }, ["spec.configs[1]: Duplicate value", "\"port\":80"]],
       ["config without a port", { configs: [{ nodes: [node] }] }, ["spec.configs[0].port: Required value"]],
       ["port 0", cfg({ port: 0 }), ["spec.configs[0].port", "greater than or equal to 1"]],
@@ -91,7 +94,8 @@ describe("NodeBalancer CRD", () => {
       ["minimal", {}],
       ["no configs at all", { configs: undefined }],
       ["every field", {
-        label: "web_lb-1", clientConnThrottle: 20, tags: ["web", "prod"], firewallId: 5, deletionPolicy: "Retain",
+        label: "web_lb-1", clientConnThrottle: 20, tags: ["web", "prod"], firewallId: 5, deletionPolicy: "Retain", managementPolicy: "Observe", nodeBalancerId: 12,
+        requests: { recreate: "r1" },
         configs: [
           { port: 80, protocol: "http", algorithm: "leastconn", stickiness: "http_cookie", check: "http_body", checkInterval: 10, checkTimeout: 5, checkAttempts: 30, checkPath: "/healthz?full=1&x=%20", checkBody: "ok", checkPassive: false, cipherSuite: "legacy", proxyProtocol: "none", nodes: [{ label: "web.1_a", address: "192.168.128.0:8080", weight: 255, mode: "backup" }] },
           { port: 443, protocol: "https", tlsSecretRef: { name: "web-tls" }, nodes: [{ label: "web-1", address: "192.168.255.255:443", weight: 1, mode: "drain" }] },
@@ -113,7 +117,7 @@ describe("NodeBalancer CRD", () => {
     const stored = await api.get(kind, "defaults");
     expect(stored.spec).toEqual(nodeBalancerSpecSchema.parse(base));
     expect(stored.spec).toEqual({
-      region: "us-east", clientConnThrottle: 0, tags: [], deletionPolicy: "Delete",
+      region: "us-east", clientConnThrottle: 0, tags: [], deletionPolicy: "Delete", managementPolicy: "Manage",
       configs: [{
         port: 80, protocol: "http", algorithm: "roundrobin", stickiness: "none", check: "none",
         checkInterval: 31, checkTimeout: 30, checkAttempts: 3, checkPassive: true, proxyProtocol: "none", cipherSuite: "recommended",
@@ -126,12 +130,15 @@ describe("NodeBalancer CRD", () => {
     beforeAll(async () => {
       expect((await api.create(kind, "firewalled", { ...base, firewallId: 5 })).ok).toBe(true);
       expect((await api.create(kind, "open", base)).ok).toBe(true);
+      expect((await api.create(kind, "adopted", { ...base, nodeBalancerId: 7 })).ok).toBe(true);
     });
     const cases: [string, string, Record<string, unknown>, string][] = [
       ["region", "open", { region: "eu-west" }, "region is immutable"],
       ["firewallId changed", "firewalled", { firewallId: 6 }, "firewallId is immutable"],
       ["firewallId removed", "firewalled", { firewallId: null }, "firewallId is immutable"],
       ["firewallId added", "open", { firewallId: 6 }, "firewallId is immutable"],
+      ["nodeBalancerId changed", "adopted", { nodeBalancerId: 8 }, "nodeBalancerId"],
+      ["nodeBalancerId removed", "adopted", { nodeBalancerId: null }, "nodeBalancerId"],
     ];
     it.each(cases)("%s cannot change", async (_name, name, patch, message) => {
       const res = await api.mergePatchSpec(kind, name, patch);

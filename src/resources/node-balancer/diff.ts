@@ -1,0 +1,165 @@
+// What differs between a NodeBalancer's spec and the cloud, as a plan of the fewest calls: one
+// PUT for the NodeBalancer's own fields, configs added and removed by port, and one atomic
+// rebuild (config fields plus the complete node list) for each config that differs in
+// anything — never one call per node.
+import type {
+  Firewall, NodeBalancer, NodeBalancerConfig, NodeBalancerConfigInput, NodeBalancerNode, NodeBalancerNodeInput, NodeBalancerUpdateRequest,
+} from "../../linode/index.ts";
+import type { NodeBalancerConfigSpec, NodeBalancerSpec } from "./schema.ts";
+import { sameFingerprint, type TlsMaterial } from "./tls.ts";
+
+export interface ObservedConfig extends NodeBalancerConfig {
+  nodes: NodeBalancerNode[];
+}
+
+/** The cloud NodeBalancer with what hangs off it. */
+export interface ObservedNodeBalancer {
+  nb: NodeBalancer;
+  configs: ObservedConfig[];
+  firewalls: Firewall[];
+}
+
+export interface NodeBalancerPlan {
+  update?: NodeBalancerUpdateRequest;
+  /** Ports in the spec the cloud lacks. */
+  create: NodeBalancerConfigSpec[];
+  /** Configs in the cloud on ports the spec no longer has. */
+  remove: ObservedConfig[];
+  /** Configs to rebuild, and what differs in each. */
+  rebuild: { spec: NodeBalancerConfigSpec; config: ObservedConfig; differs: string[] }[];
+  /** One line, e.g. "config 80: nodes +1 -1; add config 443" (never a certificate or key). */
+  summary: string;
+}
+
+/** Certificates by TLS Secret name. */
+export type TlsBySecret = ReadonlyMap<string, TlsMaterial>;
+
+const sameSet = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && [...a].sort().join("\n") === [...b].sort().join("\n");
+
+/**
+ * `label` is the spec's label, if it names one: a NodeBalancer keeps the label it has (created
+ * or adopted with) unless the spec says otherwise.
+ */
+export function planNodeBalancer(spec: NodeBalancerSpec, label: string | undefined, observed: ObservedNodeBalancer, tls: TlsBySecret): NodeBalancerPlan {
+  const { nb } = observed;
+  const update: NodeBalancerUpdateRequest = {};
+  const parts: string[] = [];
+  if (label !== undefined && nb.label !== label) {
+    update.label = label;
+    parts.push(`label ${nb.label} → ${label}`);
+  }
+  if (nb.clientConnThrottle !== spec.clientConnThrottle) {
+    update.clientConnThrottle = spec.clientConnThrottle;
+    parts.push(`clientConnThrottle ${String(nb.clientConnThrottle)} → ${String(spec.clientConnThrottle)}`);
+  }
+  if (!sameSet(nb.tags, spec.tags)) {
+    update.tags = spec.tags;
+    parts.push("tags");
+  }
+  const byPort = new Map(observed.configs.map((c) => [c.port, c]));
+  const wanted = new Set(spec.configs.map((c) => c.port));
+  const create = spec.configs.filter((c) => !byPort.has(c.port));
+  const remove = observed.configs.filter((c) => !wanted.has(c.port));
+  const rebuild: NodeBalancerPlan["rebuild"] = [];
+  for (const c of spec.configs) {
+    const config = byPort.get(c.port);
+    if (config === undefined) continue;
+    const differs = configDifferences(c, config, tls);
+    if (differs.length > 0) rebuild.push({ spec: c, config, differs });
+  }
+  for (const r of rebuild) parts.push(`config ${String(r.spec.port)}: ${r.differs.join(", ")}`);
+  for (const c of create) parts.push(`add config ${String(c.port)}`);
+  for (const c of remove) parts.push(`remove config ${String(c.port)}`);
+  return { ...(Object.keys(update).length > 0 ? { update } : {}), create, remove, rebuild, summary: parts.join("; ") };
+}
+
+export const isEmptyPlan = (p: NodeBalancerPlan): boolean =>
+  p.update === undefined && p.create.length === 0 && p.remove.length === 0 && p.rebuild.length === 0;
+
+/** What differs in one config (its fields, its certificate, its nodes), named for the summary. */
+function configDifferences(spec: NodeBalancerConfigSpec, config: ObservedConfig, tls: TlsBySecret): string[] {
+  const out: string[] = [];
+  const fields: [string, unknown, unknown][] = [
+    ["protocol", spec.protocol, config.protocol],
+    ["algorithm", spec.algorithm, config.algorithm],
+    ["stickiness", spec.stickiness, config.stickiness],
+    ["check", spec.check, config.check],
+    ["checkInterval", spec.checkInterval, config.checkInterval],
+    ["checkTimeout", spec.checkTimeout, config.checkTimeout],
+    ["checkAttempts", spec.checkAttempts, config.checkAttempts],
+    ["checkPath", spec.checkPath ?? "", config.checkPath],
+    ["checkBody", spec.checkBody ?? "", config.checkBody],
+    ["checkPassive", spec.checkPassive, config.checkPassive],
+    ["proxyProtocol", spec.proxyProtocol, config.proxyProtocol],
+  ];
+  // The API keeps a cipher suite only where it serves TLS.
+  if (spec.protocol === "https") fields.push(["cipherSuite", spec.cipherSuite, config.cipherSuite]);
+  for (const [name, want, have] of fields) if (want !== have) out.push(name);
+  if (spec.protocol === "https") {
+    const material = spec.tlsSecretRef !== undefined ? tls.get(spec.tlsSecretRef.name) : undefined;
+    if (material !== undefined && !sameFingerprint(material.fingerprint, config.sslFingerprint)) out.push("certificate");
+  }
+  const nodes = nodeDifferences(spec, config);
+  if (nodes !== undefined) out.push(nodes);
+  return out;
+}
+
+/** "nodes +1 -2 ~1" when the node set differs (added, removed, changed), by address. */
+function nodeDifferences(spec: NodeBalancerConfigSpec, config: ObservedConfig): string | undefined {
+  const have = new Map(config.nodes.map((n) => [n.address, n]));
+  const want = new Set(spec.nodes.map((n) => n.address));
+  let added = 0;
+  let changed = 0;
+  for (const n of spec.nodes) {
+    const h = have.get(n.address);
+    if (h === undefined) added++;
+    else if (h.label !== n.label || (n.weight !== undefined && h.weight !== n.weight) || (n.mode !== undefined && h.mode !== n.mode)) changed++;
+  }
+  const removed = config.nodes.filter((n) => !want.has(n.address)).length;
+  if (added + removed + changed === 0) return undefined;
+  return `nodes${added > 0 ? ` +${String(added)}` : ""}${removed > 0 ? ` -${String(removed)}` : ""}${changed > 0 ? ` ~${String(changed)}` : ""}`;
+}
+
+/** The config's writable fields as the API takes them (with the certificate and key for https). */
+export function configBody(c: NodeBalancerConfigSpec, tls: TlsBySecret): NodeBalancerConfigInput {
+  const body: NodeBalancerConfigInput = {
+    port: c.port, protocol: c.protocol, algorithm: c.algorithm, stickiness: c.stickiness,
+    check: c.check, checkInterval: c.checkInterval, checkTimeout: c.checkTimeout, checkAttempts: c.checkAttempts,
+    checkPath: c.checkPath ?? "", checkBody: c.checkBody ?? "", checkPassive: c.checkPassive,
+    proxyProtocol: c.proxyProtocol, cipherSuite: c.cipherSuite,
+  };
+  if (c.protocol === "https" && c.tlsSecretRef !== undefined) {
+    const material = tls.get(c.tlsSecretRef.name);
+    if (material === undefined) throw new Error(`no certificate for config ${String(c.port)} (Secret ${c.tlsSecretRef.name})`);
+    body.sslCert = material.certPem;
+    body.sslKey = material.keyPem;
+  }
+  return body;
+}
+
+/** The complete node list of a rebuild: nodes already there (same address) keep their id. */
+export function nodeBodies(c: NodeBalancerConfigSpec, existing?: ObservedConfig): (NodeBalancerNodeInput & { id?: number })[] {
+  const ids = new Map((existing?.nodes ?? []).map((n) => [n.address, n.id]));
+  return c.nodes.map((n) => {
+    const id = ids.get(n.address);
+    return {
+      address: n.address, label: n.label,
+      ...(n.weight !== undefined ? { weight: n.weight } : {}),
+      ...(n.mode !== undefined ? { mode: n.mode } : {}),
+      ...(id !== undefined ? { id } : {}),
+    };
+  });
+}
+
+/**
+ * What differs that the API cannot change: named so the user can fix the spec of an adopted
+ * or drifted NodeBalancer; nothing is sent for these.
+ */
+export function immutableMismatches(spec: NodeBalancerSpec, observed: ObservedNodeBalancer): string[] {
+  const out: string[] = [];
+  if (observed.nb.region !== spec.region) out.push(`region (spec ${spec.region}, NodeBalancer ${observed.nb.region})`);
+  if (spec.firewallId !== undefined && !observed.firewalls.some((f) => f.id === spec.firewallId)) {
+    out.push(`firewallId (spec ${String(spec.firewallId)}, NodeBalancer ${observed.firewalls.map((f) => String(f.id)).join(", ") || "none"})`);
+  }
+  return out;
+}

@@ -1,0 +1,223 @@
+// NodeBalancer ↔ Linode: the NodeBalancer comes from a list one sweep shares; its configs,
+// nodes and firewalls are read only when something may have changed (ConfigReader). A create
+// sends everything inline; afterwards each changed config converges with one atomic rebuild.
+import type { LinodeClient, NodeBalancer, NodeBalancerCreateRequest } from "../../linode/index.ts";
+import { isTrue } from "../../runtime/conditions.ts";
+import type { AfterObserve, Created, ExternalClient, KubeObject, Managed, Observation, Observed } from "../../runtime/managed.ts";
+import { ConditionReasons as R } from "../../runtime/reasons.ts";
+import type { PollIntervals } from "../../runtime/timings.ts";
+import { KindReasons, KindTimings } from "../shared/constants.ts";
+import { derivedLabel } from "../shared/derived-label.ts";
+import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
+import { locateOwned } from "../shared/locate.ts";
+import type { ListCache } from "../shared/list-cache.ts";
+import type { ConfigReader } from "./configs.ts";
+import {
+  configBody, immutableMismatches, isEmptyPlan, nodeBodies, planNodeBalancer, type ObservedNodeBalancer, type TlsBySecret,
+} from "./diff.ts";
+import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
+import type { NodeBalancerStatsReader } from "./stats.ts";
+import { readTlsSecret, type TlsMaterial } from "./tls.ts";
+
+export const TLS_REFERENCE = "tls";
+
+export type NodeBalancerObservedStatus = Omit<NodeBalancerStatus, "conditions" | "observedGeneration" | "lastRequests">;
+type ObservedNb = Observed<ObservedNodeBalancer, NodeBalancerObservedStatus>;
+
+export interface NodeBalancerExternalDeps {
+  linode: LinodeClient;
+  cache: ListCache<NodeBalancer>;
+  configs: ConfigReader;
+  stats: NodeBalancerStatsReader;
+  poll: PollIntervals;
+  clusterId: string;
+}
+
+export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus> {
+  private readonly deps: NodeBalancerExternalDeps;
+
+  constructor(deps: NodeBalancerExternalDeps) {
+    this.deps = deps;
+  }
+
+  labelFor(m: Managed<NodeBalancerSpec>): string {
+    return m.spec.label ?? derivedLabel({ clusterId: this.deps.clusterId, namespace: m.key.namespace, name: m.key.name });
+  }
+
+  /**
+   * Finds the NodeBalancer this resource manages, and only that one: the id the user named
+   * (spec.nodeBalancerId) or the one recorded as created by it; by label only after a create
+   * that may have been lost (create-pending). An explicit label taken by another is LabelInUse.
+   */
+  async observe(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Observation<ObservedNodeBalancer, NodeBalancerObservedStatus>> {
+    const deleting = m.obj.metadata.deletionTimestamp !== undefined;
+    const settled = isTrue(m.obj.status?.conditions, "Ready") && m.obj.status?.observedGeneration === m.obj.metadata.generation;
+    const maxAge = settled ? this.deps.poll.readyMillis * KindTimings.settledListAgeFraction : KindTimings.changingListAgeMillis;
+    const api = this.deps.linode.nodeBalancers;
+    const nb = await locateOwned(m, {
+      kind: "NodeBalancer", what: "NodeBalancer", idField: "nodeBalancerId", named: m.spec.nodeBalancerId, mismatchReason: KindReasons.NodeBalancerIdMismatch,
+      label: this.labelFor(m),
+      byId: (id) => this.deps.cache.get(id, maxAge, signal),
+      byLabel: (label) => api.findByLabel(label, { signal }),
+    });
+    if (nb === undefined) return { exists: false };
+    if (deleting) {
+      // Only its existence matters now: no config reads.
+      const external = { nb, configs: [], firewalls: [] };
+      return { exists: true, external, externalId: String(nb.id), status: { id: nb.id }, ready: false, readyReason: R.Deleting, upToDate: true };
+    }
+    const found = nb;
+    const attached = await linodeCall("reading the configs and nodes", () => this.deps.configs.read(found, signal));
+    const external: ObservedNodeBalancer = { nb, ...attached };
+    const plan = planNodeBalancer(m.spec, m.spec.label, external, this.tlsFor(m));
+    const mismatches = immutableMismatches(m.spec, external);
+    const health = this.health(external);
+    const upToDate = isEmptyPlan(plan);
+    return {
+      exists: true,
+      external,
+      externalId: String(nb.id),
+      status: statusOf(external),
+      ready: health === undefined,
+      ...(health !== undefined ? { readyReason: KindReasons.NoBackendUp, readyMessage: health.message } : {}),
+      upToDate,
+      diff: plan.summary,
+      ...(mismatches.length > 0 ? { unfixable: { reason: KindReasons.ImmutableFieldMismatch, message: `the NodeBalancer differs from the spec in what cannot change, so nothing is sent: ${mismatches.join("; ")}` } } : {}),
+      ...(!upToDate ? { pollMillis: this.deps.poll.pendingMillis } : health !== undefined ? { pollMillis: health.pollMillis } : {}),
+    };
+  }
+
+  async create(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Created> {
+    const s = m.spec;
+    const tls = this.tlsFor(m);
+    const label = this.labelFor(m);
+    const req: NodeBalancerCreateRequest = {
+      region: s.region, label, clientConnThrottle: s.clientConnThrottle, tags: s.tags,
+      ...(s.firewallId !== undefined ? { firewallId: s.firewallId } : {}),
+      configs: s.configs.map((c) => ({ ...configBody(c, tls), nodes: nodeBodies(c) })),
+    };
+    let nb: NodeBalancer;
+    try {
+      nb = await this.deps.linode.nodeBalancers.create(req, { signal });
+    } catch (err) {
+      if (isLabelTaken(err)) throw labelInUse("NodeBalancer", "nodeBalancerId", label);
+      throw translateLinodeError(err, "creating the NodeBalancer");
+    }
+    this.deps.cache.invalidate();
+    return { externalId: String(nb.id), status: { id: nb.id } };
+  }
+
+  /**
+   * Converges in the fewest calls: the NodeBalancer's own fields, configs removed and added by
+   * port, one rebuild per changed config. Every part is tried; the first failure is reported
+   * (a node address the API rejects is the API's reason in a condition, never a loop).
+   */
+  async update(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<void> {
+    const tls = this.tlsFor(m);
+    const plan = planNodeBalancer(m.spec, m.spec.label, observed.external, tls);
+    const api = this.deps.linode.nodeBalancers;
+    const id = observed.external.nb.id;
+    const failures: unknown[] = [];
+    const touched: number[] = [];
+    const attempt = async (doing: string, fn: () => Promise<unknown>): Promise<void> => {
+      try {
+        await linodeCall(doing, fn);
+      } catch (err) {
+        failures.push(err);
+      }
+    };
+    try {
+      const update = plan.update;
+      if (update !== undefined) await attempt("updating the NodeBalancer", () => api.update(id, update, { signal }));
+      for (const c of plan.remove) {
+        await attempt(`removing config ${String(c.port)}`, () => api.deleteConfig(id, c.id, { signal }).catch((err: unknown) => {
+          if ((err as { kind?: string }).kind !== "notFound") throw err;
+        }));
+      }
+      for (const c of plan.create) {
+        await attempt(`adding config ${String(c.port)}`, async () => {
+          const body = configBody(c, tls);
+          const made = await api.createConfig(id, body, { signal });
+          touched.push(made.id);
+          await api.rebuildConfig(id, made.id, { ...body, nodes: nodeBodies(c) }, { signal });
+        });
+      }
+      for (const r of plan.rebuild) {
+        touched.push(r.config.id);
+        await attempt(`rebuilding config ${String(r.spec.port)}`, () => api.rebuildConfig(id, r.config.id, { ...configBody(r.spec, tls), nodes: nodeBodies(r.spec, r.config) }, { signal }));
+      }
+    } finally {
+      // What we changed is read again; after a failure, everything (a call may have half-happened).
+      if (failures.length > 0 || signal.aborted) this.deps.configs.invalidate(id);
+      else this.deps.configs.changed(id, touched);
+      this.deps.cache.invalidate(id);
+    }
+    if (failures.length > 0) throw failures[0];
+  }
+
+  async delete(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<{ gone: boolean }> {
+    const id = observed.external.nb.id;
+    this.deps.stats.forget(m.key.namespace, m.key.name);
+    try {
+      await linodeCall("deleting the NodeBalancer", () => this.deps.linode.nodeBalancers.delete(id, { signal }));
+    } catch (err) {
+      if ((err as { kind?: string }).kind === "notFound") return { gone: true };
+      throw err;
+    } finally {
+      this.deps.cache.invalidate(id);
+      this.deps.configs.invalidate(id);
+    }
+    return { gone: false };
+  }
+
+  async afterObserve(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<AfterObserve | undefined> {
+    await this.deps.stats.refresh(m.key.namespace, m.key.name, observed.external.nb.id, signal);
+    return undefined;
+  }
+
+  /** The certificates of the https configs, from their resolved TLS Secrets. */
+  private tlsFor(m: Managed<NodeBalancerSpec>): TlsBySecret {
+    const out = new Map<string, TlsMaterial>();
+    for (const [name, obj] of m.refs[TLS_REFERENCE] ?? new Map<string, KubeObject>()) {
+      const material = readTlsSecret(obj);
+      if (!("invalid" in material)) out.set(name, material);
+    }
+    return out;
+  }
+
+  /** Why it does not serve yet: a config with health checks and no backend UP. */
+  private health(external: ObservedNodeBalancer): { message: string; pollMillis: number } | undefined {
+    const down = external.configs.filter((c) => c.check !== "none" && !c.nodes.some((n) => n.status === "UP"));
+    if (down.length === 0) return undefined;
+    const message = down.map((c) => {
+      const counts = new Map<string, number>();
+      for (const n of c.nodes) counts.set(n.status, (counts.get(n.status) ?? 0) + 1);
+      return `config ${String(c.port)}: no backend UP (${[...counts].map(([s, k]) => `${String(k)} ${s}`).join(", ") || "no nodes"})`;
+    }).join("; ");
+    // Health changes no faster than the checks run: look again one check interval later.
+    const interval = Math.min(...down.map((c) => c.checkInterval * 1000));
+    return { message, pollMillis: Math.min(Math.max(interval, this.deps.poll.pendingMillis), this.deps.poll.readyMillis) };
+  }
+}
+
+function statusOf(o: ObservedNodeBalancer): NodeBalancerObservedStatus {
+  const { nb } = o;
+  const transfer = Object.fromEntries(Object.entries(nb.transfer).filter(([, v]) => v !== null)) as { in?: number; out?: number; total?: number };
+  return {
+    id: nb.id,
+    label: nb.label,
+    ...(nb.hostname !== null && nb.hostname !== "" ? { hostname: nb.hostname } : {}),
+    ...(nb.ipv4 !== null ? { ipv4: nb.ipv4 } : {}),
+    ...(nb.ipv6 !== null ? { ipv6: nb.ipv6 } : {}),
+    ...(Object.keys(transfer).length > 0 ? { transfer } : {}),
+    ports: o.configs.map((c) => String(c.port)).join(","),
+    configs: o.configs.map((c) => ({
+      port: c.port,
+      id: c.id,
+      nodesStatus: { up: c.nodesStatus.up, down: c.nodesStatus.down },
+      ...(c.sslFingerprint !== "" ? { sslFingerprint: c.sslFingerprint } : {}),
+      nodes: c.nodes.map((n) => ({ label: n.label, address: n.address, id: n.id, status: n.status })),
+    })),
+    firewalls: o.firewalls.map((f) => ({ id: f.id, label: f.label, status: f.status })),
+  };
+}

@@ -1,0 +1,54 @@
+// The NodeBalancer kind: configs and nodes inline, certificates from kubernetes.io/tls Secrets
+// (a reference: a renewed certificate wakes the NodeBalancers that use it), statistics as
+// metrics. The runtime does the rest.
+import { resourceType } from "../../crd/definitions.ts";
+import type { NodeBalancer } from "../../linode/index.ts";
+import type { KindModule, ManagedKind } from "../../runtime/managed.ts";
+import { KindReasons, KindTimings } from "../shared/constants.ts";
+import type { ResourceDeps } from "../shared/deps.ts";
+import { ListCache } from "../shared/list-cache.ts";
+import { ConfigReader } from "./configs.ts";
+import type { ObservedNodeBalancer } from "./diff.ts";
+import { NodeBalancerExternal, TLS_REFERENCE, type NodeBalancerObservedStatus } from "./external.ts";
+import { nodeBalancerSpecSchema, type NodeBalancerSpec } from "./schema.ts";
+import { NodeBalancerStatsReader } from "./stats.ts";
+import { readTlsSecret, TLS_SECRET_TYPE } from "./tls.ts";
+
+export const nodeBalancerType = resourceType("NodeBalancer");
+
+export const nodeBalancerKind: KindModule<ResourceDeps> = {
+  type: nodeBalancerType,
+  build: ({ deps, stores }) => {
+    const api = deps.linode.nodeBalancers;
+    const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }) });
+    const configs = new ConfigReader(deps.linode, deps.poll.readyMillis * KindTimings.nodeBalancerConfigRefreshPolls);
+    const stats = new NodeBalancerStatsReader({
+      linode: deps.linode, intervalMillis: deps.statsMillis ?? KindTimings.nodeBalancerStatsMillis,
+      exists: (namespace, name) => stores.self.get(namespace, name) !== undefined,
+      ...(deps.registry !== undefined ? { registry: deps.registry } : {}),
+      ...(deps.log !== undefined ? { log: deps.log } : {}),
+    });
+    const kind: ManagedKind<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus> = {
+      type: nodeBalancerType,
+      parseSpec: (raw) => nodeBalancerSpecSchema.parse(raw),
+      policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),
+      external: new NodeBalancerExternal({ linode: deps.linode, cache, configs, stats, poll: deps.poll, clusterId: deps.clusterId }),
+      poll: deps.poll,
+      recreateToken: (spec) => spec.requests?.recreate,
+      references: [{
+        name: TLS_REFERENCE,
+        // Only TLS Secrets are cached (a field selector), not every Secret of the cluster.
+        target: { secrets: { fieldSelector: `type=${TLS_SECRET_TYPE}` } },
+        names: (spec) => spec.configs.flatMap((c) => (c.protocol === "https" && c.tlsSecretRef !== undefined ? [c.tlsSecretRef.name] : [])),
+        notReady: (obj) => {
+          const tls = readTlsSecret(obj);
+          return "invalid" in tls ? tls.invalid : undefined;
+        },
+        reasons: { notFound: KindReasons.TLSSecretNotFound, notReady: KindReasons.TLSSecretInvalid },
+        notFoundHint: `(a Secret of type ${TLS_SECRET_TYPE} with tls.crt and tls.key is needed; e.g. kubectl create secret tls NAME --cert=FILE --key=FILE)`,
+        required: (m) => m.policies.management === "Manage",
+      }],
+    };
+    return kind;
+  },
+};

@@ -1,0 +1,78 @@
+// NodeBalancer statistics as Prometheus gauges: the latest 5-minute sample of connections and
+// of traffic in and out, per NodeBalancer resource. Read from the API at a modest interval by
+// the reconcile (so only by the leader), kept in memory, and exported at scrape time for the
+// resources that still exist: a deleted one's series disappear with it.
+import { Gauge, type Registry } from "prom-client";
+import { isPrecondition, type LinodeClient, type NodeBalancerStats } from "../../linode/index.ts";
+import type { Logger } from "../../runtime/logger.ts";
+
+interface Sample { namespace: string; name: string; id: number; connections?: number; trafficIn?: number; trafficOut?: number; readAt: number }
+
+const latest = (series: number[][]): number | undefined => {
+  const last = series.at(-1);
+  return last !== undefined && typeof last[1] === "number" ? last[1] : undefined;
+};
+
+export class NodeBalancerStatsReader {
+  private readonly linode: LinodeClient;
+  private readonly intervalMillis: number;
+  private readonly samples = new Map<string, Sample>();
+  private readonly exists: (namespace: string, name: string) => boolean;
+  private readonly log: Logger | undefined;
+
+  constructor(opts: { linode: LinodeClient; registry?: Registry; intervalMillis: number; exists: (namespace: string, name: string) => boolean; log?: Logger }) {
+    this.linode = opts.linode;
+    this.intervalMillis = opts.intervalMillis;
+    this.exists = opts.exists;
+    this.log = opts.log;
+    if (opts.registry === undefined) return;
+    const labelNames = ["namespace", "name", "id"] as const;
+    const registers = [opts.registry];
+    const current = (): Sample[] => [...this.samples.values()].filter((s) => this.exists(s.namespace, s.name));
+    const labels = (s: Sample): Record<(typeof labelNames)[number], string> => ({ namespace: s.namespace, name: s.name, id: String(s.id) });
+    new Gauge({
+      name: "linode_nodebalancer_connections", help: "Connections to the NodeBalancer: the API's latest 5-minute sample.", labelNames, registers,
+      collect() { this.reset(); for (const s of current()) if (s.connections !== undefined) this.set(labels(s), s.connections); },
+    });
+    new Gauge({
+      name: "linode_nodebalancer_traffic", help: "Traffic through the NodeBalancer by direction (in, out): the API's latest 5-minute sample, in the API's unit (bits per second).", labelNames: [...labelNames, "direction"], registers,
+      collect() {
+        this.reset();
+        for (const s of current()) {
+          if (s.trafficIn !== undefined) this.set({ ...labels(s), direction: "in" }, s.trafficIn);
+          if (s.trafficOut !== undefined) this.set({ ...labels(s), direction: "out" }, s.trafficOut);
+        }
+      },
+    });
+  }
+
+  /** Reads the statistics if the last read is older than the interval; never fails the reconcile. */
+  async refresh(namespace: string, name: string, id: number, signal: AbortSignal): Promise<void> {
+    const key = `${namespace}/${name}`;
+    const prev = this.samples.get(key);
+    if (prev !== undefined && prev.id === id && Date.now() - prev.readAt < this.intervalMillis) return;
+    let stats: NodeBalancerStats;
+    try {
+      stats = await this.linode.nodeBalancers.getStats(id, { signal });
+    } catch (err) {
+      // A new NodeBalancer: "Stats are unavailable at this time." Not an error; try again later.
+      this.samples.set(key, { namespace, name, id, readAt: Date.now() });
+      if (!isPrecondition(err)) this.log?.warn({ key, err: (err as Error).message }, "NodeBalancer statistics not read");
+      return;
+    }
+    this.samples.set(key, {
+      namespace, name, id, readAt: Date.now(),
+      ...optional("connections", latest(stats.data.connections)),
+      ...optional("trafficIn", latest(stats.data.traffic.in)),
+      ...optional("trafficOut", latest(stats.data.traffic.out)),
+    });
+  }
+
+  forget(namespace: string, name: string): void {
+    this.samples.delete(`${namespace}/${name}`);
+  }
+}
+
+function optional<K extends string>(k: K, v: number | undefined): Partial<Record<K, number>> {
+  return v === undefined ? {} : ({ [k]: v } as Record<K, number>);
+}

@@ -1,0 +1,259 @@
+// NodeBalancer on a real API server and the emulator over HTTP: configs and nodes created
+// inline, changed with one rebuild per config (calls counted), configs added and removed by
+// port, certificates from kubernetes.io/tls Secrets (a rotation reaches the API), missing or
+// invalid Secrets reported, a node address only the API refuses reported without a loop,
+// health from the API's node status, adoption, Observe, a vanished NodeBalancer, LabelInUse,
+// delete and Retain, and statistics as metrics.
+import { X509Certificate } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateCertificate, type GeneratedCertificate } from "../../src/emulator/certs.ts";
+import { nodeBalancerType as nbType } from "../../src/resources/node-balancer/index.ts";
+import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { useTestCluster } from "../harness/cluster.ts";
+import { startOperatorEnv, type OperatorEnv } from "../harness/operator-env.ts";
+import { waitFor } from "../harness/operator-runtime.ts";
+
+const NB = "/nodebalancers";
+const ONE = `${NB}/{nodeBalancerId}`;
+const CONFIGS = `${ONE}/configs`;
+const CONFIG = `${CONFIGS}/{configId}`;
+const NODES = `${CONFIG}/nodes`;
+type Cond = { status: string; reason: string; message?: string };
+type NbStatus = {
+  id?: number; hostname?: string; ipv4?: string;
+  configs?: { port: number; id?: number; sslFingerprint?: string; nodesStatus?: { up: number; down: number }; nodes?: { address: string; label?: string; id?: number; status?: string }[] }[];
+  firewalls?: { id: number }[];
+};
+
+const checked = { check: "connection", checkInterval: 2, checkTimeout: 1 };
+const http80 = { port: 80, ...checked, nodes: [{ label: "web-1", address: "192.168.10.5:80" }, { label: "web-2", address: "10.0.0.6:80" }] };
+const https443 = { port: 443, protocol: "https", tlsSecretRef: { name: "web-tls" }, nodes: [{ label: "web-1", address: "192.168.10.5:443" }] };
+
+describe("NodeBalancer", () => {
+  const cluster = useTestCluster("nb");
+  let env: OperatorEnv;
+  // Health checks every 2 emulated seconds; statistics exist 1 s after a create and are read every 0.5 s.
+  beforeAll(async () => {
+    env = await startOperatorEnv(cluster, { poll: { pendingMillis: 300, readyMillis: 2_000 }, emulatorConfig: { statsDelaySeconds: 1 }, statsMillis: 500 });
+  });
+  afterAll(async () => { await env.stop(); });
+
+  const ns = (): string => cluster.namespace;
+  const create = (name: string, spec: Record<string, unknown>): Promise<ManagedObject> =>
+    env.deps.kube.createCustom(nbType, ns(), { apiVersion: "linode.operator.dev/v1alpha1", kind: "NodeBalancer", metadata: { name }, spec: { region: "us-east", ...spec } });
+  const get = (name: string): Promise<ManagedObject> => env.deps.kube.getCustom<ManagedObject>(nbType, { namespace: ns(), name });
+  const patch = (name: string, spec: Record<string, unknown>): Promise<ManagedObject> => env.deps.kube.mergePatchCustom(nbType, { namespace: ns(), name }, { spec });
+  const status = (o: ManagedObject): NbStatus => (o.status ?? {}) as NbStatus;
+  const condOf = (o: ManagedObject, type: string): Cond | undefined => o.status?.conditions?.find((c) => c.type === type);
+  const settled = (name: string, check: (o: ManagedObject) => boolean = () => true): Promise<ManagedObject> => waitFor(`${name} Ready and Synced`, async () => {
+    const o = await get(name);
+    return condOf(o, "Ready")?.status === "True" && condOf(o, "Synced")?.status === "True" && o.status?.observedGeneration === o.metadata.generation && check(o) ? o : undefined;
+  }, 60_000, 100);
+  const reason = (name: string, type: string, want: string): Promise<Cond> => waitFor(`${name} ${type} ${want}`, async () => {
+    const c = condOf(await get(name), type);
+    return c?.reason === want ? c : undefined;
+  }, 60_000, 100);
+  const count = (method: string, route: string): number => env.emulator.requestCounts()[`${method} ${route}`] ?? 0;
+  const mutations = (): Record<string, number> => {
+    const out: Record<string, number> = {};
+    for (const [k, v] of Object.entries(env.emulator.requestCounts())) if (!k.startsWith("GET") && k.includes("/nodebalancers")) out[k] = v;
+    return out;
+  };
+  const delta = (before: Record<string, number>): Record<string, number> => {
+    const out: Record<string, number> = {};
+    for (const [k, v] of Object.entries(mutations())) if (v !== (before[k] ?? 0)) out[k] = v - (before[k] ?? 0);
+    return out;
+  };
+  const tlsSecret = (name: string, cert: GeneratedCertificate): Promise<unknown> => env.deps.kube.applySecret({
+    metadata: { name, namespace: ns() }, type: "kubernetes.io/tls",
+    data: { "tls.crt": Buffer.from(cert.certPem).toString("base64"), "tls.key": Buffer.from(cert.keyPem).toString("base64") },
+  });
+  const fingerprint = (cert: GeneratedCertificate): string => new X509Certificate(cert.certPem).fingerprint;
+  const cloud = async (id: number) => {
+    const configs = await env.linode.nodeBalancers.listAllConfigs(id);
+    return Promise.all(configs.map(async (c) => ({ ...c, nodes: await env.linode.nodeBalancers.listAllNodes(id, c.id) })));
+  };
+  let nbId = 0;
+  const firstCert = generateCertificate({ commonName: "web.example.com", days: 90 });
+
+  it("creates the NodeBalancer with both configs and their nodes in one call, and becomes Ready once a backend is UP", async () => {
+    await tlsSecret("web-tls", firstCert);
+    const before = mutations();
+    await create("web", { tags: ["web"], configs: [http80, https443] });
+    // Nodes are UP one check interval (2 emulated seconds) after they appear.
+    const nb = await settled("web", (o) => status(o).configs?.find((c) => c.port === 80)?.nodes?.every((n) => n.status === "UP") === true);
+    const s = status(nb);
+    nbId = s.id ?? 0;
+    expect(delta(before)).toEqual({ [`POST ${NB}`]: 1 });
+    expect(s.hostname).toMatch(/\.ip\.linodeusercontent\.com$/);
+    expect(s.ipv4).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(s.configs?.map((c) => c.port)).toEqual([80, 443]);
+    expect(s.configs?.find((c) => c.port === 443)?.sslFingerprint).toBe(fingerprint(firstCert));
+    const api = await cloud(nbId);
+    expect(api.map((c) => [c.port, c.protocol, c.nodes.map((n) => n.address).sort()])).toEqual([
+      [80, "http", ["10.0.0.6:80", "192.168.10.5:80"]],
+      [443, "https", ["192.168.10.5:443"]],
+    ]);
+    expect(api.find((c) => c.port === 443)?.sslFingerprint).toBe(fingerprint(firstCert));
+    // The key is never shown back, nor mirrored anywhere.
+    expect(JSON.stringify(nb)).not.toContain("PRIVATE KEY");
+  });
+
+  it("changes nodes with exactly one rebuild of that config: no call per node", async () => {
+    const before = mutations();
+    await patch("web", { configs: [{ ...http80, nodes: [{ label: "web-2b", address: "10.0.0.6:80" }, { label: "web-3", address: "172.16.0.7:80", weight: 100 }] }, https443] });
+    await settled("web", (o) => status(o).configs?.find((c) => c.port === 80)?.nodes?.some((n) => n.address === "172.16.0.7:80") === true);
+    expect(delta(before)).toEqual({ [`POST ${CONFIG}/rebuild`]: 1 });
+    const c80 = (await cloud(nbId)).find((c) => c.port === 80);
+    expect(c80?.nodes.map((n) => [n.address, n.label, n.weight]).sort()).toEqual([["10.0.0.6:80", "web-2b", 50], ["172.16.0.7:80", "web-3", 100]]);
+    expect(count("POST", NODES) + count("PUT", `${NODES}/{nodeId}`) + count("DELETE", `${NODES}/{nodeId}`)).toBe(0);
+  });
+
+  it("a renewed certificate in the TLS Secret reaches the API (one rebuild) and the status", async () => {
+    const renewed = generateCertificate({ commonName: "web.example.com", days: 90 });
+    const before = mutations();
+    const t0 = Date.now();
+    await tlsSecret("web-tls", renewed);
+    await waitFor("the new fingerprint in the API", async () =>
+      ((await env.linode.nodeBalancers.listAllConfigs(nbId)).find((c) => c.port === 443)?.sslFingerprint === fingerprint(renewed) ? true : undefined), 30_000, 50);
+    const seconds = (Date.now() - t0) / 1000;
+    console.log(`[nb] TLS Secret changed → new fingerprint in the API after ${seconds.toFixed(2)} s`);
+    await settled("web", (o) => status(o).configs?.find((c) => c.port === 443)?.sslFingerprint === fingerprint(renewed));
+    expect(delta(before)).toEqual({ [`POST ${CONFIG}/rebuild`]: 1 });
+  });
+
+  it("adds and removes configs by port: one delete, one create and one rebuild", async () => {
+    const before = mutations();
+    const tcp = { port: 5432, protocol: "tcp", nodes: [{ label: "pg-1", address: "192.168.20.1:5432" }] };
+    const current = (await get("web")).spec as { configs: Record<string, unknown>[] };
+    await patch("web", { configs: [current.configs[0], tcp] });
+    await settled("web", (o) => status(o).configs?.map((c) => c.port).join(",") === "80,5432");
+    expect(delta(before)).toEqual({ [`DELETE ${CONFIG}`]: 1, [`POST ${CONFIGS}`]: 1, [`POST ${CONFIG}/rebuild`]: 1 });
+    expect((await cloud(nbId)).map((c) => [c.port, c.nodes.map((n) => n.address)])).toEqual([[80, ["10.0.0.6:80", "172.16.0.7:80"]], [5432, ["192.168.20.1:5432"]]]);
+  });
+
+  it("a change made behind its back (a node relabelled through the API) is put back with one rebuild", async () => {
+    const c80 = (await cloud(nbId)).find((c) => c.port === 80);
+    const node = c80?.nodes.find((n) => n.address === "10.0.0.6:80");
+    if (c80 === undefined || node === undefined) throw new Error("no node to change");
+    await env.linode.nodeBalancers.updateNode(nbId, c80.id, node.id, { label: "tampered" });
+    const before = mutations();
+    await waitFor("the label put back", async () => {
+      const n = (await env.linode.nodeBalancers.listAllNodes(nbId, c80.id)).find((x) => x.address === "10.0.0.6:80");
+      return n?.label === "web-2b" ? true : undefined;
+    }, 30_000, 100);
+    expect(delta(before)).toEqual({ [`POST ${CONFIG}/rebuild`]: 1 });
+  });
+
+  it("a node address only the API refuses: Synced=False with the API's reason, tried once, not in a loop", async () => {
+    env.emulator.rejectNodeAddresses({ "192.168.99.99": "No Linode in us-east has the private address 192.168.99.99" });
+    const current = (await get("web")).spec as { configs: { nodes: unknown[] }[] };
+    const [c80, c5432] = current.configs;
+    const rebuilds = (): number => count("POST", `${CONFIG}/rebuild`);
+    const before = rebuilds();
+    await patch("web", { configs: [{ ...c80, nodes: [...(c80?.nodes ?? []), { label: "ghost", address: "192.168.99.99:80" }] }, c5432] });
+    const c = await reason("web", "Synced", "ApiRejected");
+    expect(c.message).toContain("No Linode in us-east has the private address 192.168.99.99");
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(rebuilds() - before).toBe(1);
+    await patch("web", { configs: current.configs });
+    await settled("web");
+    env.emulator.rejectNodeAddresses({});
+  });
+
+  it("Ready follows the backends' health: no backend UP on a checked config is NoBackendUp, with the counts", async () => {
+    const nodes = (await cloud(nbId)).find((c) => c.port === 80)?.nodes ?? [];
+    for (const n of nodes) await fetch(`${env.emulator.adminUrl}/nodes/${String(n.id)}/status`, { method: "PUT", body: JSON.stringify({ status: "DOWN" }), headers: { "content-type": "application/json" } });
+    const c = await reason("web", "Ready", "NoBackendUp");
+    expect(c.message).toContain("config 80: no backend UP (2 DOWN)");
+    for (const n of nodes) await fetch(`${env.emulator.adminUrl}/nodes/${String(n.id)}/status`, { method: "PUT", body: JSON.stringify({ status: "UP" }), headers: { "content-type": "application/json" } });
+    await settled("web");
+  });
+
+  it("statistics become metrics per NodeBalancer; a new one without statistics is not an error", async () => {
+    const text = await waitFor("NodeBalancer metrics", async () => {
+      const t = await env.registry.metrics();
+      return t.includes(`linode_nodebalancer_connections{namespace="${ns()}",name="web",id="${String(nbId)}"}`) ? t : undefined;
+    }, 30_000, 200);
+    expect(text).toContain(`linode_nodebalancer_traffic{namespace="${ns()}",name="web",id="${String(nbId)}",direction="in"}`);
+    expect(text).toContain(`linode_nodebalancer_traffic{namespace="${ns()}",name="web",id="${String(nbId)}",direction="out"}`);
+    expect(condOf(await get("web"), "Synced")?.status).toBe("True");
+  });
+
+  it("a missing TLS Secret is TLSSecretNotFound, an invalid one TLSSecretInvalid; nothing is created until it is right", async () => {
+    const posts = (): number => count("POST", NB);
+    const before = posts();
+    await create("secure", { configs: [{ ...https443, tlsSecretRef: { name: "secure-tls" } }] });
+    const missing = await reason("secure", "Ready", "TLSSecretNotFound");
+    expect(missing.message).toContain("kubectl create secret tls");
+    const other = generateCertificate({ commonName: "other.example.com" });
+    await tlsSecret("secure-tls", { certPem: firstCert.certPem, keyPem: other.keyPem });
+    const invalid = await reason("secure", "Ready", "TLSSecretInvalid");
+    expect(invalid.message).toContain("tls.key does not match the certificate");
+    expect(invalid.message).not.toContain("PRIVATE KEY");
+    expect(posts()).toBe(before);
+    const good = generateCertificate({ commonName: "secure.example.com" });
+    await tlsSecret("secure-tls", good);
+    const nb = await settled("secure");
+    expect(status(nb).configs?.[0]?.sslFingerprint).toBe(fingerprint(good));
+    expect(posts()).toBe(before + 1);
+  });
+
+  it("a label taken by a NodeBalancer it did not create is LabelInUse: nothing created, adopted or deleted", async () => {
+    const theirs = await env.linode.nodeBalancers.create({ region: "us-east", label: "someone-elses" });
+    const posts = count("POST", NB);
+    await create("clash", { label: "someone-elses" });
+    const c = await reason("clash", "Synced", "LabelInUse");
+    expect(c.message).toContain(`spec.nodeBalancerId: ${String(theirs.id)}`);
+    expect(count("POST", NB)).toBe(posts);
+    await env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "clash" });
+    await waitFor("clash gone", async () => get("clash").then(() => undefined, () => true), 30_000, 100);
+    expect((await env.linode.nodeBalancers.get(theirs.id)).label).toBe("someone-elses");
+  });
+
+  it("adopts by id read-only with managementPolicy Observe: mirrors, reports differences, changes nothing", async () => {
+    const theirs = await env.linode.nodeBalancers.create({ region: "us-east", label: "observed-nb", configs: [{ port: 8080, protocol: "tcp", nodes: [{ label: "b-1", address: "192.168.30.1:8080" }] }] });
+    const before = mutations();
+    await create("observed", { nodeBalancerId: theirs.id, managementPolicy: "Observe", clientConnThrottle: 5, configs: [] });
+    const o = await waitFor("observed mirrored", async () => { const x = await get("observed"); return status(x).id === theirs.id && condOf(x, "Synced") !== undefined ? x : undefined; }, 30_000, 100);
+    expect(status(o).configs?.map((c) => c.port)).toEqual([8080]);
+    expect(condOf(o, "Synced")).toMatchObject({ status: "True", reason: "Observing" });
+    expect(condOf(o, "Synced")?.message).toContain("clientConnThrottle 0 → 5");
+    expect(condOf(o, "Synced")?.message).toContain("remove config 8080");
+    await env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "observed" });
+    await waitFor("observed gone", async () => get("observed").then(() => undefined, () => true), 30_000, 100);
+    expect(delta(before)).toEqual({});
+    expect((await env.linode.nodeBalancers.get(theirs.id)).label).toBe("observed-nb");
+  });
+
+  it("a NodeBalancer deleted behind its back is ExternalResourceGone, not replaced; a recreate token makes one, once", async () => {
+    await create("fragile", { configs: [{ port: 80, protocol: "tcp", nodes: [{ label: "f-1", address: "192.168.40.1:80" }] }] });
+    const first = status(await settled("fragile")).id ?? 0;
+    await env.linode.nodeBalancers.delete(first);
+    await reason("fragile", "Ready", "ExternalResourceGone");
+    const posts = count("POST", NB);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(count("POST", NB)).toBe(posts);
+    await patch("fragile", { requests: { recreate: "r1" } });
+    const again = await settled("fragile", (o) => status(o).id !== first);
+    expect(count("POST", NB)).toBe(posts + 1);
+    expect((await cloud(status(again).id ?? 0)).map((c) => c.port)).toEqual([80]);
+  });
+
+  it("deletes the cloud NodeBalancer before the resource goes; Retain leaves it (with the firewall it was created with)", async () => {
+    await create("kept", { deletionPolicy: "Retain", firewallId: 4242 });
+    const keptNb = await settled("kept");
+    expect(status(keptNb).firewalls?.map((f) => f.id)).toEqual([4242]);
+    const kept = status(keptNb).id ?? 0;
+    await env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "kept" });
+    await env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "web" });
+    await waitFor("both resources gone", async () => {
+      const left = await Promise.all(["kept", "web"].map((n) => get(n).then(() => n, () => undefined)));
+      return left.every((l) => l === undefined) ? true : undefined;
+    }, 30_000, 100);
+    expect((await env.linode.nodeBalancers.get(kept)).id).toBe(kept);
+    await expect(env.linode.nodeBalancers.get(nbId)).rejects.toMatchObject({ kind: "notFound" });
+    // Its statistics go with it.
+    expect(await env.registry.metrics()).not.toContain(`name="web",id="${String(nbId)}"`);
+  });
+});

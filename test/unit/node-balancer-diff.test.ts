@@ -1,0 +1,118 @@
+// The NodeBalancer plan: the fewest calls for what differs (one rebuild per changed config,
+// nodes keyed by address keeping their ids), unset node fields not compared, a certificate
+// compared by fingerprint and never put in a summary; and what a TLS Secret must hold.
+import { X509Certificate } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { generateCertificate } from "../../src/emulator/certs.ts";
+import type { NodeBalancer } from "../../src/linode/index.ts";
+import { configBody, isEmptyPlan, nodeBodies, planNodeBalancer, type ObservedConfig, type ObservedNodeBalancer } from "../../src/resources/node-balancer/diff.ts";
+import { nodeBalancerSpecSchema } from "../../src/resources/node-balancer/schema.ts";
+import { readTlsSecret, sameFingerprint } from "../../src/resources/node-balancer/tls.ts";
+
+const cert = generateCertificate({ commonName: "web.example.com" });
+const fp = new X509Certificate(cert.certPem).fingerprint;
+const tls = new Map([["web-tls", { certPem: cert.certPem, keyPem: cert.keyPem, fingerprint: fp }]]);
+
+const spec = nodeBalancerSpecSchema.parse({
+  region: "us-east", tags: ["a", "b"],
+  configs: [
+    { port: 80, nodes: [{ label: "web-1", address: "192.168.1.1:80" }, { label: "web-2", address: "192.168.1.2:80", weight: 10 }] },
+    { port: 443, protocol: "https", tlsSecretRef: { name: "web-tls" }, nodes: [{ label: "web-1", address: "192.168.1.1:443" }] },
+  ],
+});
+
+const nb: NodeBalancer = {
+  id: 1, label: "lb", region: "us-east", hostname: "h", ipv4: "203.0.113.1", ipv6: null, clientConnThrottle: 0, tags: ["b", "a"],
+  transfer: { in: null, out: null, total: null }, created: "", updated: "",
+};
+
+function cloudConfig(port: number, protocol: string, nodes: [string, string, number, string][], fingerprint = ""): ObservedConfig {
+  return {
+    id: port * 10, nodebalancerId: 1, port, protocol, algorithm: "roundrobin", stickiness: "none", check: "none",
+    checkInterval: 31, checkTimeout: 30, checkAttempts: 3, checkPath: "", checkBody: "", checkPassive: true,
+    cipherSuite: "recommended", proxyProtocol: "none", sslCommonname: "", sslFingerprint: fingerprint, sslCert: null, sslKey: null,
+    nodesStatus: { up: nodes.length, down: 0 }, udpCheckPort: 80, udpSessionTimeout: 16,
+    nodes: nodes.map(([address, label, weight, mode], i) => ({ id: port * 100 + i, address, label, weight, mode, status: "UP", configId: port * 10, nodebalancerId: 1 })),
+  };
+}
+
+const observed = (configs: ObservedConfig[]): ObservedNodeBalancer => ({ nb, configs, firewalls: [] });
+const matching = (): ObservedConfig[] => [
+  cloudConfig(80, "http", [["192.168.1.1:80", "web-1", 50, "accept"], ["192.168.1.2:80", "web-2", 10, "accept"]]),
+  cloudConfig(443, "https", [["192.168.1.1:443", "web-1", 50, "accept"]], fp),
+];
+
+describe("planNodeBalancer", () => {
+  it("nothing to do when the cloud matches (tags in any order; unset weight and mode not compared)", () => {
+    const plan = planNodeBalancer(spec, undefined, observed(matching()), tls);
+    expect(isEmptyPlan(plan)).toBe(true);
+    expect(plan.summary).toBe("");
+  });
+
+  it("a changed, an added and a removed node: one rebuild of that config, existing nodes keep their ids", () => {
+    const configs = matching();
+    configs[0] = cloudConfig(80, "http", [["192.168.1.1:80", "old-label", 50, "accept"], ["192.168.1.9:80", "gone", 50, "accept"]]);
+    const plan = planNodeBalancer(spec, undefined, observed(configs), tls);
+    expect(plan.rebuild.map((r) => [r.spec.port, r.differs])).toEqual([[80, ["nodes +1 -1 ~1"]]]);
+    expect(plan.create).toEqual([]);
+    expect(plan.remove).toEqual([]);
+    const [first] = plan.rebuild;
+    if (first === undefined) throw new Error("no rebuild");
+    const body = nodeBodies(first.spec, first.config);
+    expect(body).toEqual([{ address: "192.168.1.1:80", label: "web-1", id: 8000 }, { address: "192.168.1.2:80", label: "web-2", weight: 10 }]);
+  });
+
+  it("a weight the spec sets is compared; ports are added and removed by number", () => {
+    const configs = [cloudConfig(80, "http", [["192.168.1.1:80", "web-1", 50, "accept"], ["192.168.1.2:80", "web-2", 99, "accept"]]), cloudConfig(8080, "tcp", [["192.168.1.3:80", "x-1", 50, "accept"]])];
+    const plan = planNodeBalancer(spec, undefined, observed(configs), tls);
+    expect(plan.rebuild.map((r) => r.differs)).toEqual([["nodes ~1"]]);
+    expect(plan.create.map((c) => c.port)).toEqual([443]);
+    expect(plan.remove.map((c) => c.port)).toEqual([8080]);
+    expect(plan.summary).toBe("config 80: nodes ~1; add config 443; remove config 8080");
+  });
+
+  it("a renewed certificate is found by its fingerprint and never shows in the summary", () => {
+    const configs = matching();
+    configs[1] = cloudConfig(443, "https", [["192.168.1.1:443", "web-1", 50, "accept"]], "AA:BB");
+    const plan = planNodeBalancer(spec, undefined, observed(configs), tls);
+    expect(plan.rebuild.map((r) => [r.spec.port, r.differs])).toEqual([[443, ["certificate"]]]);
+    expect(plan.summary).not.toContain("BEGIN");
+    const https = spec.configs[1];
+    if (https === undefined) throw new Error("no https config");
+    const body = configBody(https, tls);
+    expect(body.sslCert).toBe(cert.certPem);
+    expect(body.sslKey).toBe(cert.keyPem);
+  });
+
+  it("the NodeBalancer's own fields: one update with what differs", () => {
+    const plan = planNodeBalancer({ ...spec, clientConnThrottle: 5, tags: ["a"] }, "new-label", observed(matching()), tls);
+    expect(plan.update).toEqual({ label: "new-label", clientConnThrottle: 5, tags: ["a"] });
+  });
+});
+
+describe("TLS Secrets", () => {
+  const secret = (type: string, data: Record<string, string>) => ({
+    metadata: { name: "t" }, type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")])),
+  });
+  it("takes a kubernetes.io/tls Secret whose key matches its certificate", () => {
+    const m = readTlsSecret(secret("kubernetes.io/tls", { "tls.crt": cert.certPem, "tls.key": cert.keyPem }));
+    expect(m).toMatchObject({ fingerprint: fp });
+  });
+  it.each([
+    ["another type", secret("Opaque", { "tls.crt": cert.certPem, "tls.key": cert.keyPem }), "its type is Opaque"],
+    ["no key", secret("kubernetes.io/tls", { "tls.crt": cert.certPem }), "it has no tls.key"],
+    ["not a certificate", secret("kubernetes.io/tls", { "tls.crt": "hello", "tls.key": cert.keyPem }), "tls.crt is not a PEM certificate"],
+    ["another certificate's key", secret("kubernetes.io/tls", { "tls.crt": cert.certPem, "tls.key": generateCertificate({ commonName: "x" }).keyPem }), "does not match"],
+  ])("refuses %s, saying why and never what it holds", (_name, s, why) => {
+    const m = readTlsSecret(s);
+    expect(m).toHaveProperty("invalid");
+    const text = JSON.stringify(m);
+    expect(text).toContain(why);
+    expect(text).not.toContain("PRIVATE KEY");
+  });
+  it("compares fingerprints whatever their separators and case", () => {
+    expect(sameFingerprint("AA:BB:CC", "aabbcc")).toBe(true);
+    expect(sameFingerprint("", "")).toBe(false);
+    expect(sameFingerprint("AA:BB", "AA:BC")).toBe(false);
+  });
+});
