@@ -10,7 +10,7 @@ import { createRecord } from "./databases/model.ts";
 import { faultConfigSchema } from "./faults.ts";
 import { defaultConfig, makeNode, newNodeBalancer } from "./nodebalancers/model.ts";
 import { rateLimitConfigSchema } from "./rate-limit.ts";
-import { deserializeState, emptyState, nextId, serializeState, type SerializedState } from "./store.ts";
+import { allAccounts, deserializeState, emptyState, nextId, serializeState, type SerializedState } from "./store.ts";
 import { fieldPath } from "./validation.ts";
 
 export interface AdminDeps {
@@ -113,8 +113,12 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
     ["POST", /^\/_emulator\/tokens$/, (_m, body) => {
       const token = parse(scopedTokenSchema, body);
       if (token.username !== undefined && !ctx.auth.users.has(token.username)) throw new AdminError(400, `unknown user ${token.username}`);
-      ctx.auth.addToken(token);
-      return { scopes: token.scopes, username: token.username ?? null };
+      try {
+        ctx.auth.addToken(token);
+      } catch (err) {
+        throw new AdminError(400, (err as Error).message);
+      }
+      return { scopes: token.scopes, username: token.username ?? null, account: token.account ?? ctx.auth.users.get(token.username ?? "")?.account ?? "default" };
     }],
     ["DELETE", /^\/_emulator\/tokens\/(.+)$/, (m) => {
       const removed = ctx.auth.tokens.delete(decodeURIComponent(m[1] ?? ""));
@@ -135,7 +139,7 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
     ["DELETE", /^\/_emulator\/state$/, () => { Object.assign(ctx.state, emptyState()); deps.onMutation(); return {}; }],
     ["POST", /^\/_emulator\/seed$/, (_m, body) => { const r = seed(ctx, parse(seedSchema, body)); deps.onMutation(); return r; }],
     ["PUT", /^\/_emulator\/databases\/(\d+)\/status$/, (m, body) => {
-      const db = ctx.state.databases.get(Number(m[1]));
+      const db = allAccounts(ctx.state).map((a) => a.databases.get(Number(m[1]))).find((d) => d !== undefined);
       if (db === undefined) throw new AdminError(404, "no such database");
       db.status = parse(statusSchema, body).status;
       db.pending = null;
@@ -150,7 +154,7 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
     }],
     ["PUT", /^\/_emulator\/nodes\/(\d+)\/status$/, (m, body) => {
       const status = parse(nodeStatusSchema, body).status;
-      for (const nb of ctx.state.nodebalancers.values()) {
+      for (const nb of allAccounts(ctx.state).flatMap((a) => [...a.nodebalancers.values()])) {
         for (const c of Object.values(nb.configs)) {
           const n = c.nodes[m[1] ?? ""];
           if (n === undefined) continue;

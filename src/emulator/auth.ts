@@ -11,8 +11,14 @@ export type Area = "databases" | "nodebalancers";
 
 const entityGrantSchema = z.object({ id: z.number().int(), permissions: permissionSchema });
 
+/** Accounts never see each other's objects or share limits; every token belongs to one. */
+export const DEFAULT_ACCOUNT = "default";
+const accountName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "an account name is 1..63 lower-case letters, digits or '-'");
+
 export const userSchema = z.object({
   username: z.string().min(1),
+  /** The account the user (and so its tokens) belongs to. */
+  account: accountName.default(DEFAULT_ACCOUNT),
   restricted: z.boolean().default(false),
   grants: z.object({
     global: z.object({
@@ -30,6 +36,8 @@ export const tokenSchema = z.object({
   /** "*" or a space/comma separated list such as "databases:read_only nodebalancers:read_write". */
   scopes: z.string().default("*"),
   username: z.string().min(1).optional(),
+  /** The account of a token without a user of its own (default: the user's account). */
+  account: accountName.optional(),
 });
 export type TokenConfig = z.infer<typeof tokenSchema>;
 
@@ -39,6 +47,7 @@ export interface Principal {
   token: string;
   scopes: string;
   user: User;
+  account: string;
 }
 
 const SCOPE_PATTERN = /^(\*|(databases|nodebalancers|firewall|linodes|account|events)+:(read_only|read_write))$/;
@@ -76,7 +85,11 @@ export class AuthRegistry {
 
   addToken(token: TokenConfig): void {
     const username = token.username ?? DEFAULT_USERNAME;
-    if (!this.users.has(username)) throw new Error(`unknown user ${username}`);
+    const user = this.users.get(username);
+    if (user === undefined) throw new Error(`unknown user ${username}`);
+    if (token.username !== undefined && token.account !== undefined && token.account !== user.account) {
+      throw new Error(`token of user ${username} (account ${user.account}) cannot belong to account ${token.account}`);
+    }
     this.tokens.set(token.token, { ...token, username });
   }
 
@@ -86,13 +99,13 @@ export class AuthRegistry {
     if (config === undefined) throw new ApiError(401, [{ reason: "Invalid Token" }]);
     const user = this.users.get(config.username ?? DEFAULT_USERNAME);
     if (user === undefined) throw new ApiError(401, [{ reason: "Invalid Token" }]);
-    return { token: config.token, scopes: config.scopes, user };
+    return { token: config.token, scopes: config.scopes, user, account: config.account ?? user.account };
   }
 
-  snapshot(): { tokens: { scopes: string; username: string | undefined; token: string }[]; users: User[] } {
+  snapshot(): { tokens: { scopes: string; username: string | undefined; account: string; token: string }[]; users: User[] } {
     // Tokens are shown masked: the admin endpoint must not leak them into logs or dumps.
     return {
-      tokens: [...this.tokens.values()].map((t) => ({ token: `${t.token.slice(0, 4)}…`, scopes: t.scopes, username: t.username })),
+      tokens: [...this.tokens.values()].map((t) => ({ token: `${t.token.slice(0, 4)}…`, scopes: t.scopes, username: t.username, account: t.account ?? this.users.get(t.username ?? DEFAULT_USERNAME)?.account ?? DEFAULT_ACCOUNT })),
       users: [...this.users.values()],
     };
   }

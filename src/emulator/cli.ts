@@ -10,6 +10,8 @@ const HELP = `Usage: linode-operator emulator [options]
 
   --port N                 listen port (0 = any free port; default 0)
   --token T                an unrestricted, all-scopes token (repeatable; default $LINODE_TOKEN)
+  --account-token A=T      a token of account A (repeatable): accounts never see each other's
+                           objects or share rate limits; --token's belong to account "default"
   --provision-seconds S    emulated seconds provisioning and other transitions take (default 1)
   --state-file F           keep state in F across restarts
   --config F               JSON config: tokens, users (grants), rateLimits, faults, ...
@@ -52,6 +54,7 @@ const flagsSchema = z.object({
   "state-file": z.string().optional(),
   config: z.string().optional(),
   token: z.array(z.string().min(1)).default([]),
+  "account-token": z.array(z.string().regex(/^[a-z0-9][a-z0-9-]*=.+$/, { error: "--account-token must be ACCOUNT=TOKEN (account: lower-case letters, digits, '-')" })).default([]),
 });
 
 export async function main(argv: string[]): Promise<number> {
@@ -61,7 +64,7 @@ export async function main(argv: string[]): Promise<number> {
       args: argv,
       strict: true,
       options: {
-        port: { type: "string" }, token: { type: "string", multiple: true }, "provision-seconds": { type: "string" },
+        port: { type: "string" }, token: { type: "string", multiple: true }, "account-token": { type: "string", multiple: true }, "provision-seconds": { type: "string" },
         "state-file": { type: "string" }, config: { type: "string" }, seed: { type: "string" }, "time-scale": { type: "string" },
         "stats-delay-seconds": { type: "string" }, "rate-limit": { type: "string" }, "rate-window": { type: "string" }, "fault-error-rate": { type: "string" },
         "fault-latency-ms": { type: "string" }, "fault-drop-rate": { type: "string" }, "fault-429-burst": { type: "string" },
@@ -92,7 +95,12 @@ export async function main(argv: string[]): Promise<number> {
     config = result.data;
   }
   const tokens = f.token.length > 0 ? f.token : (process.env.LINODE_TOKEN ?? "") !== "" ? [process.env.LINODE_TOKEN ?? ""] : [];
-  if (tokens.length === 0 && (config.tokens ?? []).length === 0) {
+  const accountTokens: Record<string, string[]> = {};
+  for (const pair of f["account-token"]) {
+    const at = pair.indexOf("=");
+    (accountTokens[pair.slice(0, at)] ??= []).push(pair.slice(at + 1));
+  }
+  if (tokens.length === 0 && f["account-token"].length === 0 && (config.tokens ?? []).length === 0) {
     process.stderr.write("linode-operator emulator: warning: no tokens configured (--token, LINODE_TOKEN or --config); every /v4 request will get 401\n");
   }
   const faults: NonNullable<EmulatorOptions["faults"]> = {};
@@ -105,6 +113,7 @@ export async function main(argv: string[]): Promise<number> {
     port: f.port,
     host: f.host,
     tokens,
+    accountTokens,
     config,
     provisionSeconds: f["provision-seconds"],
     stateFile: f["state-file"],

@@ -2,7 +2,7 @@
 // admin URL and test controls (clock, faults, counts, state).
 import type { AddressInfo } from "node:net";
 import { createAdminHandler } from "./admin.ts";
-import { AuthRegistry, DEFAULT_USERNAME } from "./auth.ts";
+import { AuthRegistry, DEFAULT_USERNAME, tokenSchema } from "./auth.ts";
 import { generateDatabaseCa } from "./certs.ts";
 import { Clock } from "./clock.ts";
 import { emulatorConfigSchema, type EmulatorConfigInput } from "./config.ts";
@@ -28,8 +28,10 @@ export interface EmulatorOptions {
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
-  /** Unrestricted, all-scope tokens. */
+  /** Unrestricted, all-scope tokens (of the default account). */
   tokens?: string[];
+  /** Unrestricted, all-scope tokens of other accounts, by account: each sees only its own objects. */
+  accountTokens?: Record<string, string[]>;
   /** Richer tokens, users, scopes, grants, rate limits, faults (the config-file format). */
   config?: EmulatorConfigInput;
   /** Emulated seconds provisioning and every other transition take (default 1). */
@@ -91,6 +93,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const auth = new AuthRegistry();
   for (const user of config.users) auth.addUser(user);
   for (const token of opts.tokens ?? []) auth.addToken({ token, scopes: "*", username: DEFAULT_USERNAME });
+  for (const [account, tokens] of Object.entries(opts.accountTokens ?? {})) {
+    for (const token of tokens) auth.addToken(tokenSchema.parse({ token, account }));
+  }
   for (const token of config.tokens) auth.addToken(token);
   const rateConfig = opts.rateLimits === false
     ? rateLimitConfigSchema.parse({ ...config.rateLimits, enabled: false })

@@ -12,6 +12,7 @@ const fileSchema = z.object({
   nodebalancers: z.array(z.looseObject({ id: z.number() })),
   firewalls: z.array(z.looseObject({ id: z.number() })),
   counters: z.looseObject({ database: z.number() }),
+  accounts: z.record(z.string(), z.looseObject({ databases: z.array(z.looseObject({ id: z.number() })) })).optional(),
 });
 
 export function loadStateFile(path: string): SerializedState | null {

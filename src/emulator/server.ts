@@ -2,10 +2,11 @@
 // prefixes, then per request: route match, auth, rate limit, faults, scope, handler.
 // Admin endpoints (outside /v4) go to admin.ts.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { acceptedScope, requireScope, type Principal } from "./auth.ts";
+import { DEFAULT_ACCOUNT, acceptedScope, requireScope, type Principal } from "./auth.ts";
 import type { EmulatorContext, RequestContext } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import type { Router } from "./router.ts";
+import { accountState } from "./store.ts";
 
 export const MAX_BODY_BYTES = 1 << 20;
 
@@ -173,7 +174,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     const parsed = parseJson(text);
     requireScope(principal, route.area, route.level);
     const request: RequestContext = {
-      ctx,
+      // The handlers see only the caller's account.
+      ctx: principal.account === DEFAULT_ACCOUNT ? ctx : { ...ctx, state: accountState(ctx.state, principal.account) },
       params,
       query: url.searchParams,
       body: parsed,

@@ -1,5 +1,6 @@
 // All emulated cloud objects, as plain JSON-serialisable records so the state file and the
 // admin dump are just this object. Maps keep insertion order = id order, so listing never sorts.
+import { DEFAULT_ACCOUNT } from "./auth.ts";
 export type DbEngine = "mysql" | "postgresql";
 export type DbStatus =
   | "provisioning" | "active" | "suspending" | "suspended" | "resuming" | "restoring"
@@ -139,18 +140,42 @@ export interface Counters {
   address: number;
 }
 
-export interface State {
+/** One account's objects: accounts never see each other's. */
+export interface AccountObjects {
   databases: Map<number, DatabaseRecord>;
   nodebalancers: Map<number, NodeBalancerRecord>;
   firewalls: Map<number, FirewallRecord>;
+}
+
+export interface State extends AccountObjects {
+  /** Ids are global, as the real API's: one set of counters for every account. */
   counters: Counters;
+  /** The objects of accounts other than the default one (whose objects are the fields above). */
+  accounts: Map<string, AccountObjects>;
+}
+
+const noObjects = (): AccountObjects => ({ databases: new Map(), nodebalancers: new Map(), firewalls: new Map() });
+
+/** The state as one account sees it: its own objects, the shared id counters. */
+export function accountState(state: State, account: string): State {
+  if (account === DEFAULT_ACCOUNT) return state;
+  let objects = state.accounts.get(account);
+  if (objects === undefined) {
+    objects = noObjects();
+    state.accounts.set(account, objects);
+  }
+  return { ...objects, counters: state.counters, accounts: state.accounts };
+}
+
+/** Every account's objects, the default account's first (for the admin endpoint and background work). */
+export function allAccounts(state: State): AccountObjects[] {
+  return [state, ...state.accounts.values()];
 }
 
 export function emptyState(): State {
   return {
-    databases: new Map(),
-    nodebalancers: new Map(),
-    firewalls: new Map(),
+    ...noObjects(),
+    accounts: new Map(),
     // Real ids are large; starting there keeps clients honest about int64 handling.
     counters: { database: 100_000, backup: 1_400_000, nodebalancer: 1_700_000, config: 2_700_000, node: 2_114_000_000, address: 0 },
   };
@@ -161,31 +186,46 @@ export function nextId(state: State, kind: keyof Counters): number {
   return state.counters[kind];
 }
 
-export interface SerializedState {
-  version: 1;
-  savedAt: number;
+interface SerializedObjects {
   databases: DatabaseRecord[];
   nodebalancers: NodeBalancerRecord[];
   firewalls: FirewallRecord[];
-  counters: Counters;
 }
+
+export interface SerializedState extends SerializedObjects {
+  version: 1;
+  savedAt: number;
+  counters: Counters;
+  /** Accounts other than the default one, when there are any. */
+  accounts?: Record<string, SerializedObjects>;
+}
+
+const serializeObjects = (o: AccountObjects): SerializedObjects => ({
+  databases: [...o.databases.values()],
+  nodebalancers: [...o.nodebalancers.values()],
+  firewalls: [...o.firewalls.values()],
+});
+
+const deserializeObjects = (o: SerializedObjects): AccountObjects => ({
+  databases: new Map(o.databases.map((d) => [d.id, d])),
+  nodebalancers: new Map(o.nodebalancers.map((n) => [n.id, n])),
+  firewalls: new Map(o.firewalls.map((f) => [f.id, f])),
+});
 
 export function serializeState(state: State, now: number): SerializedState {
   return {
     version: 1,
     savedAt: now,
-    databases: [...state.databases.values()],
-    nodebalancers: [...state.nodebalancers.values()],
-    firewalls: [...state.firewalls.values()],
+    ...serializeObjects(state),
     counters: { ...state.counters },
+    ...(state.accounts.size > 0 ? { accounts: Object.fromEntries([...state.accounts].map(([name, o]) => [name, serializeObjects(o)])) } : {}),
   };
 }
 
 export function deserializeState(data: SerializedState): State {
   return {
-    databases: new Map(data.databases.map((d) => [d.id, d])),
-    nodebalancers: new Map(data.nodebalancers.map((n) => [n.id, n])),
-    firewalls: new Map(data.firewalls.map((f) => [f.id, f])),
+    ...deserializeObjects(data),
     counters: { ...data.counters },
+    accounts: new Map(Object.entries(data.accounts ?? {}).map(([name, o]) => [name, deserializeObjects(o)])),
   };
 }
