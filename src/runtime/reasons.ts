@@ -29,6 +29,8 @@ export const ConditionReasons = {
   Observing: "Observing",
   /** A one-shot request was sent but its outcome was never recorded: it is not sent again. */
   RequestOutcomeUnknown: "RequestOutcomeUnknown",
+  /** The object carries the paused annotation: nothing is changed in the cloud or in Kubernetes. */
+  Paused: "Paused",
 } as const;
 
 export const EventReasons = {

@@ -25,6 +25,10 @@ import { Timings, jittered } from "./timings.ts";
 export const FINALIZER = "linode.operator.dev/finalizer";
 export const EXTERNAL_ID_ANNOTATION = "linode.operator.dev/external-id";
 export const CREATE_PENDING_ANNOTATION = "linode.operator.dev/create-pending";
+/** `"true"` stops every write for the object (cloud and Kubernetes, finalizer removal included) but the Synced condition saying so. */
+export const PAUSED_ANNOTATION = "linode.operator.dev/paused";
+
+export const isPaused = (obj: ManagedObject): boolean => obj.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
 
 export interface ReconcileResult {
   /** Poll again after this long (level-triggered: an event may come sooner). Absent: wait for a change. */
@@ -81,6 +85,15 @@ export class ManagedReconciler {
     const deleting = obj.metadata.deletionTimestamp !== undefined;
     const status = new StatusWriter(this.deps.kube, this.kind.type, obj, (resourceVersion) => { this.wrote(obj, resourceVersion, true); });
     const pass: Pass = { status, generation: obj.metadata.generation };
+
+    if (isPaused(obj)) {
+      // Crossplane's crossplane.io/paused: the one write is the condition that tells why nothing happens.
+      await status.write([{
+        type: "Synced", status: "False", reason: R.Paused,
+        message: `reconciliation is paused by the annotation ${PAUSED_ANNOTATION}: "true": nothing is created, changed or deleted in Linode or in Kubernetes${deleting ? " (the finalizer stays, so the resource is not deleted)" : ""} until it is removed`,
+      }], pass.generation);
+      return {};
+    }
 
     let spec: Spec;
     try {
