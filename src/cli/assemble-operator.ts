@@ -11,6 +11,7 @@ import { KubeEventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { Manager } from "../runtime/manager.ts";
 import { buildControllers } from "../resources/index.ts";
+import { LinodeAccounts } from "../resources/shared/credentials.ts";
 
 export interface AssembledOperator {
   manager: Manager;
@@ -33,9 +34,16 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
   const clusterId = await clusterIdentity(config, kube);
   const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: opts.defaultMetrics ?? true });
   const events = new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: config.identity, log });
-  const linode = new LinodeClient({
-    token: config.linodeToken, baseUrl: config.linodeApiUrl, registry: metrics.registry,
+  const client = (token: string): LinodeClient => new LinodeClient({
+    token, baseUrl: config.linodeApiUrl, registry: metrics.registry,
     logger: log.child({ component: "linode" }), userAgent: "linode-operator",
+  });
+  const linode = config.linodeToken === undefined ? undefined : client(config.linodeToken);
+  const required = new Set(config.requireCredentialsRef);
+  const accounts = new LinodeAccounts({
+    ...(linode !== undefined ? { operator: linode } : {}),
+    clientFor: client,
+    requireRef: (namespace) => required.has("*") || required.has(namespace),
   });
   // Owned by our ServiceAccount when it lives beside the Lease: uninstalling then removes it.
   const sa = kube.serviceAccount();
@@ -46,12 +54,13 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
     healthPort: config.healthPort, metricsPort: config.metricsPort, bindHost: config.bindAddress,
     onLostLeadership: opts.onLostLeadership,
   });
-  for (const c of buildControllers({ config, clusterId, kube, linode, events, log, metrics })) manager.add(c);
+  for (const c of buildControllers({ config, clusterId, kube, accounts, events, log, metrics })) manager.add(c);
   return {
     manager,
     async stop() {
       await manager.stop();
-      await linode.close();
+      await accounts.close();
+      await linode?.close();
     },
   };
 }

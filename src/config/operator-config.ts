@@ -12,7 +12,10 @@ const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform
 const loopbackHosts = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
 
 export const operatorConfigSchema = z.object({
-  linodeToken: z.string().min(1, "a Linode API token is required: set LINODE_TOKEN or --linode-token-file"),
+  /** The operator's own token; optional only when every resource must bring its own (requireCredentialsRef: ["*"]). */
+  linodeToken: z.string().min(1).optional(),
+  /** Namespaces whose resources must name their token (spec.credentialsRef); "*" = all. */
+  requireCredentialsRef: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
   linodeApiUrl: z.url().default("https://api.linode.com/v4"),
   /** Plain http sends the token in clear: only to loopback unless this is set. */
   allowHttpLinodeApi: bool.default(false),
@@ -33,6 +36,12 @@ export const operatorConfigSchema = z.object({
   pollPendingSeconds: z.coerce.number().min(0.1).max(3600).default(DEFAULT_POLL.pendingMillis / 1000),
   pollReadySeconds: z.coerce.number().min(1).max(86_400).default(DEFAULT_POLL.readyMillis / 1000),
 }).superRefine((c, ctx) => {
+  if (c.linodeToken === undefined && !c.requireCredentialsRef.includes("*")) {
+    ctx.addIssue({
+      code: "custom", path: ["linodeToken"],
+      message: "a Linode API token is required: set LINODE_TOKEN or --linode-token-file (or --require-credentials-ref=true, so that every resource names its own in spec.credentialsRef)",
+    });
+  }
   const url = new URL(c.linodeApiUrl);
   if (url.protocol === "http:" && !loopbackHosts.test(url.hostname) && !c.allowHttpLinodeApi) {
     ctx.addIssue({
@@ -50,6 +59,7 @@ export const runFlags = {
   "allow-http-linode-api": { type: "string", env: "LINODE_API_ALLOW_HTTP", help: "true: allow a plain-http API URL to a host other than loopback (the token travels in clear)" },
   "cluster-id": { type: "string", env: "CLUSTER_ID", help: "this cluster's identity in cloud labels (default: the kube-system namespace's UID; set it to keep ownership across a cluster rebuilt from backup)" },
   namespaces: { type: "string", env: "WATCH_NAMESPACES", help: "comma-separated namespaces to watch (default: all)" },
+  "require-credentials-ref": { type: "string", env: "REQUIRE_CREDENTIALS_REF", help: "true, or comma-separated namespaces: their resources must name a token Secret in spec.credentialsRef, never using the operator's (default: none)" },
   concurrency: { type: "string", env: "CONCURRENCY", help: "reconciles in parallel per kind (default 4)" },
   "leader-elect": { type: "string", env: "LEADER_ELECT", help: "true|false: elect a leader on a Lease (default true)" },
   "leader-election-namespace": { type: "string", env: "POD_NAMESPACE", help: "namespace of the Lease (default: the pod's, else default)" },
@@ -78,7 +88,8 @@ export function runHelp(kinds: readonly string[]): string {
     "Options:",
     ...rows,
     "",
-    "Environment: LINODE_TOKEN (the API token, unless --linode-token-file is given).",
+    "Environment: LINODE_TOKEN (the operator's API token, unless --linode-token-file is given; a",
+    "resource may name another account's token in spec.credentialsRef).",
   ].join("\n");
 }
 
@@ -91,8 +102,10 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
   };
   const tokenFile = pick("linode-token-file");
   const token = tokenFile !== undefined ? readFileSync(tokenFile, "utf8").trim() : (env.LINODE_TOKEN ?? "");
+  const require = pick("require-credentials-ref");
   const raw = {
-    linodeToken: token,
+    linodeToken: token === "" ? undefined : token,
+    requireCredentialsRef: require === undefined || require === "false" ? [] : require === "true" ? ["*"] : require.split(",").map((s) => s.trim()).filter((s) => s !== ""),
     linodeApiUrl: pick("linode-api-url"),
     allowHttpLinodeApi: pick("allow-http-linode-api"),
     clusterId: pick("cluster-id"),

@@ -6,9 +6,12 @@ export function crdName(def: KindDefinition): string {
   return `${def.plural}.${crdGroup}`;
 }
 
+/** What every kind does the same way, for `kubectl explain KIND`. */
+const commonBehaviour = "Annotate it with linode.operator.dev/paused: \"true\" to stop every change the operator would make, in Linode and in Kubernetes (deletion and finalizer removal included), until the annotation is removed; meanwhile status says Synced=False, reason Paused. spec.credentialsRef names the Secret holding the Linode token of the account to act in.";
+
 export function buildCrd(def: KindDefinition): Record<string, unknown> {
   const openAPIV3Schema: OpenApiSchema = {
-    description: def.description,
+    description: `${def.description} ${commonBehaviour}`,
     type: "object",
     required: ["spec"],
     properties: {

@@ -2,7 +2,6 @@
 // runtime over one set of shared caches, behind one leader election.
 import type { OperatorConfig } from "../config/operator-config.ts";
 import type { KubeApi } from "../kube/types.ts";
-import type { LinodeClient } from "../linode/index.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { Controller } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
@@ -12,6 +11,7 @@ import { InformerPool } from "../runtime/stores.ts";
 import { databaseSnapshotKind } from "./database-snapshot/index.ts";
 import { managedDatabaseKind } from "./managed-database/index.ts";
 import { nodeBalancerKind } from "./node-balancer/index.ts";
+import type { LinodeAccounts } from "./shared/credentials.ts";
 import type { ResourceDeps } from "./shared/deps.ts";
 
 export const kinds: KindModule<ResourceDeps>[] = [
@@ -24,7 +24,7 @@ export interface OperatorDeps {
   config: OperatorConfig;
   clusterId: string;
   kube: KubeApi;
-  linode: LinodeClient;
+  accounts: LinodeAccounts;
   events: EventRecorder;
   log: Logger;
   metrics: OperatorMetrics;
@@ -38,6 +38,6 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
   });
   const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000 };
   const poll = { pendingMillis: deps.config.pollPendingSeconds * 1000, readyMillis: deps.config.pollReadySeconds * 1000 };
-  const kindDeps: ResourceDeps = { linode: deps.linode, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, log: deps.log };
+  const kindDeps: ResourceDeps = { accounts: deps.accounts, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, log: deps.log };
   return kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, kindDeps }, opts));
 }

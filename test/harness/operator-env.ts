@@ -8,6 +8,7 @@ import { startEmulator, type EmulatorConfigInput, type RunningEmulator } from ".
 import { Controller } from "../../src/runtime/controller.ts";
 import { InformerPool } from "../../src/runtime/stores.ts";
 import { kinds } from "../../src/resources/index.ts";
+import { LinodeAccounts } from "../../src/resources/shared/credentials.ts";
 import type { ResourceDeps } from "../../src/resources/shared/deps.ts";
 import type { TestCluster } from "./cluster.ts";
 import { installCrds } from "./crds.ts";
@@ -41,6 +42,8 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   platform?: "legacy" | "current";
   /** How often NodeBalancer statistics are read. */
   statsMillis?: number;
+  /** Namespaces ("*": all) whose resources must name their token in spec.credentialsRef. */
+  requireCredentialsRef?: string[];
 } = {}): Promise<OperatorEnv> {
   await installCrds(cluster);
   const emulator = opts.reuseEmulator ?? await startEmulator({
@@ -53,8 +56,11 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   let writes = 0;
   const clusterId = `test-${cluster.namespace}`;
   const informers = new InformerPool(deps.kube, { namespaces: [cluster.namespace] });
+  const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } });
+  const required = new Set(opts.requireCredentialsRef ?? []);
+  const accounts = new LinodeAccounts({ operator: operatorLinode, clientFor, requireRef: (namespace) => required.has("*") || required.has(namespace) });
   const kindDeps: ResourceDeps = {
-    linode: operatorLinode, clusterId, registry, log: deps.log,
+    accounts, clusterId, registry, log: deps.log,
     poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 },
     ...(opts.statsMillis !== undefined ? { statsMillis: opts.statsMillis } : {}),
   };
@@ -70,6 +76,7 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
     statusWrites: () => writes,
     async stop() {
       await Promise.all(Object.values(controllers).map((c) => c.stop()));
+      await accounts.close();
       await operatorLinode.close();
       await linode.close();
       if (opts.reuseEmulator === undefined) await emulator.close();

@@ -60,7 +60,7 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
   const operatorPods = async (): Promise<string[]> => (await podStates()).map((p) => p.name);
   const readyPods = async (): Promise<string[]> => (await podStates()).filter((p) => p.ready).map((p) => p.name);
   const leaseHolder = async (): Promise<string> =>
-    kubectl(["get", "lease", "linode-operator", "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"]).catch(() => "");
+    kubectl(["get", "lease", `${RELEASE}-linode-operator`, "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"]).catch(() => "");
   const appPod = async (): Promise<string> =>
     until("orders-app pod Running", 120_000, async () => {
       const out = await kubectl(["get", "pods", "-l", "app=orders-app", "-o", "jsonpath={range .items[*]}{.metadata.name} {.status.phase}{\"\\n\"}{end}"]);
@@ -320,7 +320,7 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
       const h = await leaseHolder();
       return h !== "" && h !== leader ? h : undefined;
     }, 200).catch(async (err: unknown) => {
-      const lease = await cluster().kubectl(["get", "lease", "linode-operator", "-n", NS, "-o", "yaml"]);
+      const lease = await cluster().kubectl(["get", "lease", `${RELEASE}-linode-operator`, "-n", NS, "-o", "yaml"]);
       const podList = await cluster().kubectl(["get", "pods", "-n", NS, "-o", "wide"]);
       const kubelet = (await readFile(join(cluster().dir, "kubelet.log"), "utf8").catch(() => "")).split("\n")
         .filter((l) => l.includes(leader)).slice(-40).join("\n");
@@ -369,7 +369,7 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     // The Lease is the operator's own object, not the chart's: owned by the chart's
     // ServiceAccount, it goes with it (the last leader could not release it: its RBAC went first).
     await until("the Lease garbage-collected", 60_000, async () =>
-      ((await cluster().kubectl(["get", "lease", "linode-operator", "-n", NS])).code !== 0 ? true : undefined), 500);
+      ((await cluster().kubectl(["get", "lease", `${RELEASE}-linode-operator`, "-n", NS])).code !== 0 ? true : undefined), 500);
     console.log(`[e2e] helm uninstall: the release's objects and the operator's Lease gone after ${secs(Date.now() - t1)}; the CRDs stay (Helm never deletes CRDs)`);
   });
 

@@ -28,6 +28,15 @@ describe("operator configuration", () => {
     expect(loadOperatorConfig([], env({})).clusterId).toBeUndefined();
     expect(() => loadOperatorConfig([], env({ CLUSTER_ID: "not ok!" }))).toThrow(/clusterId/);
   });
+
+  it("needs a token of its own unless every resource must bring one (spec.credentialsRef)", () => {
+    expect(() => loadOperatorConfig([], {})).toThrow(/token is required.*require-credentials-ref/);
+    expect(loadOperatorConfig([], { REQUIRE_CREDENTIALS_REF: "true" })).toMatchObject({ linodeToken: undefined, requireCredentialsRef: ["*"] });
+    expect(loadOperatorConfig(["--require-credentials-ref", "team-a, team-b"], env({})).requireCredentialsRef).toEqual(["team-a", "team-b"]);
+    expect(() => loadOperatorConfig([], { REQUIRE_CREDENTIALS_REF: "team-a" })).toThrow(/token is required/);
+    expect(loadOperatorConfig([], env({ REQUIRE_CREDENTIALS_REF: "false" })).requireCredentialsRef).toEqual([]);
+    expect(() => loadOperatorConfig([], env({ REQUIRE_CREDENTIALS_REF: "Not_A_Namespace" }))).toThrow(/requireCredentialsRef/);
+  });
 });
 
 describe("Kubernetes Events", () => {

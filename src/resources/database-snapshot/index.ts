@@ -3,8 +3,9 @@
 // limits and its siblings (woken when one of them changes).
 import { resourceType } from "../../crd/definitions.ts";
 import type { DatabaseBackup } from "../../linode/index.ts";
-import { referrersIndex, type KindModule, type ManagedKind } from "../../runtime/managed.ts";
+import { referrersIndex, type KindModule, type Managed, type ManagedKind } from "../../runtime/managed.ts";
 import { EXTERNAL_ID_ANNOTATION } from "../../runtime/reconciler.ts";
+import { accountOf, credentialsReference, CREDENTIALS_SECRETS, PerAccount, perAccountExternal, type Account } from "../shared/credentials.ts";
 import type { ResourceDeps } from "../shared/deps.ts";
 import { DATABASE_REFERENCE, DatabaseSnapshotExternal, databaseNotReady, type SnapshotStatus } from "./external.ts";
 import { databaseSnapshotSpecSchema, type DatabaseSnapshotSpec } from "./schema.ts";
@@ -16,13 +17,23 @@ export const databaseSnapshotKind: KindModule<ResourceDeps> = {
   type: databaseSnapshotType,
   build: ({ deps, stores }) => {
     const self = stores.self;
+    const secrets = stores.secrets(CREDENTIALS_SECRETS);
+    const databases = stores.kind(managedDatabaseType);
+    // A snapshot lives in its database's account: without a credentialsRef of its own, it acts with the database's.
+    const account = (m: Managed<DatabaseSnapshotSpec>): Account => {
+      const db = databases.get(m.key.namespace, m.spec.databaseRef.name);
+      const inherited = (db?.spec as { credentialsRef?: { name?: unknown; key?: unknown } } | undefined)?.credentialsRef;
+      const ref = m.spec.credentialsRef ?? (typeof inherited?.name === "string" ? { name: inherited.name, key: typeof inherited.key === "string" ? inherited.key : "token" } : undefined);
+      return accountOf(deps.accounts, secrets, m, ref);
+    };
+    const clients = new PerAccount(({ linode }) => new DatabaseSnapshotExternal({ linode, self, clusterId: deps.clusterId, poll: deps.poll }));
     const kind: ManagedKind<DatabaseSnapshotSpec, DatabaseBackup, SnapshotStatus> = {
       type: databaseSnapshotType,
       parseSpec: (raw) => databaseSnapshotSpecSchema.parse(raw),
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: "Manage" }),
-      external: new DatabaseSnapshotExternal({ linode: deps.linode, self, clusterId: deps.clusterId, poll: deps.poll }),
+      external: perAccountExternal(account, (a) => clients.get(a)),
       poll: deps.poll,
-      references: [{
+      references: [credentialsReference<DatabaseSnapshotSpec>(), {
         name: DATABASE_REFERENCE,
         target: { kind: managedDatabaseType },
         names: (spec) => [spec.databaseRef.name],

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { immutable, immutableOptional } from "../../crd/kube-meta.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
-import { deletionPolicySchema, localObjectRefSchema } from "../shared/schema.ts";
+import { credentialsRefSchema, deletionPolicySchema, localObjectRefSchema } from "../shared/schema.ts";
 
 export const snapshotPhases = ["Pending", "Waiting", "BackingUp", "Available", "Failed", "Deleting"] as const;
 
@@ -21,6 +21,9 @@ export const databaseSnapshotSpecSchema = z.object({
   target: z.enum(["primary", "secondary"]).default("primary").meta({
     description: "Which node to snapshot: primary, or secondary (highly available clusters). Immutable.",
     "x-kubernetes-validations": [immutable("target", takenOnce)],
+  }),
+  credentialsRef: credentialsRefSchema.optional().meta({
+    description: "The Linode API token to act with, from a Secret in this namespace. Default: the database's spec.credentialsRef (a snapshot lives in its database's account), else the operator's token.",
   }),
   deletionPolicy: deletionPolicySchema,
 }).meta({

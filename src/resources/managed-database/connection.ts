@@ -26,6 +26,8 @@ const RESET_ANNOTATION = "linode.operator.dev/credentials-reset";
 
 interface Credentials { username: string; password: string; caPem: string }
 
+export const connectionSecretName = (m: Managed<ManagedDatabaseSpec>): string => m.spec.connectionSecret?.name ?? nameWithSuffix(m.key.name, "-connection");
+
 export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec, Database, ObservedStatus> {
   private readonly linode: LinodeClient;
 
@@ -34,7 +36,7 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
   }
 
   secretName(m: Managed<ManagedDatabaseSpec>): string {
-    return m.spec.connectionSecret?.name ?? nameWithSuffix(m.key.name, "-connection");
+    return connectionSecretName(m);
   }
 
   async details(m: Managed<ManagedDatabaseSpec>, observed: Observed<Database, ObservedStatus>, published: PublishedConnection | undefined, signal: AbortSignal): Promise<ConnectionDetails | undefined> {

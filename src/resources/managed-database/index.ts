@@ -3,9 +3,10 @@
 // the Secret holds. The runtime does the rest (finalizers, conditions, the Secret itself).
 import { resourceType } from "../../crd/definitions.ts";
 import type { Database } from "../../linode/index.ts";
-import type { KindModule, ManagedKind } from "../../runtime/managed.ts";
+import type { KindModule, Managed, ManagedKind } from "../../runtime/managed.ts";
+import { accountOf, credentialsReference, CREDENTIALS_SECRETS, PerAccount, perAccountConnection, perAccountExternal, type Account } from "../shared/credentials.ts";
 import type { ResourceDeps } from "../shared/deps.ts";
-import { DatabaseConnection } from "./connection.ts";
+import { connectionSecretName, DatabaseConnection } from "./connection.ts";
 import { DatabaseListCache } from "./database-cache.ts";
 import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
 import { BackupsReader } from "./backups.ts";
@@ -16,19 +17,28 @@ export const managedDatabaseType = resourceType("ManagedDatabase");
 
 export const managedDatabaseKind: KindModule<ResourceDeps> = {
   type: managedDatabaseType,
-  build: ({ deps, events }) => {
-    const cache = new DatabaseListCache(deps.linode);
-    const requests = new DatabaseRequests({ linode: deps.linode, cache, events, poll: deps.poll });
-    const backups = new BackupsReader(deps.linode, deps.poll.readyMillis);
+  build: ({ deps, events, stores }) => {
+    const secrets = stores.secrets(CREDENTIALS_SECRETS);
+    const account = (m: Managed<ManagedDatabaseSpec>): Account => accountOf(deps.accounts, secrets, m, m.spec.credentialsRef);
+    // Everything that reads the cloud is per account: one account's list never answers for another's.
+    const parts = new PerAccount(({ linode }) => {
+      const cache = new DatabaseListCache(linode);
+      const requests = new DatabaseRequests({ linode, cache, events, poll: deps.poll });
+      const backups = new BackupsReader(linode, deps.poll.readyMillis);
+      return {
+        external: new ManagedDatabaseExternal({ linode, cache, backups, poll: deps.poll, requests, events, clusterId: deps.clusterId }),
+        connection: new DatabaseConnection(linode),
+      };
+    });
     const kind: ManagedKind<ManagedDatabaseSpec, Database, ObservedStatus> = {
       type: managedDatabaseType,
       parseSpec: (raw) => managedDatabaseSpecSchema.parse(raw),
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),
-      external: new ManagedDatabaseExternal({ linode: deps.linode, cache, backups, poll: deps.poll, requests, events, clusterId: deps.clusterId }),
-      connection: new DatabaseConnection(deps.linode),
+      external: perAccountExternal(account, (a) => parts.get(a).external),
+      connection: perAccountConnection(connectionSecretName, account, (a) => parts.get(a).connection),
       poll: deps.poll,
       recreateToken: (spec) => spec.requests?.recreate,
-      references: [{
+      references: [credentialsReference<ManagedDatabaseSpec>(), {
         // A restore from a DatabaseSnapshot: resolved (and woken when it changes), never blocking the database.
         name: RESTORE_SNAPSHOT_REFERENCE,
         target: { kind: resourceType("DatabaseSnapshot") },

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { immutable, immutableOnceSet, immutableOptional } from "../../crd/kube-meta.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
 import {
-  actionRecord, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema, requestTokenSchema,
+  actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema, requestTokenSchema,
 } from "../shared/schema.ts";
 
 export const databaseEngines = ["mysql", "postgresql"] as const;
@@ -112,6 +112,7 @@ export const managedDatabaseSpecSchema = z.object({
   }),
   updates: maintenanceWindowSchema.optional(),
   connectionSecret: connectionSecretSchema.optional(),
+  credentialsRef: credentialsRefSchema.optional(),
   deletionPolicy: deletionPolicySchema,
   managementPolicy: managementPolicySchema.meta({
     description: "Manage: create and update the cloud database to match the spec. Observe: adopt read-only, mirror status and publish the Secret, never change the cloud database.",

@@ -171,7 +171,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   }
 
   async afterObserve(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<AfterObserve | undefined> {
-    await this.deps.stats.refresh(m.key.namespace, m.key.name, observed.external.nb.id, signal);
+    await this.deps.stats.refresh(this.deps.linode, m.key.namespace, m.key.name, observed.external.nb.id, signal);
     return undefined;
   }
 

@@ -3,7 +3,8 @@
 // metrics. The runtime does the rest.
 import { resourceType } from "../../crd/definitions.ts";
 import type { NodeBalancer } from "../../linode/index.ts";
-import type { KindModule, ManagedKind } from "../../runtime/managed.ts";
+import type { KindModule, Managed, ManagedKind } from "../../runtime/managed.ts";
+import { accountOf, credentialsReference, CREDENTIALS_SECRETS, PerAccount, perAccountExternal, type Account } from "../shared/credentials.ts";
 import { KindReasons, KindTimings } from "../shared/constants.ts";
 import type { ResourceDeps } from "../shared/deps.ts";
 import { ListCache } from "../shared/list-cache.ts";
@@ -19,23 +20,29 @@ export const nodeBalancerType = resourceType("NodeBalancer");
 export const nodeBalancerKind: KindModule<ResourceDeps> = {
   type: nodeBalancerType,
   build: ({ deps, stores }) => {
-    const api = deps.linode.nodeBalancers;
-    const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }) });
-    const configs = new ConfigReader(deps.linode, deps.poll.readyMillis * KindTimings.nodeBalancerConfigRefreshPolls);
+    const secrets = stores.secrets(CREDENTIALS_SECRETS);
+    const account = (m: Managed<NodeBalancerSpec>): Account => accountOf(deps.accounts, secrets, m, m.spec.credentialsRef);
     const stats = new NodeBalancerStatsReader({
-      linode: deps.linode, intervalMillis: deps.statsMillis ?? KindTimings.nodeBalancerStatsMillis,
+      intervalMillis: deps.statsMillis ?? KindTimings.nodeBalancerStatsMillis,
       exists: (namespace, name) => stores.self.get(namespace, name) !== undefined,
       ...(deps.registry !== undefined ? { registry: deps.registry } : {}),
       ...(deps.log !== undefined ? { log: deps.log } : {}),
+    });
+    // The list cache and what is read per NodeBalancer are per account: one account's list never answers for another's.
+    const clients = new PerAccount(({ linode }) => {
+      const api = linode.nodeBalancers;
+      const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }) });
+      const configs = new ConfigReader(linode, deps.poll.readyMillis * KindTimings.nodeBalancerConfigRefreshPolls);
+      return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, clusterId: deps.clusterId });
     });
     const kind: ManagedKind<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus> = {
       type: nodeBalancerType,
       parseSpec: (raw) => nodeBalancerSpecSchema.parse(raw),
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),
-      external: new NodeBalancerExternal({ linode: deps.linode, cache, configs, stats, poll: deps.poll, clusterId: deps.clusterId }),
+      external: perAccountExternal(account, (a) => clients.get(a)),
       poll: deps.poll,
       recreateToken: (spec) => spec.requests?.recreate,
-      references: [{
+      references: [credentialsReference<NodeBalancerSpec>(), {
         name: TLS_REFERENCE,
         // Only TLS Secrets are cached (a field selector), not every Secret of the cluster.
         target: { secrets: { fieldSelector: `type=${TLS_SECRET_TYPE}` } },

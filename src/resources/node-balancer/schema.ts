@@ -5,7 +5,7 @@ import { z } from "zod";
 import { immutable, immutableOnceSet, immutableOptional } from "../../crd/kube-meta.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
 import {
-  deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema, requestTokenSchema,
+  credentialsRefSchema, deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema, requestTokenSchema,
 } from "../shared/schema.ts";
 
 export const nodeBalancerProtocols = ["http", "https", "tcp"] as const;
@@ -98,6 +98,7 @@ export const nodeBalancerSpecSchema = z.object({
     "x-kubernetes-list-type": "map",
     "x-kubernetes-list-map-keys": ["port"],
   }),
+  credentialsRef: credentialsRefSchema.optional(),
   deletionPolicy: deletionPolicySchema,
   managementPolicy: managementPolicySchema.meta({
     description: "Manage: create and update the cloud NodeBalancer to match the spec. Observe: adopt read-only (nodeBalancerId), mirror status, never change it.",

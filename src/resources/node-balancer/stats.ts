@@ -14,14 +14,12 @@ const latest = (series: number[][]): number | undefined => {
 };
 
 export class NodeBalancerStatsReader {
-  private readonly linode: LinodeClient;
   private readonly intervalMillis: number;
   private readonly samples = new Map<string, Sample>();
   private readonly exists: (namespace: string, name: string) => boolean;
   private readonly log: Logger | undefined;
 
-  constructor(opts: { linode: LinodeClient; registry?: Registry; intervalMillis: number; exists: (namespace: string, name: string) => boolean; log?: Logger }) {
-    this.linode = opts.linode;
+  constructor(opts: { registry?: Registry; intervalMillis: number; exists: (namespace: string, name: string) => boolean; log?: Logger }) {
     this.intervalMillis = opts.intervalMillis;
     this.exists = opts.exists;
     this.log = opts.log;
@@ -47,13 +45,13 @@ export class NodeBalancerStatsReader {
   }
 
   /** Reads the statistics if the last read is older than the interval; never fails the reconcile. */
-  async refresh(namespace: string, name: string, id: number, signal: AbortSignal): Promise<void> {
+  async refresh(linode: LinodeClient, namespace: string, name: string, id: number, signal: AbortSignal): Promise<void> {
     const key = `${namespace}/${name}`;
     const prev = this.samples.get(key);
     if (prev !== undefined && prev.id === id && Date.now() - prev.readAt < this.intervalMillis) return;
     let stats: NodeBalancerStats;
     try {
-      stats = await this.linode.nodeBalancers.getStats(id, { signal });
+      stats = await linode.nodeBalancers.getStats(id, { signal });
     } catch (err) {
       // A new NodeBalancer: "Stats are unavailable at this time." Not an error; try again later.
       this.samples.set(key, { namespace, name, id, readAt: Date.now() });

@@ -2,6 +2,11 @@
 // (src/runtime/reasons.ts, src/runtime/timings.ts), in one place.
 
 export const KindReasons = {
+  // Credentials (spec.credentialsRef).
+  /** The credentials Secret (or, where the operator requires one, spec.credentialsRef) is missing. */
+  CredentialsNotFound: "CredentialsNotFound",
+  /** The credentials Secret has no usable token, or the API refused the token (401). */
+  CredentialsInvalid: "CredentialsInvalid",
   // Ready, while the API reports a transitional database state.
   BackingUp: "BackingUp",
   Restoring: "Restoring",

@@ -1,11 +1,12 @@
 // What every kind is built from, besides the read handles the runtime gives it.
 import type { Registry } from "prom-client";
-import type { LinodeClient } from "../../linode/index.ts";
 import type { Logger } from "../../runtime/logger.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
+import type { LinodeAccounts } from "./credentials.ts";
 
 export interface ResourceDeps {
-  linode: LinodeClient;
+  /** The Linode accounts objects act in: the operator's token, and those credentialsRef names. */
+  accounts: LinodeAccounts;
   poll: PollIntervals;
   /** This cluster's identity: part of every derived cloud label, so clusters sharing an account never collide. */
   clusterId: string;

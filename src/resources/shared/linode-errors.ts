@@ -6,12 +6,21 @@ import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
 import { ConditionReasons } from "../../runtime/reasons.ts";
 import { KindReasons, KindTimings } from "./constants.ts";
 
+/**
+ * A 401 is an unknown, expired or revoked token (CredentialsInvalid: retried when the credentials
+ * Secret changes), unless it names a missing OAuth scope, which is a permission (Forbidden).
+ */
+function terminalReason(status: number | undefined, message: string): string {
+  if (status === 401) return /not authorized|scope/i.test(message) ? ConditionReasons.Forbidden : KindReasons.CredentialsInvalid;
+  return status === 403 ? ConditionReasons.Forbidden : ConditionReasons.ApiRejected;
+}
+
 export function translateLinodeError(err: unknown, doing: string): unknown {
   const c = classifyError(err);
   const what = `${doing}: ${c.reason ?? c.message}`;
   switch (c.kind) {
     case "terminal":
-      return new TerminalError(c.status === 401 || c.status === 403 ? ConditionReasons.Forbidden : ConditionReasons.ApiRejected, `${doing}: ${c.message}`);
+      return new TerminalError(terminalReason(c.status, c.message), `${doing}: ${c.message}`);
     case "precondition":
       return new RetryAfterError(ConditionReasons.Waiting, what, KindTimings.preconditionWaitMillis);
     case "rateLimited":

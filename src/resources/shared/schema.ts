@@ -21,6 +21,14 @@ export const linodeSlugSchema = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-
 /** A positive Linode object id (int64 on the wire). */
 export const linodeIdSchema = z.int().min(1);
 
+export const credentialsRefSchema = z.object({
+  name: dnsSubdomainSchema.meta({ description: "Name of the Secret (type Opaque) in the same namespace." }),
+  key: z.string().min(1).max(253).regex(/^[-._a-zA-Z0-9]+$/).default("token").meta({ description: "The key holding the Linode API token (default token)." }),
+}).meta({
+  description: "The Linode API token to act with, from a Secret in this namespace (e.g. kubectl create secret generic linode-team-a --from-literal=token=...): the cloud object lives in that token's account. Without it the operator's own token is used, unless the operator requires one. A rotated token is picked up when the Secret changes.",
+});
+export type CredentialsRef = z.infer<typeof credentialsRefSchema>;
+
 export const managementPolicySchema = z.enum(["Manage", "Observe"]).default("Manage");
 
 /** A request token: any new value performs its action once. */

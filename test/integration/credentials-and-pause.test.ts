@@ -1,0 +1,189 @@
+// Teams and accounts on a real API server and the emulator over HTTP (two accounts): a
+// resource's spec.credentialsRef decides which Linode account its cloud object lives in; a
+// rotated token is used from then on; a missing Secret or a refused token is a condition, not a
+// loop; an operator can require every resource to bring its own token. And the paused
+// annotation: nothing is created, changed or deleted until it is removed.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LinodeClient } from "../../src/linode/index.ts";
+import { databaseSnapshotType as snapType } from "../../src/resources/database-snapshot/index.ts";
+import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
+import { nodeBalancerType as nbType } from "../../src/resources/node-balancer/index.ts";
+import type { ManagedObject } from "../../src/runtime/managed.ts";
+import type { ResourceType } from "../../src/kube/types.ts";
+import { Registry } from "prom-client";
+import { useTestCluster } from "../harness/cluster.ts";
+import { linodeCalls } from "../harness/linode-calls.ts";
+import { startOperatorEnv, type OperatorEnv } from "../harness/operator-env.ts";
+import { waitFor } from "../harness/operator-runtime.ts";
+
+const base = { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" };
+// Two tokens of one team account (a rotation), one of another; the operator's own is the default account's.
+const TEAM_A = "aaaa-team-a-token";
+const TEAM_A_ROTATED = "bbbb-team-a-token";
+const TEAM_B = "cccc-team-b-token";
+const POST_DB = "POST /databases/mysql/instances";
+type Cond = { status: string; reason: string; message?: string };
+
+describe("credentialsRef and pause", () => {
+  const cluster = useTestCluster("creds");
+  let env: OperatorEnv;
+  const clients: LinodeClient[] = [];
+  const as = (token: string): LinodeClient => {
+    const c = new LinodeClient({ token, baseUrl: env.emulator.url, registry: new Registry(), rateLimit: false });
+    clients.push(c);
+    return c;
+  };
+  beforeAll(async () => {
+    env = await startOperatorEnv(cluster, {
+      poll: { pendingMillis: 300, readyMillis: 2_000 },
+      emulatorConfig: { tokens: [{ token: TEAM_A, account: "team-a" }, { token: TEAM_A_ROTATED, account: "team-a" }, { token: TEAM_B, account: "team-b" }] },
+    });
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await env.stop();
+  });
+
+  const ns = (): string => cluster.namespace;
+  const create = (t: ResourceType, name: string, spec: Record<string, unknown>, annotations?: Record<string, string>): Promise<ManagedObject> => env.deps.kube.createCustom(t, ns(), {
+    apiVersion: "linode.operator.dev/v1alpha1", kind: t.kind, metadata: { name, ...(annotations !== undefined ? { annotations } : {}) }, spec,
+  });
+  const get = (t: ResourceType, name: string): Promise<ManagedObject> => env.deps.kube.getCustom<ManagedObject>(t, { namespace: ns(), name });
+  const cond = (o: ManagedObject, type: string): Cond | undefined => o.status?.conditions?.find((c) => c.type === type);
+  const condWith = (t: ResourceType, name: string, type: string, reason: string): Promise<Cond> =>
+    waitFor(`${name} ${type} ${reason}`, async () => { const c = cond(await get(t, name), type); return c?.reason === reason ? c : undefined; }, 60_000, 100);
+  const ready = (t: ResourceType, name: string): Promise<ManagedObject> => waitFor(`${name} Ready`, async () => {
+    const o = await get(t, name);
+    return cond(o, "Ready")?.status === "True" && cond(o, "Synced")?.status === "True" && o.status?.observedGeneration === o.metadata.generation ? o : undefined;
+  }, 60_000, 100);
+  const gone = (t: ResourceType, name: string): Promise<true> => waitFor(`${name} gone`, async () => get(t, name).then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)), 60_000, 100);
+  const tokenSecret = (name: string, token: string): Promise<unknown> => env.deps.kube.applySecret({
+    metadata: { name, namespace: ns() }, type: "Opaque", data: { token: Buffer.from(token).toString("base64") },
+  });
+  const annotate = (t: ResourceType, name: string, value: string | null): Promise<unknown> =>
+    env.deps.kube.mergePatchCustom(t, { namespace: ns(), name }, { metadata: { annotations: { "linode.operator.dev/paused": value } } });
+  const count = (key: string): number => env.emulator.requestCounts()[key] ?? 0;
+  const ids = async (c: LinodeClient): Promise<number[]> => (await c.databases.engine("mysql").listAll()).map((d) => d.id);
+  const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+  it("each resource's database lives in the account of the token its credentialsRef names; without one, in the operator's", async () => {
+    await tokenSecret("team-a", TEAM_A);
+    await tokenSecret("team-b", TEAM_B);
+    await create(mdb, "a1", { ...base, credentialsRef: { name: "team-a" } });
+    await create(mdb, "b1", { ...base, credentialsRef: { name: "team-b" } });
+    await create(mdb, "own", base);
+    const [a1, b1, own] = await Promise.all([ready(mdb, "a1"), ready(mdb, "b1"), ready(mdb, "own")]);
+    expect(await ids(as(TEAM_A))).toEqual([a1.status?.id]);
+    expect(await ids(as(TEAM_B))).toEqual([b1.status?.id]);
+    expect(await ids(env.linode)).toEqual([own.status?.id]);
+    // The connection Secret holds team A's credentials, read with team A's token.
+    const creds = await as(TEAM_A).databases.engine("mysql").getCredentials(a1.status?.id as number);
+    const secret = await cluster.core.readNamespacedSecret({ namespace: ns(), name: "a1-connection" });
+    expect(Buffer.from(secret.data?.password ?? "", "base64").toString()).toBe(creds.password);
+  });
+
+  it("a snapshot acts in its database's account; a NodeBalancer in the account its credentialsRef names", async () => {
+    await create(snapType, "a1-snap", { databaseRef: { name: "a1" } });
+    const snap = await ready(snapType, "a1-snap");
+    const a1 = await get(mdb, "a1");
+    const backups = await as(TEAM_A).databases.engine("mysql").listAllBackups(a1.status?.id as number);
+    expect(backups.map((b) => b.id)).toContain(snap.status?.backupId);
+    await create(nbType, "web", { region: "us-east", credentialsRef: { name: "team-b" }, configs: [{ port: 80, check: "none", nodes: [{ label: "web-1", address: "192.168.10.5:80" }] }] });
+    const nb = await ready(nbType, "web");
+    expect((await as(TEAM_B).nodeBalancers.listAll()).map((n) => n.id)).toEqual([nb.status?.id]);
+    expect(await env.linode.nodeBalancers.listAll()).toEqual([]);
+    await env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "web" });
+    await gone(nbType, "web");
+    expect(await as(TEAM_B).nodeBalancers.listAll()).toEqual([]);
+  });
+
+  it("a rotated token in the Secret is what the next change is sent with", async () => {
+    await tokenSecret("team-a", TEAM_A_ROTATED);
+    const id = (await get(mdb, "a1")).status?.id as number;
+    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "a1" }, { spec: { allowList: ["203.0.113.9"] } });
+    const put = await waitFor("the allow list update", () => {
+      const m = env.emulator.mutations().find((x) => x.method === "PUT" && x.path.endsWith(`/instances/${String(id)}`));
+      return Promise.resolve(m);
+    }, 30_000, 100);
+    expect(put.token).toBe(`${TEAM_A_ROTATED.slice(0, 4)}…`);
+    expect(put.status).toBe(200);
+    await ready(mdb, "a1");
+  });
+
+  it("a missing Secret is CredentialsNotFound and a refused token CredentialsInvalid, each without a loop; a good token then proceeds", async () => {
+    const posts = count(POST_DB);
+    await create(mdb, "late", { ...base, credentialsRef: { name: "late-token" } });
+    const missing = await condWith(mdb, "late", "Ready", "CredentialsNotFound");
+    expect(missing.message).toContain("late-token");
+    await tokenSecret("late-token", "not-a-real-token");
+    const invalid = await condWith(mdb, "late", "Synced", "CredentialsInvalid");
+    expect(invalid.message).not.toContain("not-a-real-token");
+    // Not tried again until the Secret changes (every client of the operator counts into one registry).
+    const refused = await linodeCalls(env.operatorLinode, { status: "401" });
+    expect(refused).toBeGreaterThanOrEqual(1);
+    await sleep(3_000);
+    expect(await linodeCalls(env.operatorLinode, { status: "401" }) - refused).toBe(0);
+    // Only the create found the token out (refused: nothing made); the missing Secret sent nothing.
+    expect(count(POST_DB) - posts).toBe(1);
+    await tokenSecret("late-token", TEAM_B);
+    const late = await ready(mdb, "late");
+    expect(await ids(as(TEAM_B))).toContain(late.status?.id);
+  });
+
+  it("paused: nothing is created, changed or deleted until the annotation goes, and status says Paused", async () => {
+    const posts = count(POST_DB);
+    await create(mdb, "held", base, { "linode.operator.dev/paused": "true" });
+    const paused = await condWith(mdb, "held", "Synced", "Paused");
+    expect(paused.message).toContain("linode.operator.dev/paused");
+    await sleep(1_500);
+    expect(count(POST_DB)).toBe(posts);
+    expect((await get(mdb, "held")).metadata.finalizers ?? []).toEqual([]);
+    await annotate(mdb, "held", null);
+    const held = await ready(mdb, "held");
+    const id = held.status?.id as number;
+
+    await annotate(mdb, "held", "true");
+    await condWith(mdb, "held", "Synced", "Paused");
+    const puts = count("PUT /databases/mysql/instances/{instanceId}");
+    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "held" }, { spec: { allowList: ["203.0.113.10"] } });
+    await env.deps.kube.deleteCustom(mdb, { namespace: ns(), name: "held" });
+    await sleep(2_000);
+    expect(count("PUT /databases/mysql/instances/{instanceId}")).toBe(puts);
+    expect((await get(mdb, "held")).metadata.finalizers).toContain("linode.operator.dev/finalizer");
+    expect(await ids(env.linode)).toContain(id);
+
+    await annotate(mdb, "held", null);
+    await gone(mdb, "held");
+    expect(await ids(env.linode)).not.toContain(id);
+  });
+
+  it("deleting a resource deletes its database in its own account", async () => {
+    const id = (await get(mdb, "a1")).status?.id as number;
+    await env.deps.kube.deleteCustom(snapType, { namespace: ns(), name: "a1-snap" });
+    await gone(snapType, "a1-snap");
+    await env.deps.kube.deleteCustom(mdb, { namespace: ns(), name: "a1" });
+    await gone(mdb, "a1");
+    expect(await ids(as(TEAM_A))).not.toContain(id);
+  });
+});
+
+describe("an operator that requires credentialsRef", () => {
+  const cluster = useTestCluster("credsreq");
+  let env: OperatorEnv;
+  beforeAll(async () => {
+    env = await startOperatorEnv(cluster, { requireCredentialsRef: ["*"], emulatorConfig: { tokens: [{ token: TEAM_A, account: "team-a" }] } });
+  });
+  afterAll(async () => { await env.stop(); });
+
+  it("never falls back to its own token: a resource without credentialsRef is CredentialsNotFound and nothing is sent", async () => {
+    await env.deps.kube.createCustom(mdb, cluster.namespace, { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "no-ref" }, spec: base });
+    const c = await waitFor("no-ref CredentialsNotFound", async () => {
+      const o = await env.deps.kube.getCustom<ManagedObject>(mdb, { namespace: cluster.namespace, name: "no-ref" });
+      return o.status?.conditions?.find((x) => x.type === "Synced" && x.reason === "CredentialsNotFound");
+    }, 30_000, 100);
+    expect(c.message).toContain("spec.credentialsRef");
+    expect(env.emulator.requestCounts()[POST_DB] ?? 0).toBe(0);
+    expect(await env.linode.databases.engine("mysql").listAll()).toEqual([]);
+    await env.deps.kube.deleteCustom(mdb, { namespace: cluster.namespace, name: "no-ref" });
+  });
+});
