@@ -5,6 +5,7 @@ import {
   type ConfigurationOptions, type KubeConfig, type ObservableMiddleware, type RequestContext,
   type ResponseContext, type V1Lease, type V1Secret, V1MicroTime,
 } from "@kubernetes/client-node";
+import { Agent, type Dispatcher } from "undici";
 import { KubeApiError, kubeCall } from "./errors.ts";
 import { serviceAccountOf, type ServiceAccountRef } from "./service-account.ts";
 import type {
@@ -19,6 +20,39 @@ export interface KubeClientOptions {
   fieldManager: string;
   /** Per-request timeout (watches excluded). */
   timeoutMillis?: number;
+  /** Most keep-alive connections to the API server for requests (watches have their own); default 8. */
+  connections?: number;
+}
+
+/**
+ * client-node 2.x builds a new undici Agent, so a new TLS connection, for every request: 1,000
+ * objects converging opened ~500 connections to the API server at once. Requests share one
+ * keep-alive pool instead, bounded, with the TLS options client-node would have used (the
+ * credentials still go in each request's headers, so rotated tokens keep working). A proxy
+ * configuration keeps client-node's own dispatcher.
+ */
+function sharedPool(kc: KubeConfig, connections: number): ObservableMiddleware {
+  let pool: Promise<Dispatcher | undefined> | undefined;
+  const make = async (): Promise<Dispatcher | undefined> => {
+    const https: { ca?: unknown; cert?: unknown; key?: unknown; pfx?: unknown; passphrase?: string; rejectUnauthorized?: boolean; servername?: string } = {};
+    await kc.applyToHTTPSOptions(https);
+    const agentOptions = {
+      ca: https.ca, cert: https.cert, key: https.key, pfx: https.pfx, passphrase: https.passphrase,
+      ...(https.rejectUnauthorized !== undefined ? { rejectUnauthorized: https.rejectUnauthorized } : {}),
+      ...(https.servername !== undefined ? { servername: https.servername } : {}),
+    };
+    const options = kc.createDispatcherOptions(kc.getCurrentCluster(), agentOptions as never);
+    return options.type === "agent" ? new Agent({ connect: options.connect, connections, keepAliveTimeout: 30_000 }) : undefined;
+  };
+  return {
+    pre: (ctx: RequestContext) => new Observable((async () => {
+      pool ??= make();
+      const shared = await pool;
+      if (shared !== undefined) ctx.setDispatcher(shared);
+      return ctx;
+    })()),
+    post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
+  };
 }
 
 function timeoutMiddleware(ms: number): ObservableMiddleware {
@@ -57,7 +91,7 @@ export class KubeClient implements KubeApi {
     this.core = kc.makeApiClient(CoreV1Api);
     this.coordination = kc.makeApiClient(CoordinationV1Api);
     this.events = kc.makeApiClient(EventsV1Api);
-    this.opts = { middleware: [timeoutMiddleware(options.timeoutMillis ?? 30_000)], middlewareMergeStrategy: "append" };
+    this.opts = { middleware: [timeoutMiddleware(options.timeoutMillis ?? 30_000), sharedPool(kc, options.connections ?? 8)], middlewareMergeStrategy: "append" };
   }
 
   /** The ServiceAccount these credentials belong to, when they are a bound ServiceAccount token. */
