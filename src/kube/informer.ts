@@ -111,6 +111,9 @@ export class Informer<T extends KubeObject> {
   }
 
   private put(key: string, obj: T): void {
+    // Nothing reads managedFields, often the largest part of an object: not kept in memory
+    // (controller-runtime's TransformStripManagedFields).
+    delete (obj.metadata as { managedFields?: unknown }).managedFields;
     const prev = this.store.get(key);
     this.store.set(key, obj);
     for (const [name, fn] of this.indexers) {
