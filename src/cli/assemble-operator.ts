@@ -35,7 +35,7 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
   const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: opts.defaultMetrics ?? true });
   const events = new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: config.identity, log });
   const client = (token: string): LinodeClient => new LinodeClient({
-    token, baseUrl: config.linodeApiUrl, registry: metrics.registry,
+    token, baseUrl: config.linodeApiUrl, registry: metrics.registry, rateLimit: { share: config.linodeApiShare },
     logger: log.child({ component: "linode" }), userAgent: "linode-operator",
   });
   const linode = config.linodeToken === undefined ? undefined : client(config.linodeToken);

@@ -17,6 +17,8 @@ export const operatorConfigSchema = z.object({
   /** Namespaces whose resources must name their token (spec.credentialsRef); "*" = all. */
   requireCredentialsRef: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
   linodeApiUrl: z.url().default("https://api.linode.com/v4"),
+  /** The share of each token's API limit the operator spends at most (its call budget); the rest is left to people and other tools. */
+  linodeApiShare: z.coerce.number().min(0.05).max(1).default(0.5),
   /** Plain http sends the token in clear: only to loopback unless this is set. */
   allowHttpLinodeApi: bool.default(false),
   /** This cluster's identity in the cloud objects' labels; default: the kube-system namespace's UID. */
@@ -35,6 +37,8 @@ export const operatorConfigSchema = z.object({
   /** How often a cloud object that is settling is looked at, and one that is settled (drift detection). */
   pollPendingSeconds: z.coerce.number().min(0.1).max(3600).default(DEFAULT_POLL.pendingMillis / 1000),
   pollReadySeconds: z.coerce.number().min(1).max(86_400).default(DEFAULT_POLL.readyMillis / 1000),
+  /** How often a settled database's backups are listed for its status (a call per database). */
+  backupsRefreshHours: z.coerce.number().min(0.01).max(24 * 7).default(24),
 }).superRefine((c, ctx) => {
   if (c.linodeToken === undefined && !c.requireCredentialsRef.includes("*")) {
     ctx.addIssue({
@@ -56,6 +60,7 @@ export type OperatorConfig = z.infer<typeof operatorConfigSchema>;
 export const runFlags = {
   "linode-token-file": { type: "string", env: "LINODE_TOKEN_FILE", help: "file holding the Linode API token (else LINODE_TOKEN)" },
   "linode-api-url": { type: "string", env: "LINODE_API_URL", help: "Linode API base URL (default https://api.linode.com/v4)" },
+  "linode-api-share": { type: "string", env: "LINODE_API_SHARE", help: "share (0.05..1) of each token's Linode rate limit the operator may spend; it never draws a 429 within it (default 0.5)" },
   "allow-http-linode-api": { type: "string", env: "LINODE_API_ALLOW_HTTP", help: "true: allow a plain-http API URL to a host other than loopback (the token travels in clear)" },
   "cluster-id": { type: "string", env: "CLUSTER_ID", help: "this cluster's identity in cloud labels (default: the kube-system namespace's UID; set it to keep ownership across a cluster rebuilt from backup)" },
   namespaces: { type: "string", env: "WATCH_NAMESPACES", help: "comma-separated namespaces to watch (default: all)" },
@@ -71,6 +76,7 @@ export const runFlags = {
   "log-level": { type: "string", env: "LOG_LEVEL", help: "fatal|error|warn|info|debug|trace (default info)" },
   "shutdown-grace-seconds": { type: "string", env: "SHUTDOWN_GRACE_SECONDS", help: "how long SIGTERM waits for in-flight work (default 20)" },
   "poll-pending-seconds": { type: "string", env: "POLL_PENDING_SECONDS", help: `how often a cloud object that is being created or changed is looked at (default ${String(DEFAULT_POLL.pendingMillis / 1000)})` },
+  "backups-refresh-hours": { type: "string", env: "BACKUPS_REFRESH_HOURS", help: "how often each database's backups are listed for status.backups, a call per database (default 24: automatic backups are daily; a snapshot taken here shows at once)" },
   "poll-ready-seconds": { type: "string", env: "POLL_READY_SECONDS", help: `how often a settled cloud object is checked for drift (default ${String(DEFAULT_POLL.readyMillis / 1000)})` },
 } as const;
 
@@ -107,6 +113,7 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
     linodeToken: token === "" ? undefined : token,
     requireCredentialsRef: require === undefined || require === "false" ? [] : require === "true" ? ["*"] : require.split(",").map((s) => s.trim()).filter((s) => s !== ""),
     linodeApiUrl: pick("linode-api-url"),
+    linodeApiShare: pick("linode-api-share"),
     allowHttpLinodeApi: pick("allow-http-linode-api"),
     clusterId: pick("cluster-id"),
     namespaces: pick("namespaces")?.split(",").map((s) => s.trim()).filter((s) => s !== ""),
@@ -122,6 +129,7 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
     shutdownGraceSeconds: pick("shutdown-grace-seconds"),
     pollPendingSeconds: pick("poll-pending-seconds"),
     pollReadySeconds: pick("poll-ready-seconds"),
+    backupsRefreshHours: pick("backups-refresh-hours"),
   };
   const parsed = operatorConfigSchema.safeParse(raw);
   if (!parsed.success) {

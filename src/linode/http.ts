@@ -153,11 +153,13 @@ export class HttpTransport implements Transport {
     const body = wireBody === undefined ? undefined : JSON.stringify(wireBody);
     const logged = { method: spec.method, route: spec.route, path, ...(wireBody === undefined ? {} : { body: redact(wireBody) }), ...(spec.filter ? { filter: spec.filter } : {}) };
     const rateClass = rateClassOf(spec);
-    const bucket = this.limiter?.bucket(this.token, rateClass);
+    // The class's own bucket, and the token's budget across classes (statistics have a limit of their own).
+    const limiter = this.limiter;
+    const buckets = limiter === undefined ? [] : rateClass === "stats" ? [limiter.bucket(this.token, rateClass)] : [limiter.bucket(this.token, rateClass), limiter.budget(this.token)];
     let ambiguousFailure = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        const parsed = await this.attempt(spec, path, body, logged, bucket, rateClass, policy.maxRateLimitWaitMs, attempt, opts.signal);
+        const parsed = await this.attempt(spec, path, body, logged, buckets, rateClass, policy.maxRateLimitWaitMs, attempt, opts.signal);
         return camelize(parsed);
       } catch (caught) {
         const err = transportError(caught, spec.method, spec.route, opts.signal);
@@ -181,17 +183,19 @@ export class HttpTransport implements Transport {
   }
 
   private async attempt<S extends z.ZodType>(
-    spec: RequestSpec<S>, path: string, body: string | undefined, logged: object, bucket: TokenBucket | undefined,
+    spec: RequestSpec<S>, path: string, body: string | undefined, logged: object, buckets: TokenBucket[],
     rateClass: RateClass, maxWaitMs: number, attempt: number, signal?: AbortSignal,
   ): Promise<z.output<S>> {
     let throttledMs = 0;
-    if (bucket !== undefined) {
-      const wait = bucket.waitFor();
+    const bucket = buckets[0];
+    for (const [i, b] of buckets.entries()) {
+      const got = await b.acquireWithin(maxWaitMs - throttledMs, signal);
       // A budget that will not be back soon is the caller's to schedule (a RateLimited condition), not a silent stall.
-      if (wait > maxWaitMs) {
-        throw new LinodeError(`${spec.method} ${spec.route}: the ${rateClass} rate-limit budget is spent for ${String(Math.ceil(wait / 1000))} s`, { kind: "rateLimited", method: spec.method, route: spec.route, retryAfterMs: wait });
+      if (typeof got !== "number") {
+        const which = i === 0 ? `${rateClass} rate-limit budget` : "call budget (the share of the API's limit this client may use)";
+        throw new LinodeError(`${spec.method} ${spec.route}: the ${which} is spent for ${String(Math.ceil(got.wait / 1000))} s`, { kind: "rateLimited", method: spec.method, route: spec.route, retryAfterMs: got.wait });
       }
-      throttledMs = await bucket.acquire(signal);
+      throttledMs += got;
     }
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.token}`,
@@ -227,7 +231,7 @@ export class HttpTransport implements Transport {
       const text = await res.body.text();
       const obs = parseRateLimitHeaders(res.headers);
       if (bucket) {
-        bucket.observe(obs);
+        for (const b of buckets) b.observe(obs);
         this.metrics.rateLimitRemaining.set({ group: rateClass }, obs.remaining ?? Math.floor(bucket.available));
       } else if (obs.remaining !== undefined) {
         this.metrics.rateLimitRemaining.set({ group: rateClass }, obs.remaining);

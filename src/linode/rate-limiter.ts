@@ -19,6 +19,16 @@ export interface TokenBucketOptions {
   capacity: number;
   /** Window over which `capacity` requests refill (Linode's limits are per minute or two). */
   windowMs: number;
+  /**
+   * The share (0..1] of the server's limit this bucket may spend: the server's remaining minus
+   * the rest of its limit is what is left to us (headroom for other users of the token).
+   */
+  share?: number;
+  /**
+   * Heed only headers that report the largest limit seen: a token-wide budget must not take a
+   * route's own smaller limit (paginated GETs, a single command) for the token's.
+   */
+  largestLimitOnly?: boolean;
   now?: () => number;
 }
 
@@ -31,10 +41,16 @@ export class TokenBucket {
   private serverResetAt = 0;
   private lastRefill: number;
   private readonly now: () => number;
+  private readonly share: number;
+  private readonly largestLimitOnly: boolean;
+  /** The server's own limit, as last reported. */
+  private serverLimit: number | undefined;
 
   constructor(opts: TokenBucketOptions) {
-    this.capacity = opts.capacity;
-    this.tokens = opts.capacity;
+    this.share = opts.share ?? 1;
+    this.largestLimitOnly = opts.largestLimitOnly ?? false;
+    this.capacity = Math.max(1, Math.floor(opts.capacity * this.share));
+    this.tokens = this.capacity;
     this.windowMs = opts.windowMs;
     this.now = opts.now ?? Date.now;
     this.lastRefill = this.now();
@@ -66,10 +82,20 @@ export class TokenBucket {
   }
 
   async acquire(signal?: AbortSignal): Promise<number> {
+    return this.acquireWithin(Number.POSITIVE_INFINITY, signal) as Promise<number>;
+  }
+
+  /**
+   * Takes a token, waiting for one at most `maxWaitMs` in all: the ms waited, or `{ wait }`
+   * (taking nothing) when the next token is further off than that. Checking and taking are one
+   * step, so concurrent callers never all pass a check that only one token can honour.
+   */
+  async acquireWithin(maxWaitMs: number, signal?: AbortSignal): Promise<number | { wait: number }> {
     let waited = 0;
     for (;;) {
       const wait = this.tryTake();
       if (wait === 0) return waited;
+      if (waited + wait > maxWaitMs) return { wait };
       waited += wait;
       await sleep(wait, signal);
     }
@@ -78,14 +104,22 @@ export class TokenBucket {
   observe(obs: RateLimitObservation): void {
     const now = this.now();
     this.refill();
-    if (obs.limit !== undefined && obs.limit > 0 && obs.limit !== this.capacity) {
-      this.capacity = obs.limit;
-      this.tokens = Math.min(this.tokens, this.capacity);
+    if (this.largestLimitOnly && obs.limit !== undefined && this.serverLimit !== undefined && obs.limit < this.serverLimit) return;
+    if (obs.limit !== undefined && obs.limit > 0) {
+      this.serverLimit = obs.limit;
+      const capacity = Math.max(1, Math.floor(obs.limit * this.share));
+      if (capacity !== this.capacity) {
+        this.capacity = capacity;
+        this.tokens = Math.min(this.tokens, this.capacity);
+      }
     }
     if (obs.remaining !== undefined && obs.remaining >= 0) {
-      this.tokens = Math.min(this.tokens, obs.remaining);
+      // What the server has left, less the part of its limit that is not ours to spend.
+      const reserved = this.serverLimit === undefined ? 0 : this.serverLimit - this.capacity;
+      const usable = Math.max(0, obs.remaining - reserved);
+      this.tokens = Math.min(this.tokens, usable);
       if (obs.resetAtMs !== undefined && obs.resetAtMs > now) this.serverResetAt = obs.resetAtMs;
-      if (obs.remaining === 0 && obs.resetAtMs !== undefined && obs.resetAtMs > now) {
+      if (usable === 0 && obs.resetAtMs !== undefined && obs.resetAtMs > now) {
         this.blockedUntil = Math.max(this.blockedUntil, obs.resetAtMs);
       }
     }
@@ -116,6 +150,11 @@ export class TokenBucket {
 export interface RateLimiterOptions {
   capacity?: number;
   windowMs?: number;
+  /**
+   * The share of the API's limit every call of a token together may spend (the call budget;
+   * default 1). Each class keeps its own bucket as well.
+   */
+  share?: number;
   now?: () => number;
 }
 
@@ -130,14 +169,22 @@ export class RateLimiter {
   private readonly opts: Required<Omit<RateLimiterOptions, "now">> & Pick<RateLimiterOptions, "now">;
 
   constructor(opts: RateLimiterOptions = {}) {
-    this.opts = { capacity: opts.capacity ?? 800, windowMs: opts.windowMs ?? 60_000, now: opts.now };
+    this.opts = { capacity: opts.capacity ?? 800, windowMs: opts.windowMs ?? 60_000, share: opts.share ?? 1, now: opts.now };
   }
 
   bucket(token: string, group = "default"): TokenBucket {
-    const key = `${tokenFingerprint(token)}:${group}`;
+    return this.make(`${tokenFingerprint(token)}:${group}`, 1);
+  }
+
+  /** The token's budget across classes: `share` of the API's limit, whatever the route. */
+  budget(token: string): TokenBucket {
+    return this.make(`${tokenFingerprint(token)}:budget`, this.opts.share, true);
+  }
+
+  private make(key: string, share: number, largestLimitOnly = false): TokenBucket {
     let b = this.buckets.get(key);
     if (!b) {
-      b = new TokenBucket({ capacity: this.opts.capacity, windowMs: this.opts.windowMs, ...(this.opts.now ? { now: this.opts.now } : {}) });
+      b = new TokenBucket({ capacity: this.opts.capacity, windowMs: this.opts.windowMs, share, largestLimitOnly, ...(this.opts.now ? { now: this.opts.now } : {}) });
       this.buckets.set(key, b);
     }
     return b;

@@ -124,7 +124,7 @@ export class Controller<D = unknown> {
       : pool.store(secretsType, target.secrets));
     this.self = pool.store<ManagedObject>(module.type);
     const stores: KindStores = { self: this.self, kind: (t) => pool.store<ManagedObject>(t), secrets: (selectors) => pool.store(secretsType, selectors) };
-    this.kind = module.build({ deps: deps.kindDeps as D, stores, events: deps.events });
+    this.kind = module.build({ deps: deps.kindDeps as D, stores, events: deps.events, wake: (key) => { this.enqueue(key); } });
 
     this.self.onEvent((ev, obj, old) => {
       const key = objectKey(obj);

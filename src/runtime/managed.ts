@@ -217,6 +217,8 @@ export interface KindContext<Deps> {
   deps: Deps;
   stores: KindStores;
   events: EventRecorder;
+  /** Reconciles one of this kind's objects ("namespace/name") soon: the kind saw its cloud object change. */
+  wake: (key: string) => void;
 }
 
 /** What `src/resources/index.ts` lists: a kind's type and how to build it from shared parts. */

@@ -213,7 +213,13 @@ export class ManagedReconciler {
     if (after?.notSynced !== undefined) synced = { type: "Synced", status: "False", ...after.notSynced };
     // The observation predates what afterObserve just did; publishing from it could read what is no longer there.
     if (this.kind.connection !== undefined && after?.notReady === undefined) {
-      const published = await this.publishConnection(m, observed, status, signal);
+      const published = await this.publishConnection(m, observed, status, signal).catch((err: unknown) => {
+        // Ready promises a usable Secret: a pass that could not publish the first one must not write Ready=True on its way out.
+        const connection = this.kind.connection;
+        const unpublished = connection === undefined || this.deps.connections?.read(m.obj, connection.secretName(m)) === undefined;
+        if (pass.ready?.status === "True" && unpublished) pass.ready = { type: "Ready", status: "False", reason: R.SecretPending, message: `the connection Secret is not published yet: ${errorMessage(err)}` };
+        throw err;
+      });
       if (published !== true && pass.ready.status === "True") pass.ready = { type: "Ready", status: "False", ...published };
     }
     const ready = pass.ready ?? readyOf(observed);

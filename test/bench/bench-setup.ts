@@ -15,9 +15,9 @@ export interface BenchSetup {
   stop(): Promise<void>;
 }
 
-export async function startBench(opts: { provisionSeconds: number }): Promise<BenchSetup> {
+export async function startBench(opts: { provisionSeconds: number; rateLimits?: false }): Promise<BenchSetup> {
   const cp = await startControlPlane({ controllerManager: false });
-  const emulator = await startEmulator({ port: 0, tokens: ["bench-token"], provisionSeconds: opts.provisionSeconds });
+  const emulator = await startEmulator({ port: 0, tokens: ["bench-token"], provisionSeconds: opts.provisionSeconds, ...(opts.rateLimits === false ? { rateLimits: false } : {}) });
   const procs: OperatorProcess[] = [];
   const stop = async (): Promise<void> => {
     for (const p of procs) { p.child.kill("SIGTERM"); await p.exited; }

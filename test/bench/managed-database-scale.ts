@@ -1,30 +1,58 @@
 // Scale benchmark: N ManagedDatabases (default 200) against the emulator, with the operator as
 // a real `linode-operator run` process on a real API server. Prints the time until all are
 // Ready, Linode calls per database during convergence and per database per hour in steady
-// state, Kubernetes writes per hour in steady state, and the operator's peak RSS.
-//   node test/bench/managed-database-scale.ts [N] [steadyMinutes]
+// state, Kubernetes writes per hour in steady state, the operator's RSS (peak while converging,
+// steady) and its open connections to the API server and to the Linode API (peak).
+//   node test/bench/managed-database-scale.ts [N] [steadyMinutes] [readySeconds]
+// readySeconds shortens the drift window (the ready poll, default 300 s) so that a few
+// minutes hold many windows: steady reads are reported per window against the floor of
+// ceil(N/500) list calls per engine per window.
 import { readFile } from "node:fs/promises";
 import { Agent, fetch } from "undici";
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
 import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { openConnections } from "../harness/sockets.ts";
 import { startBench } from "./bench-setup.ts";
 
 const n = Number(process.argv[2] ?? 200);
 const steadyMinutes = Number(process.argv[3] ?? 6);
+const readySeconds = Number(process.argv[4] ?? 300);
+// BENCH_UNLIMITED=1 (the 10k mode: memory at scale, not the call budget): the emulator has no
+// rate limit and the operator may spend all of it.
+const unlimited = process.env.BENCH_UNLIMITED === "1";
 const say = (s: string): void => { process.stdout.write(`${s}\n`); };
 
-const bench = await startBench({ provisionSeconds: 5 });
+const bench = await startBench({ provisionSeconds: 5, ...(unlimited ? { rateLimits: false as const } : {}) });
 const { cp, emulator } = bench;
 try {
-  const { proc: op, metricsUrl } = await bench.operator(["--concurrency", "8"], {
+  const { proc: op, metricsUrl } = await bench.operator(["--concurrency", "8", "--poll-ready-seconds", String(readySeconds), ...(unlimited ? ["--linode-api-share", "1"] : [])], {
     // e.g. OPERATOR_NODE_OPTIONS=--max-old-space-size=128 to see how small a heap suffices.
     ...(process.env.OPERATOR_NODE_OPTIONS !== undefined ? { NODE_OPTIONS: process.env.OPERATOR_NODE_OPTIONS } : {}),
   });
   const opMetric = async (name: string, filter = ""): Promise<number> => {
     const text = await (await fetch(metricsUrl)).text();
     return text.split("\n").filter((l) => l.startsWith(name) && l.includes(filter) && !l.startsWith("#")).reduce((s, l) => s + Number(l.split(" ").pop()), 0);
+  };
+  /** Linode calls so far by class: engine lists, backups lists, single reads, writes; and 429s. */
+  const byClass = async (): Promise<{ lists: number; backups: number; reads: number; writes: number; total: number; refused: number }> => {
+    const text = await (await fetch(metricsUrl)).text();
+    const c = { lists: 0, backups: 0, reads: 0, writes: 0, total: 0, refused: 0 };
+    for (const line of text.split("\n")) {
+      const m = /^linode_api_requests_total\{(.*)\} (\S+)$/.exec(line);
+      if (m === null) continue;
+      const labels = new Map([...(m[1] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((x): [string, string] => [x[1] ?? "", x[2] ?? ""]));
+      const v = Number(m[2]);
+      c.total += v;
+      const route = labels.get("route") ?? "";
+      if (labels.get("status") === "429") c.refused += v;
+      if (labels.get("method") !== "GET") c.writes += v;
+      else if (route.endsWith("/instances")) c.lists += v;
+      else if (route.endsWith("/backups")) c.backups += v;
+      else c.reads += v;
+    }
+    return c;
   };
   const ca = await readFile(cp.caFile, "utf8");
   const dispatcher = new Agent({ connect: { ca } });
@@ -36,6 +64,18 @@ try {
   };
 
   const kube = new KubeClient(loadKubeConfigFromFile(cp.adminKubeconfig), { fieldManager: "bench" });
+  const pid = op.child.pid ?? 0;
+  const rssKb = async (): Promise<number> => Number((await readFile(`/proc/${String(pid)}/status`, "utf8")).match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0);
+  const peak = { rssKb: 0, apiserver: 0, linode: 0 };
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      peak.rssKb = Math.max(peak.rssKb, await rssKb());
+      peak.apiserver = Math.max(peak.apiserver, await openConnections(pid, Number(new URL(cp.server).port)));
+      peak.linode = Math.max(peak.linode, await openConnections(pid, emulator.port));
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  })();
   const t0 = Date.now();
   for (let i = 0; i < n; i++) {
     await kube.createCustom(mdb, "bench", {
@@ -57,14 +97,21 @@ try {
     if (Date.now() - t0 > 30 * 60_000) throw new Error(`only ${String(ready)}/${String(n)} Ready after 30 min`);
   }
   const convergeMillis = Date.now() - t0;
+  sampling = false;
+  await sampler;
   const convergeCalls = await opMetric("linode_api_requests_total");
+  const refused429 = await opMetric("linode_api_requests_total", 'status="429"');
   const emulatorDbs = emulator.dump().databases.length;
   say(`${String(n)} ManagedDatabases: created in ${String(createdMillis)} ms, all Ready ${String(convergeMillis)} ms after the first create (emulator provisioning 5 s)`);
-  say(`convergence: ${String(convergeCalls)} Linode calls, ${(convergeCalls / n).toFixed(2)} per database; emulator holds ${String(emulatorDbs)} databases`);
+  say(`convergence: ${String(convergeCalls)} Linode calls, ${(convergeCalls / n).toFixed(2)} per database, ${String(refused429)} × 429; emulator holds ${String(emulatorDbs)} databases`);
+  const conv = await byClass();
+  say(`convergence by class: ${String(conv.writes)} writes, ${String(conv.reads)} single reads, ${String(conv.lists)} engine lists, ${String(conv.backups)} backups lists (${((conv.writes + conv.reads) / n).toFixed(2)} writes + single reads per database)`);
+  say(`while converging: peak RSS ${String(Math.round(peak.rssKb / 1024))} MiB; peak open connections: ${String(peak.apiserver)} to the API server, ${String(peak.linode)} to the Linode API (sampled every 0.5 s)`);
 
   // Let in-flight follow-ups settle, then measure a steady window.
   await new Promise((r) => setTimeout(r, 10_000));
   const calls0 = await opMetric("linode_api_requests_total");
+  const class0 = await byClass();
   const mutations0 = await opMetric("linode_api_requests_total", 'method="P') + await opMetric("linode_api_requests_total", 'method="DELETE"');
   const writes0 = await apiserverWrites();
   const w0 = Date.now();
@@ -73,9 +120,16 @@ try {
   const calls = await opMetric("linode_api_requests_total") - calls0;
   const mutations = await opMetric("linode_api_requests_total", 'method="P') + await opMetric("linode_api_requests_total", 'method="DELETE"') - mutations0;
   const writes = await apiserverWrites() - writes0;
+  const class1 = await byClass();
+  const windows = (steadyMinutes * 60) / readySeconds;
+  const floor = Math.ceil(Math.ceil(n / 2) / 500) + Math.ceil(Math.floor(n / 2) / 500);
+  const listsPerWindow = (class1.lists - class0.lists) / windows;
+  say(`steady state, ${windows.toFixed(1)} drift windows of ${String(readySeconds)} s: ${listsPerWindow.toFixed(2)} engine lists per window (floor ${String(floor)}: ${(listsPerWindow / floor).toFixed(2)}x), ${String(class1.reads - class0.reads)} single reads, ${String(class1.backups - class0.backups)} backups lists (daily per database by default), ${String(class1.writes - class0.writes)} writes`);
   say(`steady state over ${String(steadyMinutes)} min: ${String(calls)} Linode calls (${(calls / n / hours).toFixed(2)} per database per hour, ${String(mutations)} mutations), ${String(writes)} Kubernetes writes (${(writes / hours).toFixed(1)} per hour)`);
   const status = await readFile(`/proc/${String(op.child.pid)}/status`, "utf8");
   say(`operator peak RSS: ${status.match(/VmHWM:\s+(\d+) kB/)?.[1] ?? "?"} kB; current RSS ${status.match(/VmRSS:\s+(\d+) kB/)?.[1] ?? "?"} kB`);
+  const mib = async (name: string): Promise<string> => (await opMetric(name) / 1_048_576).toFixed(1);
+  say(`operator memory now: JS heap ${await mib("linode_operator_nodejs_heap_size_used_bytes")} MiB used of ${await mib("linode_operator_nodejs_heap_size_total_bytes")} MiB, external ${await mib("linode_operator_nodejs_external_memory_bytes")} MiB (RSS beyond these: V8 code and reserved space, malloc arenas, thread stacks)`);
   await dispatcher.close();
 } finally {
   await bench.stop();

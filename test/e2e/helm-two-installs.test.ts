@@ -73,6 +73,8 @@ describe("two chart installs for two teams on one cluster", () => {
     for (const t of ["red", "blue"] as const) {
       const secret = await cluster.kubectl(["-n", team(t), "create", "secret", "generic", "linode", `--from-literal=token=${tokens[t]}`]);
       expect(secret.code, secret.stderr).toBe(0);
+      const label = await cluster.kubectl(["-n", team(t), "label", "secret", "linode", "linode.operator.dev/credentials=true"]);
+      expect(label.code, label.stderr).toBe(0);
       const manifest = JSON.stringify({
         apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "app", namespace: team(t) },
         spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", credentialsRef: { name: "linode" } },

@@ -42,6 +42,8 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   platform?: "legacy" | "current";
   /** How often NodeBalancer statistics are read. */
   statsMillis?: number;
+  /** How often a settled database's backups are listed (default: the operator's, a day). */
+  backupsRefreshMillis?: number;
   /** Namespaces ("*": all) whose resources must name their token in spec.credentialsRef. */
   requireCredentialsRef?: string[];
 } = {}): Promise<OperatorEnv> {
@@ -63,6 +65,7 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
     accounts, clusterId, registry, log: deps.log,
     poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 },
     ...(opts.statsMillis !== undefined ? { statsMillis: opts.statsMillis } : {}),
+    ...(opts.backupsRefreshMillis !== undefined ? { backupsRefreshMillis: opts.backupsRefreshMillis } : {}),
   };
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
     ...deps, informers, onStatusWrite: () => { writes++; }, kindDeps,

@@ -57,8 +57,9 @@ describe("credentialsRef and pause", () => {
     return cond(o, "Ready")?.status === "True" && cond(o, "Synced")?.status === "True" && o.status?.observedGeneration === o.metadata.generation ? o : undefined;
   }, 60_000, 100);
   const gone = (t: ResourceType, name: string): Promise<true> => waitFor(`${name} gone`, async () => get(t, name).then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)), 60_000, 100);
-  const tokenSecret = (name: string, token: string): Promise<unknown> => env.deps.kube.applySecret({
-    metadata: { name, namespace: ns() }, type: "Opaque", data: { token: Buffer.from(token).toString("base64") },
+  const tokenSecret = (name: string, token: string, labelled = true): Promise<unknown> => env.deps.kube.applySecret({
+    metadata: { name, namespace: ns(), ...(labelled ? { labels: { "linode.operator.dev/credentials": "true" } } : {}) },
+    type: "Opaque", data: { token: Buffer.from(token).toString("base64") },
   });
   const annotate = (t: ResourceType, name: string, value: string | null): Promise<unknown> =>
     env.deps.kube.mergePatchCustom(t, { namespace: ns(), name }, { metadata: { annotations: { "linode.operator.dev/paused": value } } });
@@ -115,6 +116,12 @@ describe("credentialsRef and pause", () => {
     await create(mdb, "late", { ...base, credentialsRef: { name: "late-token" } });
     const missing = await condWith(mdb, "late", "Ready", "CredentialsNotFound");
     expect(missing.message).toContain("late-token");
+    // Without the label it is not one of the operator's to read: still not found, and the message says how.
+    await tokenSecret("late-token", "not-a-real-token", false);
+    await sleep(1_000);
+    const unlabelled = cond(await get(mdb, "late"), "Ready");
+    expect(unlabelled?.reason).toBe("CredentialsNotFound");
+    expect(unlabelled?.message).toContain("linode.operator.dev/credentials=true");
     await tokenSecret("late-token", "not-a-real-token");
     const invalid = await condWith(mdb, "late", "Synced", "CredentialsInvalid");
     expect(invalid.message).not.toContain("not-a-real-token");

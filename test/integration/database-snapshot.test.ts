@@ -21,7 +21,8 @@ describe("DatabaseSnapshot and restore", () => {
   const cluster = useTestCluster("snap");
   let env: OperatorEnv;
   // A backup takes 0.5 emulated seconds; a settled database's backups are read every 2 s.
-  beforeAll(async () => { env = await startOperatorEnv(cluster, { provisionSeconds: 0.5, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  // Backups are listed again every 3 s here (a day by default), so an automatic one shows soon.
+  beforeAll(async () => { env = await startOperatorEnv(cluster, { provisionSeconds: 0.5, poll: { pendingMillis: 300, readyMillis: 2_000 }, backupsRefreshMillis: 3_000 }); });
   afterAll(async () => { await env.stop(); });
 
   const ns = (): string => cluster.namespace;

@@ -128,6 +128,29 @@ describe("rate limits", () => {
   });
 });
 
+describe("the call budget", () => {
+  it("lists, reads and writes together spend at most the configured share of the token's limit, and draw no 429", async () => {
+    // One token-wide limit of 20 a minute for every route, as the emulator (and the API's general limit) counts.
+    const small = await startTestEmulator({ rateLimits: { default: { limit: 20, windowSeconds: 60 } } });
+    const { client: paced, registry } = makeClient(small, { rateLimit: { share: 0.5 }, retry: { baseDelayMs: 20, maxDelayMs: 200, maxRateLimitWaitMs: 1_000 } });
+    try {
+      const id = (await paced.nodeBalancers.create({ region: "us-east", label: label("budget-nb") })).id;
+      const outcomes = await Promise.allSettled(Array.from({ length: 15 }, (_, i) => (i % 3 === 0
+        ? paced.nodeBalancers.list()
+        : i % 3 === 1 ? paced.nodeBalancers.get(id) : paced.nodeBalancers.update(id, { clientConnThrottle: i }))));
+      const sent = await metricValue(registry, "linode_api_requests_total", {});
+      // Half of 20: the create and 9 more were sent; the rest were handed back, never sent.
+      expect(sent).toBe(10);
+      expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(9);
+      expect(outcomes.filter((o) => o.status === "rejected").every((o) => (o.reason as { kind?: string }).kind === "rateLimited")).toBe(true);
+      expect(await metricValue(registry, "linode_api_requests_total", { status: "429" })).toBe(0);
+    } finally {
+      await paced.close();
+      await small.close();
+    }
+  });
+});
+
 describe("rate limits per route class", () => {
   // The list route's own budget: 2 per minute; everything else has plenty.
   const listLimited = { routes: { "GET /nodebalancers": { limit: 2, windowSeconds: 60 } } };

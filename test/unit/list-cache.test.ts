@@ -6,7 +6,7 @@ import { ListCache } from "../../src/resources/shared/list-cache.ts";
 
 interface Obj { id: number; status: string }
 
-function source(): { cache: ListCache<Obj>; state: Map<number, Obj>; lists: number; gets: number; hold: () => () => void } {
+function source(onChange?: (id: number) => void): { cache: ListCache<Obj>; state: Map<number, Obj>; lists: number; gets: number; hold: () => () => void } {
   const state = new Map<number, Obj>([[1, { id: 1, status: "active" }], [2, { id: 2, status: "active" }]]);
   let gate: Promise<void> | undefined;
   const s = {
@@ -21,6 +21,7 @@ function source(): { cache: ListCache<Obj>; state: Map<number, Obj>; lists: numb
       await gate;
       return snapshot;
     },
+    ...(onChange !== undefined ? { onChange } : {}),
     get: (id) => { s.gets++; const o = state.get(id); return o === undefined ? Promise.reject(new LinodeApiError(404, [{ reason: "Not found" }], { method: "GET", route: "/things/{id}" })) : Promise.resolve({ ...o }); },
   });
   return s;
@@ -67,5 +68,23 @@ describe("ListCache", () => {
     s.state.set(3, { id: 3, status: "provisioning" });
     expect((await s.cache.get(3, 10_000, signal))?.status).toBe("provisioning");
     expect(await s.cache.get(9, 10_000, signal)).toBeUndefined();
+  });
+
+  it("a new list names what changed since the last one (drift, new, gone): the sweep that wakes only those", async () => {
+    const changed: number[] = [];
+    const s = source((id) => changed.push(id));
+    await s.cache.get(1, 10_000, signal);
+    expect(changed).toEqual([]);
+    s.state.set(2, { id: 2, status: "failed" });
+    s.state.set(3, { id: 3, status: "active" });
+    s.state.delete(1);
+    await s.cache.get(2, 0.001, signal).then(() => new Promise((r) => setTimeout(r, 5))).then(() => s.cache.get(3, 1, signal));
+    expect(changed.sort()).toEqual([1, 2, 3]);
+    const lists = s.lists;
+    changed.length = 0;
+    await new Promise((r) => setTimeout(r, 5));
+    await s.cache.get(3, 1, signal);
+    expect(s.lists).toBe(lists + 1);
+    expect(changed).toEqual([]);
   });
 });

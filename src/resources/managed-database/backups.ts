@@ -1,24 +1,35 @@
-// A database's backups for its status (so a user can pick one to restore), read at most once
-// per drift window per database: a list per database per window, nothing per pending poll.
+// A database's backups for its status (so a user can pick one to restore). Listing them costs
+// a call per database, the only per-object read of a settled database, so it is rare: at most
+// once per refresh period (default a day: automatic backups are daily), and again at once when
+// this cluster's DatabaseSnapshots of it change (their mark) or after a restore. A database this
+// resource has just created has none to read.
 import { isNotFound, type DatabaseBackup, type DatabaseEngine, type LinodeClient } from "../../linode/index.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 
-interface Read { at: number; backups: DatabaseBackup[] | undefined }
+interface Read { at: number; mark: string; backups: DatabaseBackup[] | undefined }
 
 export class BackupsReader {
   private readonly linode: LinodeClient;
-  private readonly maxAgeMillis: number;
+  private readonly refreshMillis: number;
   private readonly reads = new Map<number, Read>();
 
-  constructor(linode: LinodeClient, maxAgeMillis: number) {
+  constructor(linode: LinodeClient, refreshMillis: number) {
     this.linode = linode;
-    this.maxAgeMillis = maxAgeMillis;
+    this.refreshMillis = refreshMillis;
   }
 
-  /** The database's backups, newest first; undefined where the API has no backups endpoint. */
-  async latest(engine: DatabaseEngine, id: number, signal: AbortSignal): Promise<DatabaseBackup[] | undefined> {
+  /**
+   * The database's backups, newest first; undefined where the API has no backups endpoint.
+   * `mark` changes when something this operator knows of changed them (a snapshot taken);
+   * `fresh` says the database was created by this resource moments ago (it has none yet).
+   */
+  async latest(engine: DatabaseEngine, id: number, mark: string, fresh: boolean, signal: AbortSignal): Promise<DatabaseBackup[] | undefined> {
     const cached = this.reads.get(id);
-    if (cached !== undefined && Date.now() - cached.at < this.maxAgeMillis) return cached.backups;
+    if (cached !== undefined && cached.mark === mark && Date.now() - cached.at < this.refreshMillis) return cached.backups;
+    if (cached === undefined && fresh && mark === "") {
+      this.reads.set(id, { at: Date.now(), mark, backups: [] });
+      return [];
+    }
     let backups: DatabaseBackup[] | undefined;
     try {
       backups = await linodeCall("listing the backups", () => this.linode.databases.engine(engine).listAllBackups(id, { signal }));
@@ -27,12 +38,11 @@ export class BackupsReader {
       // The current database platform has no backups endpoint: nothing to show, not an error.
       if (!isNotFound(err)) throw err;
     }
-    this.reads.set(id, { at: Date.now(), backups });
-    if (this.reads.size > 10_000) this.reads.clear();
+    this.reads.set(id, { at: Date.now(), mark, backups });
     return backups;
   }
 
-  /** Forget a database's backups (after a restore or a snapshot, the next look reads them again). */
+  /** Forget a database's backups (after a restore, or once it is gone). */
   forget(id: number): void {
     this.reads.delete(id);
   }

@@ -4,15 +4,23 @@ import { ListCache } from "../shared/list-cache.ts";
 
 export class DatabaseListCache {
   private readonly linode: LinodeClient;
+  private readonly onChange: ((id: number) => void) | undefined;
   private readonly caches = new Map<DatabaseEngine, ListCache<Database>>();
 
-  constructor(linode: LinodeClient) {
+  /** `onChange`: a database a new list finds changed (or gone), e.g. drift made outside. */
+  constructor(linode: LinodeClient, onChange?: (id: number) => void) {
     this.linode = linode;
+    this.onChange = onChange;
   }
 
   /** The database as of at most `maxAgeMillis` ago; undefined when it does not exist. */
   get(engine: DatabaseEngine, id: number, maxAgeMillis: number, signal: AbortSignal): Promise<Database | undefined> {
     return this.cache(engine).get(id, maxAgeMillis, signal);
+  }
+
+  /** A database a create just returned. */
+  put(engine: DatabaseEngine, db: Database): void {
+    this.cache(engine).put(db);
   }
 
   /** Forget what we know about an engine's databases (after we changed one). */
@@ -24,7 +32,8 @@ export class DatabaseListCache {
     let c = this.caches.get(engine);
     if (c === undefined) {
       const api = this.linode.databases.engine(engine);
-      c = new ListCache({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }) });
+      const onChange = this.onChange;
+      c = new ListCache({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }), ...(onChange !== undefined ? { onChange } : {}) });
       this.caches.set(engine, c);
     }
     return c;

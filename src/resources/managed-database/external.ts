@@ -27,11 +27,18 @@ export interface ManagedDatabaseExternalDeps {
   linode: LinodeClient;
   cache: DatabaseListCache;
   backups: BackupsReader;
+  /** What this cluster's DatabaseSnapshots of the database look like now: a change re-reads its backups. */
+  snapshotsMark(m: Managed<ManagedDatabaseSpec>): string;
+  /** The database behind a cloud id, so a list that finds it changed can wake it. */
+  seen(id: number, key: string | undefined): void;
   poll: PollIntervals;
   requests: DatabaseRequests;
   events: EventRecorder;
   clusterId: string;
 }
+
+/** The API's timestamps are UTC without a zone designator. */
+const apiTime = (s: string): number => Date.parse(/([zZ]|[+-]\d\d:\d\d)$/.test(s) ? s : `${s}Z`);
 
 /** States in which the API accepts a delete. */
 const deletable = new Set(["active", "failed", "degraded"]);
@@ -61,9 +68,10 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
    */
   async observe(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Observation<Database, ObservedStatus>> {
     const { engine } = m.spec;
-    // A settled database may be read from a list a fraction of a poll interval old (one list
-    // serves every database's poll); one still changing is read fresh.
-    const maxAge = isTrue(m.obj.status?.conditions, "Ready") ? this.deps.poll.readyMillis * KindTimings.settledListAgeFraction : KindTimings.changingListAgeMillis;
+    // One list per engine per poll interval serves every database's look: a settled one accepts
+    // a list up to a ready poll old (a list that finds a database changed wakes it at once), one
+    // still changing a list up to a pending poll old. Our own changes invalidate the cache.
+    const maxAge = isTrue(m.obj.status?.conditions, "Ready") ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis;
     const api = this.deps.linode.databases.engine(engine);
     const db = await locateOwned(m, {
       kind: "ManagedDatabase", what: `${engine} database`, idField: "databaseId", named: m.spec.databaseId, mismatchReason: KindReasons.DatabaseIdMismatch,
@@ -71,12 +79,20 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       byId: (id) => this.deps.cache.get(engine, id, maxAge, signal),
       byLabel: (label) => api.findByLabel(label, { signal }),
     });
-    if (db === undefined) return { exists: false };
+    const key = `${m.key.namespace}/${m.key.name}`;
+    if (db === undefined) {
+      if (m.externalId !== undefined) this.deps.seen(Number(m.externalId), undefined);
+      return { exists: false };
+    }
+    this.deps.seen(db.id, key);
 
     const diff = diffDatabase(m.spec, m.spec.label, db);
     const mismatches = immutableMismatches(m.spec, db);
     const active = db.status === "active";
-    const backups = db.status === "provisioning" ? undefined : await this.deps.backups.latest(engine, db.id, signal);
+    // Created by this resource within the refresh period: no backup to list yet (none is taken
+    // at creation; the first automatic one shows at the next refresh or snapshot).
+    const fresh = m.spec.databaseId === undefined && Date.now() - apiTime(db.created) < KindTimings.freshDatabaseMillis;
+    const backups = db.status === "provisioning" ? undefined : await this.deps.backups.latest(engine, db.id, this.deps.snapshotsMark(m), fresh, signal);
     const restored = lastRestore(m);
     const failedAfterRestore = db.status === "failed" && restored !== undefined;
     return {
@@ -115,7 +131,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       if (isLabelTaken(err)) throw labelInUse("database", "databaseId", label);
       throw translateLinodeError(err, "creating the database");
     }
-    this.deps.cache.invalidate(s.engine);
+    this.deps.cache.put(s.engine, db);
     return { externalId: String(db.id), status: { id: db.id } };
   }
 

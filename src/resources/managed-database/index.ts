@@ -5,6 +5,7 @@ import { resourceType } from "../../crd/definitions.ts";
 import type { Database } from "../../linode/index.ts";
 import type { KindModule, Managed, ManagedKind } from "../../runtime/managed.ts";
 import { accountOf, credentialsReference, CREDENTIALS_SECRETS, PerAccount, perAccountConnection, perAccountExternal, type Account } from "../shared/credentials.ts";
+import { KindTimings } from "../shared/constants.ts";
 import type { ResourceDeps } from "../shared/deps.ts";
 import { connectionSecretName, DatabaseConnection } from "./connection.ts";
 import { DatabaseListCache } from "./database-cache.ts";
@@ -14,19 +15,34 @@ import { DatabaseRequests, RESTORE_SNAPSHOT_REFERENCE } from "./requests.ts";
 import { managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
 
 export const managedDatabaseType = resourceType("ManagedDatabase");
+const databaseSnapshotType = resourceType("DatabaseSnapshot");
+
+/** The database a DatabaseSnapshot object names. */
+const snapshotDatabase = (obj: object): string | undefined => {
+  const name = ((obj as { spec?: unknown }).spec as { databaseRef?: { name?: unknown } } | undefined)?.databaseRef?.name;
+  return typeof name === "string" ? name : undefined;
+};
 
 export const managedDatabaseKind: KindModule<ResourceDeps> = {
   type: managedDatabaseType,
-  build: ({ deps, events, stores }) => {
+  build: ({ deps, events, stores, wake }) => {
     const secrets = stores.secrets(CREDENTIALS_SECRETS);
+    const snapshots = stores.kind(databaseSnapshotType);
+    // Which resource manages each cloud database: a list that finds one changed wakes it.
+    const keyOf = new Map<number, string>();
+    const seen = (id: number, key: string | undefined): void => { if (key === undefined) keyOf.delete(id); else keyOf.set(id, key); };
+    const changed = (id: number): void => { const key = keyOf.get(id); if (key !== undefined) wake(key); };
+    const snapshotsMark = (m: Managed<ManagedDatabaseSpec>): string => snapshots.list()
+      .filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name)
+      .map((s) => JSON.stringify([s.status?.backupId, s.status?.phase])).sort().join(",");
     const account = (m: Managed<ManagedDatabaseSpec>): Account => accountOf(deps.accounts, secrets, m, m.spec.credentialsRef);
     // Everything that reads the cloud is per account: one account's list never answers for another's.
     const parts = new PerAccount(({ linode }) => {
-      const cache = new DatabaseListCache(linode);
+      const cache = new DatabaseListCache(linode, changed);
       const requests = new DatabaseRequests({ linode, cache, events, poll: deps.poll });
-      const backups = new BackupsReader(linode, deps.poll.readyMillis);
+      const backups = new BackupsReader(linode, deps.backupsRefreshMillis ?? KindTimings.backupsRefreshMillis);
       return {
-        external: new ManagedDatabaseExternal({ linode, cache, backups, poll: deps.poll, requests, events, clusterId: deps.clusterId }),
+        external: new ManagedDatabaseExternal({ linode, cache, backups, snapshotsMark, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId }),
         connection: new DatabaseConnection(linode),
       };
     });
@@ -38,6 +54,14 @@ export const managedDatabaseKind: KindModule<ResourceDeps> = {
       connection: perAccountConnection(connectionSecretName, account, (a) => parts.get(a).connection),
       poll: deps.poll,
       recreateToken: (spec) => spec.requests?.recreate,
+      // A snapshot of it taken or deleted: its status lists the backups again.
+      watches: [{
+        target: { kind: databaseSnapshotType },
+        map: (obj) => {
+          const db = snapshotDatabase(obj);
+          return db === undefined ? [] : [`${obj.metadata.namespace ?? ""}/${db}`];
+        },
+      }],
       references: [credentialsReference<ManagedDatabaseSpec>(), {
         // A restore from a DatabaseSnapshot: resolved (and woken when it changes), never blocking the database.
         name: RESTORE_SNAPSHOT_REFERENCE,

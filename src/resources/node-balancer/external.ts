@@ -6,7 +6,7 @@ import { isTrue } from "../../runtime/conditions.ts";
 import type { AfterObserve, Created, ExternalClient, KubeObject, Managed, Observation, Observed } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
-import { KindReasons, KindTimings } from "../shared/constants.ts";
+import { KindReasons } from "../shared/constants.ts";
 import { derivedLabel } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { locateOwned } from "../shared/locate.ts";
@@ -52,7 +52,8 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   async observe(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Observation<ObservedNodeBalancer, NodeBalancerObservedStatus>> {
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     const settled = isTrue(m.obj.status?.conditions, "Ready") && m.obj.status?.observedGeneration === m.obj.metadata.generation;
-    const maxAge = settled ? this.deps.poll.readyMillis * KindTimings.settledListAgeFraction : KindTimings.changingListAgeMillis;
+    // One NodeBalancer list per poll interval serves every look (our own changes invalidate it).
+    const maxAge = settled ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis;
     const api = this.deps.linode.nodeBalancers;
     const nb = await locateOwned(m, {
       kind: "NodeBalancer", what: "NodeBalancer", idField: "nodeBalancerId", named: m.spec.nodeBalancerId, mismatchReason: KindReasons.NodeBalancerIdMismatch,
@@ -103,7 +104,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       if (isLabelTaken(err)) throw labelInUse("NodeBalancer", "nodeBalancerId", label);
       throw translateLinodeError(err, "creating the NodeBalancer");
     }
-    this.deps.cache.invalidate();
+    this.deps.cache.put(nb);
     return { externalId: String(nb.id), status: { id: nb.id } };
   }
 

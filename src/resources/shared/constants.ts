@@ -59,10 +59,10 @@ export const KindTimings = {
   rateLimitMinMillis: 1_000,
   /** After a credentials reset the API serves the new password within seconds: re-read it for this long. */
   credentialsRefreshMillis: 120_000,
-  /** A settled database may be read from a list this fraction of the ready poll old. */
-  settledListAgeFraction: 1 / 5,
-  /** A database still changing is read from a list at most this old (else fresh). */
-  changingListAgeMillis: 1_000,
+  /** How often a settled database's backups are listed for its status (automatic backups are daily). */
+  backupsRefreshMillis: 24 * 3_600_000,
+  /** A database younger than this that this resource created has no backup to list yet. */
+  freshDatabaseMillis: 10 * 60_000,
   /**
    * A settled NodeBalancer's configs list (with each config's health counts) is read every
    * ready poll; its nodes and firewalls in full when its `updated` moves or its counts change,

@@ -12,8 +12,14 @@ import { KindReasons } from "./constants.ts";
 import type { CredentialsRef } from "./schema.ts";
 
 export const CREDENTIALS_REFERENCE = "credentials";
-/** Only Opaque Secrets are cached for credentials (what `kubectl create secret generic` makes), not every Secret. */
-export const CREDENTIALS_SECRETS: Selectors = { fieldSelector: "type=Opaque" };
+/**
+ * Token Secrets carry this label (as Argo CD's repository Secrets carry theirs): only they are
+ * cached, not every Secret of the watched namespaces (an all-namespaces install would otherwise
+ * hold the cluster's Secrets in memory).
+ */
+export const CREDENTIALS_LABEL = "linode.operator.dev/credentials";
+export const CREDENTIALS_SECRETS: Selectors = { labelSelector: `${CREDENTIALS_LABEL}=true` };
+const HOW_TO = `kubectl create secret generic NAME --from-literal=token=... && kubectl label secret NAME ${CREDENTIALS_LABEL}=true`;
 
 export interface Account {
   /** "operator", or a hash of the token: what caches are keyed by and what logs may show. */
@@ -86,7 +92,7 @@ export function credentialsReference<Spec extends { credentialsRef?: Credentials
     target: { secrets: CREDENTIALS_SECRETS },
     names: (spec) => (spec.credentialsRef !== undefined ? [spec.credentialsRef.name] : []),
     reasons: { notFound: KindReasons.CredentialsNotFound, notReady: KindReasons.CredentialsInvalid },
-    notFoundHint: "(a Secret of type Opaque holding the Linode API token, e.g. kubectl create secret generic NAME --from-literal=token=...)",
+    notFoundHint: `(a Secret labelled ${CREDENTIALS_LABEL}=true holding the Linode API token: ${HOW_TO})`,
   };
 }
 
@@ -109,7 +115,7 @@ export function accountOf(accounts: LinodeAccounts, secrets: ReadStore<SecretObj
   if (secret === undefined) {
     const last = m.obj.metadata.deletionTimestamp !== undefined ? accounts.remembered(uid) : undefined;
     if (last !== undefined) return accounts.forToken(last);
-    throw new TerminalError(KindReasons.CredentialsNotFound, `credentials Secret ${ref.name} (type Opaque) not found in namespace ${namespace}; the cloud object is not touched until it exists`);
+    throw new TerminalError(KindReasons.CredentialsNotFound, `credentials Secret ${ref.name} (labelled ${CREDENTIALS_LABEL}=true) not found in namespace ${namespace}; the cloud object is not touched until it exists: ${HOW_TO}`);
   }
   const encoded = secret.data?.[ref.key];
   const token = encoded === undefined ? "" : Buffer.from(encoded, "base64").toString("utf8").trim();

@@ -13,6 +13,8 @@ export interface ResourceDeps {
   /** Where kinds register their own metrics (NodeBalancer statistics). */
   registry?: Registry;
   log?: Logger;
+  /** How often a settled database's backups are listed (default KindTimings.backupsRefreshMillis). */
+  backupsRefreshMillis?: number;
   /** How often NodeBalancer statistics are read (default KindTimings.nodeBalancerStatsMillis). */
   statsMillis?: number;
 }

@@ -9,6 +9,11 @@ interface Snapshot<T> { at: number; byId: Map<number, T> }
 export interface ListSource<T> {
   listAll(signal: AbortSignal): Promise<T[]>;
   get(id: number, signal: AbortSignal): Promise<T>;
+  /**
+   * Called, after a list, with each object that differs from (or was missing in, or has gone
+   * since) the previous list: the sweep that finds drift, so a settled object need not poll.
+   */
+  onChange?: (id: number) => void;
 }
 
 export class ListCache<T extends { id: number }> {
@@ -36,6 +41,15 @@ export class ListCache<T extends { id: number }> {
     return snap.byId.get(id) ?? this.getOne(id, signal);
   }
 
+  /**
+   * What a create just answered: served as the object's state until the next list, instead of
+   * discarding the whole list (a new object missing from it would cost a GET each).
+   */
+  put(obj: T): void {
+    this.invalidated.set(obj.id, ++this.tick);
+    this.snapshot?.byId.set(obj.id, obj);
+  }
+
   /** Forget what we know (after we changed something): one object, or all. */
   invalidate(id?: number): void {
     this.invalidated.set(id ?? -1, ++this.tick);
@@ -55,6 +69,16 @@ export class ListCache<T extends { id: number }> {
     }
   }
 
+  private changedSince(previous: Snapshot<T>, now: Snapshot<T>): void {
+    const notify = this.source.onChange;
+    if (notify === undefined) return;
+    for (const [id, o] of now.byId) {
+      const before = previous.byId.get(id);
+      if (before === undefined || JSON.stringify(before) !== JSON.stringify(o)) notify(id);
+    }
+    for (const id of previous.byId.keys()) if (!now.byId.has(id)) notify(id);
+  }
+
   private refresh(signal: AbortSignal): Promise<Snapshot<T>> {
     this.inflight ??= (async () => {
       const at = Date.now();
@@ -66,7 +90,11 @@ export class ListCache<T extends { id: number }> {
         const byId = new Map(whole ? [] : all.map((o) => [o.id, o]));
         for (const [id, when] of this.invalidated) if (when > started) byId.delete(id);
         const snap = { at, byId };
-        if (!whole) this.snapshot = snap;
+        if (!whole) {
+          const previous = this.snapshot;
+          this.snapshot = snap;
+          if (previous !== undefined) this.changedSince(previous, snap);
+        }
         return snap;
       } finally {
         this.inflight = undefined;

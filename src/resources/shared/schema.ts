@@ -22,10 +22,10 @@ export const linodeSlugSchema = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-
 export const linodeIdSchema = z.int().min(1);
 
 export const credentialsRefSchema = z.object({
-  name: dnsSubdomainSchema.meta({ description: "Name of the Secret (type Opaque) in the same namespace." }),
+  name: dnsSubdomainSchema.meta({ description: "Name of the Secret in the same namespace; it must carry the label linode.operator.dev/credentials=true (only such Secrets are read)." }),
   key: z.string().min(1).max(253).regex(/^[-._a-zA-Z0-9]+$/).default("token").meta({ description: "The key holding the Linode API token (default token)." }),
 }).meta({
-  description: "The Linode API token to act with, from a Secret in this namespace (e.g. kubectl create secret generic linode-team-a --from-literal=token=...): the cloud object lives in that token's account. Without it the operator's own token is used, unless the operator requires one. A rotated token is picked up when the Secret changes.",
+  description: "The Linode API token to act with, from a Secret in this namespace labelled linode.operator.dev/credentials=true (kubectl create secret generic linode-team-a --from-literal=token=...; kubectl label secret linode-team-a linode.operator.dev/credentials=true): the cloud object lives in that token's account. Without it the operator's own token is used, unless the operator requires one. A rotated token is picked up when the Secret changes.",
 });
 export type CredentialsRef = z.infer<typeof credentialsRefSchema>;
 
