@@ -12,12 +12,47 @@ export interface OperatorMetrics {
   statusWrites: Counter<"kind">;
   informerRestarts: Counter<"informer" | "reason">;
   leader: Gauge;
+  /** Adds a kind whose objects the readiness gauges count at scrape time. */
+  countObjects(kind: string, list: () => readonly { status?: { conditions?: readonly { type: string; status: string; lastTransitionTime?: string }[] } }[]): void;
 }
+
+type Listed = ReturnType<Parameters<OperatorMetrics["countObjects"]>[1]>;
 
 export function createOperatorMetrics(registry = new Registry(), opts: { defaultMetrics?: boolean } = {}): OperatorMetrics {
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: "linode_operator_" });
   const registers = [registry];
+  const kinds = new Map<string, () => Listed>();
+  const readyOf = (o: Listed[number]) => o.status?.conditions?.find((c) => c.type === "Ready");
+  new Gauge({
+    name: "linode_operator_resources", help: "Resources by kind and Ready condition status (True, False, Unknown when not reported yet).", labelNames: ["kind", "ready"], registers,
+    collect() {
+      this.reset();
+      for (const [kind, list] of kinds) {
+        const counts: Record<string, number> = { True: 0, False: 0, Unknown: 0 };
+        for (const o of list()) { const s = readyOf(o)?.status ?? "Unknown"; counts[s] = (counts[s] ?? 0) + 1; }
+        for (const [ready, n] of Object.entries(counts)) this.set({ kind, ready }, n);
+      }
+    },
+  });
+  new Gauge({
+    name: "linode_operator_oldest_not_ready_seconds", help: "How long the longest-not-Ready resource of a kind has been so (0 when all are Ready).", labelNames: ["kind"], registers,
+    collect() {
+      this.reset();
+      const now = Date.now();
+      for (const [kind, list] of kinds) {
+        let oldest = 0;
+        for (const o of list()) {
+          const c = readyOf(o);
+          if (c?.status === "True") continue;
+          const since = c?.lastTransitionTime !== undefined ? Date.parse(c.lastTransitionTime) : Number.NaN;
+          if (Number.isFinite(since)) oldest = Math.max(oldest, (now - since) / 1000);
+        }
+        this.set({ kind }, oldest);
+      }
+    },
+  });
   return {
+    countObjects: (kind, list) => { kinds.set(kind, list); },
     registry,
     reconcileTotal: new Counter({ name: "linode_operator_reconcile_total", help: "Reconciles by kind and result (success, requeue, error, terminal, conflict).", labelNames: ["kind", "result"], registers }),
     reconcileDuration: new Histogram({ name: "linode_operator_reconcile_duration_seconds", help: "Reconcile duration by kind.", labelNames: ["kind"], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers }),

@@ -105,6 +105,7 @@ export class Controller<D = unknown> {
     this.log = deps.log.child({ kind: this.kindName });
     this.metrics = deps.metrics;
     const m = this.metrics;
+    m?.countObjects(this.kindName, () => this.list());
     this.pool = deps.informers ?? new InformerPool(deps.kube, {
       namespaces: opts.namespaces,
       informer: { logger: this.log, ...(opts.watchdogMillis !== undefined ? { watchdogMillis: opts.watchdogMillis } : {}) },

@@ -67,6 +67,9 @@ try {
   const pid = op.child.pid ?? 0;
   const rssKb = async (): Promise<number> => Number((await readFile(`/proc/${String(pid)}/status`, "utf8")).match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0);
   const peak = { rssKb: 0, apiserver: 0, linode: 0 };
+  const mib = async (name: string): Promise<string> => (await opMetric(name) / 1_048_576).toFixed(1);
+  const heap = async (): Promise<string> => `JS heap ${await mib("linode_operator_nodejs_heap_size_used_bytes")} MiB used of ${await mib("linode_operator_nodejs_heap_size_total_bytes")} MiB, external ${await mib("linode_operator_nodejs_external_memory_bytes")} MiB`;
+  say(`operator at rest before any object: RSS ${String(Math.round(await rssKb() / 1024))} MiB; ${await heap()}`);
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
@@ -128,8 +131,7 @@ try {
   say(`steady state over ${String(steadyMinutes)} min: ${String(calls)} Linode calls (${(calls / n / hours).toFixed(2)} per database per hour, ${String(mutations)} mutations), ${String(writes)} Kubernetes writes (${(writes / hours).toFixed(1)} per hour)`);
   const status = await readFile(`/proc/${String(op.child.pid)}/status`, "utf8");
   say(`operator peak RSS: ${status.match(/VmHWM:\s+(\d+) kB/)?.[1] ?? "?"} kB; current RSS ${status.match(/VmRSS:\s+(\d+) kB/)?.[1] ?? "?"} kB`);
-  const mib = async (name: string): Promise<string> => (await opMetric(name) / 1_048_576).toFixed(1);
-  say(`operator memory now: JS heap ${await mib("linode_operator_nodejs_heap_size_used_bytes")} MiB used of ${await mib("linode_operator_nodejs_heap_size_total_bytes")} MiB, external ${await mib("linode_operator_nodejs_external_memory_bytes")} MiB (RSS beyond these: V8 code and reserved space, malloc arenas, thread stacks)`);
+  say(`operator memory now: ${await heap()} (RSS beyond these: the node binary and V8 code, malloc arenas, thread stacks)`);
   await dispatcher.close();
 } finally {
   await bench.stop();

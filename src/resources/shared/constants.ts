@@ -62,7 +62,7 @@ export const KindTimings = {
   /** How often a settled database's backups are listed for its status (automatic backups are daily). */
   backupsRefreshMillis: 24 * 3_600_000,
   /** A database younger than this that this resource created has no backup to list yet. */
-  freshDatabaseMillis: 10 * 60_000,
+  freshDatabaseMillis: 3_600_000,
   /**
    * A settled NodeBalancer's configs list (with each config's health counts) is read every
    * ready poll; its nodes and firewalls in full when its `updated` moves or its counts change,

@@ -1,0 +1,100 @@
+// The operations kit as the chart renders it: a PrometheusRule whose every expression parses
+// as PromQL (Prometheus' own grammar) and a Grafana dashboard the sidecar picks up, both
+// naming only metrics the running operator really exports, and docs/operations.md explaining
+// every alert and metric.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parser } from "@prometheus-io/lezer-promql";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
+import { execCapture, useTestCluster } from "../harness/cluster.ts";
+import { installCrds } from "../harness/crds.ts";
+import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const chart = join(root, "helm/linode-operator");
+
+/** PromQL syntax errors, from Prometheus' Lezer grammar (error nodes in the tree). */
+function promqlErrors(expr: string): string[] {
+  const errors: string[] = [];
+  parser.parse(expr).iterate({ enter: (n) => { if (n.type.isError) errors.push(`at ${String(n.from)}: ${expr.slice(Math.max(0, n.from - 10), n.to + 10)}`); } });
+  return errors;
+}
+
+/** Metric names an expression uses (histogram suffixes folded into the family). */
+function metricNames(expr: string): string[] {
+  return [...expr.matchAll(/\b(linode_[a-z0-9_]+)/g)].map((m) => (m[1] ?? "").replace(/_(bucket|sum|count)$/, ""));
+}
+
+interface Rule { alert: string; expr: string; annotations: { runbook: string } }
+interface Dashboard { panels: { title: string; targets: { expr: string }[] }[] }
+
+describe("operations kit: alerts and dashboard", () => {
+  const cluster = useTestCluster("ops");
+  let emulator: RunningEmulator;
+  let operator: OperatorProcess;
+  let exported: Set<string>;
+  const helm = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cluster.binDir, "helm"), args);
+
+  beforeAll(async () => {
+    await installCrds(cluster);
+    emulator = await startEmulator({ port: 0, tokens: ["ops-token"] });
+    operator = startOperator([], {
+      KUBECONFIG: cluster.adminKubeconfig, LINODE_TOKEN: "ops-token", LINODE_API_URL: emulator.url, LEADER_ELECT: "false",
+      WATCH_NAMESPACES: cluster.namespace, HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
+    });
+    const started = await operator.waitForLog((l) => l.msg === "operator started", 60_000);
+    const text = await (await fetch(`http://127.0.0.1:${String(started.metricsPort)}/metrics`)).text();
+    exported = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] ?? ""));
+  });
+  afterAll(async () => {
+    operator.child.kill("SIGTERM");
+    await operator.exited;
+    await emulator.close();
+  });
+
+  const render = async (template: string): Promise<unknown> => {
+    const out = await helm(["template", "ops", chart, "--set", "linode.token=x", "--set", "metrics.prometheusRule.enabled=true", "--set", "metrics.grafanaDashboard.enabled=true", "--show-only", template]);
+    expect(out.code, out.stderr).toBe(0);
+    const docs = parseAllDocuments(out.stdout).map((d) => d.toJS() as unknown).filter((d) => d !== null);
+    expect(docs).toHaveLength(1);
+    return docs[0];
+  };
+
+  it("every alert is valid PromQL over exported metrics, scoped to the release's job, with a runbook section in docs/operations.md", async () => {
+    const rule = await render("templates/prometheusrule.yaml") as { kind: string; spec: { groups: { rules: Rule[] }[] } };
+    expect(rule.kind).toBe("PrometheusRule");
+    const rules = rule.spec.groups.flatMap((g) => g.rules);
+    expect(rules.map((r) => r.alert)).toEqual(["LinodeOperatorNoLeader", "LinodeOperatorReconcileErrors", "LinodeOperatorResourceNotReady", "LinodeApiRateLimitLow", "LinodeApiErrors"]);
+    const docs = await readFile(join(root, "docs/operations.md"), "utf8");
+    for (const r of rules) {
+      expect(promqlErrors(r.expr), `${r.alert}: ${r.expr}`).toEqual([]);
+      for (const name of metricNames(r.expr)) expect(exported, `${r.alert} uses ${name}`).toContain(name);
+      expect(r.expr).toContain('job="ops-linode-operator-metrics"');
+      expect(docs).toContain(`### ${r.alert}`);
+      expect(r.annotations.runbook).toBe(`docs/operations.md#${r.alert.toLowerCase()}`);
+    }
+  });
+
+  it("the dashboard is a ConfigMap with the sidecar's label, and every panel queries exported metrics in valid PromQL", async () => {
+    const cm = await render("templates/grafana-dashboard.yaml") as { kind: string; metadata: { labels: Record<string, string> }; data: Record<string, string> };
+    expect(cm.kind).toBe("ConfigMap");
+    expect(cm.metadata.labels.grafana_dashboard).toBe("1");
+    const dashboard = JSON.parse(cm.data["linode-operator.json"] ?? "") as Dashboard;
+    expect(dashboard.panels.length).toBeGreaterThanOrEqual(10);
+    const docs = await readFile(join(root, "docs/operations.md"), "utf8");
+    for (const p of dashboard.panels) {
+      for (const t of p.targets) {
+        // Grafana's variables are not PromQL: give them a value first.
+        const expr = t.expr.replaceAll("$job", ".*");
+        expect(promqlErrors(expr), `${p.title}: ${expr}`).toEqual([]);
+        for (const name of metricNames(expr)) {
+          expect(exported, `${p.title} uses ${name}`).toContain(name);
+          expect(docs, `docs/operations.md explains ${name}`).toContain(`\`${name}\``);
+        }
+      }
+    }
+  });
+});
