@@ -54,11 +54,12 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   });
   const deps = runtimeDeps(cluster.adminKubeconfig);
   const registry = new Registry();
-  const operatorLinode = new LinodeClient({ token: opts.token ?? TOKEN, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } });
+  // Every token's client shares the registry, so the tests read one set of call counters.
+  const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } });
+  const operatorLinode = clientFor(opts.token ?? TOKEN);
   let writes = 0;
   const clusterId = `test-${cluster.namespace}`;
   const informers = new InformerPool(deps.kube, { namespaces: [cluster.namespace] });
-  const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } });
   const required = new Set(opts.requireCredentialsRef ?? []);
   const accounts = new LinodeAccounts({ operator: operatorLinode, clientFor, requireRef: (namespace) => required.has("*") || required.has(namespace) });
   const kindDeps: ResourceDeps = {

@@ -14,7 +14,7 @@ import { referrersIndex } from "../../runtime/managed.ts";
 import type { ReadStore } from "../../runtime/stores.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
 import { KindReasons } from "../shared/constants.ts";
-import { derivedLabel } from "../shared/derived-label.ts";
+import { labelOf } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 import type { DatabaseSnapshotSpec, DatabaseSnapshotStatus } from "./schema.ts";
 
@@ -68,7 +68,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
 
   /** The spec's label, or one derived from the cluster, namespace and name: letters and digits, at most 30. */
   labelFor(m: Managed<DatabaseSnapshotSpec>): string {
-    return m.spec.label ?? derivedLabel({ clusterId: this.clusterId, namespace: m.key.namespace, name: m.key.name }, { max: 30, allowed: /[^a-zA-Z0-9]/g, separator: "" });
+    return labelOf(m, this.clusterId, { max: 30, allowed: /[^a-zA-Z0-9]/g, separator: "" });
   }
 
   async observe(m: Managed<DatabaseSnapshotSpec>, signal: AbortSignal): Promise<Observation<DatabaseBackup, SnapshotStatus>> {

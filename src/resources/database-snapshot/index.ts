@@ -7,6 +7,7 @@ import { referrersIndex, type KindModule, type Managed, type ManagedKind } from 
 import { EXTERNAL_ID_ANNOTATION } from "../../runtime/reconciler.ts";
 import { accountOf, credentialsReference, CREDENTIALS_SECRETS, PerAccount, perAccountExternal, type Account } from "../shared/credentials.ts";
 import type { ResourceDeps } from "../shared/deps.ts";
+import { credentialsRefSchema, specRefName } from "../shared/schema.ts";
 import { DATABASE_REFERENCE, DatabaseSnapshotExternal, databaseNotReady, type SnapshotStatus } from "./external.ts";
 import { databaseSnapshotSpecSchema, type DatabaseSnapshotSpec } from "./schema.ts";
 
@@ -22,8 +23,8 @@ export const databaseSnapshotKind: KindModule<ResourceDeps> = {
     // A snapshot lives in its database's account: without a credentialsRef of its own, it acts with the database's.
     const account = (m: Managed<DatabaseSnapshotSpec>): Account => {
       const db = databases.get(m.key.namespace, m.spec.databaseRef.name);
-      const inherited = (db?.spec as { credentialsRef?: { name?: unknown; key?: unknown } } | undefined)?.credentialsRef;
-      const ref = m.spec.credentialsRef ?? (typeof inherited?.name === "string" ? { name: inherited.name, key: typeof inherited.key === "string" ? inherited.key : "token" } : undefined);
+      const inherited = credentialsRefSchema.safeParse((db?.spec as { credentialsRef?: unknown } | undefined)?.credentialsRef);
+      const ref = m.spec.credentialsRef ?? (inherited.success ? inherited.data : undefined);
       return accountOf(deps.accounts, secrets, m, ref);
     };
     const clients = new PerAccount(({ linode }) => new DatabaseSnapshotExternal({ linode, self, clusterId: deps.clusterId, poll: deps.poll }));
@@ -45,7 +46,7 @@ export const databaseSnapshotKind: KindModule<ResourceDeps> = {
         // Siblings: a snapshot of the same database taken, deleted or changed may free the queue.
         target: { kind: databaseSnapshotType },
         map: (obj) => {
-          const db = (obj.spec as { databaseRef?: { name?: string } } | undefined)?.databaseRef?.name;
+          const db = specRefName(obj, "databaseRef");
           if (db === undefined) return [];
           const namespace = obj.metadata.namespace ?? "";
           return self.byIndex(referrersIndex(DATABASE_REFERENCE), `${namespace}/${db}`)

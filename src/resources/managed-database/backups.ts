@@ -42,7 +42,7 @@ export class BackupsReader {
     return backups;
   }
 
-  /** Forget a database's backups (after a restore, or once it is gone). */
+  /** Forget a database's backups (once it is gone). */
   forget(id: number): void {
     this.reads.delete(id);
   }

@@ -9,7 +9,7 @@ import type { AfterObserve, Created, ExternalClient, Managed, Observation, Obser
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
 import { KindEvents, KindLimits, KindReasons, KindTimings } from "../shared/constants.ts";
-import { derivedLabel } from "../shared/derived-label.ts";
+import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { locateOwned } from "../shared/locate.ts";
 import { normalizeAllowList } from "./allow-list.ts";
@@ -54,10 +54,6 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     this.deps = deps;
   }
 
-  /** The spec's label, or one derived from this cluster's identity, namespace and name. */
-  labelFor(m: Managed<ManagedDatabaseSpec>): string {
-    return m.spec.label ?? derivedLabel({ clusterId: this.deps.clusterId, namespace: m.key.namespace, name: m.key.name });
-  }
 
   /**
    * Finds the database this resource manages, and only that one: the id the user named
@@ -75,13 +71,17 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     const api = this.deps.linode.databases.engine(engine);
     const db = await locateOwned(m, {
       kind: "ManagedDatabase", what: `${engine} database`, idField: "databaseId", named: m.spec.databaseId, mismatchReason: KindReasons.DatabaseIdMismatch,
-      label: this.labelFor(m),
+      label: labelOf(m, this.deps.clusterId),
       byId: (id) => this.deps.cache.get(engine, id, maxAge, signal),
       byLabel: (label) => api.findByLabel(label, { signal }),
     });
     const key = `${m.key.namespace}/${m.key.name}`;
     if (db === undefined) {
-      if (m.externalId !== undefined) this.deps.seen(Number(m.externalId), undefined);
+      if (m.externalId !== undefined) {
+        // Gone (deleted, here or outside): nothing more to wake or to list backups for.
+        this.deps.seen(Number(m.externalId), undefined);
+        this.deps.backups.forget(Number(m.externalId));
+      }
       return { exists: false };
     }
     this.deps.seen(db.id, key);
@@ -116,7 +116,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
 
   async create(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Created> {
     const s = m.spec;
-    const label = this.labelFor(m);
+    const label = labelOf(m, this.deps.clusterId);
     const req: DatabaseCreateRequest = {
       label, region: s.region, type: s.type, version: s.version,
       clusterSize: s.clusterSize, encrypted: s.encrypted, sslConnection: s.sslConnection,

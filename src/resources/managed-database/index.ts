@@ -7,6 +7,7 @@ import type { KindModule, Managed, ManagedKind } from "../../runtime/managed.ts"
 import { accountOf, credentialsReference, CREDENTIALS_SECRETS, PerAccount, perAccountConnection, perAccountExternal, type Account } from "../shared/credentials.ts";
 import { KindTimings } from "../shared/constants.ts";
 import type { ResourceDeps } from "../shared/deps.ts";
+import { specRefName } from "../shared/schema.ts";
 import { connectionSecretName, DatabaseConnection } from "./connection.ts";
 import { DatabaseListCache } from "./database-cache.ts";
 import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
@@ -18,10 +19,7 @@ export const managedDatabaseType = resourceType("ManagedDatabase");
 const databaseSnapshotType = resourceType("DatabaseSnapshot");
 
 /** The database a DatabaseSnapshot object names. */
-const snapshotDatabase = (obj: object): string | undefined => {
-  const name = ((obj as { spec?: unknown }).spec as { databaseRef?: { name?: unknown } } | undefined)?.databaseRef?.name;
-  return typeof name === "string" ? name : undefined;
-};
+const snapshotDatabase = (obj: object): string | undefined => specRefName(obj, "databaseRef");
 
 export const managedDatabaseKind: KindModule<ResourceDeps> = {
   type: managedDatabaseType,

@@ -7,7 +7,7 @@ import type { AfterObserve, Created, ExternalClient, KubeObject, Managed, Observ
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
 import { KindReasons } from "../shared/constants.ts";
-import { derivedLabel } from "../shared/derived-label.ts";
+import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { locateOwned } from "../shared/locate.ts";
 import type { ListCache } from "../shared/list-cache.ts";
@@ -40,9 +40,6 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     this.deps = deps;
   }
 
-  labelFor(m: Managed<NodeBalancerSpec>): string {
-    return m.spec.label ?? derivedLabel({ clusterId: this.deps.clusterId, namespace: m.key.namespace, name: m.key.name });
-  }
 
   /**
    * Finds the NodeBalancer this resource manages, and only that one: the id the user named
@@ -57,7 +54,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     const api = this.deps.linode.nodeBalancers;
     const nb = await locateOwned(m, {
       kind: "NodeBalancer", what: "NodeBalancer", idField: "nodeBalancerId", named: m.spec.nodeBalancerId, mismatchReason: KindReasons.NodeBalancerIdMismatch,
-      label: this.labelFor(m),
+      label: labelOf(m, this.deps.clusterId),
       byId: (id) => this.deps.cache.get(id, maxAge, signal),
       byLabel: (label) => api.findByLabel(label, { signal }),
     });
@@ -91,7 +88,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   async create(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Created> {
     const s = m.spec;
     const tls = this.tlsFor(m);
-    const label = this.labelFor(m);
+    const label = labelOf(m, this.deps.clusterId);
     const req: NodeBalancerCreateRequest = {
       region: s.region, label, clientConnThrottle: s.clientConnThrottle, tags: s.tags,
       ...(s.firewallId !== undefined ? { firewallId: s.firewallId } : {}),

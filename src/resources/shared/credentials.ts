@@ -48,13 +48,14 @@ export class LinodeAccounts {
    */
   private readonly lastToken = new Map<string, string>();
 
+  /** The operator's own account, when it has a token. */
+  readonly operator: Account | undefined;
+
   constructor(opts: AccountsOptions) {
     this.opts = opts;
+    this.operator = opts.operator === undefined ? undefined : { id: "operator", linode: opts.operator };
   }
 
-  get operator(): Account | undefined {
-    return this.opts.operator === undefined ? undefined : { id: "operator", linode: this.opts.operator };
-  }
 
   requireRef(namespace: string): boolean {
     return this.opts.requireRef(namespace);

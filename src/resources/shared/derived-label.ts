@@ -22,6 +22,12 @@ export function derivedLabel(owner: LabelOwner, opts: { max: number; allowed?: R
   return head === "" ? hash : `${head}${sep}${hash}`;
 }
 
+/** The cloud label a resource's object has: the spec's, or the one derived from its cluster, namespace and name. */
+export function labelOf(m: { spec: { label?: string | undefined }; key: { namespace: string; name: string } }, clusterId: string,
+  opts?: { max: number; allowed?: RegExp; separator?: string }): string {
+  return m.spec.label ?? derivedLabel({ clusterId, namespace: m.key.namespace, name: m.key.name }, opts);
+}
+
 /** `${name}${suffix}`, kept within a Kubernetes name's 253 characters (a hash keeps long ones distinct). */
 export function nameWithSuffix(name: string, suffix: string, max = 253): string {
   const whole = `${name}${suffix}`;

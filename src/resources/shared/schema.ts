@@ -11,6 +11,12 @@ export const localObjectRefSchema = z.object({
   name: dnsSubdomainSchema.meta({ description: "Name of the object in the same namespace." }),
 }).meta({ description: "A reference to an object in the same namespace." });
 
+/** The name a cached (unparsed) object's `spec.<field>` reference names, if it is a valid one. */
+export function specRefName(obj: object, field: string): string | undefined {
+  const parsed = localObjectRefSchema.safeParse((obj as { spec?: Record<string, unknown> }).spec?.[field]);
+  return parsed.success ? parsed.data.name : undefined;
+}
+
 export const deletionPolicySchema = z.enum(["Delete", "Retain"]).default("Delete").meta({
   description: "What deleting this resource does to the cloud object: Delete removes it; Retain leaves it in the account and only drops the Kubernetes resource.",
 });
