@@ -17,5 +17,6 @@ fi
 
 case "${1:-help}" in
   test) shift; exec npm test -- "$@" ;;
-  *) npm run --silent build; exec node dist/cli/main.js "$@" ;;
+  # The built command through its own #! line, as the npm bin and the image start it.
+  *) npm run --silent build; exec dist/cli/main.js "$@" ;;
 esac

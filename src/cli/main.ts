@@ -1,6 +1,11 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --optimize-for-size
 // The `linode-operator` command. Each subcommand lives in its own module and is loaded only
 // when asked for, so `linode-operator emulator` never pays for the Kubernetes client.
+// --optimize-for-size (on the #! line, which the image's entrypoint also goes through): without
+// it V8 keeps the pages a garbage collection freed, so an operator that once held 300 MiB while
+// converging 1,000 databases stayed at 300 MiB idle; with it V8 gives them back when idle and
+// grows the heap less eagerly (peak 166 MiB, idle ~140 MiB; `npm run bench:mdb`). The
+// operator waits on the network, so the CPU it costs does not show.
 import { realpathSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";

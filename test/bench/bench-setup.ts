@@ -1,11 +1,18 @@
 // What the benchmarks share: a real API server with our CRDs and a `bench` namespace, the
 // emulator, and the operator as a real `linode-operator run` process with its metrics URL.
+// The operator runs as users run it: the bundle `npm run build` makes, started the way its
+// bin/ line starts it (BENCH_FROM_SOURCE=1 runs src/ instead, without those options).
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
 import { execCapture } from "../harness/cluster.ts";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.ts";
 import { crdFiles } from "../harness/crds.ts";
-import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
+import { launcherOf, startOperator, type OperatorProcess } from "../harness/operator-process.ts";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
 
 export interface BenchSetup {
   cp: ControlPlane;
@@ -19,12 +26,21 @@ export async function startBench(opts: { provisionSeconds: number; rateLimits?: 
   const cp = await startControlPlane({ controllerManager: false });
   const emulator = await startEmulator({ port: 0, tokens: ["bench-token"], provisionSeconds: opts.provisionSeconds, ...(opts.rateLimits === false ? { rateLimits: false } : {}) });
   const procs: OperatorProcess[] = [];
+  const dist = await mkdtemp(join(tmpdir(), "linode-operator-bench-dist-"));
   const stop = async (): Promise<void> => {
     for (const p of procs) { p.child.kill("SIGTERM"); await p.exited; }
     await emulator.close();
     await cp.stop();
+    await rm(dist, { recursive: true, force: true });
   };
+  let launch: { cli?: string; nodeArgs?: string[]; env: Record<string, string> } = { env: {} };
   try {
+    if (process.env.BENCH_FROM_SOURCE !== "1") {
+      const built = await execCapture(process.execPath, [join(root, "scripts/build.ts"), dist]);
+      if (built.code !== 0) throw new Error(`npm run build failed: ${built.stderr}`);
+      const cli = join(dist, "cli/main.js");
+      launch = { cli, ...(await launcherOf(cli)) };
+    }
     const kubectl = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cp.binDir, "kubectl"), ["--kubeconfig", cp.adminKubeconfig, ...args]);
     const files = await crdFiles();
     await kubectl(["apply", "--server-side", ...files.flatMap((f) => ["-f", f])]);
@@ -39,8 +55,10 @@ export async function startBench(opts: { provisionSeconds: number; rateLimits?: 
     async operator(args, env = {}) {
       const proc = startOperator(args, {
         KUBECONFIG: cp.adminKubeconfig, LINODE_TOKEN: "bench-token", LINODE_API_URL: emulator.url,
-        LEADER_ELECT: "false", HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1", LOG_LEVEL: "info", ...env,
-      });
+        LEADER_ELECT: "false", HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1", LOG_LEVEL: "info",
+        // glibc malloc tuning to compare (e.g. MALLOC_ARENA_MAX=2) reaches the operator as set.
+        ...launch.env, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MALLOC_"))), ...env,
+      }, { ...(launch.cli !== undefined ? { cli: launch.cli } : {}), ...(launch.nodeArgs !== undefined ? { nodeArgs: launch.nodeArgs } : {}) });
       procs.push(proc);
       const started = await proc.waitForLog((l) => l.msg === "operator started");
       return { proc, metricsUrl: `http://127.0.0.1:${String(started.metricsPort)}/metrics` };

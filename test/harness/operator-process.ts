@@ -1,6 +1,7 @@
 // Runs `linode-operator run` as a real child process (the CLI users run), collecting its
 // JSON log lines so tests can wait for what it says.
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 
 const cli = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
@@ -13,8 +14,9 @@ export interface OperatorProcess {
   waitForLog(pred: (l: Record<string, unknown>) => boolean, timeoutMillis?: number): Promise<Record<string, unknown>>;
 }
 
-export function startOperator(args: string[], env: Record<string, string>): OperatorProcess {
-  const child = spawn(process.execPath, [cli, "run", ...args], {
+/** `cli`: another build of the command (e.g. the bundle in dist/cli/main.js); `nodeArgs` go before it. */
+export function startOperator(args: string[], env: Record<string, string>, opts: { cli?: string; nodeArgs?: string[] } = {}): OperatorProcess {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.cli ?? cli, "run", ...args], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -47,4 +49,16 @@ export function startOperator(args: string[], env: Record<string, string>): Oper
       });
     },
   };
+}
+
+/**
+ * The environment and node options a script's `#!/usr/bin/env -S VAR=value node --option`
+ * line gives it, so a test can start it with process.execPath exactly as its bin/ link would.
+ */
+export async function launcherOf(script: string): Promise<{ env: Record<string, string>; nodeArgs: string[] }> {
+  const first = (await readFile(script, "utf8")).split("\n", 1)[0] ?? "";
+  const words = first.replace(/^#!\s*\S+\s+(-S\s+)?/, "").split(/\s+/).filter((w) => w !== "");
+  const node = words.indexOf("node");
+  const env = Object.fromEntries(words.slice(0, Math.max(0, node)).map((w) => w.split("=", 2) as [string, string]));
+  return { env, nodeArgs: node < 0 ? [] : words.slice(node + 1) };
 }
