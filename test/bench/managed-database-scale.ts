@@ -15,6 +15,7 @@ import { managedDatabaseType as mdb } from "../../src/resources/managed-database
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { openConnections } from "../harness/sockets.ts";
 import { startBench } from "./bench-setup.ts";
+import { saveResult, type Figure } from "./report/result.ts";
 
 const n = Number(process.argv[2] ?? 200);
 const steadyMinutes = Number(process.argv[3] ?? 6);
@@ -132,6 +133,27 @@ try {
   const status = await readFile(`/proc/${String(op.child.pid)}/status`, "utf8");
   say(`operator peak RSS: ${status.match(/VmHWM:\s+(\d+) kB/)?.[1] ?? "?"} kB; current RSS ${status.match(/VmRSS:\s+(\d+) kB/)?.[1] ?? "?"} kB`);
   say(`operator memory now: ${await heap()} (RSS beyond these: the node binary and V8 code, malloc arenas, thread stacks)`);
+  const steadyRss = Number(status.match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0) / 1024;
+  const peakRss = Number(status.match(/VmHWM:\s+(\d+) kB/)?.[1] ?? 0) / 1024;
+  const memTarget = n > 1000 ? 256 : 160;
+  const figures: Figure[] = [
+    { label: "all Ready after", value: Math.round(convergeMillis / 100) / 10, unit: "s" },
+    { label: "Linode calls per database to converge", value: Math.round((convergeCalls / n) * 100) / 100, target: "≤ 3 (create, credentials, CA) + shared lists", met: conv.writes + conv.reads <= 3 * n },
+    { label: "429 answers", value: refused429, target: "0", met: refused429 === 0 },
+    { label: "peak connections to the API server", value: peak.apiserver, target: "≤ 20", met: peak.apiserver <= 20 },
+    { label: "peak RSS (VmHWM)", value: Math.round(peakRss), unit: "MiB", ...(n <= 1000 ? { target: "≤ 250 MiB", met: peakRss <= 250 } : {}) },
+    { label: "steady RSS", value: Math.round(steadyRss), unit: "MiB", target: `≤ ${String(memTarget)} MiB`, met: steadyRss <= memTarget },
+    { label: "engine lists per drift window (floor)", value: `${listsPerWindow.toFixed(2)} (${String(floor)})`, target: "≤ 1.5× floor", met: listsPerWindow <= 1.5 * floor },
+    { label: "single reads / writes in steady state", value: `${String(class1.reads - class0.reads)} / ${String(class1.writes - class0.writes)}`, target: "0 / 0", met: class1.reads === class0.reads && class1.writes === class0.writes },
+    { label: "Kubernetes writes in steady state", value: writes, target: "0", met: writes === 0 },
+  ];
+  await saveResult({
+    name: n > 1000 ? "scale-10k" : "managed-database-scale",
+    title: `${String(n)} ManagedDatabases: convergence, steady state, memory`,
+    command: `npm run bench:mdb${n > 1000 ? ":10k" : ` -- ${String(n)} ${String(steadyMinutes)} ${String(readySeconds)}`}`,
+    figures,
+    notes: [`Emulator provisioning 5 s; operator --concurrency 8, --poll-ready-seconds ${String(readySeconds)} (the drift window); steady state measured over ${String(steadyMinutes)} min${unlimited ? "; no rate limit (memory at scale, not the call budget)" : ""}.`],
+  });
   await dispatcher.close();
 } finally {
   await bench.stop();

@@ -1,0 +1,69 @@
+// Reading the operator's /metrics from a benchmark: samples with their labels, and the Linode
+// calls it made sorted into the classes the issues count (lists, single reads, writes).
+import { readFile } from "node:fs/promises";
+import { fetch } from "undici";
+
+export interface Sample { name: string; labels: Map<string, string>; value: number }
+
+export async function scrape(url: string): Promise<Sample[]> {
+  const text = await (await fetch(url)).text();
+  const out: Sample[] = [];
+  for (const line of text.split("\n")) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (m === null) continue;
+    const labels = new Map([...(m[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((x): [string, string] => [x[1] ?? "", x[2] ?? ""]));
+    out.push({ name: m[1] ?? "", labels, value: Number(m[3]) });
+  }
+  return out;
+}
+
+export const sum = (samples: Sample[], name: string, match: (labels: Map<string, string>) => boolean = () => true): number =>
+  samples.filter((s) => s.name === name && match(s.labels)).reduce((a, s) => a + s.value, 0);
+
+export type CallKind = "ManagedDatabase" | "DatabaseSnapshot" | "NodeBalancer";
+export type CallClass = "lists" | "reads" | "writes";
+export interface CallCounts { byKind: Record<CallKind, Record<CallClass, number>>; total: number; refused429: number; serverErrors: number }
+
+/**
+ * Which kind a Linode route serves and what class of call it is. Backups routes are the
+ * snapshots' (a database's own backups list, read daily, is counted there too); a list is a
+ * GET of a collection every object of the kind shares (the engines' instances, /nodebalancers);
+ * a GET of one object or of one object's sub-collection (credentials, configs, nodes) is a
+ * single read, because it is paid per object.
+ */
+export function classify(route: string, method: string): { kind: CallKind; cls: CallClass } {
+  const kind: CallKind = route.startsWith("/nodebalancers") ? "NodeBalancer" : route.includes("/backups") ? "DatabaseSnapshot" : "ManagedDatabase";
+  if (method !== "GET") return { kind, cls: "writes" };
+  const list = route === "/nodebalancers" || /^\/databases\/[^/]+\/instances$/.test(route) || route === "/databases/instances";
+  return { kind, cls: list ? "lists" : "reads" };
+}
+
+export async function linodeCalls(metricsUrl: string): Promise<CallCounts> {
+  const zero = (): Record<CallClass, number> => ({ lists: 0, reads: 0, writes: 0 });
+  const c: CallCounts = { byKind: { ManagedDatabase: zero(), DatabaseSnapshot: zero(), NodeBalancer: zero() }, total: 0, refused429: 0, serverErrors: 0 };
+  for (const s of await scrape(metricsUrl)) {
+    if (s.name !== "linode_api_requests_total") continue;
+    const { kind, cls } = classify(s.labels.get("route") ?? "", s.labels.get("method") ?? "");
+    c.byKind[kind][cls] += s.value;
+    c.total += s.value;
+    const status = s.labels.get("status") ?? "";
+    if (status === "429") c.refused429 += s.value;
+    if (status.startsWith("5")) c.serverErrors += s.value;
+  }
+  return c;
+}
+
+export function minus(a: CallCounts, b: CallCounts): CallCounts {
+  const kinds = Object.keys(a.byKind) as CallKind[];
+  const byKind = Object.fromEntries(kinds.map((k) => [k, { lists: a.byKind[k].lists - b.byKind[k].lists, reads: a.byKind[k].reads - b.byKind[k].reads, writes: a.byKind[k].writes - b.byKind[k].writes }])) as CallCounts["byKind"];
+  return { byKind, total: a.total - b.total, refused429: a.refused429 - b.refused429, serverErrors: a.serverErrors - b.serverErrors };
+}
+
+export const callsOf = (c: CallCounts, k: CallKind): number => c.byKind[k].lists + c.byKind[k].reads + c.byKind[k].writes;
+
+/** A process's resident and peak resident memory, in MiB. */
+export async function rssMiB(pid: number): Promise<{ rss: number; peak: number }> {
+  const status = await readFile(`/proc/${String(pid)}/status`, "utf8");
+  const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}

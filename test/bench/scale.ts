@@ -1,0 +1,296 @@
+// Scale benchmark for the three kinds together: M ManagedDatabases, B NodeBalancers (4 configs ×
+// 5 nodes, one https from a TLS Secret) and S DatabaseSnapshots (one each of the first S
+// databases), applied at once, with the operator as a real `linode-operator run` process on a
+// real API server and the emulator provisioning a database or taking a backup in 5 s.
+//   node test/bench/scale.ts [M=1000] [B=200] [S=300] [steadyMinutes=5] [readySeconds=60]
+// readySeconds is the drift window (the ready poll, 300 s by default in the product): shortened
+// so a few minutes hold several windows; steady calls are reported per window against the floor
+// of ceil(N/500) list calls per kind (per engine for databases) and nothing per object.
+// Phases, each printed and saved to docs/benchmarks/results/scale-three-kinds.json:
+// convergence, steady state, a new object while the rest exist, drift put back, restart.
+import { readFile } from "node:fs/promises";
+import { generateCertificate } from "../../src/emulator/certs.ts";
+import { KubeClient } from "../../src/kube/client.ts";
+import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
+import { collectionPath, type ResourceType } from "../../src/kube/types.ts";
+import { LinodeClient } from "../../src/linode/index.ts";
+import { databaseSnapshotType as snapType } from "../../src/resources/database-snapshot/index.ts";
+import { managedDatabaseType as mdbType } from "../../src/resources/managed-database/index.ts";
+import { nodeBalancerType as nbType } from "../../src/resources/node-balancer/index.ts";
+import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { openConnections } from "../harness/sockets.ts";
+import { startBench } from "./bench-setup.ts";
+import { callsOf, linodeCalls, minus, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
+import { saveResult, type Chart, type Figure, type Table } from "./report/result.ts";
+
+const [M, B, S, steadyMinutes, readySeconds] = [1000, 200, 300, 5, 60].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number, number];
+const PROVISION_SECONDS = 5;
+const NS = "bench";
+const say = (s: string): void => { process.stdout.write(`${s}\n`); };
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const kinds: { kind: CallKind; type: ResourceType; n: number }[] = [
+  { kind: "ManagedDatabase", type: mdbType, n: M }, { kind: "NodeBalancer", type: nbType, n: B }, { kind: "DatabaseSnapshot", type: snapType, n: S },
+];
+const total = M + B + S;
+const isReady = (o: ManagedObject): boolean => o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN; };
+const sec = (ms: number): number => Math.round(ms / 100) / 10;
+const figures: Figure[] = [];
+const tables: Table[] = [];
+const charts: Chart[] = [];
+const notes: string[] = [];
+const figure = (label: string, value: number | string, unit?: string, target?: string, met?: boolean): void => {
+  figures.push({ label, value, ...(unit !== undefined ? { unit } : {}), ...(target !== undefined ? { target } : {}), ...(met !== undefined ? { met } : {}) });
+  say(`  ${label}: ${String(value)}${unit !== undefined ? ` ${unit}` : ""}${target !== undefined ? ` (target ${target}${met === undefined ? "" : met ? ", met" : ", NOT met"})` : ""}`);
+};
+
+const bench = await startBench({ provisionSeconds: PROVISION_SECONDS });
+const { cp, emulator } = bench;
+const kube = new KubeClient(loadKubeConfigFromFile(cp.adminKubeconfig), { fieldManager: "bench" });
+const linode = new LinodeClient({ token: "bench-token", baseUrl: emulator.url, rateLimit: false });
+const operatorArgs = ["--concurrency", "8", "--poll-ready-seconds", String(readySeconds)];
+try {
+  let { proc: op, metricsUrl } = await bench.operator(operatorArgs);
+  const pidOf = (): number => op.child.pid ?? 0;
+  const heapMiB = async (): Promise<{ used: number; total: number }> => {
+    const s = await scrape(metricsUrl);
+    return { used: sum(s, "linode_operator_nodejs_heap_size_used_bytes") / 1_048_576, total: sum(s, "linode_operator_nodejs_heap_size_total_bytes") / 1_048_576 };
+  };
+  const atRest = { ...(await rssMiB(pidOf())), heap: await heapMiB() };
+
+  // Every object of the three kinds, listed page by page.
+  const listAll = async (t: ResourceType): Promise<ManagedObject[]> => {
+    const out: ManagedObject[] = [];
+    let token: string | undefined;
+    do {
+      const page = await kube.list<ManagedObject>(t, { namespace: NS, limit: 500, ...(token !== undefined ? { continueToken: token } : {}) });
+      out.push(...page.items);
+      token = page.continueToken;
+    } while (token !== undefined);
+    return out;
+  };
+
+  // ---- Convergence ----
+  say(`== convergence: ${String(M)} ManagedDatabases + ${String(B)} NodeBalancers (4 configs × 5 nodes) + ${String(S)} DatabaseSnapshots, applied at once`);
+  const tls = generateCertificate({ commonName: "bench.example.com" });
+  await kube.applySecret({ metadata: { name: "bench-tls", namespace: NS }, type: "kubernetes.io/tls", data: { "tls.crt": Buffer.from(tls.certPem).toString("base64"), "tls.key": Buffer.from(tls.keyPem).toString("base64") } });
+  const mdbSpec = (i: number): Record<string, unknown> => ({ engine: i % 2 === 0 ? "mysql" : "postgresql", version: i % 2 === 0 ? "8" : "16", region: "us-east", type: "g6-nanode-1", allowList: ["203.0.113.0/24"] });
+  const nbSpec = (b: number): Record<string, unknown> => ({
+    region: "us-east",
+    configs: [0, 1, 2, 3].map((c) => ({
+      ...(c === 0 ? { port: 443, protocol: "https", tlsSecretRef: { name: "bench-tls" } } : { port: 8000 + c, protocol: "tcp" }),
+      check: "connection", checkInterval: 2, checkTimeout: 1,
+      nodes: [0, 1, 2, 3, 4].map((n) => ({ label: `n${String(c)}-${String(n)}`, address: `192.168.${String(b % 250)}.${String(10 + c * 5 + n)}:80`, weight: 50 })),
+    })),
+  });
+  const c0 = await linodeCalls(metricsUrl);
+  const peak = { apiserver: 0, linode: 0 };
+  const readyOverTime: Record<CallKind, [number, number][]> = { ManagedDatabase: [], NodeBalancer: [], DatabaseSnapshot: [] };
+  const rssOverTime: [number, number][] = [];
+  let sampling = true;
+  const t0 = Date.now();
+  const sampler = (async () => {
+    while (sampling) {
+      rssOverTime.push([sec(Date.now() - t0), Math.round((await rssMiB(pidOf())).rss)]);
+      peak.apiserver = Math.max(peak.apiserver, await openConnections(pidOf(), Number(new URL(cp.server).port)));
+      peak.linode = Math.max(peak.linode, await openConnections(pidOf(), emulator.port));
+      await sleep(1_000);
+    }
+  })();
+  // Three writers at once, one per kind, as `kubectl apply -f dir/` of a large repository would.
+  const apply = (t: ResourceType, kind: string, n: number, spec: (i: number) => Record<string, unknown>, name: (i: number) => string) => (async () => {
+    for (let i = 0; i < n; i++) await kube.createCustom(t, NS, { apiVersion: "linode.operator.dev/v1alpha1", kind, metadata: { name: name(i) }, spec: spec(i) });
+  })();
+  await Promise.all([
+    apply(mdbType, "ManagedDatabase", M, mdbSpec, (i) => `db-${String(i)}`),
+    apply(nbType, "NodeBalancer", B, nbSpec, (i) => `lb-${String(i)}`),
+    apply(snapType, "DatabaseSnapshot", S, (i) => ({ databaseRef: { name: `db-${String(i)}` } }), (i) => `snap-${String(i)}`),
+  ]);
+  const appliedMillis = Date.now() - t0;
+  const readyAt: Partial<Record<CallKind, number>> = {};
+  for (;;) {
+    let all = true;
+    for (const k of kinds) {
+      if (readyAt[k.kind] !== undefined) continue;
+      const ready = (await listAll(k.type)).filter(isReady).length;
+      readyOverTime[k.kind].push([sec(Date.now() - t0), ready]);
+      if (ready >= k.n) readyAt[k.kind] = Date.now() - t0; else all = false;
+    }
+    if (all) break;
+    if (Date.now() - t0 > 45 * 60_000) throw new Error(`not all Ready after 45 min: ${JSON.stringify(readyOverTime)}`);
+    await sleep(2_000);
+  }
+  const convergeMillis = Date.now() - t0;
+  sampling = false;
+  await sampler;
+  const conv = minus(await linodeCalls(metricsUrl), c0);
+  const peakRss = (await rssMiB(pidOf())).peak;
+  const budget = await scrape(metricsUrl);
+  say(`applied in ${String(appliedMillis)} ms; all ${String(total)} Ready ${String(convergeMillis)} ms after the first apply (provisioning and backups take ${String(PROVISION_SECONDS)} s each)`);
+  figure("all objects Ready after", sec(convergeMillis), "s");
+  for (const k of kinds) figure(`${k.kind}s all Ready after`, sec(readyAt[k.kind] ?? 0), "s");
+  for (const k of kinds) if (k.n > 0) figure(`${k.kind}: Linode calls per object to converge`, Math.round((callsOf(conv, k.kind) / k.n) * 100) / 100);
+  figure("429 answers while converging", conv.refused429, undefined, "0", conv.refused429 === 0);
+  figure("calls while converging", conv.total);
+  figure("peak RSS while converging", Math.round(peakRss), "MiB", "≤ 250 MiB (issue 20, at 1k)", peakRss <= 250);
+  figure("peak connections to the API server", peak.apiserver, undefined, "≤ 20", peak.apiserver <= 20);
+  figure("peak connections to the Linode API", peak.linode);
+  const limitPerMinute = sum(budget, "linode_api_ratelimit_limit");
+  if (limitPerMinute > 0) notes.push(`The emulator's token-wide limit is ${String(limitPerMinute)} calls per minute and the operator spends at most half (--linode-api-share 0.5): ${String(conv.total)} calls need at least ${(conv.total / (limitPerMinute * 0.5)).toFixed(1)} min, so convergence at this size is bounded by the call budget, not by provisioning.`);
+  tables.push({
+    title: "Linode calls to converge, by kind and class",
+    columns: ["kind", "objects", "lists", "single reads", "writes", "per object"],
+    rows: kinds.map((k) => [k.kind, k.n, conv.byKind[k.kind].lists, conv.byKind[k.kind].reads, conv.byKind[k.kind].writes, k.n > 0 ? (callsOf(conv, k.kind) / k.n).toFixed(2) : "—"]),
+  });
+  charts.push({ kind: "line", title: `Ready objects after applying ${String(total)} at once`, xLabel: "seconds since the first apply", yLabel: "Ready", series: kinds.map((k) => ({ name: k.kind, points: readyOverTime[k.kind] })) });
+  charts.push({ kind: "line", title: "Operator RSS while converging", xLabel: "seconds since the first apply", yLabel: "MiB", series: [{ name: "RSS", points: rssOverTime }] });
+
+  // ---- Steady state ----
+  say(`== steady state: ${String(steadyMinutes)} min at a ${String(readySeconds)} s drift window`);
+  await sleep(15_000);
+  const s0 = await linodeCalls(metricsUrl);
+  const apiserverWrites = async (): Promise<number> => {
+    const ca = await readFile(cp.caFile, "utf8");
+    const { Agent, fetch } = await import("undici");
+    const dispatcher = new Agent({ connect: { ca } });
+    try {
+      const text = await (await fetch(`${cp.server}/metrics`, { headers: { authorization: `Bearer ${cp.adminToken}` }, dispatcher })).text();
+      return text.split("\n").filter((l) => l.startsWith("apiserver_request_total{") && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/.test(l) && /resource="(manageddatabases|nodebalancers|databasesnapshots|secrets|events)"/.test(l))
+        .reduce((a, l) => a + Number(l.split(" ").pop()), 0);
+    } finally { await dispatcher.close(); }
+  };
+  const w0 = await apiserverWrites();
+  const tSteady = Date.now();
+  await sleep(steadyMinutes * 60_000);
+  const steady = minus(await linodeCalls(metricsUrl), s0);
+  const kubeWrites = await apiserverWrites() - w0;
+  const windows = (Date.now() - tSteady) / 1000 / readySeconds;
+  // The issue's floor: ceil(N/500) lists per kind per window and nothing per object. The API's
+  // own floor is higher for two kinds: it has no account-wide list of NodeBalancer configs (whose
+  // nodes_status is the health Ready reports) nor of database backups (a snapshot's existence),
+  // so one read per NodeBalancer and one per snapshotted database per window is the least that
+  // keeps those truthful within the window.
+  const floorOf: Record<CallKind, number> = {
+    ManagedDatabase: Math.ceil(Math.ceil(M / 2) / 500) + Math.ceil(Math.floor(M / 2) / 500),
+    NodeBalancer: Math.ceil(B / 500),
+    DatabaseSnapshot: 0,
+  };
+  const apiFloorOf: Record<CallKind, number> = { ManagedDatabase: floorOf.ManagedDatabase, NodeBalancer: Math.ceil(B / 500) + B, DatabaseSnapshot: S };
+  for (const k of kinds) {
+    const perWindow = callsOf(steady, k.kind) / windows;
+    const floor = floorOf[k.kind];
+    figure(`${k.kind}: Linode calls per drift window (${String(k.n)} objects; floor ${String(floor)}, the API's ${String(apiFloorOf[k.kind])})`, Math.round(perWindow * 100) / 100, undefined, `≤ ${String(Math.max(1, 1.5 * floor))} (1.5× floor)`, perWindow <= Math.max(1, 1.5 * floor));
+  }
+  const perObjectHour = (k: CallKind): string => { const n = kinds.find((x) => x.kind === k)?.n ?? 1; const h = windows * readySeconds / 3600; return (callsOf(steady, k) / Math.max(1, n) / h).toFixed(3); };
+  tables.push({
+    title: `Steady state over ${String(steadyMinutes)} min (${windows.toFixed(1)} drift windows of ${String(readySeconds)} s)`,
+    columns: ["kind", "lists", "single reads", "writes", "calls per window", "issue's floor", "API's floor", "per object per hour (at this window)"],
+    rows: kinds.map((k) => [k.kind, steady.byKind[k.kind].lists, steady.byKind[k.kind].reads, steady.byKind[k.kind].writes, (callsOf(steady, k.kind) / windows).toFixed(2), floorOf[k.kind], apiFloorOf[k.kind], perObjectHour(k.kind)]),
+  });
+  figure("Kubernetes writes while idle", kubeWrites, undefined, "0", kubeWrites === 0);
+  const steadyMem = { ...(await rssMiB(pidOf())), heap: await heapMiB() };
+  figure(`steady RSS at ${String(total)} objects`, Math.round(steadyMem.rss), "MiB", "≤ 160 MiB", steadyMem.rss <= 160);
+  figure("RSS at rest before any object", Math.round(atRest.rss), "MiB");
+  figure("JS heap used per object (steady − at rest)", Math.round(((steadyMem.heap.used - atRest.heap.used) * 1_048_576) / total), "bytes");
+  figure("JS heap used / total at steady state", `${steadyMem.heap.used.toFixed(1)} / ${steadyMem.heap.total.toFixed(1)}`, "MiB");
+
+  // ---- A new object while the rest exist ----
+  say("== 20 new ManagedDatabases, one a second, while the rest exist");
+  const firstStatus = new Map<string, number>();
+  const readyNew = new Map<string, number>();
+  const createdAt = new Map<string, number>();
+  const watch = await kube.watch(collectionPath(mdbType, NS), { watch: true, allowWatchBookmarks: false, resourceVersion: "0" }, (type, obj) => {
+    const o = obj as ManagedObject;
+    const name = o.metadata.name;
+    const at = createdAt.get(name);
+    if (at === undefined || type === "DELETED") return;
+    if (!firstStatus.has(name) && (o.status?.conditions?.length ?? 0) > 0) firstStatus.set(name, Date.now() - at);
+    if (!readyNew.has(name) && isReady(o)) readyNew.set(name, Date.now() - at);
+  }, () => undefined);
+  for (let i = 0; i < 20; i++) {
+    const name = `new-${String(i)}`;
+    createdAt.set(name, Date.now());
+    await kube.createCustom(mdbType, NS, { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name }, spec: mdbSpec(i) });
+    await sleep(1_000);
+  }
+  const tNew = Date.now();
+  while (readyNew.size < 20 && Date.now() - tNew < 10 * 60_000) await sleep(500);
+  watch.abort();
+  const fs = [...firstStatus.values()];
+  const rs = [...readyNew.values()];
+  figure("new object: first status write, p50 / p99", `${String(sec(pct(fs, 50)))} / ${String(sec(pct(fs, 99)))}`, "s");
+  figure("new object: Ready, p50 / p99", `${String(sec(pct(rs, 50)))} / ${String(sec(pct(rs, 99)))}`, "s", `provisioning ${String(PROVISION_SECONDS)} s + a few s`);
+  figure("new objects Ready", `${String(rs.length)}/20`);
+
+  // ---- Drift made behind the operator's back ----
+  say("== drift: changes made directly in the Linode API");
+  const db0 = await kube.getCustom<ManagedObject>(mdbType, { namespace: NS, name: "db-0" });
+  const lb0 = await kube.getCustom<ManagedObject>(nbType, { namespace: NS, name: "lb-0" });
+  const dbId = Number(db0.status?.id);
+  const nbId = Number(lb0.status?.id);
+  const cfgs = await linode.nodeBalancers.listAllConfigs(nbId);
+  const https = cfgs.find((c) => c.port === 443);
+  const tcp = cfgs.find((c) => c.port === 8001);
+  if (https === undefined || tcp === undefined) throw new Error("lb-0 lacks its configs");
+  const node = (await linode.nodeBalancers.listAllNodes(nbId, tcp.id))[0];
+  if (node === undefined) throw new Error("lb-0 config 8001 has no nodes");
+  const other = generateCertificate({ commonName: "intruder.example.com" });
+  const drifts: { what: string; make: () => Promise<unknown>; fixed: () => Promise<boolean> }[] = [
+    { what: "ManagedDatabase allow list", make: () => linode.databases.mysql.update(dbId, { allowList: ["198.51.100.0/24"] }), fixed: async () => (await linode.databases.mysql.get(dbId)).allowList.includes("203.0.113.0/24") },
+    { what: "NodeBalancer node weight", make: () => linode.nodeBalancers.updateNode(nbId, tcp.id, node.id, { weight: 7 }), fixed: async () => (await linode.nodeBalancers.getNode(nbId, tcp.id, node.id)).weight !== 7 },
+    { what: "NodeBalancer TLS certificate", make: () => linode.nodeBalancers.updateConfig(nbId, https.id, { sslCert: other.certPem, sslKey: other.keyPem }), fixed: async () => (await linode.nodeBalancers.getConfig(nbId, https.id)).sslFingerprint === https.sslFingerprint },
+  ];
+  const driftRows: (string | number)[][] = [];
+  for (const d of drifts) {
+    await d.make();
+    const t = Date.now();
+    while (!(await d.fixed())) {
+      if (Date.now() - t > 3 * readySeconds * 1000) throw new Error(`${d.what}: not put back in ${String(3 * readySeconds)} s`);
+      await sleep(250);
+    }
+    const took = sec(Date.now() - t);
+    driftRows.push([d.what, took, readySeconds, took <= readySeconds * 1.2 ? "yes" : "no"]);
+    figure(`drift put back: ${d.what}`, took, "s", `≤ drift window ${String(readySeconds)} s (+ jitter)`, took <= readySeconds * 1.2);
+  }
+  tables.push({ title: "Drift made directly in the Linode API, put back", columns: ["change", "seconds", "drift window (s)", "within the window"], rows: driftRows });
+
+  // ---- Restart with everything Ready ----
+  say("== restart with everything Ready");
+  await sleep(5_000);
+  const n = M + 20;
+  const flaps: string[] = [];
+  const watches = await Promise.all(kinds.map((k) => kube.watch(collectionPath(k.type, NS), { watch: true, allowWatchBookmarks: false }, (type, obj) => {
+    const o = obj as ManagedObject;
+    if (type === "MODIFIED" && !isReady(o)) flaps.push(`${k.kind} ${o.metadata.name}`);
+  }, () => undefined)));
+  op.child.kill("SIGTERM");
+  await op.exited;
+  const tRestart = Date.now();
+  ({ proc: op, metricsUrl } = await bench.operator(operatorArgs));
+  const reobserved = async (): Promise<boolean> => {
+    const s = await scrape(metricsUrl);
+    return kinds.every((k) => sum(s, "linode_operator_reconcile_total", (l) => l.get("kind") === k.kind) >= (k.kind === "ManagedDatabase" ? n : k.n));
+  };
+  while (!(await reobserved())) {
+    if (Date.now() - tRestart > 10 * 60_000) throw new Error("not all re-observed within 10 min of the restart");
+    await sleep(250);
+  }
+  const reobservedMillis = Date.now() - tRestart;
+  await sleep(Math.max(10_000, readySeconds * 1000));
+  for (const w of watches) w.abort();
+  figure("restart: every object re-observed after", sec(reobservedMillis), "s");
+  figure("restart: Ready conditions that flapped", flaps.length, undefined, "0", flaps.length === 0);
+  if (flaps.length > 0) notes.push(`Ready flaps after the restart: ${flaps.slice(0, 10).join(", ")}`);
+  const restartMem = await rssMiB(pidOf());
+  figure(`RSS after a restart with ${String(total + 20)} Ready objects`, Math.round(restartMem.rss), "MiB");
+
+  notes.push(`Emulator: ${String(PROVISION_SECONDS)} s to provision a database or take a backup; NodeBalancer backends are health-checked every 2 s. Operator: --concurrency 8, --poll-ready-seconds ${String(readySeconds)} (the drift window; 300 s by default).`);
+  await saveResult({
+    name: "scale-three-kinds", title: `Scale: ${String(M)} ManagedDatabases, ${String(B)} NodeBalancers, ${String(S)} DatabaseSnapshots`,
+    command: `npm run bench:scale${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+    figures, tables, charts, notes,
+  });
+} finally {
+  await linode.close();
+  await bench.stop();
+}
