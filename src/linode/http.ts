@@ -70,6 +70,9 @@ export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
  */
 export type RateClass = "list" | "read" | "mutation" | "stats";
 
+/** S176: `/stats` routes allow 50 requests a minute, apart from the token's general limit. */
+const STATS_LIMIT_PER_MINUTE = 50;
+
 export function rateClassOf(spec: { method: HttpMethod; route: string; rateClass?: RateClass }): RateClass {
   if (spec.rateClass !== undefined) return spec.rateClass;
   if (spec.route.endsWith("/stats")) return "stats";
@@ -155,7 +158,7 @@ export class HttpTransport implements Transport {
     const rateClass = rateClassOf(spec);
     // The class's own bucket, and the token's budget across classes (statistics have a limit of their own).
     const limiter = this.limiter;
-    const buckets = limiter === undefined ? [] : rateClass === "stats" ? [limiter.bucket(this.token, rateClass)] : [limiter.bucket(this.token, rateClass), limiter.budget(this.token)];
+    const buckets = limiter === undefined ? [] : rateClass === "stats" ? [limiter.bucket(this.token, rateClass, { documentedLimit: STATS_LIMIT_PER_MINUTE })] : [limiter.bucket(this.token, rateClass), limiter.budget(this.token)];
     let ambiguousFailure = false;
     for (let attempt = 1; ; attempt++) {
       try {

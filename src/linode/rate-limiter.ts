@@ -172,8 +172,16 @@ export class RateLimiter {
     this.opts = { capacity: opts.capacity ?? 800, windowMs: opts.windowMs ?? 60_000, share: opts.share ?? 1, now: opts.now };
   }
 
-  bucket(token: string, group = "default"): TokenBucket {
-    return this.make(`${tokenFingerprint(token)}:${group}`, 1);
+  /**
+   * A route class's bucket. `own`: the class has a limit of its own outside the token's budget
+   * (NodeBalancer statistics), so its bucket spends only the budget's share of it, and starts
+   * from the limit the API documents rather than the general default: a burst sent before the
+   * first answer tells the real limit must not overdraw it.
+   */
+  bucket(token: string, group = "default", own?: { documentedLimit: number }): TokenBucket {
+    return own === undefined
+      ? this.make(`${tokenFingerprint(token)}:${group}`, 1)
+      : this.make(`${tokenFingerprint(token)}:${group}`, this.opts.share, false, own.documentedLimit);
   }
 
   /** The token's budget across classes: `share` of the API's limit, whatever the route. */
@@ -181,10 +189,10 @@ export class RateLimiter {
     return this.make(`${tokenFingerprint(token)}:budget`, this.opts.share, true);
   }
 
-  private make(key: string, share: number, largestLimitOnly = false): TokenBucket {
+  private make(key: string, share: number, largestLimitOnly = false, capacity = this.opts.capacity): TokenBucket {
     let b = this.buckets.get(key);
     if (!b) {
-      b = new TokenBucket({ capacity: this.opts.capacity, windowMs: this.opts.windowMs, share, largestLimitOnly, ...(this.opts.now ? { now: this.opts.now } : {}) });
+      b = new TokenBucket({ capacity, windowMs: this.opts.windowMs, share, largestLimitOnly, ...(this.opts.now ? { now: this.opts.now } : {}) });
       this.buckets.set(key, b);
     }
     return b;

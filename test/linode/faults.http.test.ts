@@ -172,6 +172,23 @@ describe("rate limits per route class", () => {
     }
   });
 
+  it("a burst of statistics reads before any answer keeps to the documented 50 a minute (its share of them): never a 429", async () => {
+    // The emulator's stats limit is the real one (50/min); nothing has told the client so yet.
+    const emu = await startTestEmulator();
+    const { client: paced, registry } = makeClient(emu, { rateLimit: { share: 0.5 }, retry: { baseDelayMs: 20, maxDelayMs: 200, maxRateLimitWaitMs: 1_000 } });
+    try {
+      const ids = await Promise.all([0, 1, 2].map(async (i) => (await paced.nodeBalancers.create({ region: "us-east", label: label(`stats-${String(i)}`) })).id));
+      const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => paced.nodeBalancers.getStats(ids[i % 3] ?? 0)));
+      const refusedHere = outcomes.filter((o) => o.status === "rejected" && o.reason instanceof Error && /stats rate-limit budget/.test(o.reason.message)).length;
+      expect(await metricValue(registry, "linode_api_requests_total", { status: "429" })).toBe(0);
+      // Half of 50 went out (answered 200 or 400 "unavailable"); the rest waited for the bucket and were handed back unsent.
+      expect(40 - refusedHere).toBe(25);
+    } finally {
+      await paced.close();
+      await emu.close();
+    }
+  });
+
   it("a list budget spent for longer than the wait cap is handed back as rateLimited at once, never sent", async () => {
     const small = await startTestEmulator({ rateLimits: listLimited });
     const { client: paced, registry } = makeClient(small, { retry: { baseDelayMs: 20, maxDelayMs: 200, maxRateLimitWaitMs: 2_000 } });
