@@ -81,7 +81,10 @@ export class Actions {
     const startedAt = now();
     if (action.atMostOnce) {
       // A conflict here means the object changed since the read: nothing was sent; the pass restarts.
-      rv = await this.status.commit({ [LAST_REQUESTS]: { [action.name]: { token: action.token, startedAt } } }, rv);
+      // The intent replaces the previous record whole: merged into it, the previous token's
+      // completedAt (and details) would stay and read as this token's completion after a crash.
+      const intent = { token: action.token, startedAt };
+      rv = await this.status.commit({ [LAST_REQUESTS]: { [action.name]: previous === undefined ? intent : replacing(previous, intent) } }, rv);
     }
     let details: Record<string, unknown> | undefined;
     try {

@@ -113,6 +113,17 @@ describe("the operator killed between a call and its record", () => {
     await kube.mergePatchCustom(mdb, { namespace: cluster.namespace, name: "created" }, { spec: { requests: { patch: "p2" } } });
     await waitFor("p2 recorded", async () => ((((await get("created")).status?.lastRequests as { patch?: { token: string; completedAt?: string } } | undefined)?.patch?.completedAt !== undefined) ? true : undefined), 60_000, 200);
     expect(count(route)).toBe(2);
+    // Killed again with a third token in flight: p2's completion must not read as p3's (the
+    // intent replaces the record whole; merged, p2's completedAt stayed and p3 read as done).
+    hold(route);
+    await kube.mergePatchCustom(mdb, { namespace: cluster.namespace, name: "created" }, { spec: { requests: { patch: "p3" } } });
+    await waitFor("p3 sent", () => (count(route) >= 3 ? true : undefined), 30_000, 20);
+    await kill();
+    emulator.setFaults({ latencyMs: 0, routes: [] });
+    await start();
+    const c3 = await waitFor("RequestOutcomeUnknown for p3", async () => { const x = await condition("created", "Synced"); return x?.reason === "RequestOutcomeUnknown" ? x : undefined; }, 60_000, 200);
+    expect(c3.message).toMatch(/token p3/);
+    expect(count(route)).toBe(3);
   });
 
   it("killed after a snapshot was sent: the next process finds that backup, no second one", async () => {
@@ -140,12 +151,13 @@ describe("the operator killed between a call and its record", () => {
     const route = "POST /databases/mysql/instances/{instanceId}/backups/{backupId}/restore";
     await waitFor("Ready", async () => ((await condition("created", "Ready"))?.status === "True" ? true : undefined), 60_000, 200);
     hold(route);
-    await kube.mergePatchCustom(mdb, { namespace: cluster.namespace, name: "created" }, { spec: { requests: { patch: "p2", restore: { token: "r1", snapshotRef: { name: "snap" } } } } });
+    await kube.mergePatchCustom(mdb, { namespace: cluster.namespace, name: "created" }, { spec: { requests: { patch: "p4", restore: { token: "r1", snapshotRef: { name: "snap" } } } } });
     await waitFor("the restore sent", () => (count(route) >= 1 ? true : undefined), 30_000, 20);
     await kill();
     emulator.setFaults({ latencyMs: 0, routes: [] });
     await start();
-    const c = await waitFor("RequestOutcomeUnknown", async () => { const x = await condition("created", "Synced"); return x?.reason === "RequestOutcomeUnknown" ? x : undefined; }, 60_000, 200);
+    // (The patch test left p3's unknown outcome on the condition: wait for the restore's.)
+    const c = await waitFor("RequestOutcomeUnknown for r1", async () => { const x = await condition("created", "Synced"); return x?.reason === "RequestOutcomeUnknown" && /token r1/.test(x.message ?? "") ? x : undefined; }, 60_000, 200);
     expect(c.message).toMatch(/restore requested by token r1/);
     await new Promise((r) => setTimeout(r, 3_000));
     expect(count(route)).toBe(1);
