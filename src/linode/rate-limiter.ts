@@ -1,7 +1,8 @@
 // Client-side token bucket per API token, so a busy operator spends its Linode budget
 // evenly instead of bursting into 429s. The server's X-RateLimit-* headers are the truth:
 // each response re-sizes the bucket and clamps it to what the server says remains, and a
-// 429 (or remaining = 0) blocks the bucket until the server's reset time.
+// 429 (unless its headers say the budget is not spent) or remaining = 0 blocks the bucket
+// until the server's reset time.
 import { createHash } from "node:crypto";
 import { sleep } from "./retry.ts";
 
@@ -113,17 +114,22 @@ export class TokenBucket {
         this.tokens = Math.min(this.tokens, this.capacity);
       }
     }
+    let spent = true;
     if (obs.remaining !== undefined && obs.remaining >= 0) {
       // What the server has left, less the part of its limit that is not ours to spend.
       const reserved = this.serverLimit === undefined ? 0 : this.serverLimit - this.capacity;
       const usable = Math.max(0, obs.remaining - reserved);
+      spent = usable === 0;
       this.tokens = Math.min(this.tokens, usable);
       if (obs.resetAtMs !== undefined && obs.resetAtMs > now) this.serverResetAt = obs.resetAtMs;
       if (usable === 0 && obs.resetAtMs !== undefined && obs.resetAtMs > now) {
         this.blockedUntil = Math.max(this.blockedUntil, obs.resetAtMs);
       }
     }
-    if (obs.retryAfterMs !== undefined) {
+    // A 429 stops the whole bucket unless its own headers say this budget is not spent: then
+    // something else refused that one request (a busy server, another limit), which waits its
+    // Retry-After alone (the caller's retry) while the others go on.
+    if (obs.retryAfterMs !== undefined && spent) {
       this.tokens = 0;
       this.blockedUntil = Math.max(this.blockedUntil, now + obs.retryAfterMs);
     }

@@ -290,7 +290,7 @@ describe("timeouts and cancellation", () => {
     const err = await fails(client.nodeBalancers.get(id, { signal: ac.signal, retry: { maxRateLimitWaitMs: 60_000 } }));
     expect(err).toMatchObject({ kind: "cancelled" });
     expect(performance.now() - started).toBeLessThan(1000);
-    // The 429 blocked this token's bucket for 10 s; a fresh client does not share it.
+    // Only this request waited: the 429's headers said the token's budget was not spent.
   });
 });
 

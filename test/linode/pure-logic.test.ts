@@ -154,6 +154,19 @@ describe("token bucket", () => {
     expect(b.tryTake()).toBe(0);
   });
 
+  it("a 429 whose headers say the budget is not spent holds up only its own request, not the bucket", () => {
+    let now = 0;
+    const b = new TokenBucket({ capacity: 10, windowMs: 60_000, share: 0.5, now: () => now });
+    b.observe({ limit: 10, remaining: 9, resetAtMs: 60_000, retryAfterMs: 1_000 });
+    expect(b.tryTake()).toBe(0);
+    // The same 429 with the budget spent (or no headers to tell) stops everyone.
+    b.observe({ limit: 10, remaining: 5, resetAtMs: 60_000, retryAfterMs: 1_000 });
+    expect(b.tryTake()).toBeGreaterThanOrEqual(1_000);
+    now = 60_000;
+    b.observe({ retryAfterMs: 1_000 });
+    expect(b.tryTake()).toBe(1_000);
+  });
+
   it("parses rate-limit headers (seconds and HTTP dates)", () => {
     const obs = parseRateLimitHeaders({ "x-ratelimit-limit": "1840", "x-ratelimit-remaining": "12", "x-ratelimit-reset": "1700000000", "retry-after": "3" });
     expect(obs).toEqual({ limit: 1840, remaining: 12, resetAtMs: 1_700_000_000_000, retryAfterMs: 3000 });
