@@ -1,7 +1,9 @@
 // `linode-operator run`: the operator process.
 import { loadOperatorConfig, runHelp } from "../config/operator-config.ts";
 import { connectKube } from "../kube/config.ts";
+import { waitForApiServer } from "../kube/wait-for-api-server.ts";
 import { kinds } from "../resources/index.ts";
+import { serveEndpoints } from "../runtime/http-endpoints.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { assembleOperator } from "./assemble-operator.ts";
 
@@ -12,8 +14,17 @@ export async function main(argv: string[]): Promise<number> {
   }
   const config = loadOperatorConfig(argv);
   const log = createLogger({ level: config.logLevel });
+  const kube = connectKube();
+  // Restarted during an API server outage (e.g. after giving up its lease), wait rather than exit
+  // again, alive to the kubelet's liveness probe but not ready.
+  await waitForApiServer(() => kube.ping(), log, config.healthPort < 0 ? {} : {
+    whileWaiting: () => serveEndpoints({
+      port: config.healthPort, host: config.bindAddress, liveness: [],
+      readiness: [{ name: "kubernetes", check: () => "waiting for the Kubernetes API server" }],
+    }),
+  });
   const operator = await assembleOperator({
-    config, log, kube: connectKube(),
+    config, log, kube,
     onLostLeadership: () => {
       // Another replica may already be acting: stop at once rather than finish anything.
       log.error({}, "leadership lost; exiting");
