@@ -27,6 +27,8 @@ const HELP = `Usage: linode-operator emulator [options]
   --fault-error-rate P     fraction of requests answered 500 (0..1)
   --fault-latency-ms MS    added latency per request
   --fault-drop-rate P      fraction of requests handled then dropped without a response
+  --fault-429-rate P       fraction of requests answered 429 (0..1), with Retry-After
+                           --fault-retry-after S seconds (default 1)
   --fault-429-burst N      answer the next N requests with 429
   --host H                 listen address (default 127.0.0.1)
   -h, --help               show this help
@@ -48,7 +50,9 @@ const flagsSchema = z.object({
   "fault-error-rate": numberFlag("fault-error-rate", 0, 1).optional(),
   "fault-latency-ms": numberFlag("fault-latency-ms", 0, 60_000).int().optional(),
   "fault-drop-rate": numberFlag("fault-drop-rate", 0, 1).optional(),
+  "fault-429-rate": numberFlag("fault-429-rate", 0, 1).optional(),
   "fault-429-burst": numberFlag("fault-429-burst", 0).int().optional(),
+  "fault-retry-after": numberFlag("fault-retry-after", 0).int().optional(),
   host: z.string().default("127.0.0.1"),
   platform: z.enum(["legacy", "current"], { error: "--platform must be legacy or current" }).optional(),
   "state-file": z.string().optional(),
@@ -67,7 +71,8 @@ export async function main(argv: string[]): Promise<number> {
         port: { type: "string" }, token: { type: "string", multiple: true }, "account-token": { type: "string", multiple: true }, "provision-seconds": { type: "string" },
         "state-file": { type: "string" }, config: { type: "string" }, seed: { type: "string" }, "time-scale": { type: "string" },
         "stats-delay-seconds": { type: "string" }, "rate-limit": { type: "string" }, "rate-window": { type: "string" }, "fault-error-rate": { type: "string" },
-        "fault-latency-ms": { type: "string" }, "fault-drop-rate": { type: "string" }, "fault-429-burst": { type: "string" },
+        "fault-latency-ms": { type: "string" }, "fault-drop-rate": { type: "string" }, "fault-429-rate": { type: "string" },
+        "fault-429-burst": { type: "string" }, "fault-retry-after": { type: "string" },
         host: { type: "string" }, platform: { type: "string" }, help: { type: "boolean", short: "h" },
       },
     }));
@@ -107,7 +112,9 @@ export async function main(argv: string[]): Promise<number> {
   if (f["fault-error-rate"] !== undefined) faults.errorRate = f["fault-error-rate"];
   if (f["fault-latency-ms"] !== undefined) faults.latencyMs = f["fault-latency-ms"];
   if (f["fault-drop-rate"] !== undefined) faults.dropRate = f["fault-drop-rate"];
+  if (f["fault-429-rate"] !== undefined) faults.rate429 = f["fault-429-rate"];
   if (f["fault-429-burst"] !== undefined) faults.burst429 = f["fault-429-burst"];
+  if (f["fault-retry-after"] !== undefined) faults.retryAfterSeconds = f["fault-retry-after"];
   const rate = f["rate-limit"];
   const emulator = await startEmulator({
     port: f.port,

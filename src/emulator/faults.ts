@@ -1,6 +1,6 @@
 // Fault injection for resilience tests: 5xx at a rate, added latency, requests that commit
-// and then drop the connection, and bursts of 429. Decisions come from a seeded PRNG so a
-// failing run can be replayed exactly with the same seed and request order.
+// and then drop the connection, 429 at a rate and in bursts. Decisions come from a seeded
+// PRNG so a failing run can be replayed exactly with the same seed and request order.
 import { z } from "zod";
 import { Random } from "./random.ts";
 
@@ -13,6 +13,8 @@ export const faultConfigSchema = z.object({
   latencyJitterMs: z.number().int().min(0).max(60_000).default(0),
   /** Probability that a request is handled (state changes) and then the socket is destroyed. */
   dropRate: z.number().min(0).max(1).default(0),
+  /** Probability that a request is refused with 429 and Retry-After `retryAfterSeconds` (not handled). */
+  rate429: z.number().min(0).max(1).default(0),
   /** The next N matching requests answer 429 with Retry-After `retryAfterSeconds`. */
   burst429: z.number().int().min(0).default(0),
   retryAfterSeconds: z.number().int().min(0).default(1),
@@ -51,7 +53,11 @@ export class Faults {
       c.burst429 -= 1;
       return { status429: true, retryAfter: c.retryAfterSeconds, delayMs: 0, errorStatus: null, drop: false };
     }
-    if (c.errorRate === 0 && c.latencyMs === 0 && c.latencyJitterMs === 0 && c.dropRate === 0) return null;
+    if (c.errorRate === 0 && c.latencyMs === 0 && c.latencyJitterMs === 0 && c.dropRate === 0 && c.rate429 === 0) return null;
+    // Drawn only when set, so the decisions of a config without it stay what they were.
+    if (c.rate429 > 0 && this.#random.next() < c.rate429) {
+      return { status429: true, retryAfter: c.retryAfterSeconds, delayMs: 0, errorStatus: null, drop: false };
+    }
     const delayMs = c.latencyMs + (c.latencyJitterMs > 0 ? Math.floor(this.#random.next() * (c.latencyJitterMs + 1)) : 0);
     const errorStatus = c.errorRate > 0 && this.#random.next() < c.errorRate ? c.errorStatus : null;
     const drop = errorStatus === null && c.dropRate > 0 && this.#random.next() < c.dropRate;

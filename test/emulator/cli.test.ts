@@ -54,6 +54,17 @@ describe("linode-operator emulator (CLI)", () => {
     p.child.kill("SIGTERM");
     expect(await p.exited).toBe(0);
   });
+  it("--fault-429-rate answers that share of requests 429 with Retry-After --fault-retry-after", async () => {
+    const p = run(["emulator", "--port", "0", "--token", "t", "--fault-429-rate", "1", "--fault-retry-after", "2"]);
+    const url = /listening on (\S+)$/.exec(await p.firstLine)?.[1] ?? "";
+    const res = await call(url, "GET", "/databases/engines", undefined, { token: "t" });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("2");
+    p.child.kill("SIGTERM");
+    expect(await p.exited).toBe(0);
+    const bad = run(["emulator", "--fault-429-rate", "1.5"]);
+    expect(await bad.exited).toBe(2);
+  });
   it("prints help and rejects bad flags", async () => {
     const help = run(["emulator", "--help"]);
     expect(await help.firstLine).toMatch(/^Usage: linode-operator emulator/);

@@ -83,6 +83,30 @@ describe("faults, clock, request counts, HTTP behaviour", () => {
     expect(a.headers.get("retry-after")).toBe("3");
     expect((await api.get("/databases/engines")).status).toBe(200);
   });
+  it("answers 429 at a seeded rate with Retry-After, refusing the request before it is handled", async () => {
+    const run = async () => {
+      const e = await start({ seed: 5, faults: { rate429: 0.3, retryAfterSeconds: 2, routes: ["POST /databases"] }, rateLimits: false });
+      const c = client(e);
+      const codes: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const res = await c.post(M, mysqlBody({ label: `rate429-${String(i)}` }));
+        codes.push(res.status);
+        if (res.status === 429) expect(res.headers.get("retry-after")).toBe("2");
+      }
+      // Other routes are not affected; a refused create made nothing.
+      expect((await c.get("/databases/engines")).status).toBe(200);
+      const made = (await c.get(M)).body.results as number;
+      await e.close();
+      return { codes, made };
+    };
+    const first = await run();
+    const refused = first.codes.filter((s) => s === 429).length;
+    expect(refused).toBeGreaterThan(0);
+    expect(refused).toBeLessThan(20);
+    expect(first.codes.filter((s) => s !== 429).every((s) => s === 200)).toBe(true);
+    expect(first.made).toBe(20 - refused);
+    expect(await run()).toEqual(first);
+  });
   it("adds latency", async () => {
     await api.admin("PUT", "/faults", { latencyMs: 150 });
     const t = performance.now();
