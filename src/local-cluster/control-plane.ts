@@ -62,6 +62,10 @@ export interface ControlPlane {
   stop(): Promise<void>;
   /** Kills only the kube-apiserver (SIGKILL: a crash) and starts it again on the same port and data. */
   restartApiServer(): Promise<void>;
+  /** Kills only the kube-apiserver (SIGKILL: a crash); etcd and the rest keep running. No-op if stopped. */
+  stopApiServer(): Promise<void>;
+  /** Starts a stopped kube-apiserver again on the same port and data, until /readyz. No-op if running. */
+  startApiServer(): Promise<void>;
   pids(): number[];
 }
 
@@ -284,6 +288,14 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       "--bind-address=127.0.0.1", `--secure-port=${kcmPort}`,
     ], netns));
   }
+  const stopApiServer = (): Promise<void> => stopProcess(api, 0);
+  const startApiServer = async (): Promise<void> => {
+    if (api.child.exitCode === null && api.child.signalCode === null) return;
+    const i = procs.indexOf(api);
+    api = startProcess(dir, binDir, apiserverBin, apiArgs, netns);
+    procs[i] = api;
+    await waitReady(`${server}/readyz`, ca, adminToken, 60_000, procs, inside);
+  };
   const { stdout: versionJson } = await run(...inNetns(netns, join(binDir, "kubectl"), ["--kubeconfig", adminKubeconfig, "version", "-o", "json"]),
     inside === undefined ? {} : { env: inside.env });
   const version = (JSON.parse(versionJson) as { serverVersion: { gitVersion: string } }).serverVersion.gitVersion;
@@ -292,12 +304,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     server, dir, binDir, caFile, adminToken, adminKubeconfig, startMillis, version,
     pids: () => procs.map((p) => p.child.pid).filter((p): p is number => p !== undefined),
     async restartApiServer() {
-      const i = procs.indexOf(api);
-      await stopProcess(api, 0);
-      api = startProcess(dir, binDir, apiserverBin, apiArgs, netns);
-      procs[i] = api;
-      await waitReady(`${server}/readyz`, ca, adminToken, 60_000, procs, inside);
+      await stopApiServer();
+      await startApiServer();
     },
+    stopApiServer, startApiServer,
     async stop() {
       await stopAll();
       if (options.keep !== true) await rm(dir, { recursive: true, force: true });

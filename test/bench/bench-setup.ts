@@ -19,12 +19,15 @@ export interface BenchSetup {
   emulator: RunningEmulator;
   /** Starts the operator against both; stopped by `stop()`. */
   operator(args: string[], env?: Record<string, string>): Promise<{ proc: OperatorProcess; metricsUrl: string }>;
+  /** Spawns it the same way without waiting for it to start (it may never: e.g. with the API server down); stopped by `stop()`. */
+  spawnOperator(args: string[], env?: Record<string, string>): OperatorProcess;
   stop(): Promise<void>;
 }
 
-export async function startBench(opts: { provisionSeconds: number; rateLimits?: false }): Promise<BenchSetup> {
+/** `tokens`: the emulator's tokens (default ["bench-token"], the operator's unless its env says LINODE_TOKEN). */
+export async function startBench(opts: { provisionSeconds: number; rateLimits?: false; tokens?: string[] }): Promise<BenchSetup> {
   const cp = await startControlPlane({ controllerManager: false });
-  const emulator = await startEmulator({ port: 0, tokens: ["bench-token"], provisionSeconds: opts.provisionSeconds, ...(opts.rateLimits === false ? { rateLimits: false } : {}) });
+  const emulator = await startEmulator({ port: 0, tokens: opts.tokens ?? ["bench-token"], provisionSeconds: opts.provisionSeconds, ...(opts.rateLimits === false ? { rateLimits: false } : {}) });
   const procs: OperatorProcess[] = [];
   const dist = await mkdtemp(join(tmpdir(), "linode-operator-bench-dist-"));
   const stop = async (): Promise<void> => {
@@ -50,16 +53,20 @@ export async function startBench(opts: { provisionSeconds: number; rateLimits?: 
     await stop();
     throw err;
   }
+  const spawnOperator = (args: string[], env: Record<string, string> = {}): OperatorProcess => {
+    const proc = startOperator(args, {
+      KUBECONFIG: cp.adminKubeconfig, LINODE_TOKEN: "bench-token", LINODE_API_URL: emulator.url,
+      LEADER_ELECT: "false", HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1", LOG_LEVEL: "info",
+      // glibc malloc tuning to compare (e.g. MALLOC_ARENA_MAX=2) reaches the operator as set.
+      ...launch.env, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MALLOC_"))), ...env,
+    }, { ...(launch.cli !== undefined ? { cli: launch.cli } : {}), ...(launch.nodeArgs !== undefined ? { nodeArgs: launch.nodeArgs } : {}) });
+    procs.push(proc);
+    return proc;
+  };
   return {
-    cp, emulator, stop,
+    cp, emulator, stop, spawnOperator,
     async operator(args, env = {}) {
-      const proc = startOperator(args, {
-        KUBECONFIG: cp.adminKubeconfig, LINODE_TOKEN: "bench-token", LINODE_API_URL: emulator.url,
-        LEADER_ELECT: "false", HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1", LOG_LEVEL: "info",
-        // glibc malloc tuning to compare (e.g. MALLOC_ARENA_MAX=2) reaches the operator as set.
-        ...launch.env, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MALLOC_"))), ...env,
-      }, { ...(launch.cli !== undefined ? { cli: launch.cli } : {}), ...(launch.nodeArgs !== undefined ? { nodeArgs: launch.nodeArgs } : {}) });
-      procs.push(proc);
+      const proc = spawnOperator(args, env);
       const started = await proc.waitForLog((l) => l.msg === "operator started");
       return { proc, metricsUrl: `http://127.0.0.1:${String(started.metricsPort)}/metrics` };
     },

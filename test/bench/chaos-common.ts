@@ -1,0 +1,73 @@
+// What the chaos benchmarks (faults, failover, API server outage) share: printing, waiting,
+// listing the three kinds, Ready, quantiles, the operator's Linode calls by outcome and the
+// emulator's injected faults.
+import { fetch } from "undici";
+import type { FaultPlan } from "../../src/emulator/faults.ts";
+import type { RunningEmulator } from "../../src/emulator/index.ts";
+import type { KubeClient } from "../../src/kube/client.ts";
+import type { ResourceType } from "../../src/kube/types.ts";
+import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { execCapture } from "../harness/cluster.ts";
+import type { ControlPlane } from "../harness/control-plane.ts";
+
+export const say = (s: string): void => { process.stdout.write(`${s}\n`); };
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export const secs = (ms: number): number => Math.round(ms / 100) / 10;
+
+export function isReady(o: ManagedObject | undefined): boolean {
+  return o?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}
+
+export async function listAll(kube: KubeClient, t: ResourceType, namespace: string): Promise<ManagedObject[]> {
+  const out: ManagedObject[] = [];
+  let token: string | undefined;
+  do {
+    const page = await kube.list<ManagedObject>(t, { namespace, ...(token !== undefined ? { continueToken: token } : {}) });
+    out.push(...page.items);
+    token = page.continueToken;
+  } while (token !== undefined);
+  return out;
+}
+
+/** The q-quantile (0..1) of the values, nearest rank; NaN for none. */
+export function quantile(values: number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+}
+
+export async function kubectl(cp: ControlPlane, args: string[]): Promise<string> {
+  const r = await execCapture(`${cp.binDir}/kubectl`, ["--kubeconfig", cp.adminKubeconfig, ...args]);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** The operator's Linode requests by status (HTTP code, or the transport error's code), from its /metrics. */
+export async function linodeCallsByStatus(metricsUrl: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const line of (await (await fetch(metricsUrl)).text()).split("\n")) {
+    const m = /^linode_api_requests_total\{(.*)\} (\S+)$/.exec(line);
+    if (m === null) continue;
+    const status = /status="([^"]*)"/.exec(m[1] ?? "")?.[1] ?? "?";
+    out.set(status, (out.get(status) ?? 0) + Number(m[2]));
+  }
+  return out;
+}
+
+export interface FaultTally { status429: number; errors: number; drops: number; delayed: number }
+
+/** Counts what the emulator's fault plan decides from now on (429s, 5xx, drops after commit). */
+export function tallyFaults(emulator: RunningEmulator): FaultTally {
+  const tally: FaultTally = { status429: 0, errors: 0, drops: 0, delayed: 0 };
+  const faults = emulator.context.faults;
+  const plan = faults.plan.bind(faults);
+  faults.plan = (routeKey: string): FaultPlan | null => {
+    const p = plan(routeKey);
+    if (p?.status429 === true) tally.status429++;
+    else if (p?.errorStatus != null) tally.errors++;
+    else if (p?.drop === true) tally.drops++;
+    if ((p?.delayMs ?? 0) > 0) tally.delayed++;
+    return p;
+  };
+  return tally;
+}
