@@ -48,9 +48,13 @@ const bench = await startBench({ provisionSeconds: PROVISION_SECONDS });
 const { cp, emulator } = bench;
 const kube = new KubeClient(loadKubeConfigFromFile(cp.adminKubeconfig), { fieldManager: "bench" });
 const linode = new LinodeClient({ token: "bench-token", baseUrl: emulator.url, rateLimit: false });
+// Convergence runs with the product's defaults: a shortened drift window would spend the call
+// budget on re-reading the objects already Ready while the rest wait for it. The later phases
+// run a restarted operator with the shortened window.
+const convergeArgs = ["--concurrency", "8"];
 const operatorArgs = ["--concurrency", "8", "--poll-ready-seconds", String(readySeconds)];
 try {
-  let { proc: op, metricsUrl } = await bench.operator(operatorArgs);
+  let { proc: op, metricsUrl } = await bench.operator(convergeArgs);
   const pidOf = (): number => op.child.pid ?? 0;
   const heapMiB = async (): Promise<{ used: number; total: number }> => {
     const s = await scrape(metricsUrl);
@@ -125,7 +129,6 @@ try {
   await sampler;
   const conv = minus(await linodeCalls(metricsUrl), c0);
   const peakRss = (await rssMiB(pidOf())).peak;
-  const budget = await scrape(metricsUrl);
   say(`applied in ${String(appliedMillis)} ms; all ${String(total)} Ready ${String(convergeMillis)} ms after the first apply (provisioning and backups take ${String(PROVISION_SECONDS)} s each)`);
   figure("all objects Ready after", sec(convergeMillis), "s");
   for (const k of kinds) figure(`${k.kind}s all Ready after`, sec(readyAt[k.kind] ?? 0), "s");
@@ -135,8 +138,12 @@ try {
   figure("peak RSS while converging", Math.round(peakRss), "MiB", "≤ 250 MiB (issue 20, at 1k)", peakRss <= 250);
   figure("peak connections to the API server", peak.apiserver, undefined, "≤ 20", peak.apiserver <= 20);
   figure("peak connections to the Linode API", peak.linode);
-  const limitPerMinute = sum(budget, "linode_api_ratelimit_limit");
-  if (limitPerMinute > 0) notes.push(`The emulator's token-wide limit is ${String(limitPerMinute)} calls per minute and the operator spends at most half (--linode-api-share 0.5): ${String(conv.total)} calls need at least ${(conv.total / (limitPerMinute * 0.5)).toFixed(1)} min, so convergence at this size is bounded by the call budget, not by provisioning.`);
+  // The emulator's default token-wide limit is the real API's recorded one (1,840 a minute);
+  // the operator spends half of it (--linode-api-share 0.5).
+  const budgetPerMinute = 1840 * 0.5;
+  const budgetFloor = conv.total / budgetPerMinute * 60 + PROVISION_SECONDS;
+  figure("the call budget's floor for these calls (calls ÷ 920 a minute + provisioning)", Math.round(budgetFloor), "s");
+  figure("convergence against the budget's floor", Math.round((convergeMillis / 1000 / budgetFloor) * 100) / 100, "×", "≤ 1.2", convergeMillis / 1000 <= 1.2 * budgetFloor);
   tables.push({
     title: "Linode calls to converge, by kind and class",
     columns: ["kind", "objects", "lists", "single reads", "writes", "per object"],
@@ -146,7 +153,10 @@ try {
   charts.push({ kind: "line", title: "Operator RSS while converging", xLabel: "seconds since the first apply", yLabel: "MiB", series: [{ name: "RSS", points: rssOverTime }] });
 
   // ---- Steady state ----
-  say(`== steady state: ${String(steadyMinutes)} min at a ${String(readySeconds)} s drift window`);
+  say(`== steady state: ${String(steadyMinutes)} min at a ${String(readySeconds)} s drift window (operator restarted with it)`);
+  op.child.kill("SIGTERM");
+  await op.exited;
+  ({ proc: op, metricsUrl } = await bench.operator(operatorArgs));
   await sleep(15_000);
   const s0 = await linodeCalls(metricsUrl);
   const apiserverWrites = async (): Promise<number> => {
@@ -284,7 +294,7 @@ try {
   const restartMem = await rssMiB(pidOf());
   figure(`RSS after a restart with ${String(total + 20)} Ready objects`, Math.round(restartMem.rss), "MiB");
 
-  notes.push(`Emulator: ${String(PROVISION_SECONDS)} s to provision a database or take a backup; NodeBalancer backends are health-checked every 2 s. Operator: --concurrency 8, --poll-ready-seconds ${String(readySeconds)} (the drift window; 300 s by default).`);
+  notes.push(`Emulator: ${String(PROVISION_SECONDS)} s to provision a database or take a backup; NodeBalancer backends are health-checked every 2 s. Operator: --concurrency 8; convergence with the default drift window (300 s), the later phases with --poll-ready-seconds ${String(readySeconds)} so that minutes hold several windows.`);
   await saveResult({
     name: "scale-three-kinds", title: `Scale: ${String(M)} ManagedDatabases, ${String(B)} NodeBalancers, ${String(S)} DatabaseSnapshots`,
     command: `npm run bench:scale${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
