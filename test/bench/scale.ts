@@ -157,23 +157,43 @@ try {
   op.child.kill("SIGTERM");
   await op.exited;
   ({ proc: op, metricsUrl } = await bench.operator(operatorArgs));
-  await sleep(15_000);
+  // Idle means after the new process has re-observed everything (what a restart writes is not
+  // idle: a database whose `updated` moved after its Secret was written, e.g. by a backup, has
+  // its credentials read again and its Secret re-applied), and after one whole window.
+  for (const t0r = Date.now(); ;) {
+    const s = await scrape(metricsUrl);
+    if (kinds.every((k) => sum(s, "linode_operator_reconcile_total", (l) => l.get("kind") === k.kind) >= k.n)) break;
+    if (Date.now() - t0r > 10 * 60_000) throw new Error("not all re-observed within 10 min of the restart");
+    await sleep(1_000);
+  }
+  await sleep(readySeconds * 1000);
   const s0 = await linodeCalls(metricsUrl);
-  const apiserverWrites = async (): Promise<number> => {
+  /** The API server's count of writes to what the operator manages, by "VERB resource[/subresource]". */
+  const apiserverWrites = async (): Promise<Map<string, number>> => {
     const ca = await readFile(cp.caFile, "utf8");
     const { Agent, fetch } = await import("undici");
     const dispatcher = new Agent({ connect: { ca } });
     try {
       const text = await (await fetch(`${cp.server}/metrics`, { headers: { authorization: `Bearer ${cp.adminToken}` }, dispatcher })).text();
-      return text.split("\n").filter((l) => l.startsWith("apiserver_request_total{") && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/.test(l) && /resource="(manageddatabases|nodebalancers|databasesnapshots|secrets|events)"/.test(l))
-        .reduce((a, l) => a + Number(l.split(" ").pop()), 0);
+      const out = new Map<string, number>();
+      for (const l of text.split("\n")) {
+        if (!l.startsWith("apiserver_request_total{") || !/verb="(POST|PUT|PATCH|DELETE|APPLY)"/.test(l) || !/resource="(manageddatabases|nodebalancers|databasesnapshots|secrets|events)"/.test(l)) continue;
+        const label = (k: string): string => new RegExp(`${k}="([^"]*)"`).exec(l)?.[1] ?? "";
+        const key = `${label("verb")} ${label("resource")}${label("subresource") !== "" ? `/${label("subresource")}` : ""}`;
+        out.set(key, (out.get(key) ?? 0) + Number(l.split(" ").pop()));
+      }
+      return out;
     } finally { await dispatcher.close(); }
   };
+  const writesIn = (m: Map<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0);
   const w0 = await apiserverWrites();
   const tSteady = Date.now();
   await sleep(steadyMinutes * 60_000);
   const steady = minus(await linodeCalls(metricsUrl), s0);
-  const kubeWrites = await apiserverWrites() - w0;
+  const w1 = await apiserverWrites();
+  const kubeWrites = writesIn(w1) - writesIn(w0);
+  const writesBy = [...w1].map(([k, v]): [string, number] => [k, v - (w0.get(k) ?? 0)]).filter(([, v]) => v > 0);
+  if (writesBy.length > 0) say(`  Kubernetes writes while idle, by kind: ${writesBy.map(([k, v]) => `${k} ${String(v)}`).join(", ")}`);
   const windows = (Date.now() - tSteady) / 1000 / readySeconds;
   // The issue's floor: ceil(N/500) lists per kind per window and nothing per object. The API's
   // own floor is higher for two kinds: it has no account-wide list of NodeBalancer configs (whose
