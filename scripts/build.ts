@@ -12,6 +12,9 @@ import { build } from "esbuild";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const outdir = resolve(process.argv[2] ?? join(root, "dist"));
+// The output directory is emptied first: never one that holds the sources.
+const dirOf = (p: string): string => (p.endsWith("/") ? p : `${p}/`);
+if (dirOf(root).startsWith(dirOf(outdir))) throw new Error(`refusing to empty ${outdir}: it holds the repository`);
 await rm(outdir, { recursive: true, force: true });
 const result = await build({
   entryPoints: [join(root, "src/cli/main.ts")],
