@@ -19,7 +19,7 @@ import { freePort } from "../harness/control-plane.ts";
 import type { OperatorProcess } from "../harness/operator-process.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
 import { startBench } from "./bench-setup.ts";
-import { isReady, listAll, say, secs, sleep } from "./chaos-common.ts";
+import { isReady, listAll, say, secs, sleep } from "./common.ts";
 import { saveResult, type Figure, type Table } from "./report/result.ts";
 
 const minutes = Number(process.argv[2] ?? 5);

@@ -24,7 +24,7 @@ import type { OperatorProcess } from "../harness/operator-process.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
 import { startStallingProxy, type StallingProxy } from "../harness/stalling-proxy.ts";
 import { startBench } from "./bench-setup.ts";
-import { isReady, listAll, quantile, say, secs, sleep } from "./chaos-common.ts";
+import { isReady, listAll, quantile, say, secs, sleep } from "./common.ts";
 import { saveResult, type Figure, type Table } from "./report/result.ts";
 
 const trials = Number(process.argv[2] ?? 5);

@@ -23,7 +23,7 @@ import { nodeBalancerType as nbType } from "../../src/resources/node-balancer/in
 import { derivedLabel } from "../../src/resources/shared/derived-label.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { startBench } from "./bench-setup.ts";
-import { isReady, kubectl, linodeCallsByStatus, listAll, say, secs, sleep, tallyFaults } from "./chaos-common.ts";
+import { isReady, kubectl, linodeCallsByStatus, listAll, say, secs, sleep, tallyFaults } from "./common.ts";
 import { saveResult, type Figure, type Table } from "./report/result.ts";
 
 const n = Number(process.argv[2] ?? 100);

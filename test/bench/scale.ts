@@ -20,21 +20,17 @@ import { nodeBalancerType as nbType } from "../../src/resources/node-balancer/in
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { openConnections } from "../harness/sockets.ts";
 import { startBench } from "./bench-setup.ts";
+import { isReady, listAll, quantile, say, secs, sleep } from "./common.ts";
 import { callsOf, linodeCalls, minus, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
 import { saveResult, type Chart, type Figure, type Table } from "./report/result.ts";
 
 const [M, B, S, steadyMinutes, readySeconds] = [1000, 200, 300, 5, 60].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number, number];
 const PROVISION_SECONDS = 5;
 const NS = "bench";
-const say = (s: string): void => { process.stdout.write(`${s}\n`); };
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const kinds: { kind: CallKind; type: ResourceType; n: number }[] = [
   { kind: "ManagedDatabase", type: mdbType, n: M }, { kind: "NodeBalancer", type: nbType, n: B }, { kind: "DatabaseSnapshot", type: snapType, n: S },
 ];
 const total = M + B + S;
-const isReady = (o: ManagedObject): boolean => o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN; };
-const sec = (ms: number): number => Math.round(ms / 100) / 10;
 const figures: Figure[] = [];
 const tables: Table[] = [];
 const charts: Chart[] = [];
@@ -62,18 +58,6 @@ try {
   };
   const atRest = { ...(await rssMiB(pidOf())), heap: await heapMiB() };
 
-  // Every object of the three kinds, listed page by page.
-  const listAll = async (t: ResourceType): Promise<ManagedObject[]> => {
-    const out: ManagedObject[] = [];
-    let token: string | undefined;
-    do {
-      const page = await kube.list<ManagedObject>(t, { namespace: NS, limit: 500, ...(token !== undefined ? { continueToken: token } : {}) });
-      out.push(...page.items);
-      token = page.continueToken;
-    } while (token !== undefined);
-    return out;
-  };
-
   // ---- Convergence ----
   say(`== convergence: ${String(M)} ManagedDatabases + ${String(B)} NodeBalancers (4 configs × 5 nodes) + ${String(S)} DatabaseSnapshots, applied at once`);
   const tls = generateCertificate({ commonName: "bench.example.com" });
@@ -95,7 +79,7 @@ try {
   const t0 = Date.now();
   const sampler = (async () => {
     while (sampling) {
-      rssOverTime.push([sec(Date.now() - t0), Math.round((await rssMiB(pidOf())).rss)]);
+      rssOverTime.push([secs(Date.now() - t0), Math.round((await rssMiB(pidOf())).rss)]);
       peak.apiserver = Math.max(peak.apiserver, await openConnections(pidOf(), Number(new URL(cp.server).port)));
       peak.linode = Math.max(peak.linode, await openConnections(pidOf(), emulator.port));
       await sleep(1_000);
@@ -116,8 +100,8 @@ try {
     let all = true;
     for (const k of kinds) {
       if (readyAt[k.kind] !== undefined) continue;
-      const ready = (await listAll(k.type)).filter(isReady).length;
-      readyOverTime[k.kind].push([sec(Date.now() - t0), ready]);
+      const ready = (await listAll(kube, k.type, NS)).filter(isReady).length;
+      readyOverTime[k.kind].push([secs(Date.now() - t0), ready]);
       if (ready >= k.n) readyAt[k.kind] = Date.now() - t0; else all = false;
     }
     if (all) break;
@@ -130,8 +114,8 @@ try {
   const conv = minus(await linodeCalls(metricsUrl), c0);
   const peakRss = (await rssMiB(pidOf())).peak;
   say(`applied in ${String(appliedMillis)} ms; all ${String(total)} Ready ${String(convergeMillis)} ms after the first apply (provisioning and backups take ${String(PROVISION_SECONDS)} s each)`);
-  figure("all objects Ready after", sec(convergeMillis), "s");
-  for (const k of kinds) figure(`${k.kind}s all Ready after`, sec(readyAt[k.kind] ?? 0), "s");
+  figure("all objects Ready after", secs(convergeMillis), "s");
+  for (const k of kinds) figure(`${k.kind}s all Ready after`, secs(readyAt[k.kind] ?? 0), "s");
   for (const k of kinds) if (k.n > 0) figure(`${k.kind}: Linode calls per object to converge`, Math.round((callsOf(conv, k.kind) / k.n) * 100) / 100);
   figure("429 answers while converging", conv.refused429, undefined, "0", conv.refused429 === 0);
   figure("calls while converging", conv.total);
@@ -248,8 +232,8 @@ try {
   watch.abort();
   const fs = [...firstStatus.values()];
   const rs = [...readyNew.values()];
-  figure("new object: first status write, p50 / p99", `${String(sec(pct(fs, 50)))} / ${String(sec(pct(fs, 99)))}`, "s");
-  figure("new object: Ready, p50 / p99", `${String(sec(pct(rs, 50)))} / ${String(sec(pct(rs, 99)))}`, "s", `provisioning ${String(PROVISION_SECONDS)} s + a few s`);
+  figure("new object: first status write, p50 / p99", `${String(secs(quantile(fs, 0.5)))} / ${String(secs(quantile(fs, 0.99)))}`, "s");
+  figure("new object: Ready, p50 / p99", `${String(secs(quantile(rs, 0.5)))} / ${String(secs(quantile(rs, 0.99)))}`, "s", `provisioning ${String(PROVISION_SECONDS)} s + a few s`);
   figure("new objects Ready", `${String(rs.length)}/20`);
 
   // ---- Drift made behind the operator's back ----
@@ -278,7 +262,7 @@ try {
       if (Date.now() - t > 3 * readySeconds * 1000) throw new Error(`${d.what}: not put back in ${String(3 * readySeconds)} s`);
       await sleep(250);
     }
-    const took = sec(Date.now() - t);
+    const took = secs(Date.now() - t);
     driftRows.push([d.what, took, readySeconds, took <= readySeconds * 1.2 ? "yes" : "no"]);
     figure(`drift put back: ${d.what}`, took, "s", `≤ drift window ${String(readySeconds)} s (+ jitter)`, took <= readySeconds * 1.2);
   }
@@ -308,7 +292,7 @@ try {
   const reobservedMillis = Date.now() - tRestart;
   await sleep(Math.max(10_000, readySeconds * 1000));
   for (const w of watches) w.abort();
-  figure("restart: every object re-observed after", sec(reobservedMillis), "s");
+  figure("restart: every object re-observed after", secs(reobservedMillis), "s");
   figure("restart: Ready conditions that flapped", flaps.length, undefined, "0", flaps.length === 0);
   if (flaps.length > 0) notes.push(`Ready flaps after the restart: ${flaps.slice(0, 10).join(", ")}`);
   const restartMem = await rssMiB(pidOf());

@@ -1,7 +1,5 @@
-// What the chaos benchmarks (faults, failover, API server outage) share: printing, waiting,
-// listing the three kinds, Ready, quantiles, the operator's Linode calls by outcome and the
-// emulator's injected faults.
-import { fetch } from "undici";
+// What the benchmarks share: printing, waiting, listing the three kinds, Ready, quantiles, the
+// operator's Linode calls by outcome and the emulator's injected faults.
 import type { FaultPlan } from "../../src/emulator/faults.ts";
 import type { RunningEmulator } from "../../src/emulator/index.ts";
 import type { KubeClient } from "../../src/kube/client.ts";
@@ -9,6 +7,7 @@ import type { ResourceType } from "../../src/kube/types.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { execCapture } from "../harness/cluster.ts";
 import type { ControlPlane } from "../harness/control-plane.ts";
+import { scrape } from "./metrics.ts";
 
 export const say = (s: string): void => { process.stdout.write(`${s}\n`); };
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -45,11 +44,10 @@ export async function kubectl(cp: ControlPlane, args: string[]): Promise<string>
 /** The operator's Linode requests by status (HTTP code, or the transport error's code), from its /metrics. */
 export async function linodeCallsByStatus(metricsUrl: string): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  for (const line of (await (await fetch(metricsUrl)).text()).split("\n")) {
-    const m = /^linode_api_requests_total\{(.*)\} (\S+)$/.exec(line);
-    if (m === null) continue;
-    const status = /status="([^"]*)"/.exec(m[1] ?? "")?.[1] ?? "?";
-    out.set(status, (out.get(status) ?? 0) + Number(m[2]));
+  for (const m of await scrape(metricsUrl)) {
+    if (m.name !== "linode_api_requests_total") continue;
+    const status = m.labels.get("status") ?? "?";
+    out.set(status, (out.get(status) ?? 0) + m.value);
   }
   return out;
 }
