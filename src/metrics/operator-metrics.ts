@@ -54,7 +54,7 @@ export function createOperatorMetrics(registry = new Registry(), opts: { default
   return {
     countObjects: (kind, list) => { kinds.set(kind, list); },
     registry,
-    reconcileTotal: new Counter({ name: "linode_operator_reconcile_total", help: "Reconciles by kind and result (success, requeue, error, terminal, conflict).", labelNames: ["kind", "result"], registers }),
+    reconcileTotal: new Counter({ name: "linode_operator_reconcile_total", help: "Reconciles by kind and result (success, requeue, deferred, error, terminal, conflict).", labelNames: ["kind", "result"], registers }),
     reconcileDuration: new Histogram({ name: "linode_operator_reconcile_duration_seconds", help: "Reconcile duration by kind.", labelNames: ["kind"], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers }),
     queueDepth: new Gauge({ name: "linode_operator_workqueue_depth", help: "Keys waiting in the work queue.", labelNames: ["kind"], registers }),
     queueRetries: new Counter({ name: "linode_operator_workqueue_retries_total", help: "Keys re-queued with backoff after an error.", labelNames: ["kind"], registers }),

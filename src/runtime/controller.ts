@@ -296,8 +296,9 @@ export class Controller<D = unknown> {
       } else if (err instanceof RetryAfterError) {
         this.queue.forget(key);
         this.queue.addAfter(key, err.delayMillis);
-        this.metrics?.reconcileTotal.inc({ kind, result: "requeue" });
-        log.info({ reason: err.reason, detail: err.message, retryInMillis: err.delayMillis }, "waiting");
+        this.metrics?.reconcileTotal.inc({ kind, result: err.unsent ? "deferred" : "requeue" });
+        // Held back by the budget: routine under load, and one line per object would flood the log.
+        log[err.unsent ? "debug" : "info"]({ reason: err.reason, detail: err.message, retryInMillis: err.delayMillis }, "waiting");
       } else if (isConflict(err)) {
         this.queue.addAfter(key, this.opts.conflictRetryMillis ?? Timings.conflictRetryMillis);
         this.metrics?.reconcileTotal.inc({ kind, result: "conflict" });

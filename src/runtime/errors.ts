@@ -15,11 +15,17 @@ export class TerminalError extends Error {
 export class RetryAfterError extends Error {
   readonly reason: string;
   readonly delayMillis: number;
-  constructor(reason: string, message: string, delayMillis: number) {
+  /**
+   * Nothing was sent: the client's own call budget had no call to spare in time. The cloud
+   * object is as it was, so for an object with nothing waiting this is no news to report.
+   */
+  readonly unsent: boolean;
+  constructor(reason: string, message: string, delayMillis: number, opts: { unsent?: boolean } = {}) {
     super(message);
     this.name = "RetryAfterError";
     this.reason = reason;
     this.delayMillis = delayMillis;
+    this.unsent = opts.unsent ?? false;
   }
 }
 

@@ -56,6 +56,8 @@ interface Pass {
   status: StatusWriter;
   generation: number | undefined;
   ready?: ConditionInput;
+  /** The pass set out to change something (create, update, delete): a failure of it is news. */
+  acting?: boolean;
 }
 
 const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -130,6 +132,7 @@ export class ManagedReconciler {
 
   private async reconcileDelete(m: M, pass: Pass, signal: AbortSignal): Promise<ReconcileResult> {
     if (!(m.obj.metadata.finalizers ?? []).includes(FINALIZER)) return {};
+    pass.acting = true;
     if (m.policies.deletion === "Delete" && m.policies.management === "Manage") {
       if (this.deps.references !== undefined) m.refs = this.deps.references.resolve(m, true).refs;
       // A cloud object that provably does not exist (e.g. a databaseId that was never valid)
@@ -199,6 +202,7 @@ export class ManagedReconciler {
       // Nothing is sent while the spec asks for what cannot be: a partial update would pretend otherwise.
       synced = { type: "Synced", status: "False", ...observed.unfixable };
     } else if (!observed.upToDate) {
+      pass.acting = true;
       await this.kind.external.update(m, observed, signal);
       this.deps.events.normal(m.obj, EventReasons.Updated, EventActions.Update, `updated ${observed.diff ?? "the cloud object"}`);
       observed = await this.kind.external.observe(m, signal);
@@ -230,6 +234,7 @@ export class ManagedReconciler {
   }
 
   private async create(m: M, pass: Pass, signal: AbortSignal): Promise<ReconcileResult> {
+    pass.acting = true;
     const inFlight = this.createMayBeInFlight(m);
     const deferral = inFlight ?? await this.kind.external.readyToCreate?.(m, signal);
     if (deferral !== undefined) {
@@ -354,6 +359,14 @@ export class ManagedReconciler {
     const reason = err instanceof TerminalError || err instanceof RetryAfterError ? err.reason : R.ReconcileError;
     const message = errorMessage(err);
     const previous = getCondition(m.obj.status?.conditions, "Synced");
+    if (err instanceof RetryAfterError && err.unsent && pass.acting !== true && previous?.status === "True" && previous.observedGeneration === pass.generation) {
+      // A re-check of an object with nothing to do, held back by the operator's own call budget
+      // before anything was sent: the cloud object is as last reported, so Synced stays as it
+      // is (a flap to False and back per object would be news about nothing); what the pass did
+      // observe is still written. It is retried after the wait and counted as "deferred".
+      await pass.status.write(pass.ready !== undefined ? [pass.ready] : [], pass.generation);
+      return;
+    }
     // What the pass observed before it failed is the truth about the cloud object: write it too.
     await pass.status.write([...(pass.ready !== undefined ? [pass.ready] : []), { type: "Synced", status: "False", reason, message }], pass.generation);
     if (previous?.reason !== reason || previous.message !== message) {

@@ -2,6 +2,7 @@
 // fault injection over real HTTP.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LinodeClient, LinodeTransportError, type LinodeError } from "../../src/linode/index.ts";
+import { translateLinodeError } from "../../src/resources/shared/linode-errors.ts";
 import { label, makeClient, metricValue, startTestEmulator, TOKEN, type Emulator, type TestClient } from "./helpers.ts";
 
 let emu: Emulator;
@@ -107,6 +108,8 @@ describe("rate limits", () => {
     const err = await fails(client.nodeBalancers.get(id, { retry: { maxRateLimitWaitMs: 1000 } }));
     expect(performance.now() - started).toBeLessThan(500);
     expect(err).toMatchObject({ kind: "rateLimited", status: 429, retryAfterMs: 5000 });
+    // The API refused it: RateLimited is news for the object, whatever it was doing.
+    expect(translateLinodeError(err, "reading")).toMatchObject({ reason: "RateLimited", unsent: false, delayMillis: 5000 });
   });
 
   it("paces itself from X-RateLimit-* so a small server budget produces no 429", async () => {
@@ -201,6 +204,8 @@ describe("rate limits per route class", () => {
       expect(err.kind).toBe("rateLimited");
       expect(err.retryAfterMs).toBeGreaterThan(2_000);
       expect(err.message).toMatch(/list rate-limit budget/);
+      // Never sent: an object with nothing to do keeps its conditions (the reconciler's decision table).
+      expect(translateLinodeError(err, "listing")).toMatchObject({ reason: "RateLimited", unsent: true });
       // Known from the headers: the server was never asked, so never said 429.
       expect(await metricValue(registry, "linode_api_requests_total", { status: "429" })).toBe(0);
     } finally {

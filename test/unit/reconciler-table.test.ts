@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import { Controller } from "../../src/runtime/controller.ts";
+import { RetryAfterError } from "../../src/runtime/errors.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
@@ -149,6 +150,35 @@ describe("generic reconciler decision table", () => {
     await h.waitFor("Synced=False", () => h.condition("truth", "Synced")?.status === "False");
     expect(h.condition("truth", "Ready")).toMatchObject({ status: "False", reason: "Failed" });
     expect(h.condition("truth", "Synced")).toMatchObject({ reason: "Waiting", message: "the gadget is failed" });
+  });
+
+  it("a re-check held back by the client's own call budget: a Synced object keeps its conditions (no write, no Event); a held-back update says RateLimited", async () => {
+    const h = await harness();
+    await h.create("held", { size: 1 });
+    await h.waitFor("Ready", () => readyTrue(h, "held"));
+    await h.quiet(20);
+    const statusWrites = (): number => h.kube.writesTo("gadgets", key("held")).filter((w) => w.method === "patchStatus").length;
+    const writes = statusWrites();
+    const events = h.kube.events.length;
+    const unsent = (): RetryAfterError => new RetryAfterError("RateLimited", "reading: waiting for the call budget", 30, { unsent: true });
+    h.cloud.failNext.set(key("held"), [unsent(), unsent()]);
+    h.controller.enqueue(key("held"));
+    const observes = (): number => h.cloud.observeCalls.filter((c) => c.key === key("held")).length;
+    await h.waitFor("both deferrals taken", () => (h.cloud.failNext.get(key("held")) as Error[] | undefined)?.length === 0);
+    const n = observes();
+    await h.waitFor("retried after the wait", () => observes() > n);
+    await h.quiet(20);
+    expect(statusWrites()).toBe(writes);
+    expect(h.kube.events.length).toBe(events);
+    expect(h.condition("held", "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
+    // The same deferral with work waiting (a spec change to apply) is news: RateLimited, then done.
+    const o = h.cloud.objects.get(h.get("held")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "");
+    if (o === undefined) throw new Error("no cloud object");
+    o.held = true;
+    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "held" }, { spec: { size: 2 } });
+    await h.waitFor("RateLimited", () => h.condition("held", "Synced")?.reason === "RateLimited");
+    o.held = false;
+    await h.waitFor("updated", () => readyTrue(h, "held") && h.get("held")?.status?.size === 2 && h.condition("held", "Synced")?.status === "True");
   });
 
   it("observe-only with drift: mirrors, reports the difference, changes nothing, holds no finalizer", async () => {

@@ -24,7 +24,10 @@ export function translateLinodeError(err: unknown, doing: string): unknown {
     case "precondition":
       return new RetryAfterError(ConditionReasons.Waiting, what, KindTimings.preconditionWaitMillis);
     case "rateLimited":
-      return new RetryAfterError(ConditionReasons.RateLimited, `${doing}: rate limited by the Linode API`, Math.max(KindTimings.rateLimitMinMillis, c.retryAfterMs ?? KindTimings.rateLimitDefaultMillis));
+      // No HTTP status: the client's own budget held the call back (it was never sent), not a 429.
+      return c.status === undefined
+        ? new RetryAfterError(ConditionReasons.RateLimited, `${doing}: waiting for the operator's share of the Linode API rate limit`, Math.max(KindTimings.rateLimitMinMillis, c.retryAfterMs ?? KindTimings.rateLimitDefaultMillis), { unsent: true })
+        : new RetryAfterError(ConditionReasons.RateLimited, `${doing}: rate limited by the Linode API`, Math.max(KindTimings.rateLimitMinMillis, c.retryAfterMs ?? KindTimings.rateLimitDefaultMillis));
     default:
       return err;
   }
