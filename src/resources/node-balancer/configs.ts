@@ -14,7 +14,8 @@ export interface Attached {
 
 interface Seen extends Attached {
   updated: string;
-  fullAt: number;
+  /** When everything is read again, whatever happened. */
+  nextFullAt: number;
   /** We changed it since the last read: `updated` moves by our doing, and these configs' nodes are stale. */
   ours?: { configIds: Set<number> };
 }
@@ -28,18 +29,20 @@ function unchanged(a: NodeBalancerConfig, b: ObservedConfig): boolean {
 export class ConfigReader {
   private readonly linode: LinodeClient;
   private readonly fullRefreshMillis: number;
+  private readonly random: () => number;
   private readonly seen = new Map<number, Seen>();
 
-  constructor(linode: LinodeClient, fullRefreshMillis: number) {
+  constructor(linode: LinodeClient, fullRefreshMillis: number, random: () => number = Math.random) {
     this.linode = linode;
     this.fullRefreshMillis = fullRefreshMillis;
+    this.random = random;
   }
 
   async read(nb: NodeBalancer, signal: AbortSignal): Promise<Attached> {
     const api = this.linode.nodeBalancers;
     const prev = this.seen.get(nb.id);
     const at = Date.now();
-    const full = prev === undefined || at - prev.fullAt >= this.fullRefreshMillis || (prev.updated !== nb.updated && prev.ours === undefined);
+    const full = prev === undefined || at >= prev.nextFullAt || (prev.updated !== nb.updated && prev.ours === undefined);
     const known = full ? new Map<number, ObservedConfig>() : new Map(prev.configs.map((c) => [c.id, c]));
     const stale = prev?.ours?.configIds ?? new Set<number>();
     const configs: ObservedConfig[] = [];
@@ -50,7 +53,10 @@ export class ConfigReader {
     }
     configs.sort((a, b) => a.port - b.port);
     const firewalls = full ? await api.listAllFirewalls(nb.id, { signal }) : prev.firewalls;
-    const seen: Seen = { updated: nb.updated, fullAt: full ? at : prev.fullAt, configs, firewalls };
+    // The first read's next full one falls anywhere in the period: NodeBalancers first read
+    // together (a start, a restart) are then re-read a few at a time, not all in one window.
+    const nextFullAt = !full ? prev.nextFullAt : at + this.fullRefreshMillis * (prev === undefined ? this.random() : 1);
+    const seen: Seen = { updated: nb.updated, nextFullAt, configs, firewalls };
     this.seen.set(nb.id, seen);
     return seen;
   }
