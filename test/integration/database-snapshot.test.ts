@@ -179,4 +179,25 @@ describe("DatabaseSnapshot and restore", () => {
     await env.deps.kube.deleteCustom(dbsnap, { namespace: ns(), name: "early" });
     await gone(() => getSnap("early"), "early");
   });
+
+  it("an Available snapshot is read every 6 drift polls, not every poll; its backup deleted alone outside is reported within them", async () => {
+    await createDb("solo-db");
+    const soloDb = Number((await dbReady("solo-db")).status?.id);
+    await createSnap("solo", "solo-db");
+    const backupId = Number((await available("solo")).status?.backupId);
+    const reads = (): Promise<number> => linodeCalls(env.operatorLinode, { route: "/backups/{backupId}", method: "GET" });
+    // 2 s drift polls: over 12 s at most two reads of each snapshot this namespace holds (six or
+    // more each if they were read every poll).
+    const holding = (await env.deps.kube.list<ManagedObject>(dbsnap, { namespace: ns() })).items.filter((o) => typeof o.status?.backupId === "number").length;
+    const r0 = await reads();
+    await new Promise((r) => setTimeout(r, 12_000));
+    expect(await reads() - r0).toBeLessThanOrEqual(2 * holding);
+    await env.linode.databases.mysql.deleteBackup(soloDb, backupId);
+    const t = Date.now();
+    await snapReason("solo", "ExternalResourceGone");
+    // 6 polls of 2 s, +10 % jitter, and the reconcile itself.
+    expect(Date.now() - t).toBeLessThan(6 * 2_000 * 1.1 + 2_000);
+    await env.deps.kube.deleteCustom(dbsnap, { namespace: ns(), name: "solo" });
+    await gone(() => getSnap("solo"), "solo");
+  });
 });

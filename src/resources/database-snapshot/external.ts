@@ -12,8 +12,8 @@ import { EXTERNAL_ID_ANNOTATION } from "../../runtime/reconciler.ts";
 import type { Created, Deferral, ExternalClient, Managed, ManagedObject, Observation, Observed } from "../../runtime/managed.ts";
 import { referrersIndex } from "../../runtime/managed.ts";
 import type { ReadStore } from "../../runtime/stores.ts";
-import type { PollIntervals } from "../../runtime/timings.ts";
-import { KindReasons } from "../shared/constants.ts";
+import { jittered, type PollIntervals } from "../../runtime/timings.ts";
+import { KindReasons, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 import type { DatabaseSnapshotSpec, DatabaseSnapshotStatus } from "./schema.ts";
@@ -174,6 +174,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
       status: { phase: "Available", backupId: backup.id, databaseId: id.databaseId, label: backup.label, created: backup.created },
       ready: true,
       upToDate: true,
+      pollMillis: jittered(this.poll.readyMillis * KindTimings.snapshotRefreshPolls),
     };
   }
 }

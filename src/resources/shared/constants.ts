@@ -69,6 +69,12 @@ export const KindTimings = {
    * and otherwise this many ready polls apart.
    */
   nodeBalancerConfigRefreshPolls: 6,
+  /**
+   * An Available snapshot is read again this many ready polls apart: a backup never changes,
+   * and its database's deletion wakes it at once (through the ManagedDatabase), so only a
+   * backup deleted alone outside the operator waits this long to be reported.
+   */
+  snapshotRefreshPolls: 6,
   /** NodeBalancer statistics (5-minute samples) are read this often per NodeBalancer. */
   nodeBalancerStatsMillis: 5 * 60_000,
 } as const;
