@@ -3,7 +3,7 @@
 // the reconcile (so only by the leader), kept in memory, and exported at scrape time for the
 // resources that still exist: a deleted one's series disappear with it.
 import { Gauge, type Registry } from "prom-client";
-import { isPrecondition, type LinodeClient, type NodeBalancerStats } from "../../linode/index.ts";
+import { isPrecondition, isRateLimited, type LinodeClient, type NodeBalancerStats } from "../../linode/index.ts";
 import type { Logger } from "../../runtime/logger.ts";
 
 interface Sample { namespace: string; name: string; id: number; connections?: number; trafficIn?: number; trafficOut?: number; readAt: number }
@@ -55,7 +55,9 @@ export class NodeBalancerStatsReader {
     } catch (err) {
       // A new NodeBalancer: "Stats are unavailable at this time." Not an error; try again later.
       this.samples.set(key, { namespace, name, id, readAt: Date.now() });
-      if (!isPrecondition(err)) this.log?.warn({ key, err: (err as Error).message }, "NodeBalancer statistics not read");
+      // Held back by the call budget under load: routine, and read again next interval.
+      if (isRateLimited(err)) this.log?.debug({ key, err: (err as Error).message }, "NodeBalancer statistics not read");
+      else if (!isPrecondition(err)) this.log?.warn({ key, err: (err as Error).message }, "NodeBalancer statistics not read");
       return;
     }
     this.samples.set(key, {
