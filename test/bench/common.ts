@@ -3,7 +3,7 @@
 import type { FaultPlan } from "../../src/emulator/faults.ts";
 import type { RunningEmulator } from "../../src/emulator/index.ts";
 import type { KubeClient } from "../../src/kube/client.ts";
-import type { ResourceType } from "../../src/kube/types.ts";
+import { collectionPath, type ResourceType, type WatchHandle } from "../../src/kube/types.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { execCapture } from "../harness/cluster.ts";
 import type { ControlPlane } from "../harness/control-plane.ts";
@@ -26,6 +26,31 @@ export async function listAll(kube: KubeClient, t: ResourceType, namespace: stri
     token = page.continueToken;
   } while (token !== undefined);
   return out;
+}
+
+/**
+ * Every event on a kind in a namespace until stopped: the current objects first (ADDED), then
+ * each change. A plain watch ends after 30 quiet seconds (client-node's inactivity timeout) or
+ * when the API server closes it, and a quiet spell is exactly what an idle window is, so this
+ * one waits for bookmarks and reopens from the last resourceVersion it saw.
+ */
+export async function watchKind(kube: KubeClient, t: ResourceType, namespace: string, onEvent: (type: string, o: ManagedObject) => void): Promise<{ stop(): void }> {
+  let resourceVersion = "0";
+  let stopped = false;
+  let handle: WatchHandle | undefined;
+  const open = async (): Promise<void> => {
+    handle = await kube.watch(collectionPath(t, namespace), { watch: true, allowWatchBookmarks: true, resourceVersion }, (type, obj) => {
+      const o = obj as ManagedObject;
+      resourceVersion = o.metadata.resourceVersion ?? resourceVersion;
+      if (type !== "BOOKMARK") onEvent(type, o);
+    }, (err: unknown) => {
+      // 410 Gone: the version is too old to resume from; start over from the current state.
+      if ((err as { statusCode?: number } | null)?.statusCode === 410) resourceVersion = "0";
+      if (!stopped) setTimeout(() => { void open(); }, 500);
+    }, { inactivityMillis: 10 * 60_000 });
+  };
+  await open();
+  return { stop: () => { stopped = true; handle?.abort(); } };
 }
 
 /** The q-quantile (0..1) of the values, nearest rank; NaN for none. */

@@ -12,7 +12,7 @@ import { readFile } from "node:fs/promises";
 import { generateCertificate } from "../../src/emulator/certs.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
-import { collectionPath, type ResourceType } from "../../src/kube/types.ts";
+import type { ResourceType } from "../../src/kube/types.ts";
 import { LinodeClient } from "../../src/linode/index.ts";
 import { databaseSnapshotType as snapType } from "../../src/resources/database-snapshot/index.ts";
 import { managedDatabaseType as mdbType } from "../../src/resources/managed-database/index.ts";
@@ -20,7 +20,7 @@ import { nodeBalancerType as nbType } from "../../src/resources/node-balancer/in
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { openConnections } from "../harness/sockets.ts";
 import { startBench } from "./bench-setup.ts";
-import { isReady, kubectl, listAll, quantile, say, secs, sleep } from "./common.ts";
+import { isReady, kubectl, listAll, quantile, say, secs, sleep, watchKind } from "./common.ts";
 import { callsOf, linodeCalls, minus, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
 import { saveResult, type Chart, type Figure, type Table } from "./report/result.ts";
 
@@ -61,8 +61,7 @@ async function watchStatusChanges(): Promise<{ stop(): Map<string, number> }> {
   const tally = new Map<string, number>();
   const last = new Map<string, ManagedObject>();
   let baseline = true;
-  const watches = await Promise.all(kinds.map((k) => kube.watch(collectionPath(k.type, NS), { watch: true, allowWatchBookmarks: false, resourceVersion: "0" }, (type, obj) => {
-    const o = obj as ManagedObject;
+  const watches = await Promise.all(kinds.map((k) => watchKind(kube, k.type, NS, (type, o) => {
     const before = last.get(`${k.kind}/${o.metadata.name}`);
     last.set(`${k.kind}/${o.metadata.name}`, o);
     if (baseline || type !== "MODIFIED" || before === undefined) return;
@@ -77,11 +76,11 @@ async function watchStatusChanges(): Promise<{ stop(): Map<string, number> }> {
       if (JSON.stringify(x) !== JSON.stringify(y)) count(`status.${f}`);
     }
     if (JSON.stringify(before.status) === JSON.stringify(o.status)) count("no status change");
-  }, () => undefined)));
+  })));
   // The initial ADDED events replay the current state; what follows is a change.
   await sleep(5_000);
   baseline = false;
-  return { stop: () => { for (const w of watches) w.abort(); return tally; } };
+  return { stop: () => { for (const w of watches) w.stop(); return tally; } };
 }
 
 /** Events (events.k8s.io) created or repeated since `since`, by reason. */
@@ -268,14 +267,13 @@ try {
   const firstStatus = new Map<string, number>();
   const readyNew = new Map<string, number>();
   const createdAt = new Map<string, number>();
-  const watch = await kube.watch(collectionPath(mdbType, NS), { watch: true, allowWatchBookmarks: false, resourceVersion: "0" }, (type, obj) => {
-    const o = obj as ManagedObject;
+  const watch = await watchKind(kube, mdbType, NS, (type, o) => {
     const name = o.metadata.name;
     const at = createdAt.get(name);
     if (at === undefined || type === "DELETED") return;
     if (!firstStatus.has(name) && (o.status?.conditions?.length ?? 0) > 0) firstStatus.set(name, Date.now() - at);
     if (!readyNew.has(name) && isReady(o)) readyNew.set(name, Date.now() - at);
-  }, () => undefined);
+  });
   for (let i = 0; i < 20; i++) {
     const name = `new-${String(i)}`;
     createdAt.set(name, Date.now());
@@ -284,7 +282,7 @@ try {
   }
   const tNew = Date.now();
   while (readyNew.size < 20 && Date.now() - tNew < 10 * 60_000) await sleep(500);
-  watch.abort();
+  watch.stop();
   const fs = [...firstStatus.values()];
   const rs = [...readyNew.values()];
   figure("new object: first status write, p50 / p99", `${String(secs(quantile(fs, 0.5)))} / ${String(secs(quantile(fs, 0.99)))}`, "s");
@@ -328,10 +326,9 @@ try {
   await sleep(5_000);
   const n = M + 20;
   const flaps: string[] = [];
-  const watches = await Promise.all(kinds.map((k) => kube.watch(collectionPath(k.type, NS), { watch: true, allowWatchBookmarks: false }, (type, obj) => {
-    const o = obj as ManagedObject;
+  const watches = await Promise.all(kinds.map((k) => watchKind(kube, k.type, NS, (type, o) => {
     if (type === "MODIFIED" && !isReady(o)) flaps.push(`${k.kind} ${o.metadata.name}`);
-  }, () => undefined)));
+  })));
   op.child.kill("SIGTERM");
   await op.exited;
   const tRestart = Date.now();
@@ -346,7 +343,7 @@ try {
   }
   const reobservedMillis = Date.now() - tRestart;
   await sleep(Math.max(10_000, readySeconds * 1000));
-  for (const w of watches) w.abort();
+  for (const w of watches) w.stop();
   figure("restart: every object re-observed after", secs(reobservedMillis), "s");
   figure("restart: Ready conditions that flapped", flaps.length, undefined, "0", flaps.length === 0);
   if (flaps.length > 0) notes.push(`Ready flaps after the restart: ${flaps.slice(0, 10).join(", ")}`);
