@@ -39,6 +39,8 @@ export const operatorConfigSchema = z.object({
   pollReadySeconds: z.coerce.number().min(1).max(86_400).default(DEFAULT_POLL.readyMillis / 1000),
   /** How often a settled database's backups are listed for its status (a call per database). */
   backupsRefreshHours: z.coerce.number().min(0.01).max(24 * 7).default(24),
+  /** How often each NodeBalancer's statistics are read for the metrics (a call each); 0: never. */
+  nodeBalancerStatsSeconds: z.coerce.number().refine((v) => v === 0 || (v >= 60 && v <= 86_400), "0 (off) or 60..86400").default(300),
 }).superRefine((c, ctx) => {
   if (c.linodeToken === undefined && !c.requireCredentialsRef.includes("*")) {
     ctx.addIssue({
@@ -77,6 +79,7 @@ export const runFlags = {
   "shutdown-grace-seconds": { type: "string", env: "SHUTDOWN_GRACE_SECONDS", help: "how long SIGTERM waits for in-flight work (default 20)" },
   "poll-pending-seconds": { type: "string", env: "POLL_PENDING_SECONDS", help: `how often a cloud object that is being created or changed is looked at (default ${String(DEFAULT_POLL.pendingMillis / 1000)})` },
   "backups-refresh-hours": { type: "string", env: "BACKUPS_REFRESH_HOURS", help: "how often each database's backups are listed for status.backups, a call per database (default 24: automatic backups are daily; a snapshot taken here shows at once)" },
+  "nodebalancer-stats-seconds": { type: "string", env: "NODEBALANCER_STATS_SECONDS", help: "how often each NodeBalancer's statistics are read for the linode_nodebalancer_* metrics, a call per NodeBalancer (default 300: the API samples every 5 minutes; 0 = never, no such metrics)" },
   "poll-ready-seconds": { type: "string", env: "POLL_READY_SECONDS", help: `how often a settled cloud object is checked for drift (default ${String(DEFAULT_POLL.readyMillis / 1000)})` },
 } as const;
 
@@ -130,6 +133,7 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
     pollPendingSeconds: pick("poll-pending-seconds"),
     pollReadySeconds: pick("poll-ready-seconds"),
     backupsRefreshHours: pick("backups-refresh-hours"),
+    nodeBalancerStatsSeconds: pick("nodebalancer-stats-seconds"),
   };
   const parsed = operatorConfigSchema.safeParse(raw);
   if (!parsed.success) {

@@ -29,6 +29,13 @@ describe("operator configuration", () => {
     expect(() => loadOperatorConfig([], env({ CLUSTER_ID: "not ok!" }))).toThrow(/clusterId/);
   });
 
+  it("reads NodeBalancer statistics every 5 minutes unless told otherwise; 0 turns them off, a hot loop is refused", () => {
+    expect(loadOperatorConfig([], env({})).nodeBalancerStatsSeconds).toBe(300);
+    expect(loadOperatorConfig([], env({ NODEBALANCER_STATS_SECONDS: "0" })).nodeBalancerStatsSeconds).toBe(0);
+    expect(loadOperatorConfig(["--nodebalancer-stats-seconds", "900"], env({})).nodeBalancerStatsSeconds).toBe(900);
+    expect(() => loadOperatorConfig(["--nodebalancer-stats-seconds", "5"], env({}))).toThrow(/nodeBalancerStatsSeconds: 0 \(off\) or 60..86400/);
+  });
+
   it("needs a token of its own unless every resource must bring one (spec.credentialsRef)", () => {
     expect(() => loadOperatorConfig([], {})).toThrow(/token is required.*require-credentials-ref/);
     expect(loadOperatorConfig([], { REQUIRE_CREDENTIALS_REF: "true" })).toMatchObject({ linodeToken: undefined, requireCredentialsRef: ["*"] });

@@ -44,8 +44,9 @@ export class NodeBalancerStatsReader {
     });
   }
 
-  /** Reads the statistics if the last read is older than the interval; never fails the reconcile. */
+  /** Reads the statistics if the last read is older than the interval (never, at 0); never fails the reconcile. */
   async refresh(linode: LinodeClient, namespace: string, name: string, id: number, signal: AbortSignal): Promise<void> {
+    if (this.intervalMillis === 0) return;
     const key = `${namespace}/${name}`;
     const prev = this.samples.get(key);
     if (prev !== undefined && prev.id === id && Date.now() - prev.readAt < this.intervalMillis) return;

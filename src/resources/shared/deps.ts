@@ -15,6 +15,6 @@ export interface ResourceDeps {
   log?: Logger;
   /** How often a settled database's backups are listed (default KindTimings.backupsRefreshMillis). */
   backupsRefreshMillis?: number;
-  /** How often NodeBalancer statistics are read (default KindTimings.nodeBalancerStatsMillis). */
+  /** How often NodeBalancer statistics are read (default KindTimings.nodeBalancerStatsMillis); 0: never. */
   statsMillis?: number;
 }
