@@ -53,6 +53,17 @@ export async function linodeCalls(metricsUrl: string): Promise<CallCounts> {
   return c;
 }
 
+/** Linode calls by "METHOD route", e.g. "GET /nodebalancers/{nodeBalancerId}/configs". */
+export async function callsByRoute(metricsUrl: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const s of await scrape(metricsUrl)) {
+    if (s.name !== "linode_api_requests_total") continue;
+    const key = `${s.labels.get("method") ?? ""} ${s.labels.get("route") ?? ""}`;
+    out.set(key, (out.get(key) ?? 0) + s.value);
+  }
+  return out;
+}
+
 export function minus(a: CallCounts, b: CallCounts): CallCounts {
   const kinds = Object.keys(a.byKind) as CallKind[];
   const byKind = Object.fromEntries(kinds.map((k) => [k, { lists: a.byKind[k].lists - b.byKind[k].lists, reads: a.byKind[k].reads - b.byKind[k].reads, writes: a.byKind[k].writes - b.byKind[k].writes }])) as CallCounts["byKind"];
