@@ -2,9 +2,9 @@
 // 5 nodes, one https from a TLS Secret) and S DatabaseSnapshots (one each of the first S
 // databases), applied at once, with the operator as a real `linode-operator run` process on a
 // real API server and the emulator provisioning a database or taking a backup in 5 s.
-//   node test/bench/scale.ts [M=1000] [B=200] [S=300] [steadyMinutes=5] [readySeconds=60]
+//   node test/bench/scale.ts [M=1000] [B=200] [S=300] [steadyMinutes=12] [readySeconds=60]
 // readySeconds is the drift window (the ready poll, 300 s by default in the product): shortened
-// so a few minutes hold several windows; steady calls are reported per window against the floor
+// so 12 minutes hold 12 windows, an hour of the product's default; steady calls are reported per window against the floor
 // of ceil(N/500) list calls per kind (per engine for databases) and nothing per object.
 // Phases, each printed and saved to docs/benchmarks/results/scale-three-kinds.json:
 // convergence, steady state, a new object while the rest exist, drift put back, restart.
@@ -24,7 +24,7 @@ import { isReady, kubectl, listAll, quantile, say, secs, sleep, watchKind } from
 import { callsByRoute, callsOf, linodeCalls, minus, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
 import { saveResult, type Chart, type Figure, type Table } from "./report/result.ts";
 
-const [M, B, S, steadyMinutes, readySeconds] = [1000, 200, 300, 5, 60].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number, number];
+const [M, B, S, steadyMinutes, readySeconds] = [1000, 200, 300, 12, 60].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number, number];
 const PROVISION_SECONDS = 5;
 const NS = "bench";
 const kinds: { kind: CallKind; type: ResourceType; n: number }[] = [
