@@ -2,14 +2,26 @@
 // interval, never when turned off, and exported only for resources that still exist.
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import type { LinodeClient, NodeBalancerStats } from "../../src/linode/index.ts";
+import { LinodeError, type CallOptions, type LinodeClient, type NodeBalancerStats } from "../../src/linode/index.ts";
 import { NodeBalancerStatsReader } from "../../src/resources/node-balancer/stats.ts";
 
-function fakeLinode(): { linode: LinodeClient; calls: number[] } {
+/** A client whose statistics reads answer from `answers` in turn (a number: that many connections; "limited": the budget has no call to spare). */
+function fakeLinode(answers: (number | "limited")[] = []): { linode: LinodeClient; calls: number[]; options: (CallOptions | undefined)[] } {
   const calls: number[] = [];
-  const stats: NodeBalancerStats = { title: "t", data: { connections: [[1, 7]], traffic: { in: [[1, 100]], out: [[1, 200]] } } };
-  const linode = { nodeBalancers: { getStats: (id: number) => { calls.push(id); return Promise.resolve(stats); } } } as unknown as LinodeClient;
-  return { linode, calls };
+  const options: (CallOptions | undefined)[] = [];
+  const linode = {
+    nodeBalancers: {
+      getStats: (id: number, opts?: CallOptions) => {
+        calls.push(id);
+        options.push(opts);
+        const a = answers.shift() ?? 7;
+        if (a === "limited") return Promise.reject(new LinodeError("GET /nodebalancers/{nodeBalancerId}/stats: the stats rate-limit budget is spent for 2 s", { kind: "rateLimited", method: "GET", route: "/nodebalancers/{nodeBalancerId}/stats", retryAfterMs: 2_000 }));
+        const stats: NodeBalancerStats = { title: "t", data: { connections: [[1, a]], traffic: { in: [[1, 100]], out: [[1, 200]] } } };
+        return Promise.resolve(stats);
+      },
+    },
+  } as unknown as LinodeClient;
+  return { linode, calls, options };
 }
 
 describe("NodeBalancer statistics", () => {
@@ -26,6 +38,20 @@ describe("NodeBalancer statistics", () => {
     expect(await registry.metrics()).toContain('linode_nodebalancer_connections{namespace="ns",name="web",id="11"} 7');
     exists = false;
     expect(await registry.metrics()).not.toContain('name="web"');
+  });
+
+  it("held back by the statistics budget: not waited for, the last figures stay, and the next pass tries again", async () => {
+    const { linode, calls, options } = fakeLinode([7, "limited", 9]);
+    const registry = new Registry();
+    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 1, exists: () => true });
+    await reader.refresh(linode, "ns", "web", 11, signal);
+    await new Promise((r) => setTimeout(r, 5));
+    await reader.refresh(linode, "ns", "web", 11, signal);
+    expect(options[1]?.retry?.maxRateLimitWaitMs).toBe(0);
+    expect(await registry.metrics()).toContain('linode_nodebalancer_connections{namespace="ns",name="web",id="11"} 7');
+    await reader.refresh(linode, "ns", "web", 11, signal);
+    expect(calls).toEqual([11, 11, 11]);
+    expect(await registry.metrics()).toContain('linode_nodebalancer_connections{namespace="ns",name="web",id="11"} 9');
   });
 
   it("at an interval of 0 are never read", async () => {

@@ -44,7 +44,13 @@ export class NodeBalancerStatsReader {
     });
   }
 
-  /** Reads the statistics if the last read is older than the interval (never, at 0); never fails the reconcile. */
+  /**
+   * Reads the statistics if the last read is older than the interval (never, at 0); never fails
+   * or holds up the reconcile. The API allows 50 statistics reads a minute apart from its
+   * general limit (of which the operator spends its share), so with many NodeBalancers not all
+   * fit in one interval: a read the budget cannot take at once is not waited for (that would hold
+   * a reconcile slot) but tried again on the next pass, and the last figures stay exported.
+   */
   async refresh(linode: LinodeClient, namespace: string, name: string, id: number, signal: AbortSignal): Promise<void> {
     if (this.intervalMillis === 0) return;
     const key = `${namespace}/${name}`;
@@ -52,13 +58,18 @@ export class NodeBalancerStatsReader {
     if (prev !== undefined && prev.id === id && Date.now() - prev.readAt < this.intervalMillis) return;
     let stats: NodeBalancerStats;
     try {
-      stats = await linode.nodeBalancers.getStats(id, { signal });
+      stats = await linode.nodeBalancers.getStats(id, { signal, retry: { maxRateLimitWaitMs: 0 } });
     } catch (err) {
-      // A new NodeBalancer: "Stats are unavailable at this time." Not an error; try again later.
-      this.samples.set(key, { namespace, name, id, readAt: Date.now() });
-      // Held back by the call budget under load: routine, and read again next interval.
-      if (isRateLimited(err)) this.log?.debug({ key, err: (err as Error).message }, "NodeBalancer statistics not read");
-      else if (!isPrecondition(err)) this.log?.warn({ key, err: (err as Error).message }, "NodeBalancer statistics not read");
+      if (isRateLimited(err)) {
+        this.log?.debug({ key, err: (err as Error).message }, "NodeBalancer statistics not read");
+        return;
+      }
+      // A new NodeBalancer: "Stats are unavailable at this time." Not an error; nothing to show yet.
+      if (isPrecondition(err)) this.samples.set(key, { namespace, name, id, readAt: Date.now() });
+      else {
+        this.log?.warn({ key, err: (err as Error).message }, "NodeBalancer statistics not read");
+        this.samples.set(key, { ...(prev?.id === id ? prev : { namespace, name, id }), readAt: Date.now() });
+      }
       return;
     }
     this.samples.set(key, {
