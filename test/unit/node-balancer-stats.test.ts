@@ -5,8 +5,11 @@ import { describe, expect, it } from "vitest";
 import { LinodeError, type CallOptions, type LinodeClient, type NodeBalancerStats } from "../../src/linode/index.ts";
 import { NodeBalancerStatsReader } from "../../src/resources/node-balancer/stats.ts";
 
-/** A client whose statistics reads answer from `answers` in turn (a number: that many connections; "limited": the budget has no call to spare). */
-function fakeLinode(answers: (number | "limited")[] = []): { linode: LinodeClient; calls: number[]; options: (CallOptions | undefined)[] } {
+type Answer = number | "limited" | "gone" | "failing";
+const failures = { limited: "rateLimited", gone: "notFound", failing: "transient" } as const;
+
+/** A client whose statistics reads answer from `answers` in turn: a number of connections, or a failure of that kind ("limited": the budget has no call to spare). */
+function fakeLinode(answers: Answer[] = []): { linode: LinodeClient; calls: number[]; options: (CallOptions | undefined)[] } {
   const calls: number[] = [];
   const options: (CallOptions | undefined)[] = [];
   const linode = {
@@ -15,7 +18,7 @@ function fakeLinode(answers: (number | "limited")[] = []): { linode: LinodeClien
         calls.push(id);
         options.push(opts);
         const a = answers.shift() ?? 7;
-        if (a === "limited") return Promise.reject(new LinodeError("GET /nodebalancers/{nodeBalancerId}/stats: the stats rate-limit budget is spent for 2 s", { kind: "rateLimited", method: "GET", route: "/nodebalancers/{nodeBalancerId}/stats", retryAfterMs: 2_000 }));
+        if (typeof a === "string") return Promise.reject(new LinodeError(`GET /nodebalancers/{nodeBalancerId}/stats: ${a}`, { kind: failures[a], method: "GET", route: "/nodebalancers/{nodeBalancerId}/stats", retryAfterMs: 2_000 }));
         const stats: NodeBalancerStats = { title: "t", data: { connections: [[1, a]], traffic: { in: [[1, 100]], out: [[1, 200]] } } };
         return Promise.resolve(stats);
       },
@@ -52,6 +55,21 @@ describe("NodeBalancer statistics", () => {
     await reader.refresh(linode, "ns", "web", 11, signal);
     expect(calls).toEqual([11, 11, 11]);
     expect(await registry.metrics()).toContain('linode_nodebalancer_connections{namespace="ns",name="web",id="11"} 9');
+  });
+
+  it("a failure of the moment keeps the last figures; a NodeBalancer gone from the API has none", async () => {
+    const { linode, calls } = fakeLinode([7, "failing", "gone"]);
+    const registry = new Registry();
+    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 1, exists: () => true });
+    const pause = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
+    await reader.refresh(linode, "ns", "web", 11, signal);
+    await pause();
+    await reader.refresh(linode, "ns", "web", 11, signal);
+    expect(await registry.metrics()).toContain('linode_nodebalancer_connections{namespace="ns",name="web",id="11"} 7');
+    await pause();
+    await reader.refresh(linode, "ns", "web", 11, signal);
+    expect(calls).toEqual([11, 11, 11]);
+    expect(await registry.metrics()).not.toContain('name="web"');
   });
 
   it("at an interval of 0 are never read", async () => {

@@ -3,7 +3,7 @@
 // the reconcile (so only by the leader), kept in memory, and exported at scrape time for the
 // resources that still exist: a deleted one's series disappear with it.
 import { Gauge, type Registry } from "prom-client";
-import { isPrecondition, isRateLimited, type LinodeClient, type NodeBalancerStats } from "../../linode/index.ts";
+import { isNotFound, isPrecondition, isRateLimited, type LinodeClient, type NodeBalancerStats } from "../../linode/index.ts";
 import type { Logger } from "../../runtime/logger.ts";
 
 interface Sample { namespace: string; name: string; id: number; connections?: number; trafficIn?: number; trafficOut?: number; readAt: number }
@@ -64,9 +64,10 @@ export class NodeBalancerStatsReader {
         this.log?.debug({ key, err: (err as Error).message }, "NodeBalancer statistics not read");
         return;
       }
-      // A new NodeBalancer: "Stats are unavailable at this time." Not an error; nothing to show yet.
-      if (isPrecondition(err)) this.samples.set(key, { namespace, name, id, readAt: Date.now() });
+      // A new NodeBalancer ("Stats are unavailable at this time.") or one gone: nothing to show.
+      if (isPrecondition(err) || isNotFound(err)) this.samples.set(key, { namespace, name, id, readAt: Date.now() });
       else {
+        // A failure of the moment: the last figures stand until the next interval.
         this.log?.warn({ key, err: (err as Error).message }, "NodeBalancer statistics not read");
         this.samples.set(key, { ...(prev?.id === id ? prev : { namespace, name, id }), readAt: Date.now() });
       }
