@@ -2,7 +2,7 @@
 // LinodeError whose `kind` says what to do next; nothing else is thrown by the client.
 
 export type LinodeErrorKind =
-  /** Bad input, bad token, forbidden, or an unexpected response: don't retry until the spec changes. */
+  /** Bad input, bad token, forbidden, or an unexpected status: don't retry until the spec changes. */
   | "terminal"
   /** The object does not exist (404). */
   | "notFound"
@@ -10,7 +10,7 @@ export type LinodeErrorKind =
   | "precondition"
   /** 429 or the client-side budget is exhausted: retry after `retryAfterMs`. */
   | "rateLimited"
-  /** 5xx, timeouts, connection resets: retry with backoff. */
+  /** 5xx, timeouts, connection resets, a 2xx body that does not parse: retry with backoff. */
   | "transient"
   /** The caller's AbortSignal fired (shutdown): stop, don't retry. */
   | "cancelled";
@@ -26,6 +26,8 @@ export interface LinodeErrorInit {
   route: string;
   retryAfterMs?: number;
   cause?: unknown;
+  /** Set by the transport only when no attempt of the request can have reached the API. */
+  neverSent?: boolean;
 }
 
 export class LinodeError extends Error {
@@ -34,6 +36,12 @@ export class LinodeError extends Error {
   /** Route template, e.g. `/databases/mysql/instances/{instanceId}`: never carries ids or secrets. */
   readonly route: string;
   readonly retryAfterMs: number | undefined;
+  /**
+   * No attempt of the whole request can have reached the API (the client's own budget held it,
+   * it was cancelled before being sent, or every connection was refused): nothing happened
+   * there. False whenever in doubt, e.g. once any attempt was sent, even one that timed out.
+   */
+  readonly neverSent: boolean;
 
   constructor(message: string, init: LinodeErrorInit) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -42,6 +50,7 @@ export class LinodeError extends Error {
     this.method = init.method;
     this.route = init.route;
     this.retryAfterMs = init.retryAfterMs;
+    this.neverSent = init.neverSent ?? false;
   }
 }
 
@@ -85,13 +94,17 @@ export class LinodeTransportError extends LinodeError {
   }
 }
 
-/** A 2xx body that is not JSON or does not match the schema. Messages name paths, never values. */
+/**
+ * A 2xx body that is not JSON or does not match the schema. Messages name paths, never values.
+ * Transient: a truncated body or a proxy's page passes, and the spec cannot fix it anyway. The
+ * request did happen, so only an idempotent one is resent (retry.ts).
+ */
 export class LinodeResponseError extends LinodeError {
   readonly status: number;
   readonly issues: string[];
 
   constructor(status: number, issues: string[], init: Omit<LinodeErrorInit, "kind">) {
-    super(`${init.method} ${init.route} -> ${status}: unexpected response (${issues.slice(0, 5).join("; ")})`, { ...init, kind: "terminal" });
+    super(`${init.method} ${init.route} -> ${status}: unexpected response (${issues.slice(0, 5).join("; ")})`, { ...init, kind: "transient" });
     this.name = "LinodeResponseError";
     this.status = status;
     this.issues = issues;
@@ -138,15 +151,29 @@ const transientCodes = new Set([
   "UND_ERR_RES_CONTENT_LENGTH_MISMATCH", "UND_ERR_INFO",
 ]);
 
+/** Where a request stood when an error arrived, which decides `neverSent`. */
+export interface SendProgress {
+  /** An earlier attempt of the same request may have reached the API. */
+  sentBefore: boolean;
+  /** This attempt was handed to the connection pool. */
+  dispatched: boolean;
+}
+
+// Unknown progress claims nothing: an error is never-sent only when the transport knows.
+const unknownProgress: SendProgress = { sentBefore: true, dispatched: true };
+
 /** Wraps whatever undici threw into a LinodeTransportError (or rethrows our own errors unchanged). */
-export function transportError(err: unknown, method: string, route: string, signal?: AbortSignal): LinodeError {
+export function transportError(err: unknown, method: string, route: string, signal?: AbortSignal, progress = unknownProgress): LinodeError {
   if (err instanceof LinodeError) return err;
   const code = errorCode(err);
   if (signal?.aborted === true || code === "ABORT_ERR" || code === "UND_ERR_ABORTED" || isAbortName(err)) {
-    return new LinodeTransportError("ABORT_ERR", false, { kind: "cancelled", method, route, cause: err });
+    // Cancelled once handed to the pool, it may already be on the wire.
+    const notSent = !progress.dispatched;
+    return new LinodeTransportError("ABORT_ERR", notSent, { kind: "cancelled", method, route, cause: err, neverSent: notSent && !progress.sentBefore });
   }
   const kind: LinodeErrorKind = transientCodes.has(code) || code === "UNKNOWN" ? "transient" : "terminal";
-  return new LinodeTransportError(code, notSentCodes.has(code), { kind, method, route, cause: err });
+  const notSent = !progress.dispatched || notSentCodes.has(code);
+  return new LinodeTransportError(code, notSent, { kind, method, route, cause: err, neverSent: notSent && !progress.sentBefore });
 }
 
 function isAbortName(err: unknown): boolean {
@@ -194,3 +221,6 @@ export const isRateLimited = (err: unknown): boolean => err instanceof LinodeErr
 export const isTransient = (err: unknown): boolean => err instanceof LinodeError && err.kind === "transient";
 export const isTerminal = (err: unknown): boolean => err instanceof LinodeError && err.kind === "terminal";
 export const isCancelled = (err: unknown): boolean => err instanceof LinodeError && err.kind === "cancelled";
+
+/** True only when the API never saw any attempt of the failed request: nothing there changed. */
+export const wasNeverSent = (err: unknown): boolean => err instanceof LinodeError && err.neverSent;

@@ -160,12 +160,15 @@ export class HttpTransport implements Transport {
     const limiter = this.limiter;
     const buckets = limiter === undefined ? [] : rateClass === "stats" ? [limiter.bucket(this.token, rateClass, { documentedLimit: STATS_LIMIT_PER_MINUTE })] : [limiter.bucket(this.token, rateClass), limiter.budget(this.token)];
     let ambiguousFailure = false;
+    // Whether some attempt may have reached the API: from then on no failure of this request is never-sent.
+    let sent = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        const parsed = await this.attempt(spec, path, body, logged, buckets, rateClass, policy.maxRateLimitWaitMs, attempt, opts.signal);
+        const parsed = await this.attempt(spec, path, body, logged, buckets, rateClass, policy.maxRateLimitWaitMs, attempt, sent, opts.signal);
         return camelize(parsed);
       } catch (caught) {
         const err = transportError(caught, spec.method, spec.route, opts.signal);
+        sent = !err.neverSent;
         // A DELETE whose earlier attempt may have landed: the 404 means it did.
         if (spec.method === "DELETE" && ambiguousFailure && err.kind === "notFound") {
           return camelize(spec.schema.parse({}));
@@ -179,7 +182,7 @@ export class HttpTransport implements Transport {
         try {
           await sleep(wait, opts.signal);
         } catch (abort) {
-          throw transportError(abort, spec.method, spec.route, opts.signal);
+          throw transportError(abort, spec.method, spec.route, opts.signal, { sentBefore: sent, dispatched: false });
         }
       }
     }
@@ -187,18 +190,24 @@ export class HttpTransport implements Transport {
 
   private async attempt<S extends z.ZodType>(
     spec: RequestSpec<S>, path: string, body: string | undefined, logged: object, buckets: TokenBucket[],
-    rateClass: RateClass, maxWaitMs: number, attempt: number, signal?: AbortSignal,
+    rateClass: RateClass, maxWaitMs: number, attempt: number, sentBefore: boolean, signal?: AbortSignal,
   ): Promise<z.output<S>> {
     let throttledMs = 0;
     const bucket = buckets[0];
-    for (const [i, b] of buckets.entries()) {
-      const got = await b.acquireWithin(maxWaitMs - throttledMs, signal);
-      // A budget that will not be back soon is the caller's to schedule (a RateLimited condition), not a silent stall.
-      if (typeof got !== "number") {
-        const which = i === 0 ? `${rateClass} rate-limit budget` : "call budget (the share of the API's limit this client may use)";
-        throw new LinodeError(`${spec.method} ${spec.route}: the ${which} is spent for ${String(Math.ceil(got.wait / 1000))} s`, { kind: "rateLimited", method: spec.method, route: spec.route, retryAfterMs: got.wait });
+    try {
+      for (const [i, b] of buckets.entries()) {
+        const got = await b.acquireWithin(maxWaitMs - throttledMs, signal);
+        // A budget that will not be back soon is the caller's to schedule (a RateLimited condition), not a silent stall.
+        if (typeof got !== "number") {
+          const which = i === 0 ? `${rateClass} rate-limit budget` : "call budget (the share of the API's limit this client may use)";
+          throw new LinodeError(`${spec.method} ${spec.route}: the ${which} is spent for ${String(Math.ceil(got.wait / 1000))} s`, { kind: "rateLimited", method: spec.method, route: spec.route, retryAfterMs: got.wait, neverSent: !sentBefore });
+        }
+        throttledMs += got;
       }
-      throttledMs += got;
+      // Checked here so that a cancellation before dispatch is known to be one (undici's own abort is not).
+      signal?.throwIfAborted();
+    } catch (err) {
+      throw transportError(err, spec.method, spec.route, signal, { sentBefore, dispatched: false });
     }
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.token}`,
@@ -252,7 +261,7 @@ export class HttpTransport implements Transport {
       if (err instanceof LinodeError) throw err;
       const wrapped = deadline.signal.aborted && signal?.aborted !== true
         ? new LinodeTransportError("UND_ERR_HEADERS_TIMEOUT", false, { kind: "transient", method: spec.method, route: spec.route, cause: err })
-        : transportError(err, spec.method, spec.route, signal);
+        : transportError(err, spec.method, spec.route, signal, { sentBefore, dispatched: true });
       this.metrics.requests.inc({ ...labels, status: wrapped instanceof LinodeTransportError ? wrapped.code : "error" });
       this.metrics.duration.observe(labels, (performance.now() - started) / 1000);
       this.logger.debug({ ...logged, status, attempt, kind: wrapped.kind, error: wrapped.message }, "linode api request failed");

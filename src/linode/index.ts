@@ -10,7 +10,7 @@ export { LinodeClient } from "./client.ts";
 export { DEFAULT_BASE_URL, defaultTimeouts, type CallOptions, type ClientLogger, type LinodeClientOptions, type TimeoutOptions } from "./http.ts";
 export {
   LinodeApiError, LinodeError, LinodeResponseError, LinodeTransportError, classifyError, classifyStatus, isCancelled,
-  isNotFound, isPrecondition, isPreconditionReason, isRateLimited, isTerminal, isTransient,
+  isNotFound, isPrecondition, isPreconditionReason, isRateLimited, isTerminal, isTransient, wasNeverSent,
   type ApiErrorItem, type ErrorClassification, type LinodeErrorKind,
 } from "./errors.ts";
 export { defaultRetryPolicy, backoffDelay, type RetryPolicy } from "./retry.ts";

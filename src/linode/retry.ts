@@ -28,7 +28,8 @@ export function backoffDelay(attempt: number, policy: Pick<RetryPolicy, "baseDel
  * Whether a failed attempt may be sent again. `idempotent` requests (GET, PUT, DELETE) may
  * be resent after any transient failure. A create or action (POST) is resent only when the
  * server provably did not act on it: a 429 refusal, or a connection that never opened.
- * A POST whose response was lost may have happened, so the caller decides.
+ * A POST whose response was lost may have happened, and one answered 2xx with a body that
+ * does not parse (a LinodeResponseError) did happen: the caller decides.
  */
 export function isRetryable(err: LinodeError, idempotent: boolean): boolean {
   if (err.kind === "rateLimited") return true;

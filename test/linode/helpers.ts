@@ -1,5 +1,7 @@
 // Shared set-up for the client's HTTP tests: a real emulator on loopback, a client with a
 // private metrics registry, and a pino logger at debug whose output is captured.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { Registry } from "prom-client";
@@ -20,7 +22,7 @@ export interface TestClient {
   logs: string[];
 }
 
-export function makeClient(emu: Emulator, opts: Partial<LinodeClientOptions> = {}): TestClient {
+export function makeClient(emu: Pick<Emulator, "url">, opts: Partial<LinodeClientOptions> = {}): TestClient {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -58,4 +60,49 @@ export async function metricValue(registry: Registry, name: string, labels: Reco
   return metric.values
     .filter((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want))
     .reduce((sum, v) => sum + v.value, 0);
+}
+
+export interface ScriptedServer {
+  url: string;
+  /** "METHOD /path" of every request that reached the server, in order. */
+  received: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A bare HTTP server on loopback, for answers the emulator never gives (a 2xx that does not
+ * parse, a 5xx that spends the budget): `answer` gets the request's number, from 1.
+ */
+export async function startScriptedServer(answer: (n: number, req: IncomingMessage, res: ServerResponse) => void): Promise<ScriptedServer> {
+  const received: string[] = [];
+  const server = createServer((req, res) => {
+    const n = received.push(`${req.method ?? "?"} ${req.url ?? "?"}`);
+    req.resume();
+    req.on("end", () => { answer(n, req, res); });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${String(port)}/v4`,
+    received,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => { resolve(); });
+    }),
+  };
+}
+
+/** A loopback port nothing listens on (it was free a moment ago), for refused connections. */
+export async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+  return `http://127.0.0.1:${String(port)}/v4`;
+}
+
+/** Sends a JSON answer with a status and extra headers. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(typeof body === "string" ? body : JSON.stringify(body));
 }
