@@ -1,7 +1,8 @@
 // Optional state file: written atomically (temp file + rename) shortly after each change
 // and on close, read at start, so a restarted emulator keeps its objects and id counters.
+// It holds database passwords and TLS private keys, so only its owner may read it.
 import { existsSync, readFileSync } from "node:fs";
-import { rename, writeFile } from "node:fs/promises";
+import { open, rename } from "node:fs/promises";
 import { z } from "zod";
 import type { SerializedState } from "./store.ts";
 
@@ -22,9 +23,20 @@ export function loadStateFile(path: string): SerializedState | null {
   return parsed.data as unknown as SerializedState;
 }
 
+const OWNER_ONLY = 0o600;
+
 export async function saveStateFile(path: string, data: SerializedState): Promise<void> {
   const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(data));
+  // The mode given to open applies only to a new file: a temp file left by an earlier run keeps
+  // its own, so it is narrowed before anything is written. The rename then replaces the state
+  // file, whatever its mode was, with this one.
+  const file = await open(tmp, "w", OWNER_ONLY);
+  try {
+    await file.chmod(OWNER_ONLY);
+    await file.writeFile(JSON.stringify(data));
+  } finally {
+    await file.close();
+  }
   await rename(tmp, path);
 }
 
