@@ -13,6 +13,11 @@ export const faultConfigSchema = z.object({
   latencyJitterMs: z.number().int().min(0).max(60_000).default(0),
   /** Probability that a request is handled (state changes) and then the socket is destroyed. */
   dropRate: z.number().min(0).max(1).default(0),
+  /**
+   * Probability that a request is handled and answered with its 2xx status but a body that is
+   * not JSON (a proxy's or a load balancer's page), as real clients occasionally receive.
+   */
+  badBodyRate: z.number().min(0).max(1).default(0),
   /** Probability that a request is refused with 429 and Retry-After `retryAfterSeconds` (not handled). */
   rate429: z.number().min(0).max(1).default(0),
   /** The next N matching requests answer 429 with Retry-After `retryAfterSeconds`. */
@@ -30,6 +35,7 @@ export interface FaultPlan {
   delayMs: number;
   errorStatus: number | null;
   drop: boolean;
+  badBody: boolean;
 }
 
 export class Faults {
@@ -51,16 +57,18 @@ export class Faults {
     if (c.routes.length > 0 && !c.routes.some((r) => routeKey.startsWith(r))) return null;
     if (c.burst429 > 0) {
       c.burst429 -= 1;
-      return { status429: true, retryAfter: c.retryAfterSeconds, delayMs: 0, errorStatus: null, drop: false };
+      return { status429: true, retryAfter: c.retryAfterSeconds, delayMs: 0, errorStatus: null, drop: false, badBody: false };
     }
-    if (c.errorRate === 0 && c.latencyMs === 0 && c.latencyJitterMs === 0 && c.dropRate === 0 && c.rate429 === 0) return null;
+    if (c.errorRate === 0 && c.latencyMs === 0 && c.latencyJitterMs === 0 && c.dropRate === 0 && c.rate429 === 0 && c.badBodyRate === 0) return null;
     // Drawn only when set, so the decisions of a config without it stay what they were.
     if (c.rate429 > 0 && this.#random.next() < c.rate429) {
-      return { status429: true, retryAfter: c.retryAfterSeconds, delayMs: 0, errorStatus: null, drop: false };
+      return { status429: true, retryAfter: c.retryAfterSeconds, delayMs: 0, errorStatus: null, drop: false, badBody: false };
     }
     const delayMs = c.latencyMs + (c.latencyJitterMs > 0 ? Math.floor(this.#random.next() * (c.latencyJitterMs + 1)) : 0);
     const errorStatus = c.errorRate > 0 && this.#random.next() < c.errorRate ? c.errorStatus : null;
     const drop = errorStatus === null && c.dropRate > 0 && this.#random.next() < c.dropRate;
-    return { status429: false, retryAfter: 0, delayMs, errorStatus, drop };
+    // Drawn only when set, so the decisions of a config without it stay what they were.
+    const badBody = errorStatus === null && !drop && c.badBodyRate > 0 && this.#random.next() < c.badBodyRate;
+    return { status429: false, retryAfter: 0, delayMs, errorStatus, drop, badBody };
   }
 }

@@ -204,5 +204,11 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     req.socket.destroy();
     return;
   }
+  if (fault?.badBody === true && status >= 200 && status < 300) {
+    // The request took effect; what comes back is someone else's page.
+    res.writeHead(status, { ...headers, "Content-Type": "text/html" });
+    res.end("<html><body><h1>502 Bad Gateway</h1></body></html>");
+    return;
+  }
   send(res, status, body, headers);
 }
