@@ -40,10 +40,12 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
   });
   const linode = config.linodeToken === undefined ? undefined : client(config.linodeToken);
   const required = new Set(config.requireCredentialsRef);
+  const adopting = new Set(config.adoptNamespaces);
   const accounts = new LinodeAccounts({
-    ...(linode !== undefined ? { operator: linode } : {}),
+    ...(linode !== undefined && config.linodeToken !== undefined ? { operator: { token: config.linodeToken, client: linode } } : {}),
     clientFor: client,
     requireRef: (namespace) => required.has("*") || required.has(namespace),
+    adoptionAllowed: (namespace) => adopting.has("*") || adopting.has(namespace),
   });
   // Owned by our ServiceAccount when it lives beside the Lease: uninstalling then removes it.
   const sa = kube.serviceAccount();

@@ -16,6 +16,8 @@ export const operatorConfigSchema = z.object({
   linodeToken: z.string().min(1).optional(),
   /** Namespaces whose resources must name their token (spec.credentialsRef); "*" = all. */
   requireCredentialsRef: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
+  /** Namespaces whose resources may adopt an existing cloud object by id with the operator's own token; "*" = all. */
+  adoptNamespaces: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
   linodeApiUrl: z.url().default("https://api.linode.com/v4"),
   /** The share of each token's API limit the operator spends at most (its call budget); the rest is left to people and other tools. */
   linodeApiShare: z.coerce.number().min(0.05).max(1).default(0.5),
@@ -67,6 +69,7 @@ export const runFlags = {
   "cluster-id": { type: "string", env: "CLUSTER_ID", help: "this cluster's identity in cloud labels (default: the kube-system namespace's UID; set it to keep ownership across a cluster rebuilt from backup)" },
   namespaces: { type: "string", env: "WATCH_NAMESPACES", help: "comma-separated namespaces to watch (default: all)" },
   "require-credentials-ref": { type: "string", env: "REQUIRE_CREDENTIALS_REF", help: "true, or comma-separated namespaces: their resources must name a token Secret in spec.credentialsRef, never using the operator's (default: none)" },
+  "adopt-namespaces": { type: "string", env: "ADOPT_NAMESPACES", help: "true, or comma-separated namespaces: their resources may adopt an existing cloud object by id (spec.databaseId, spec.nodeBalancerId) with the operator's own token, which every namespace shares; elsewhere AdoptionNotAllowed (default: none; with spec.credentialsRef adoption is always allowed)" },
   concurrency: { type: "string", env: "CONCURRENCY", help: "reconciles in parallel per kind (default 4)" },
   "leader-elect": { type: "string", env: "LEADER_ELECT", help: "true|false: elect a leader on a Lease (default true)" },
   "leader-election-namespace": { type: "string", env: "POD_NAMESPACE", help: "namespace of the Lease (default: the pod's, else default)" },
@@ -111,10 +114,11 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
   };
   const tokenFile = pick("linode-token-file");
   const token = tokenFile !== undefined ? readFileSync(tokenFile, "utf8").trim() : (env.LINODE_TOKEN ?? "");
-  const require = pick("require-credentials-ref");
+  const namespaceList = (v: string | undefined): string[] => (v === undefined || v === "false" ? [] : v === "true" ? ["*"] : v.split(",").map((s) => s.trim()).filter((s) => s !== ""));
   const raw = {
     linodeToken: token === "" ? undefined : token,
-    requireCredentialsRef: require === undefined || require === "false" ? [] : require === "true" ? ["*"] : require.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    requireCredentialsRef: namespaceList(pick("require-credentials-ref")),
+    adoptNamespaces: namespaceList(pick("adopt-namespaces")),
     linodeApiUrl: pick("linode-api-url"),
     linodeApiShare: pick("linode-api-share"),
     allowHttpLinodeApi: pick("allow-http-linode-api"),

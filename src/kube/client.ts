@@ -190,6 +190,15 @@ export class KubeClient implements KubeApi {
     await kubeCall(() => this.core.deleteNamespacedSecret(key, this.opts));
   }
 
+  async jsonPatchSecret(key: ObjectKey, ops: JsonPatchOp[]): Promise<SecretObject> {
+    try {
+      return (await kubeCall(() => this.core.patchNamespacedSecret({ ...key, body: ops }, withContentType(this.opts, PatchStrategy.JsonPatch)))) as unknown as SecretObject;
+    } catch (err) {
+      if (err instanceof KubeApiError && err.code === 422 && ops.some((o) => o.op === "test")) throw new KubeApiError(409, "Conflict", err.message);
+      throw err;
+    }
+  }
+
   async createEvent(namespace: string, body: Record<string, unknown>): Promise<void> {
     await kubeCall(() => this.events.createNamespacedEvent({ namespace, body: body as never }, this.opts));
   }

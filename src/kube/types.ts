@@ -113,6 +113,8 @@ export interface KubeApi {
   /** Server-side apply of a whole Secret under our field manager. */
   applySecret(secret: SecretManifest): Promise<SecretObject>;
   deleteSecret(key: ObjectKey): Promise<void>;
+  /** JSON-patches a Secret's metadata (e.g. its finalizers); a failed `test` op is a 409 conflict. */
+  jsonPatchSecret(key: ObjectKey, ops: JsonPatchOp[]): Promise<SecretObject>;
 
   createEvent(namespace: string, body: Record<string, unknown>): Promise<void>;
   patchEvent(key: ObjectKey, patch: Record<string, unknown>): Promise<void>;

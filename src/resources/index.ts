@@ -7,6 +7,7 @@ import { Controller } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { KindModule } from "../runtime/managed.ts";
+import { ReferenceProtection } from "../runtime/protection.ts";
 import { InformerPool } from "../runtime/stores.ts";
 import { databaseSnapshotKind } from "./database-snapshot/index.ts";
 import { managedDatabaseKind } from "./managed-database/index.ts";
@@ -36,8 +37,10 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
     informer: { logger: deps.log },
     onRestart: (informer, reason) => deps.metrics.informerRestarts.inc({ informer, reason }),
   });
+  // One protection for every kind: a token Secret several kinds use carries one finalizer.
+  const protection = new ReferenceProtection(deps.kube, deps.log);
   const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000 };
   const poll = { pendingMillis: deps.config.pollPendingSeconds * 1000, readyMillis: deps.config.pollReadySeconds * 1000 };
   const kindDeps: ResourceDeps = { accounts: deps.accounts, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, log: deps.log, backupsRefreshMillis: deps.config.backupsRefreshHours * 3_600_000, statsMillis: deps.config.nodeBalancerStatsSeconds * 1000 };
-  return kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, kindDeps }, opts));
+  return kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, protection, kindDeps }, opts));
 }

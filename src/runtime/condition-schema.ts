@@ -14,6 +14,12 @@ export const conditionSchema = z.object({
 export type Condition = z.infer<typeof conditionSchema>;
 
 export const commonStatusFields = {
+  externalId: z.string().optional().meta({
+    description: "The id of the cloud object this resource manages, as the operator recorded it when it created or adopted it: the one object it acts on (the external-id annotation is only a copy).",
+  }),
+  createPending: z.record(z.string(), z.string()).optional().meta({
+    description: "Set while a create is about to be sent or its answer is awaited: when (at) and what it targets. Only then may the operator adopt an object it created but never heard back about.",
+  }),
   observedGeneration: z.number().int().optional().meta({ description: "The metadata.generation the status describes." }),
   conditions: z.array(conditionSchema).optional().meta({
     description: "Ready: the cloud object is usable. Synced: the cloud object matches the spec.",

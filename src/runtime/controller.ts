@@ -16,7 +16,8 @@ import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
 import type { Logger } from "./logger.ts";
 import type { AnyManagedKind, KindModule, KindStores, ManagedObject, Target } from "./managed.ts";
-import { ManagedReconciler, type ReconcileResult } from "./reconciler.ts";
+import { ReferenceProtection } from "./protection.ts";
+import { ManagedReconciler, recordedIdOf, type ReconcileResult } from "./reconciler.ts";
 import { References, ownerKeys, wireWatch } from "./references.ts";
 import { InformerPool, type SharedStore } from "./stores.ts";
 import { Timings, jittered } from "./timings.ts";
@@ -50,12 +51,18 @@ export type ControllerDeps<D> = {
   onStatusWrite?: () => void;
   /** Caches shared with other controllers; the controller makes its own when absent. */
   informers?: InformerPool;
+  /** Protection of referenced Secrets, shared with the other controllers (one finalizer for all kinds); its own when absent. */
+  protection?: ReferenceProtection;
 } & (undefined extends D ? { kindDeps?: D } : {
   /** What the kind needs to build itself (its Linode client, poll intervals, ...). */
   kindDeps: D;
 });
 
 const OWN_WRITES_KEPT = 8;
+/** The index of a kind's own cache by the cloud id each object recorded. */
+const RECORDED_ID_INDEX = "recorded-id";
+/** ... and by the cloud id each object's spec names to adopt. */
+const NAMED_ID_INDEX = "named-id";
 
 /** What a terminal failure waits to see change: everything in the object a reconcile acts on, but its status. */
 function fingerprint(obj: ManagedObject): string {
@@ -84,6 +91,7 @@ export class Controller<D = unknown> {
   private readonly log: Logger;
   private readonly metrics: OperatorMetrics | undefined;
   private readonly abort = new AbortController();
+  private readonly protection: ReferenceProtection;
   /** Keys whose last reconcile failed terminally, with the object's state (fingerprint) after that pass. */
   private readonly terminal = new Map<string, string>();
   /** Keys something other than the object itself asked to reconcile (a referenced object, a Secret, a caller). */
@@ -138,8 +146,30 @@ export class Controller<D = unknown> {
       this.queue.addAfter(key, this.coalesceMillis);
     });
     const enqueue = (key: string): void => { this.enqueue(key); };
+    this.protection = deps.protection ?? new ReferenceProtection(deps.kube, this.log);
     const references = this.kind.references !== undefined && this.kind.references.length > 0 ? new References<unknown>(this.kind.references, storeFor) : undefined;
-    references?.wire(this.self, (raw) => this.kind.parseSpec(raw), enqueue);
+    references?.wire(this.self, (raw) => this.kind.parseSpec(raw), enqueue, this.protection);
+    const kind = this.kind;
+    this.self.addIndex(RECORDED_ID_INDEX, (obj) => {
+      const id = recordedIdOf(kind, obj);
+      return id === undefined ? [] : [id];
+    });
+    this.self.addIndex(NAMED_ID_INDEX, (obj) => {
+      try {
+        const id = kind.namedId?.(kind.parseSpec(obj.spec));
+        return id === undefined ? [] : [id];
+      } catch {
+        return [];
+      }
+    });
+    // An object letting go of a cloud id (deleted, or its record changed) frees it for those that were refused it.
+    this.self.onEvent((ev, obj, old) => {
+      const before = recordedIdOf(kind, old ?? obj);
+      if (before === undefined || (ev !== "delete" && recordedIdOf(kind, obj) === before)) return;
+      for (const o of [...this.self.byIndex(NAMED_ID_INDEX, before), ...this.self.byIndex(RECORDED_ID_INDEX, before)]) {
+        if (o.metadata.uid !== obj.metadata.uid) this.enqueue(objectKey(o));
+      }
+    });
     for (const w of this.kind.watches ?? []) wireWatch(w, storeFor, enqueue);
     let connections: ConnectionSecrets | undefined;
     if (this.kind.connection !== undefined) {
@@ -149,7 +179,8 @@ export class Controller<D = unknown> {
       connections = new ConnectionSecrets(deps.kube, secrets, module.type);
     }
     this.reconciler = new ManagedReconciler(this.kind, {
-      kube: deps.kube, events: deps.events,
+      kube: deps.kube, events: deps.events, protection: this.protection,
+      recorders: (id) => this.self.byIndex(RECORDED_ID_INDEX, id),
       ...(references !== undefined ? { references } : {}),
       ...(connections !== undefined ? { connections } : {}),
       onWrite: (write) => {
@@ -198,6 +229,8 @@ export class Controller<D = unknown> {
     // Stopped while the caches were filling: start nothing.
     if (this.stopRequested) return;
     this.log.info({ objects: this.list().length }, "cache synced; starting workers");
+    // Every cache has listed (one pool): only now can a Secret's use be judged.
+    this.protection.start();
     this.workers = Array.from({ length: this.opts.concurrency }, () => this.worker());
     this.scheduleResync();
   }
@@ -206,6 +239,7 @@ export class Controller<D = unknown> {
     this.stopRequested = true;
     if (this.resyncTimer !== undefined) clearTimeout(this.resyncTimer);
     await this.pool.stop();
+    await this.protection.stop();
     this.queue.shutDown();
     const grace = this.opts.shutdownGraceMillis ?? Timings.shutdownGraceMillis;
     const timer = setTimeout(() => { this.abort.abort(new Error("operator shutting down")); }, grace);

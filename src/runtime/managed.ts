@@ -28,6 +28,9 @@ export interface Policies {
 /** Referenced objects that resolved, by reference name, then by object name. */
 export type ResolvedRefs = Readonly<Record<string, ReadonlyMap<string, KubeObject>>>;
 
+/** The record of a create about to be sent (status.createPending). */
+export type CreatePending = { at: string } & Readonly<Record<string, string>>;
+
 /** One reconcile's view of an object. */
 export interface Managed<Spec> {
   /**
@@ -37,13 +40,17 @@ export interface Managed<Spec> {
   obj: ManagedObject;
   key: ObjectKey;
   spec: Spec;
-  /** The cloud id recorded on the object (annotation), if any. */
+  /**
+   * The cloud id this resource recorded (status.externalId, written by the operator through the
+   * status subresource), if any: the one object it acts on. Never taken from an annotation.
+   */
   externalId: string | undefined;
   /**
-   * When a create was about to be sent and its id is not recorded yet (RFC 3339), if so: only
-   * then may observe look for an object this resource created but never heard back about.
+   * A create that was about to be sent and whose id is not recorded yet, if so: when, and what
+   * it targeted (the kind's `intent`, e.g. its label and account). Only then may observe look for
+   * an object this resource created but never heard back about, and only for exactly that.
    */
-  createPending: string | undefined;
+  createPending: CreatePending | undefined;
   policies: Policies;
   refs: ResolvedRefs;
   /** One-shot actions (request tokens), checked and recorded against the API server, not the cache. */
@@ -79,8 +86,13 @@ export interface Observed<Ext, Status> {
 /**
  * Nothing to observe. `gone` says why, when the kind knows (e.g. the database a snapshot
  * belonged to no longer exists): the condition it reports if the object was recorded.
+ * `blocked` says the object cannot be seen from here and must not be presumed gone (e.g. the
+ * credentials now name another account): nothing is created, recreated or deleted, and
+ * Ready and Synced say why, until it clears.
  */
-export type Observation<Ext, Status> = { exists: false; gone?: { reason: string; message: string } } | Observed<Ext, Status>;
+export type Observation<Ext, Status> =
+  | { exists: false; gone?: { reason: string; message: string }; blocked?: { reason: string; message: string } }
+  | Observed<Ext, Status>;
 
 /** Not now: what a create waits for (an API limit, a busy parent), reported as Ready=False until it clears. */
 export interface Deferral {
@@ -120,6 +132,12 @@ export interface ExternalClient<Spec, Ext, Status> {
    * queue, not a failure: nothing is sent to find out); undefined goes ahead.
    */
   readyToCreate?(m: Managed<Spec>, signal: AbortSignal): Promise<Deferral | undefined>;
+  /**
+   * What a create about to be sent targets (e.g. its label, its account), recorded with the
+   * create-pending mark before it is sent: a later pass looks for exactly that, whatever the
+   * spec says by then.
+   */
+  intent?(m: Managed<Spec>): Record<string, string>;
   create(m: Managed<Spec>, signal: AbortSignal): Promise<Created>;
   update(m: Managed<Spec>, observed: Observed<Ext, Status>, signal: AbortSignal): Promise<void>;
   /** Resolves `gone: true` once the cloud object no longer exists. */
@@ -173,6 +191,16 @@ export interface Reference<Spec> {
   notFoundHint?: string;
   /** Whether this pass needs the reference resolved (default: yes, except while deleting). */
   required?(m: Managed<Spec>): boolean;
+  /**
+   * Names the object's status records it depends on (e.g. the credentials its cloud object was
+   * created with): their changes wake it, and they are kept protected like the spec's.
+   */
+  recorded?(obj: ManagedObject): string[];
+  /**
+   * The referenced objects must outlive their referrers (e.g. a token without which a cloud
+   * object can never be deleted): a finalizer stays on each while anything refers to it.
+   */
+  protect?: boolean;
 }
 
 /** Another resource whose changes concern this kind's objects, and which of them. */
@@ -197,6 +225,16 @@ export interface ManagedKind<Spec, Ext, Status> {
    * (ExternalResourceGone); a new token creates a new one, once.
    */
   recreateToken?(spec: Spec): string | undefined;
+  /** The existing cloud object the spec names to adopt (e.g. spec.databaseId), as an external id. */
+  namedId?(spec: Spec): string | undefined;
+  /** The Synced reason when the recorded id and what names another disagree (e.g. DatabaseIdMismatch). */
+  idMismatchReason?: string;
+  /**
+   * The id an operator before status.externalId existed recorded, as the status it wrote then
+   * confirms it (e.g. status.id equals the annotation): undefined where it does not, so a
+   * forged annotation is never taken over.
+   */
+  legacyId?(obj: ManagedObject): string | undefined;
 }
 
 // The runtime handles every kind the same way; the kind's type parameters stay inside it.

@@ -31,6 +31,10 @@ export const ConditionReasons = {
   RequestOutcomeUnknown: "RequestOutcomeUnknown",
   /** The object carries the paused annotation: nothing is changed in the cloud or in Kubernetes. */
   Paused: "Paused",
+  /** The cloud id this resource names or recorded is managed by another resource: nothing is done with it here. */
+  ExternalIdInUse: "ExternalIdInUse",
+  /** The external-id annotation disagrees with the recorded id (a kind may name it more precisely). */
+  ExternalIdMismatch: "ExternalIdMismatch",
 } as const;
 
 export const EventReasons = {
@@ -40,6 +44,8 @@ export const EventReasons = {
   ConnectionSecretPublished: "ConnectionSecretPublished",
   ConnectionSecretRemoved: "ConnectionSecretRemoved",
   ExternalResourceGone: "ExternalResourceGone",
+  /** A resource was deleted and its cloud object left in place, because another resource manages it. */
+  NotDeleted: "NotDeleted",
 } as const;
 
 /** The `action` field of the Events above. */

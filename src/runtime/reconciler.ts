@@ -8,27 +8,52 @@
 //   that may have been lost is ever looked for, and what is found is adopted;
 // - a recorded object that vanished is reported (ExternalResourceGone), never replaced unless
 //   spec.requests.recreate asks, once per token;
+// - what it acts on is what it recorded through the status subresource (status.externalId,
+//   status.createPending), never an annotation anyone with edit rights could write; a cloud id
+//   belongs to one resource (ExternalIdInUse for any other), and deleting a resource deletes
+//   only what it recorded;
 // - whatever fails in a pass, what was observed (status fields and Ready) is written.
 import { isConflict, isNotFound } from "../kube/errors.ts";
-import { keyOf, type JsonPatchOp, type KubeApi } from "../kube/types.ts";
+import { keyOf, type KubeApi } from "../kube/types.ts";
 import { Actions, LAST_REQUESTS } from "./actions.ts";
 import { getCondition, type ConditionInput } from "./conditions.ts";
 import type { ConnectionSecrets } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
-import type { AnyManagedKind, Deferral, Managed, ManagedObject, Observed } from "./managed.ts";
+import type { AnyManagedKind, CreatePending, Deferral, Managed, ManagedObject, ManagedStatus, Observation, Observed } from "./managed.ts";
+import type { ReferenceProtection } from "./protection.ts";
 import { ConditionReasons as R, EventActions, EventReasons } from "./reasons.ts";
 import type { References } from "./references.ts";
 import { StatusWriter } from "./status-writer.ts";
 import { Timings, jittered } from "./timings.ts";
 
 export const FINALIZER = "linode.operator.dev/finalizer";
+/** A copy of status.externalId for people and tools; never read as the truth. */
 export const EXTERNAL_ID_ANNOTATION = "linode.operator.dev/external-id";
+/** Written by operators before status.createPending existed; removed when seen, never followed. */
 export const CREATE_PENDING_ANNOTATION = "linode.operator.dev/create-pending";
 /** `"true"` stops every write for the object (cloud and Kubernetes, finalizer removal included) but the Synced condition saying so. */
 export const PAUSED_ANNOTATION = "linode.operator.dev/paused";
 
 export const isPaused = (obj: ManagedObject): boolean => obj.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
+
+/**
+ * The cloud id `obj` recorded: status.externalId, or, for an object last written by an operator
+ * before that field existed, its external-id annotation where the status that operator wrote
+ * (the kind's legacyId) confirms it.
+ */
+export function recordedIdOf(kind: AnyManagedKind, obj: ManagedObject): string | undefined {
+  const recorded = obj.status?.externalId;
+  if (typeof recorded === "string" && recorded !== "") return recorded;
+  const annotation = obj.metadata.annotations?.[EXTERNAL_ID_ANNOTATION];
+  return annotation !== undefined && annotation !== "" && kind.legacyId?.(obj) === annotation ? annotation : undefined;
+}
+
+function createPendingOf(status: ManagedStatus | undefined): CreatePending | undefined {
+  const p = status?.createPending;
+  if (p === null || typeof p !== "object" || typeof (p as { at?: unknown }).at !== "string") return undefined;
+  return Object.fromEntries(Object.entries(p).filter(([, v]) => typeof v === "string")) as CreatePending;
+}
 
 export interface ReconcileResult {
   /** Poll again after this long (level-triggered: an event may come sooner). Absent: wait for a change. */
@@ -44,6 +69,10 @@ export interface ReconcilerDeps {
   connections?: ConnectionSecrets;
   /** Called after every write to the object, with the resourceVersion it produced. */
   onWrite?: (write: OwnWrite) => void;
+  /** This kind's objects (any namespace the operator watches) whose recorded cloud id is `id`. */
+  recorders?: (id: string) => ManagedObject[];
+  /** Keeps the objects protected references name (credentials Secrets) from going first. */
+  protection?: ReferenceProtection;
 }
 
 export interface OwnWrite { key: string; resourceVersion: string | undefined; status: boolean }
@@ -110,11 +139,10 @@ export class ManagedReconciler {
       await status.write([{ type: "Synced", status: "False", reason: R.InvalidSpec, message }], pass.generation);
       throw new TerminalError(R.InvalidSpec, message);
     }
-    const annotations = obj.metadata.annotations ?? {};
     const m: M = {
       obj, key: keyOf(obj), spec,
-      externalId: annotations[EXTERNAL_ID_ANNOTATION],
-      createPending: annotations[CREATE_PENDING_ANNOTATION],
+      externalId: recordedIdOf(this.kind, obj),
+      createPending: createPendingOf(obj.status),
       policies: this.kind.policies(spec),
       refs: {},
       actions: new Actions(status),
@@ -135,13 +163,25 @@ export class ManagedReconciler {
     pass.acting = true;
     if (m.policies.deletion === "Delete" && m.policies.management === "Manage") {
       if (this.deps.references !== undefined) m.refs = this.deps.references.resolve(m, true).refs;
+      const owner = m.externalId !== undefined ? this.ownerOtherThan(m, m.externalId) : undefined;
+      if (owner !== undefined) {
+        // Recorded by another resource too (a race of two adoptions, or a cluster upgraded from
+        // before ids were exclusive): the one that owns it decides its fate, not this one.
+        this.deps.events.normal(m.obj, EventReasons.NotDeleted, EventActions.Delete, `the ${this.kind.type.kind} ${m.externalId ?? ""} is left in place: another resource in this cluster manages it`);
+        await this.removeFinalizer(m.obj);
+        return {};
+      }
       // A cloud object that provably does not exist (e.g. a databaseId that was never valid)
       // must not hold the resource hostage.
-      const observed = await this.kind.external.observe(m, signal).catch((err: unknown) => {
+      const observed: Observation<unknown, unknown> = await this.kind.external.observe(m, signal).catch((err: unknown) => {
         if (err instanceof TerminalError && err.reason === R.NotFound) return { exists: false as const };
         throw err;
       });
+      if (!observed.exists && observed.blocked !== undefined) return this.reportBlocked(m, pass, observed.blocked);
       if (observed.exists) {
+        // Found by a create it announced: recorded before the delete, so the pass after it knows
+        // which object to see gone instead of waiting out the announcement.
+        if (observed.externalId !== m.externalId) await this.recordExternalId(m, pass, observed.externalId);
         const { gone } = await this.kind.external.delete(m, observed, signal);
         if (!gone) {
           await pass.status.write([
@@ -162,6 +202,12 @@ export class ManagedReconciler {
     if (!observeOnly) await this.ensureFinalizer(m.obj);
     else await this.removeFinalizer(m.obj);
 
+    this.refuseForgedId(m);
+    // Taken over from an operator that recorded the id only in the annotation (and status.id).
+    if (m.externalId !== undefined && m.obj.status?.externalId === undefined) status.merge({ externalId: m.externalId });
+    const claimed = this.claimedElsewhere(m);
+    if (claimed !== undefined) return this.reportInUse(m, pass, claimed);
+
     if (this.deps.references !== undefined) {
       const resolution = this.deps.references.resolve(m, false);
       m.refs = resolution.refs;
@@ -174,9 +220,12 @@ export class ManagedReconciler {
         ], gen);
         return {};
       }
+      // What the cloud object cannot be reached without must outlive this resource: protected before anything is done with it.
+      if (!observeOnly) for (const o of this.deps.references.protectedOf(m)) await this.deps.protection?.ensure(o);
     }
 
     let observed = await this.kind.external.observe(m, signal);
+    if (!observed.exists && observed.blocked !== undefined) return this.reportBlocked(m, pass, observed.blocked);
     if (!observed.exists) {
       if (observeOnly) {
         await status.write([
@@ -185,11 +234,11 @@ export class ManagedReconciler {
         ], gen);
         return { requeueAfterMillis: this.pollMillis(false) * Timings.observeMissingFactor };
       }
-      if (m.externalId !== undefined && !(await this.recreateRequested(m))) return this.reportGone(m, pass, observed.gone);
+      if (m.externalId !== undefined && !(await this.recreateRequested(m, pass))) return this.reportGone(m, pass, observed.gone);
       return this.create(m, pass, signal);
     }
 
-    if (m.externalId !== observed.externalId || m.createPending !== undefined) await this.recordExternalId(m, observed.externalId);
+    if (m.externalId !== observed.externalId || m.createPending !== undefined) await this.recordExternalId(m, pass, observed.externalId);
     status.merge(observed.status as Record<string, unknown>);
     pass.ready = readyOf(observed);
     if (!observeOnly) await this.spendIdleRecreateToken(m);
@@ -249,19 +298,30 @@ export class ManagedReconciler {
     // Announced first, every time: if the response is lost (or the process dies), the next
     // pass knows a create may have happened and looks for it; without the mark it never adopts
     // anything, and its time starts the grace period of this attempt.
-    await this.markCreatePending(m);
+    await this.markCreatePending(m, pass);
     const key = `${m.key.namespace}/${m.key.name}`;
     this.answeredCreates.delete(key);
+    // A create still waiting (for the call budget, a 429, a slow answer) after the deadline is
+    // abandoned, so none is ever sent later than the grace period that keeps another from
+    // being sent meanwhile (createMayBeInFlight) assumes.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => { deadline.abort(new Error(`the create was not answered within ${String(Timings.createDeadlineMillis / 1000)} s`)); }, Timings.createDeadlineMillis);
+    const forward = (): void => { deadline.abort(signal.reason); };
+    if (signal.aborted) forward();
+    else signal.addEventListener("abort", forward, { once: true });
     let created;
     try {
-      created = await this.kind.external.create(m, signal);
+      created = await this.kind.external.create(m, deadline.signal);
     } catch (err) {
       // The API refused it: nothing was created, so nothing may be looked for or adopted later.
-      if (err instanceof TerminalError) await this.clearCreatePending(m).catch(() => undefined);
+      if (err instanceof TerminalError) await this.clearCreatePending(m, pass).catch(() => undefined);
       else if (err instanceof RetryAfterError || answered(err)) this.answeredCreates.add(key);
       throw err;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", forward);
     }
-    if (created.externalId !== undefined) await this.recordExternalId(m, created.externalId);
+    if (created.externalId !== undefined) await this.recordExternalId(m, pass, created.externalId);
     this.deps.events.normal(m.obj, EventReasons.Created, EventActions.Create, created.externalId !== undefined
       ? `created ${this.kind.type.kind} ${created.externalId} on Linode`
       : `requested a new ${this.kind.type.kind} from Linode`);
@@ -280,23 +340,23 @@ export class ManagedReconciler {
    */
   private createMayBeInFlight(m: M): Deferral | undefined {
     if (m.createPending === undefined || this.answeredCreates.has(`${m.key.namespace}/${m.key.name}`)) return undefined;
-    const age = Date.now() - Date.parse(m.createPending);
+    const age = Date.now() - Date.parse(m.createPending.at);
     if (!Number.isFinite(age) || age >= Timings.createGraceMillis) return undefined;
     return {
       reason: R.Creating,
-      message: `a create sent at ${m.createPending} is not seen yet; it is not sent again before ${String(Math.ceil((Timings.createGraceMillis - age) / 1000))} s have passed`,
+      message: `a create sent at ${m.createPending.at} is not seen yet; it is not sent again before ${String(Math.ceil((Timings.createGraceMillis - age) / 1000))} s have passed`,
       retryAfterMillis: this.pollMillis(false),
     };
   }
 
   /** The recorded object is gone: a new recreate token lets it be created again (once), after forgetting the old id. */
-  private async recreateRequested(m: M): Promise<boolean> {
+  private async recreateRequested(m: M, pass: Pass): Promise<boolean> {
     const token = this.kind.recreateToken?.(m.spec);
     if (token === undefined) return false;
     const outcome = await m.actions.run({
       name: "recreate", token, atMostOnce: false, refused: () => false,
       perform: async () => {
-        await this.forgetExternalId(m);
+        await this.forgetExternalId(m, pass);
         return undefined;
       },
     });
@@ -417,36 +477,112 @@ export class ManagedReconciler {
   }
 
   /**
-   * Marks the intent to create, on the condition that the object is still the version this
-   * pass read: a pass that runs on a cache older than its own last write (the id recorded a
-   * moment ago) fails here as a conflict and runs again, instead of creating a second object.
+   * Records the intent to create (through the status subresource, with what the create targets),
+   * on the condition that the object is still the version this pass read: a pass that runs on a
+   * cache older than its own last write (the id recorded a moment ago) fails here as a conflict
+   * and runs again, instead of creating a second object.
    */
-  private async markCreatePending(m: M): Promise<void> {
-    const at = now();
-    const ops: JsonPatchOp[] = [{ op: "test", path: "/metadata/resourceVersion", value: m.obj.metadata.resourceVersion }];
-    if (m.obj.metadata.annotations === undefined) ops.push({ op: "add", path: "/metadata/annotations", value: { [CREATE_PENDING_ANNOTATION]: at } });
-    else ops.push({ op: "add", path: `/metadata/annotations/${CREATE_PENDING_ANNOTATION.replace(/~/g, "~0").replace(/\//g, "~1")}`, value: at });
-    const updated = await this.deps.kube.jsonPatchCustom(this.kind.type, m.key, ops);
-    m.obj.metadata.annotations = updated.metadata.annotations;
-    m.obj.metadata.resourceVersion = updated.metadata.resourceVersion;
-    this.wrote(m.obj, updated.metadata.resourceVersion, false);
-    m.createPending = at;
+  private async markCreatePending(m: M, pass: Pass): Promise<void> {
+    const pending: CreatePending = { ...this.kind.external.intent?.(m), at: now() };
+    await pass.status.commit({ createPending: pending }, m.obj.metadata.resourceVersion);
+    m.createPending = pending;
   }
 
-  private async clearCreatePending(m: M): Promise<void> {
-    await this.annotate(m, { [CREATE_PENDING_ANNOTATION]: null });
+  private async clearCreatePending(m: M, pass: Pass): Promise<void> {
+    await pass.status.commit({ createPending: null }, undefined);
     m.createPending = undefined;
+    if (m.obj.metadata.annotations?.[CREATE_PENDING_ANNOTATION] !== undefined) await this.annotate(m, { [CREATE_PENDING_ANNOTATION]: null });
   }
 
-  private async recordExternalId(m: M, externalId: string): Promise<void> {
-    await this.annotate(m, { [EXTERNAL_ID_ANNOTATION]: externalId, [CREATE_PENDING_ANNOTATION]: null });
+  /** The record first (the truth), then its copy in the annotation. */
+  private async recordExternalId(m: M, pass: Pass, externalId: string): Promise<void> {
+    await pass.status.commit({ externalId, createPending: null }, undefined);
     m.externalId = externalId;
     m.createPending = undefined;
+    await this.annotate(m, { [EXTERNAL_ID_ANNOTATION]: externalId, [CREATE_PENDING_ANNOTATION]: null });
   }
 
-  private async forgetExternalId(m: M): Promise<void> {
+  /** The copy first, so an annotation never outlives the record it copies. */
+  private async forgetExternalId(m: M, pass: Pass): Promise<void> {
     await this.annotate(m, { [EXTERNAL_ID_ANNOTATION]: null });
+    await pass.status.commit({ externalId: null }, m.obj.metadata.resourceVersion);
     m.externalId = undefined;
+  }
+
+  /**
+   * The annotation is a copy for people and tools; one that disagrees with the record was
+   * written by someone else, and following it would act on another object (someone else's).
+   */
+  private refuseForgedId(m: M): void {
+    const copy = m.obj.metadata.annotations?.[EXTERNAL_ID_ANNOTATION];
+    if (copy === undefined || copy === m.externalId) return;
+    const reason = this.kind.idMismatchReason ?? R.ExternalIdMismatch;
+    throw new TerminalError(reason, `the annotation ${EXTERNAL_ID_ANNOTATION} says ${copy}, but this resource recorded ${m.externalId ?? "no cloud object"}: the annotation is only a copy of status.externalId and is never followed, so nothing was done; remove it${m.externalId !== undefined ? ` (or set it back to ${m.externalId})` : ""}. To manage an existing ${this.kind.type.kind} on purpose, name its id in the spec`);
+  }
+
+  /** Which id this pass would act on is recorded by another resource that owns it, if any. */
+  private claimedElsewhere(m: M): { id: string } | undefined {
+    const named = this.kind.namedId?.(m.spec);
+    for (const id of new Set([m.externalId, named])) {
+      if (id !== undefined && this.ownerOtherThan(m, id) !== undefined) return { id };
+    }
+    return undefined;
+  }
+
+  /**
+   * Another object of this kind that owns cloud id `id`, if any: one that records it, where this
+   * one does not; where both do (two adoptions racing within the caches' delay, or records
+   * made before ids were exclusive), the one that created it over one that adopted it, then the
+   * oldest.
+   */
+  private ownerOtherThan(m: M, id: string): ManagedObject | undefined {
+    const others = (this.deps.recorders?.(id) ?? []).filter((o) => o.metadata.uid !== m.obj.metadata.uid && recordedIdOf(this.kind, o) === id);
+    if (others.length === 0) return undefined;
+    if (m.externalId !== id) return others[0];
+    const rank = (o: ManagedObject): string => {
+      let adopted: boolean;
+      try {
+        adopted = this.kind.namedId?.(this.kind.parseSpec(o.spec)) === id;
+      } catch {
+        adopted = true;
+      }
+      return `${adopted ? 1 : 0}|${String(o.metadata.creationTimestamp ?? "")}|${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+    };
+    const mine = rank(m.obj);
+    return others.find((o) => rank(o) < mine);
+  }
+
+  /**
+   * A cloud object another resource manages: nothing is read from or written to it for this one,
+   * and a connection Secret this one published from it (before the other recorded it, or by an
+   * operator before ids were exclusive) is removed: it holds another resource's credentials.
+   */
+  private async reportInUse(m: M, pass: Pass, claimed: { id: string }): Promise<ReconcileResult> {
+    const message = `the ${this.kind.type.kind} ${claimed.id} is managed by another resource in this cluster; a cloud object belongs to one resource, so nothing is read from or written to it for this one (no connection Secret, no change, no delete): remove its id from the spec, or delete this resource (which then deletes nothing in Linode)`;
+    const previous = getCondition(m.obj.status?.conditions, "Synced");
+    if (this.deps.connections !== undefined) {
+      for (const old of await this.deps.connections.removeOthers(m.obj, "")) {
+        this.deps.events.normal(m.obj, EventReasons.ConnectionSecretRemoved, EventActions.PublishSecret, `removed the connection Secret ${old}: its cloud object is managed by another resource`);
+      }
+    }
+    await pass.status.write([
+      { type: "Ready", status: "False", reason: R.ExternalIdInUse, message },
+      { type: "Synced", status: "False", reason: R.ExternalIdInUse, message },
+    ], pass.generation);
+    if (previous?.reason !== R.ExternalIdInUse) this.deps.events.warning(m.obj, R.ExternalIdInUse, EventActions.Reconcile, message);
+    // Free again when the other resource lets go of it: looked at on the drift cadence.
+    return { requeueAfterMillis: this.pollMillis(true) };
+  }
+
+  /** The cloud object cannot be seen from here and must not be presumed gone: nothing is created, recreated or deleted. */
+  private async reportBlocked(m: M, pass: Pass, blocked: { reason: string; message: string }): Promise<ReconcileResult> {
+    const previous = getCondition(m.obj.status?.conditions, "Synced");
+    await pass.status.write([
+      { type: "Ready", status: "False", reason: blocked.reason, message: blocked.message },
+      { type: "Synced", status: "False", reason: blocked.reason, message: blocked.message },
+    ], pass.generation);
+    if (previous?.reason !== blocked.reason) this.deps.events.warning(m.obj, blocked.reason, EventActions.Reconcile, blocked.message);
+    return { requeueAfterMillis: this.pollMillis(true) };
   }
 
   private wrote(obj: ManagedObject, resourceVersion: string | undefined, status: boolean): void {

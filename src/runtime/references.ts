@@ -5,6 +5,7 @@
 import { objectKey, type KubeObject, type ResourceType } from "../kube/types.ts";
 import { ConditionReasons } from "./reasons.ts";
 import { referrersIndex, type Managed, type ManagedObject, type Reference, type ResolvedRefs, type Target, type Watch } from "./managed.ts";
+import type { ReferenceProtection } from "./protection.ts";
 import type { SharedStore } from "./stores.ts";
 
 export type StoreFor = (target: Target) => SharedStore<KubeObject>;
@@ -25,28 +26,41 @@ export class References<Spec> {
   }
 
   /**
-   * Indexes `self` by what each object refers to and calls `enqueue` with the referrers of
-   * every referenced object that changes. `parse` is the kind's spec parser (objects whose
-   * spec does not parse refer to nothing).
+   * Indexes `self` by what each object refers to (by its spec, or by what its status recorded)
+   * and calls `enqueue` with the referrers of every referenced object that changes. `parse` is
+   * the kind's spec parser (a spec that does not parse refers to nothing). References that
+   * protect what they name are registered with `protection`.
    */
-  wire(self: SharedStore<ManagedObject>, parse: (raw: unknown) => Spec, enqueue: (key: string) => void): void {
+  wire(self: SharedStore<ManagedObject>, parse: (raw: unknown) => Spec, enqueue: (key: string) => void, protection?: ReferenceProtection): void {
     for (const { ref, store } of this.declared) {
       const index = referrersIndex(ref.name);
-      self.addIndex(index, (obj) => {
-        let spec: Spec;
+      const refersTo = (obj: ManagedObject): string[] => {
+        let names: string[] = [];
         try {
-          spec = parse(obj.spec);
+          names = ref.names(parse(obj.spec));
         } catch {
-          return [];
+          // refers to nothing by its spec
         }
-        return ref.names(spec).map((name) => `${obj.metadata.namespace ?? ""}/${name}`);
-      });
+        const all = new Set([...names, ...(ref.recorded?.(obj) ?? [])]);
+        return [...all].map((name) => `${obj.metadata.namespace ?? ""}/${name}`);
+      };
+      self.addIndex(index, refersTo);
       store.onEvent((_ev, obj, old) => {
         for (const o of old === undefined ? [obj] : [obj, old]) {
           for (const referrer of self.byIndex(index, objectKey(o))) enqueue(objectKey(referrer));
         }
       });
+      if (ref.protect === true) {
+        if (!("secrets" in ref.target)) throw new Error(`reference ${ref.name}: only Secrets can be protected`);
+        if (protection === undefined) throw new Error(`reference ${ref.name} protects what it names: a ReferenceProtection is needed`);
+        protection.register(store, self, index, refersTo);
+      }
     }
+  }
+
+  /** The resolved objects of this pass that must outlive the object (their finalizer is put on before it acts). */
+  protectedOf(m: Managed<Spec>): KubeObject[] {
+    return this.declared.filter(({ ref }) => ref.protect === true).flatMap(({ ref }) => [...(m.refs[ref.name]?.values() ?? [])]);
   }
 
   resolve(m: Managed<Spec>, deleting: boolean): Resolution {

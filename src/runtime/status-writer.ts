@@ -62,6 +62,10 @@ export class StatusWriter {
     const updated = await this.kube.patchCustomStatus(this.type, keyOf(this.obj), patch, resourceVersion !== undefined ? { resourceVersion } : {});
     this.written = applyMergePatch(this.written, patch) as ManagedStatus;
     this.obj.status = applyMergePatch(this.obj.status ?? {}, patch) as ManagedStatus;
+    // Conditional on the very version the pass's copy is: the copy is now the version it made.
+    // (After an unconditional write it stays older, so a later conditional write still notices
+    // anyone else's change.)
+    if (resourceVersion !== undefined && resourceVersion === this.obj.metadata.resourceVersion) this.obj.metadata.resourceVersion = updated.metadata.resourceVersion;
     this.onWrite?.(updated.metadata.resourceVersion);
     return updated.metadata.resourceVersion;
   }

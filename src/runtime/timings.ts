@@ -16,11 +16,17 @@ export const Timings = {
   /** First look after a create: no sooner than the pending poll, no later than this. */
   afterCreateMaxMillis: 2_000,
   /**
+   * A create call is abandoned after this long, whatever it waits for (the call budget, a 429's
+   * Retry-After, retries, a slow answer): no create is ever sent later than this after it was
+   * announced.
+   */
+  createDeadlineMillis: 60_000,
+  /**
    * A create announced this recently whose object is not to be seen may still be in flight
    * (sent by a process that died, or whose answer was lost): it is not sent again before this
-   * has passed. Longer than a request can take (the Linode client gives up after 35 s).
+   * has passed. Twice the create deadline, so clocks of two replicas may differ by a minute.
    */
-  createGraceMillis: 60_000,
+  createGraceMillis: 120_000,
   /** After an update the observation did not see yet (the object vanished meanwhile). */
   afterUpdateMillis: 1_000,
   /** `managementPolicy: Observe` with nothing to observe: look again this many pending polls later. */

@@ -33,7 +33,7 @@ import {
   titles, trigger, verdict, type OpName, type Trial,
 } from "./chaos/operations.ts";
 import { invariants, killTable, outcomeTable, summarize, textTable, type Violation } from "./chaos/report.ts";
-import { annotation, audit, CLUSTER_ID, look, settled, statusId, type World } from "./chaos/world.ts";
+import { recorded, audit, CLUSTER_ID, look, settled, statusId, type World } from "./chaos/world.ts";
 import { saveResult, type Figure } from "./report/result.ts";
 
 const trialsPerOp = Number(process.argv[2] ?? 100);
@@ -230,8 +230,8 @@ try {
       t.deadline = restartAt + TIMEOUT_MS;
       // A create announced and not seen is not sent again before the documented grace period.
       const o = (t.op === "create-mdb" ? atKill.mdbs : t.op === "create-nb" ? atKill.nbs : t.op === "snapshot" ? atKill.snaps : undefined)?.get(t.name);
-      const pending = Date.parse(annotation(o, "createPending") ?? "");
-      if (Number.isFinite(pending) && annotation(o, "externalId") === undefined && t.atKill === "before send") {
+      const pending = Date.parse(recorded(o, "createPending") ?? "");
+      if (Number.isFinite(pending) && recorded(o, "externalId") === undefined && t.atKill === "before send") {
         t.graceWait = true;
         t.deadline = Math.max(t.deadline, pending + Timings.createGraceMillis + TIMEOUT_MS);
       }

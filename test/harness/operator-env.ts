@@ -4,8 +4,10 @@
 // inspect the emulator as a user would.
 import { Registry } from "prom-client";
 import { LinodeClient } from "../../src/linode/index.ts";
+import type { RetryPolicy } from "../../src/linode/retry.ts";
 import { startEmulator, type EmulatorConfigInput, type RunningEmulator } from "../../src/emulator/index.ts";
 import { Controller } from "../../src/runtime/controller.ts";
+import { ReferenceProtection } from "../../src/runtime/protection.ts";
 import { InformerPool } from "../../src/runtime/stores.ts";
 import { kinds } from "../../src/resources/index.ts";
 import { LinodeAccounts } from "../../src/resources/shared/credentials.ts";
@@ -29,7 +31,8 @@ export interface OperatorEnv {
   clusterId: string;
   /** The operator's metrics registry (Linode client and kinds' own metrics). */
   registry: Registry;
-  stop(): Promise<void>;
+  /** Stops the operator; the emulator too, unless it was another env's or `keepEmulator` (a restart on the same cloud). */
+  stop(how?: { keepEmulator?: boolean }): Promise<void>;
 }
 
 export const TOKEN = "operator-test-token";
@@ -46,6 +49,12 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   backupsRefreshMillis?: number;
   /** Namespaces ("*": all) whose resources must name their token in spec.credentialsRef. */
   requireCredentialsRef?: string[];
+  /** Namespaces ("*": all, the default here) whose resources may adopt by id with the operator's token. */
+  adoptNamespaces?: string[];
+  /** More namespaces to watch besides the cluster's own (another team's). */
+  extraNamespaces?: string[];
+  /** The operator's Linode clients' retry policy (e.g. a short longest rate-limit wait). */
+  clientRetry?: Partial<RetryPolicy>;
 } = {}): Promise<OperatorEnv> {
   await installCrds(cluster);
   const emulator = opts.reuseEmulator ?? await startEmulator({
@@ -55,13 +64,19 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   const deps = runtimeDeps(cluster.adminKubeconfig);
   const registry = new Registry();
   // Every token's client shares the registry, so the tests read one set of call counters.
-  const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000 } });
+  const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000, ...opts.clientRetry } });
   const operatorLinode = clientFor(opts.token ?? TOKEN);
   let writes = 0;
   const clusterId = `test-${cluster.namespace}`;
-  const informers = new InformerPool(deps.kube, { namespaces: [cluster.namespace] });
+  const informers = new InformerPool(deps.kube, { namespaces: [cluster.namespace, ...(opts.extraNamespaces ?? [])] });
   const required = new Set(opts.requireCredentialsRef ?? []);
-  const accounts = new LinodeAccounts({ operator: operatorLinode, clientFor, requireRef: (namespace) => required.has("*") || required.has(namespace) });
+  const adopting = new Set(opts.adoptNamespaces ?? ["*"]);
+  const accounts = new LinodeAccounts({
+    operator: { token: opts.token ?? TOKEN, client: operatorLinode }, clientFor,
+    requireRef: (namespace) => required.has("*") || required.has(namespace),
+    adoptionAllowed: (namespace) => adopting.has("*") || adopting.has(namespace),
+  });
+  const protection = new ReferenceProtection(deps.kube, deps.log);
   const kindDeps: ResourceDeps = {
     accounts, clusterId, registry, log: deps.log,
     poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 },
@@ -69,7 +84,7 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
     ...(opts.backupsRefreshMillis !== undefined ? { backupsRefreshMillis: opts.backupsRefreshMillis } : {}),
   };
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
-    ...deps, informers, onStatusWrite: () => { writes++; }, kindDeps,
+    ...deps, informers, protection, onStatusWrite: () => { writes++; }, kindDeps,
   }, { concurrency: 4, coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 } })]));
   await Promise.all(Object.values(controllers).map((c) => c.start()));
   const controller = controllers.ManagedDatabase;
@@ -78,12 +93,12 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   return {
     emulator, linode, deps, controller, controllers, operatorLinode, clusterId, registry,
     statusWrites: () => writes,
-    async stop() {
+    async stop(how) {
       await Promise.all(Object.values(controllers).map((c) => c.stop()));
       await accounts.close();
       await operatorLinode.close();
       await linode.close();
-      if (opts.reuseEmulator === undefined) await emulator.close();
+      if (opts.reuseEmulator === undefined && how?.keepEmulator !== true) await emulator.close();
     },
   };
 }

@@ -65,7 +65,7 @@ describe("the operator killed between a call and its record", () => {
     await kill();
     emulator.setFaults({ latencyMs: 0, routes: [] });
     await waitFor("the held create applied", async () => ((await linode.databases.mysql.listAll()).length === 1 ? true : undefined), 30_000, 100);
-    expect((await get("created")).metadata.annotations?.["linode.operator.dev/create-pending"]).toBeDefined();
+    expect((await get("created")).status?.createPending).toMatchObject({ at: expect.any(String) as string });
     await start();
     const o = await waitFor("Ready", async () => { const x = await get("created"); return x.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true ? x : undefined; }, 60_000, 200);
     const all = await linode.databases.mysql.listAll();

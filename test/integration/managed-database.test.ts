@@ -177,7 +177,14 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
     // back: the database exists under the derived label and only the announcement says so.
     const label = derivedLabel({ clusterId: env.clusterId, namespace: cluster.namespace, name: "lost" });
     const orphan = await env.linode.databases.engine("mysql").create({ label, region: "us-east", type: "g6-nanode-1", version: "8" });
-    await apply("lost", { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" }, { "linode.operator.dev/create-pending": new Date().toISOString() });
+    // The announcement lives in status.createPending (the status subresource, which only the
+    // operator's role writes): set it while the resource is paused, then resume.
+    const spec = { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" };
+    await apply("lost", spec, { "linode.operator.dev/paused": "true" });
+    const announce = await cluster.kubectl(["-n", cluster.namespace, "patch", "mdb", "lost", "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { createPending: { at: new Date().toISOString(), label } } })]);
+    expect(announce.code, announce.stderr).toBe(0);
+    const resume = await cluster.kubectl(["-n", cluster.namespace, "annotate", "mdb", "lost", "linode.operator.dev/paused-"]);
+    expect(resume.code, resume.stderr).toBe(0);
     const o = await waitFor("lost Ready", () => readyAt("lost"), 60_000, 200);
     expect(o.status?.id).toBe(orphan.id);
     expect(o.metadata.annotations?.["linode.operator.dev/external-id"]).toBe(String(orphan.id));

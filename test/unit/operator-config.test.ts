@@ -44,6 +44,14 @@ describe("operator configuration", () => {
     expect(loadOperatorConfig([], env({ REQUIRE_CREDENTIALS_REF: "false" })).requireCredentialsRef).toEqual([]);
     expect(() => loadOperatorConfig([], env({ REQUIRE_CREDENTIALS_REF: "Not_A_Namespace" }))).toThrow(/requireCredentialsRef/);
   });
+
+  it("adopting by id on the operator's shared token is off unless the admin allows it, everywhere or in named namespaces", () => {
+    expect(loadOperatorConfig([], env({})).adoptNamespaces).toEqual([]);
+    expect(loadOperatorConfig([], env({ ADOPT_NAMESPACES: "true" })).adoptNamespaces).toEqual(["*"]);
+    expect(loadOperatorConfig(["--adopt-namespaces", "team-a, team-b"], env({})).adoptNamespaces).toEqual(["team-a", "team-b"]);
+    expect(loadOperatorConfig([], env({ ADOPT_NAMESPACES: "false" })).adoptNamespaces).toEqual([]);
+    expect(() => loadOperatorConfig([], env({ ADOPT_NAMESPACES: "Team_A" }))).toThrow(/adoptNamespaces/);
+  });
 });
 
 describe("Kubernetes Events", () => {

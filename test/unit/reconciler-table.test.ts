@@ -10,7 +10,8 @@ import { RetryAfterError } from "../../src/runtime/errors.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
-import { CREATE_PENDING_ANNOTATION, EXTERNAL_ID_ANNOTATION, FINALIZER } from "../../src/runtime/reconciler.ts";
+import { EXTERNAL_ID_ANNOTATION, FINALIZER } from "../../src/runtime/reconciler.ts";
+import { Timings } from "../../src/runtime/timings.ts";
 import { GadgetCloud, gadgetType, type GadgetSpec } from "../fixtures/gadget-kind.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
 
@@ -21,7 +22,7 @@ interface Harness {
   kube: MemoryKube;
   cloud: GadgetCloud;
   controller: Controller;
-  create(name: string, spec: Partial<GadgetSpec>, annotations?: Record<string, string>): Promise<void>;
+  create(name: string, spec: Partial<GadgetSpec>, annotations?: Record<string, string>, status?: Record<string, unknown>): Promise<void>;
   get(name: string): ManagedObject | undefined;
   condition(name: string, type: string): { status: string; reason: string; message?: string } | undefined;
   waitFor<T>(what: string, fn: () => T | undefined | false): Promise<T>;
@@ -47,8 +48,8 @@ async function harness(opts: { resyncMillis?: number; backoffBaseMillis?: number
   const get = (name: string): ManagedObject | undefined => kube.peek(gadgetType, { namespace: ns, name }) as ManagedObject | undefined;
   return {
     kube, cloud, controller, get,
-    async create(name, spec, annotations) {
-      await kube.createCustom(gadgetType, ns, { metadata: { name, ...(annotations !== undefined ? { annotations } : {}) }, spec: { size: 1, ...spec } });
+    async create(name, spec, annotations, status) {
+      await kube.createCustom(gadgetType, ns, { metadata: { name, ...(annotations !== undefined ? { annotations } : {}) }, spec: { size: 1, ...spec }, ...(status !== undefined ? { status } : {}) });
     },
     condition: (name, type) => get(name)?.status?.conditions?.find((c) => c.type === type),
     async waitFor(what, fn) {
@@ -80,8 +81,13 @@ describe("generic reconciler decision table", () => {
     const writes = h.kube.writesTo("gadgets", key("g")).map((w) => w.method);
     // After the test's own create, the finalizer is written before anything happens in the cloud.
     expect(writes.slice(0, 2)).toEqual(["create", "jsonPatch"]);
-    const reasons = h.kube.writesTo("gadgets", key("g")).filter((w) => w.method === "patchStatus")
-      .map((w) => (w.body as { conditions?: { type: string; reason: string }[] }).conditions?.find((c) => c.type === "Ready")?.reason);
+    const statusWrites = h.kube.writesTo("gadgets", key("g")).filter((w) => w.method === "patchStatus").map((w) => w.body as Record<string, unknown>);
+    // The intent to create, then the id, are recorded through the status subresource (never an annotation alone).
+    expect(statusWrites[0]?.createPending).toMatchObject({ at: expect.any(String) as string });
+    expect(statusWrites[1]).toMatchObject({ externalId: h.cloud.creates[0], createPending: null });
+    expect(o?.status?.externalId).toBe(h.cloud.creates[0]);
+    const reasons = statusWrites.filter((b) => b.conditions !== undefined)
+      .map((b) => (b.conditions as { type: string; reason: string }[]).find((c) => c.type === "Ready")?.reason);
     expect(reasons).toEqual(["Creating", "Available"]);
     expect(h.kube.events.map((e) => e.reason)).toContain("Created");
   });
@@ -89,13 +95,37 @@ describe("generic reconciler decision table", () => {
   it("adopt after lost create: with create-pending, the object the lost response left is adopted, not duplicated", async () => {
     const h = await harness();
     // The operator announced a create, sent it, and died before recording the id.
-    await h.create("lost", { size: 2 }, { [CREATE_PENDING_ANNOTATION]: "2026-01-01T00:00:00Z" });
     const id = h.cloud.put({ size: 2, label: h.cloud.labelOf(ns, "lost") });
+    await h.create("lost", { size: 2 }, undefined, { createPending: { at: "2026-01-01T00:00:00Z" } });
     await h.waitFor("Ready", () => readyTrue(h, "lost"));
     expect(h.cloud.creates).toHaveLength(0);
+    expect(h.get("lost")?.status?.externalId).toBe(id);
     expect(h.get("lost")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION]).toBe(id);
-    expect(h.get("lost")?.metadata.annotations?.[CREATE_PENDING_ANNOTATION]).toBeUndefined();
+    expect(h.get("lost")?.status?.createPending).toBeUndefined();
     expect(h.cloud.objects.size).toBe(1);
+  });
+
+  it("a create that hangs is abandoned at the create deadline, stays announced, and is not sent again within the grace", async () => {
+    // The grace that keeps a second create from being sent must outlast the longest a first can take.
+    expect(Timings.createGraceMillis).toBeGreaterThanOrEqual(2 * Timings.createDeadlineMillis);
+    const timings = Timings as { createDeadlineMillis: number };
+    const deadline = timings.createDeadlineMillis;
+    timings.createDeadlineMillis = 150;
+    try {
+      const h = await harness();
+      h.cloud.createHangs = true;
+      await h.create("hung", { size: 2 });
+      const c = await h.waitFor("deadline reported", () => { const x = h.condition("hung", "Synced"); return x?.status === "False" ? x : undefined; });
+      expect(c.message).toContain("not answered within 0.15 s");
+      expect(h.get("hung")?.status?.createPending).toMatchObject({ at: expect.any(String) as string });
+      h.cloud.createHangs = false;
+      await h.quiet(600); // many backoff periods: each later pass waits for the announced create instead
+      expect(h.cloud.createAttempts).toEqual([key("hung")]);
+      expect(h.condition("hung", "Ready")?.reason).toBe("Creating");
+      expect(h.condition("hung", "Ready")?.message).toMatch(/not sent again before \d+ s/);
+    } finally {
+      timings.createDeadlineMillis = deadline;
+    }
   });
 
   it("without create-pending an object with its label is never adopted: LabelInUse, nothing created or adopted", async () => {
@@ -106,8 +136,9 @@ describe("generic reconciler decision table", () => {
     expect(c.reason).toBe("LabelInUse");
     const o = h.get("taken");
     expect(o?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION]).toBeUndefined();
+    expect(o?.status?.externalId).toBeUndefined();
     // The refused create is known not to have happened: nothing is marked as possibly lost.
-    expect(o?.metadata.annotations?.[CREATE_PENDING_ANNOTATION]).toBeUndefined();
+    expect(o?.status?.createPending).toBeUndefined();
     expect(h.cloud.creates).toEqual([]);
     await h.kube.deleteCustom(gadgetType, { namespace: ns, name: "taken" });
     await h.waitFor("resource gone", () => h.get("taken") === undefined);
@@ -184,7 +215,7 @@ describe("generic reconciler decision table", () => {
   it("observe-only with drift: mirrors, reports the difference, changes nothing, holds no finalizer", async () => {
     const h = await harness();
     const id = h.cloud.put({ size: 2, label: "made elsewhere" });
-    await h.create("watched", { size: 5, managementPolicy: "Observe" }, { [EXTERNAL_ID_ANNOTATION]: id });
+    await h.create("watched", { size: 5, managementPolicy: "Observe", id });
     await h.waitFor("Ready", () => readyTrue(h, "watched"));
     const synced = h.condition("watched", "Synced");
     expect(synced).toMatchObject({ status: "True", reason: "Observing" });

@@ -6,13 +6,14 @@
 // time, an active database) are a queue: readyToCreate checks them, and the snapshots of one
 // database go in creation order, woken by each other and by the database's changes.
 import { isNotFound as isLinodeNotFound, type DatabaseBackup, type DatabaseEngine, type LinodeClient } from "../../linode/index.ts";
-import { isTrue } from "../../runtime/conditions.ts";
-import { TerminalError } from "../../runtime/errors.ts";
-import { EXTERNAL_ID_ANNOTATION } from "../../runtime/reconciler.ts";
+import { getCondition, isTrue } from "../../runtime/conditions.ts";
+import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
+import { isPaused } from "../../runtime/reconciler.ts";
 import type { Created, Deferral, ExternalClient, Managed, ManagedObject, Observation, Observed } from "../../runtime/managed.ts";
 import { referrersIndex } from "../../runtime/managed.ts";
+import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { ReadStore } from "../../runtime/stores.ts";
-import { jittered, type PollIntervals } from "../../runtime/timings.ts";
+import { jittered, Timings, type PollIntervals } from "../../runtime/timings.ts";
 import { KindReasons, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
@@ -34,15 +35,43 @@ export function parseSnapshotId(externalId: string): SnapshotId | undefined {
 
 const formatSnapshotId = (id: SnapshotId): string => `${id.engine}/${String(id.databaseId)}/${String(id.backupId)}`;
 
+/** Whether the status an operator wrote names the backup `id` (legacy records: the annotation confirmed by status). */
+export function hasBackup(obj: ManagedObject, id: SnapshotId): boolean {
+  return obj.status?.databaseId === id.databaseId && obj.status.backupId === id.backupId;
+}
+
 /** The database a snapshot is of, as its ManagedDatabase resource says. */
-interface TargetDatabase { engine: DatabaseEngine; id: number; name: string }
+interface TargetDatabase { engine: DatabaseEngine; id: number; name: string; obj: ManagedObject }
 
 function targetOf(m: Managed<DatabaseSnapshotSpec>): TargetDatabase | undefined {
-  const obj = m.refs[DATABASE_REFERENCE]?.get(m.spec.databaseRef.name);
+  const obj: ManagedObject | undefined = m.refs[DATABASE_REFERENCE]?.get(m.spec.databaseRef.name);
   const engine = (obj?.spec as { engine?: string } | undefined)?.engine;
   const id = (obj?.status as { id?: unknown } | undefined)?.id;
   if (obj === undefined || (engine !== "mysql" && engine !== "postgresql") || typeof id !== "number") return undefined;
-  return { engine, id, name: obj.metadata.name };
+  return { engine, id, name: obj.metadata.name, obj };
+}
+
+/** The database a create announced for this snapshot targeted ("engine/id" in status.createPending). */
+function pendingTarget(m: Managed<DatabaseSnapshotSpec>): { engine: DatabaseEngine; id: number } | undefined {
+  const match = /^(mysql|postgresql)\/(\d+)$/.exec(m.createPending?.database ?? "");
+  return match === null ? undefined : { engine: match[1] as DatabaseEngine, id: Number(match[2]) };
+}
+
+/** Whether a snapshot's backup was taken and recorded (by this operator, or one before status.externalId). */
+export const taken = (o: ManagedObject): boolean => o.status?.externalId !== undefined || typeof o.status?.backupId === "number";
+
+/** Snapshot Ready reasons of the queue itself: one that shows another reason cannot move by itself. */
+const queueReasons = new Set<string>([R.Creating, KindReasons.SnapshotLimitReached, KindReasons.BackupInProgress, KindReasons.DatabaseNotActive, KindReasons.BackingUp]);
+/** Synced reasons that pass by themselves (retried): a snapshot showing another is stuck until someone acts. */
+const passingReasons = new Set<string>([R.ReconcileSuccess, R.ReconcileError, R.RateLimited, R.Waiting]);
+
+/** An earlier snapshot that will not be taken until someone acts (paused, refused, missing credentials): it holds no one up. */
+function stuck(o: ManagedObject): boolean {
+  if (isPaused(o)) return true;
+  const synced = getCondition(o.status?.conditions, "Synced");
+  if (synced?.status === "False" && !passingReasons.has(synced.reason)) return true;
+  const ready = getCondition(o.status?.conditions, "Ready");
+  return ready?.status === "False" && !queueReasons.has(ready.reason) && synced?.status !== "True";
 }
 
 /** A referenced ManagedDatabase is usable once it is Ready (it then has a database id). */
@@ -71,12 +100,19 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     return labelOf(m, this.clusterId, { max: 30, allowed: /[^a-zA-Z0-9]/g, separator: "" });
   }
 
+  /** What a create about to be sent targets: found by exactly this label in exactly this database later. */
+  intent(m: Managed<DatabaseSnapshotSpec>): Record<string, string> {
+    const target = targetOf(m);
+    return { label: this.labelFor(m), ...(target !== undefined ? { database: `${target.engine}/${String(target.id)}` } : {}) };
+  }
+
   async observe(m: Managed<DatabaseSnapshotSpec>, signal: AbortSignal): Promise<Observation<DatabaseBackup, SnapshotStatus>> {
     const recorded = m.externalId !== undefined ? parseSnapshotId(m.externalId) : undefined;
     if (recorded !== undefined) {
       const api = this.linode.databases.engine(recorded.engine);
       try {
         const backup = await linodeCall("reading the backup", () => api.getBackup(recorded.databaseId, recorded.backupId, { signal }));
+        this.refuseOtherDatabase(m, recorded);
         return this.observed(backup, recorded);
       } catch (err) {
         if (!isLinodeNotFound(err)) throw err;
@@ -90,14 +126,20 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
         ? { exists: false }
         : { exists: false, gone: { reason: KindReasons.DatabaseGone, message: `the database ${String(recorded.databaseId)} this snapshot belonged to no longer exists, and its backups with it; delete this resource` } };
     }
-    const target = targetOf(m);
+    const deleting = m.obj.metadata.deletionTimestamp !== undefined;
+    // A create that may have happened is looked for where it was sent, with the label it was sent with.
+    const target = pendingTarget(m) ?? targetOf(m);
     if (target === undefined) return { exists: false };
-    const label = this.labelFor(m);
-    const explicit = m.spec.label !== undefined && m.obj.metadata.deletionTimestamp === undefined;
+    const label = m.createPending?.label ?? this.labelFor(m);
+    const explicit = m.spec.label !== undefined && !deleting;
     if (m.createPending === undefined && !explicit) return { exists: false };
-    const backups = await linodeCall("listing the database's backups", () => this.linode.databases.engine(target.engine).listAllBackups(target.id, { signal }));
+    const api = this.linode.databases.engine(target.engine);
+    const backups = await linodeCall("listing the database's backups", () => api.listAllBackups(target.id, { signal }));
     const found = backups.find((b) => b.type === "snapshot" && b.label === label);
-    if (found === undefined) return { exists: false };
+    if (found === undefined) {
+      if (deleting && m.createPending !== undefined) await this.awaitStartedBackup(m, target, signal);
+      return { exists: false };
+    }
     // Ours only after a create that may have made it; an explicit label someone else used is not adopted.
     if (m.createPending === undefined) {
       throw new TerminalError(KindReasons.LabelInUse, `database ${String(target.id)} already has a snapshot labelled ${label} (backup ${String(found.id)}) that this resource did not take; choose another spec.label`);
@@ -111,10 +153,19 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     const waiting = (reason: string, message: string, phase: DatabaseSnapshotStatus["phase"] = "Waiting"): Deferral =>
       ({ reason, message, status: { phase, ...(target !== undefined ? { databaseId: target.id } : {}) } });
     if (target === undefined) return waiting(KindReasons.DatabaseNotActive, "the database has no id yet");
-    // Snapshots of one database are taken in creation order: an earlier one still to be taken goes first.
+    // A snapshot is a change to the database: not of one the operator only observes or was told to leave alone.
+    const dbSpec = target.obj.spec as { managementPolicy?: string } | undefined;
+    if (dbSpec?.managementPolicy === "Observe") {
+      return waiting(KindReasons.DatabaseNotManaged, `ManagedDatabase ${target.name} only observes its database (managementPolicy: Observe): the operator never changes it, and a snapshot is a change; nothing is sent until it is Manage`);
+    }
+    if (isPaused(target.obj)) {
+      return waiting(KindReasons.DatabasePaused, `ManagedDatabase ${target.name} is paused (annotation linode.operator.dev/paused: "true"): no snapshot is taken until it is removed`);
+    }
+    // Snapshots of one database are taken in creation order: an earlier one still to be taken goes
+    // first, unless it cannot move by itself (paused, refused, missing credentials).
     const ahead = this.self.byIndex(referrersIndex(DATABASE_REFERENCE), `${m.key.namespace}/${m.spec.databaseRef.name}`)
       .filter((o) => o.metadata.name !== m.key.name && o.metadata.deletionTimestamp === undefined
-        && o.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] === undefined
+        && !taken(o) && !stuck(o)
         && (created(o) < created(m.obj) || (created(o) === created(m.obj) && o.metadata.name < m.key.name)))
       .sort((a, b) => created(a).localeCompare(created(b)) || a.metadata.name.localeCompare(b.metadata.name));
     const first = ahead[0];
@@ -164,6 +215,31 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
       throw err;
     }
     return { gone: false };
+  }
+
+  /**
+   * Deleted while the backup it started is being taken (the API lists it only once done): the
+   * finalizer stays until it appears, then it is deleted, instead of leaving it behind to take
+   * one of the database's snapshot slots for good.
+   */
+  private async awaitStartedBackup(m: Managed<DatabaseSnapshotSpec>, target: { engine: DatabaseEngine; id: number }, signal: AbortSignal): Promise<void> {
+    const at = Date.parse(m.createPending?.at ?? "");
+    const maybeInFlight = Number.isFinite(at) && Date.now() - at < Timings.createGraceMillis;
+    const status = await linodeCall("reading the database", () => this.linode.databases.engine(target.engine).get(target.id, { signal }).then((db) => db.status, (e: unknown) => {
+      if (isLinodeNotFound(e)) return "gone";
+      throw e;
+    }));
+    if (status === "backing_up" || (maybeInFlight && status !== "gone")) {
+      throw new RetryAfterError(KindReasons.BackingUp, `the backup this snapshot started is still being taken (database ${String(target.id)} is ${status}); it is deleted as soon as it appears`, this.poll.pendingMillis);
+    }
+  }
+
+  /** A recorded backup of another database than the one databaseRef's ManagedDatabase manages is never acted on for it. */
+  private refuseOtherDatabase(m: Managed<DatabaseSnapshotSpec>, recorded: SnapshotId): void {
+    if (m.obj.metadata.deletionTimestamp !== undefined) return;
+    const target = targetOf(m);
+    if (target === undefined || target.id === recorded.databaseId) return;
+    throw new TerminalError(KindReasons.BackupIdMismatch, `the backup this resource recorded (${String(recorded.backupId)}) belongs to database ${String(recorded.databaseId)}, but ManagedDatabase ${target.name} manages database ${String(target.id)}: nothing is done with it for this resource; delete it, or create a new DatabaseSnapshot`);
   }
 
   private observed(backup: DatabaseBackup, id: SnapshotId): ObservedSnapshot {

@@ -2,16 +2,20 @@
 // through the runtime's references (woken when the database changes), queued behind the API's
 // limits and its siblings (woken when one of them changes).
 import { resourceType } from "../../crd/definitions.ts";
+import { EXTERNAL_ID_ANNOTATION } from "../../runtime/reconciler.ts";
 import type { DatabaseBackup } from "../../linode/index.ts";
 import { referrersIndex, type KindModule, type Managed, type ManagedKind } from "../../runtime/managed.ts";
-import { EXTERNAL_ID_ANNOTATION } from "../../runtime/reconciler.ts";
-import { accountOf, credentialsReference, CREDENTIALS_SECRETS, PerAccount, perAccountExternal, type Account } from "../shared/credentials.ts";
+import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
+import { KindReasons } from "../shared/constants.ts";
 import type { ResourceDeps } from "../shared/deps.ts";
 import { credentialsRefSchema, specRefName } from "../shared/schema.ts";
-import { DATABASE_REFERENCE, DatabaseSnapshotExternal, databaseNotReady, type SnapshotStatus } from "./external.ts";
+import { DATABASE_REFERENCE, DatabaseSnapshotExternal, databaseNotReady, hasBackup, parseSnapshotId, taken, type SnapshotStatus } from "./external.ts";
 import { databaseSnapshotSpecSchema, type DatabaseSnapshotSpec } from "./schema.ts";
 
 export const databaseSnapshotType = resourceType("DatabaseSnapshot");
+
+/** Whether a snapshot's recorded backup ("engine/databaseId/backupId") is of the database with external id `database`. */
+const sameDatabase = (snapshotId: string, database: unknown): boolean => parseSnapshotId(snapshotId)?.databaseId === Number(database);
 const managedDatabaseType = resourceType("ManagedDatabase");
 
 export const databaseSnapshotKind: KindModule<ResourceDeps> = {
@@ -20,20 +24,34 @@ export const databaseSnapshotKind: KindModule<ResourceDeps> = {
     const self = stores.self;
     const secrets = stores.secrets(CREDENTIALS_SECRETS);
     const databases = stores.kind(managedDatabaseType);
-    // A snapshot lives in its database's account: without a credentialsRef of its own, it acts with the database's.
-    const account = (m: Managed<DatabaseSnapshotSpec>): Account => {
+    // A snapshot lives in its database's account: without a credentialsRef of its own, it acts in
+    // the account its database recorded, and once taken in the one it recorded itself; never in
+    // the operator's by default (its ManagedDatabase may be gone, the database not).
+    const wanted = (m: Managed<DatabaseSnapshotSpec>): AccountSource => {
+      if (m.spec.credentialsRef !== undefined) return m.spec;
       const db = databases.get(m.key.namespace, m.spec.databaseRef.name);
+      const dbRecord = recordedAccount(db);
+      const own = recordedAccount(m.obj);
+      // The database resource now manages another database (recreated): this backup stays where it was taken.
+      if (own !== undefined && (dbRecord === undefined || m.externalId === undefined || !sameDatabase(m.externalId, db?.status?.externalId ?? db?.status?.id))) return own;
+      if (dbRecord !== undefined) return dbRecord;
+      // A database resource written by an operator before accounts were recorded: what its spec names.
       const inherited = credentialsRefSchema.safeParse((db?.spec as { credentialsRef?: unknown } | undefined)?.credentialsRef);
-      const ref = m.spec.credentialsRef ?? (inherited.success ? inherited.data : undefined);
-      return accountOf(deps.accounts, secrets, m, ref);
+      return { credentialsRef: inherited.success ? inherited.data : undefined };
     };
+    const scope = new AccountScope<DatabaseSnapshotSpec>({ accounts: deps.accounts, secrets, wanted, what: "backup" });
     const clients = new PerAccount(({ linode }) => new DatabaseSnapshotExternal({ linode, self, clusterId: deps.clusterId, poll: deps.poll }));
     const kind: ManagedKind<DatabaseSnapshotSpec, DatabaseBackup, SnapshotStatus> = {
       type: databaseSnapshotType,
       parseSpec: (raw) => databaseSnapshotSpecSchema.parse(raw),
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: "Manage" }),
-      external: perAccountExternal(account, (a) => clients.get(a)),
+      external: scope.external((a) => clients.get(a)),
       poll: deps.poll,
+      idMismatchReason: KindReasons.BackupIdMismatch,
+      legacyId: (obj) => {
+        const id = parseSnapshotId(obj.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "");
+        return id !== undefined && hasBackup(obj, id) ? `${id.engine}/${String(id.databaseId)}/${String(id.backupId)}` : undefined;
+      },
       references: [credentialsReference<DatabaseSnapshotSpec>(), {
         name: DATABASE_REFERENCE,
         target: { kind: managedDatabaseType },
@@ -51,7 +69,7 @@ export const databaseSnapshotKind: KindModule<ResourceDeps> = {
           const namespace = obj.metadata.namespace ?? "";
           return self.byIndex(referrersIndex(DATABASE_REFERENCE), `${namespace}/${db}`)
             // Only those still queued (no backup yet) have anything to learn from it.
-            .filter((o) => o.metadata.name !== obj.metadata.name && o.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] === undefined)
+            .filter((o) => o.metadata.name !== obj.metadata.name && !taken(o))
             .map((o) => `${namespace}/${o.metadata.name}`);
         },
       }],

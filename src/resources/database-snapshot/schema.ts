@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { immutable, immutableOptional } from "../../crd/kube-meta.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
-import { credentialsRefSchema, deletionPolicySchema, localObjectRefSchema } from "../shared/schema.ts";
+import { accountRecordSchema, credentialsRefSchema, deletionPolicySchema, localObjectRefSchema } from "../shared/schema.ts";
 
 export const snapshotPhases = ["Pending", "Waiting", "BackingUp", "Available", "Failed", "Deleting"] as const;
 
@@ -41,6 +41,7 @@ export const databaseSnapshotStatusSchema = z.object({
   databaseId: z.int().optional().meta({ description: "Linode id of the database the backup belongs to." }),
   label: z.string().optional().meta({ description: "Label of the backup." }),
   created: z.string().optional().meta({ description: "When the API created the backup." }),
+  account: accountRecordSchema.optional(),
   ...commonStatusFields,
 }).meta({ description: "Observed state of the snapshot." });
 

@@ -1,7 +1,7 @@
 // ManagedDatabase ↔ Linode: how to observe, create, update and delete a managed MySQL or
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
-import type { Database, DatabaseCreateRequest, LinodeClient } from "../../linode/index.ts";
+import { isNotFound, type Database, type DatabaseCreateRequest, type LinodeClient } from "../../linode/index.ts";
 import { getCondition, isTrue } from "../../runtime/conditions.ts";
 import { RetryAfterError } from "../../runtime/errors.ts";
 import type { EventRecorder } from "../../runtime/events.ts";
@@ -114,6 +114,11 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     };
   }
 
+  /** The label a create about to be sent carries: a lost one is looked for by exactly that. */
+  intent(m: Managed<ManagedDatabaseSpec>): Record<string, string> {
+    return { label: labelOf(m, this.deps.clusterId) };
+  }
+
   async create(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Created> {
     const s = m.spec;
     const label = labelOf(m, this.deps.clusterId);
@@ -154,7 +159,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     try {
       await linodeCall("deleting the database", () => this.deps.linode.databases.engine(m.spec.engine).delete(db.id, { signal }));
     } catch (err) {
-      if ((err as { kind?: string }).kind === "notFound") return { gone: true };
+      if (isNotFound(err)) return { gone: true };
       throw err;
     }
     this.deps.cache.invalidate(m.spec.engine, db.id);

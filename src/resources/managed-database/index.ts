@@ -4,8 +4,8 @@
 import { resourceType } from "../../crd/definitions.ts";
 import type { Database } from "../../linode/index.ts";
 import type { KindModule, Managed, ManagedKind } from "../../runtime/managed.ts";
-import { accountOf, credentialsReference, CREDENTIALS_SECRETS, PerAccount, perAccountConnection, perAccountExternal, type Account } from "../shared/credentials.ts";
-import { KindTimings } from "../shared/constants.ts";
+import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount } from "../shared/credentials.ts";
+import { KindReasons, KindTimings } from "../shared/constants.ts";
 import type { ResourceDeps } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
 import { connectionSecretName, DatabaseConnection } from "./connection.ts";
@@ -33,7 +33,8 @@ export const managedDatabaseKind: KindModule<ResourceDeps> = {
     const snapshotsMark = (m: Managed<ManagedDatabaseSpec>): string => snapshots.list()
       .filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name)
       .map((s) => JSON.stringify([s.status?.backupId, s.status?.phase])).sort().join(",");
-    const account = (m: Managed<ManagedDatabaseSpec>): Account => accountOf(deps.accounts, secrets, m, m.spec.credentialsRef);
+    const namedId = (spec: ManagedDatabaseSpec): string | undefined => (spec.databaseId !== undefined ? String(spec.databaseId) : undefined);
+    const scope = new AccountScope<ManagedDatabaseSpec>({ accounts: deps.accounts, secrets, wanted: (m) => m.spec, namedId, what: "database" });
     // Everything that reads the cloud is per account: one account's list never answers for another's.
     const parts = new PerAccount(({ linode }) => {
       const cache = new DatabaseListCache(linode, changed);
@@ -48,10 +49,13 @@ export const managedDatabaseKind: KindModule<ResourceDeps> = {
       type: managedDatabaseType,
       parseSpec: (raw) => managedDatabaseSpecSchema.parse(raw),
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),
-      external: perAccountExternal(account, (a) => parts.get(a).external),
-      connection: perAccountConnection(connectionSecretName, account, (a) => parts.get(a).connection),
+      external: scope.external((a) => parts.get(a).external),
+      connection: scope.connection(connectionSecretName, (a) => parts.get(a).connection),
       poll: deps.poll,
       recreateToken: (spec) => spec.requests?.recreate,
+      namedId,
+      idMismatchReason: KindReasons.DatabaseIdMismatch,
+      legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
       // A snapshot of it taken or deleted: its status lists the backups again.
       watches: [{
         target: { kind: databaseSnapshotType },

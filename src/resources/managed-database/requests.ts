@@ -3,7 +3,7 @@
 // succeeded, so a later failure in the same pass never repeats it. A patch and a restore are
 // at most once (an unknown outcome is reported, never sent again); a credentials reset at
 // least once (only a crash between the reset and its record repeats it).
-import { isNotFound, LinodeApiError, type Database, type LinodeClient } from "../../linode/index.ts";
+import { isNotFound, LinodeApiError, wasNeverSent, type Database, type LinodeClient } from "../../linode/index.ts";
 import type { ActionOutcome } from "../../runtime/actions.ts";
 import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
 import type { EventRecorder } from "../../runtime/events.ts";
@@ -46,8 +46,12 @@ const restoring = (backupId: number): { reason: string; message: string } =>
   ({ reason: KindReasons.Restoring, message: `restoring backup ${String(backupId)}: the database is unavailable until it is active again` });
 const patching = { reason: R.Updating, message: "applying operating-system patches: the database is updating" };
 
-/** The API answered with a refusal (4xx): the action was not performed and the token may be tried again. */
-const refusedByApi = (err: unknown): boolean => err instanceof LinodeApiError && err.status < 500;
+/**
+ * The action provably did not happen, so the token may be tried again: the API refused it
+ * (4xx), or the call never left the process (held back by the operator's own call budget, a
+ * connection refused, cancelled before it was sent).
+ */
+const notPerformed = (err: unknown): boolean => (err instanceof LinodeApiError && err.status < 500) || wasNeverSent(err);
 
 /** Runs an action and turns a Linode failure into the runtime's outcome (after Actions has judged the raw error). */
 async function translated<T>(doing: string, fn: () => Promise<T>): Promise<T> {
@@ -90,7 +94,7 @@ export class DatabaseRequests {
       needActive("the credentials reset");
       const token = want.resetCredentials;
       note("credentials reset", token, await translated("resetting the credentials", () => m.actions.run({
-        name: "resetCredentials", token, atMostOnce: false, refused: refusedByApi,
+        name: "resetCredentials", token, atMostOnce: false, refused: notPerformed,
         perform: async () => {
           await api.resetCredentials(db.id, { signal });
           this.events.normal(m.obj, KindEvents.CredentialsReset.reason, KindEvents.CredentialsReset.action, `reset the root password (request ${token})`);
@@ -102,7 +106,7 @@ export class DatabaseRequests {
       needActive("patching");
       const token = want.patch;
       note("patch", token, await translated("patching", () => m.actions.run({
-        name: "patch", token, atMostOnce: true, refused: refusedByApi, notReadyAfter: patching,
+        name: "patch", token, atMostOnce: true, refused: notPerformed, notReadyAfter: patching,
         perform: async () => {
           await api.patch(db.id, { signal });
           // The database is updating now: the next look must not come from an older list.
@@ -113,23 +117,26 @@ export class DatabaseRequests {
       })));
     }
     const restore = want.restore;
+    // A reset recorded before, or asked for in the same edit (performed in this very pass, or
+    // about to be): either way the restore would come after it.
+    const resetToken = want.resetCredentials ?? done.resetCredentials?.token;
     let refused: { reason: string; message: string } | undefined;
     let lastSentRestore: number | undefined;
     if (restore !== undefined && (restore.token !== done.restore?.token || done.restore.completedAt === undefined)) {
       const backup = this.restoreSource(m, db, restore);
       if ("refused" in backup) {
         refused = backup.refused;
-      } else if (done.resetCredentials !== undefined && restore.force !== true && done.restore?.token !== restore.token) {
+      } else if (resetToken !== undefined && restore.force !== true && done.restore?.token !== restore.token) {
         refused = {
           reason: KindReasons.RestoreAfterCredentialsReset,
-          message: `the restore requested by token ${restore.token} is not sent: the credentials were reset (request ${done.resetCredentials.token}), and the spec says a restore after a credentials reset leaves the cluster failed; set spec.requests.restore.force: true to restore anyway`,
+          message: `the restore requested by token ${restore.token} is not sent: the credentials were reset (request ${resetToken}), and the spec says a restore after a credentials reset leaves the cluster failed; set spec.requests.restore.force: true to restore anyway`,
         };
       } else {
         if (!restorable.has(db.status)) throw new RetryAfterError(R.Waiting, `the restore waits until the database is active, degraded or failed (it is ${db.status})`, this.poll.pendingMillis);
         const token = restore.token;
         lastSentRestore = backup.backupId;
         note("restore", token, await translated(`restoring backup ${String(backup.backupId)}`, () => m.actions.run({
-          name: "restore", token, atMostOnce: true, refused: refusedByApi, notReadyAfter: restoring(backup.backupId),
+          name: "restore", token, atMostOnce: true, refused: notPerformed, notReadyAfter: restoring(backup.backupId),
           perform: async () => {
             await api.restoreBackup(db.id, backup.backupId, { signal });
             this.cache.invalidate(m.spec.engine, db.id);

@@ -5,7 +5,8 @@ import { z } from "zod";
 import { immutable, immutableOnceSet, immutableOptional } from "../../crd/kube-meta.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
 import {
-  actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema, requestTokenSchema,
+  accountRecordSchema, actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
+  requestTokenSchema,
 } from "../shared/schema.ts";
 
 export const databaseEngines = ["mysql", "postgresql"] as const;
@@ -33,6 +34,9 @@ export const maintenanceWindowSchema = z.object({
   ],
 });
 
+/** A label or annotation key (apimachinery's IsQualifiedName), as a CEL regular expression. */
+const qualifiedName = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
+
 export const connectionSecretSchema = z.object({
   name: dnsSubdomainSchema.optional().meta({ description: "Secret name. Default: <metadata.name>-connection." }),
   extraData: z.record(z.string(), z.string().max(4096)).optional().meta({
@@ -42,8 +46,22 @@ export const connectionSecretSchema = z.object({
       { rule: "self.all(k, k.size() <= 253 && k.matches('^[-._a-zA-Z0-9]+$'))", message: "extraData keys must be valid Secret keys: letters, digits, '-', '_' or '.', at most 253 characters" },
     ],
   }),
-  labels: z.record(z.string(), z.string()).optional().meta({ description: "Extra labels on the Secret." }),
-  annotations: z.record(z.string(), z.string()).optional().meta({ description: "Extra annotations on the Secret." }),
+  labels: z.record(z.string(), z.string().max(63)).optional().meta({
+    description: "Extra labels on the Secret (Kubernetes label syntax; not under linode.operator.dev/ nor app.kubernetes.io/managed-by, which are the operator's).",
+    maxProperties: 64,
+    "x-kubernetes-validations": [
+      { rule: `self.all(k, k.size() <= 317 && k.matches('${qualifiedName}'))`, message: "labels keys must be Kubernetes qualified names: an optional DNS-subdomain prefix and '/', then 1..63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit" },
+      { rule: "self.all(k, self[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))", message: "labels values must be at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit (or empty)" },
+      { rule: "self.all(k, !k.startsWith('linode.operator.dev/') && k != 'app.kubernetes.io/managed-by')", message: "labels under linode.operator.dev/ and app.kubernetes.io/managed-by are the operator's own" },
+    ],
+  }),
+  annotations: z.record(z.string(), z.string().max(65_536)).optional().meta({
+    description: "Extra annotations on the Secret (Kubernetes annotation syntax).",
+    maxProperties: 64,
+    "x-kubernetes-validations": [
+      { rule: `self.all(k, k.size() <= 317 && k.matches('${qualifiedName}'))`, message: "annotations keys must be Kubernetes qualified names: an optional DNS-subdomain prefix and '/', then 1..63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit" },
+    ],
+  }),
 }).meta({ description: "Where the credentials, host, port and CA certificate are published (a Secret keyed per the Service Binding spec)." });
 
 export const restoreRequestSchema = z.object({
@@ -188,6 +206,7 @@ export const managedDatabaseStatusSchema = z.object({
     created: z.string().meta({ description: "When the backup was made." }),
   })).optional().meta({ description: "The latest backups (newest first), read on the drift cadence." }),
   lastRequests: lastRequestsSchema.optional(),
+  account: accountRecordSchema.optional(),
   ...commonStatusFields,
 }).meta({ description: "Observed state of the managed database." });
 

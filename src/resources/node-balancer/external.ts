@@ -1,7 +1,7 @@
 // NodeBalancer ↔ Linode: the NodeBalancer comes from a list one sweep shares; its configs,
 // nodes and firewalls are read only when something may have changed (ConfigReader). A create
 // sends everything inline; afterwards each changed config converges with one atomic rebuild.
-import type { LinodeClient, NodeBalancer, NodeBalancerCreateRequest } from "../../linode/index.ts";
+import { isNotFound, type LinodeClient, type NodeBalancer, type NodeBalancerCreateRequest } from "../../linode/index.ts";
 import { isTrue } from "../../runtime/conditions.ts";
 import type { AfterObserve, Created, ExternalClient, KubeObject, Managed, Observation, Observed } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
@@ -85,6 +85,11 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     };
   }
 
+  /** The label a create about to be sent carries: a lost one is looked for by exactly that. */
+  intent(m: Managed<NodeBalancerSpec>): Record<string, string> {
+    return { label: labelOf(m, this.deps.clusterId) };
+  }
+
   async create(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Created> {
     const s = m.spec;
     const tls = this.tlsFor(m);
@@ -129,7 +134,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       if (update !== undefined) await attempt("updating the NodeBalancer", () => api.update(id, update, { signal }));
       for (const c of plan.remove) {
         await attempt(`removing config ${String(c.port)}`, () => api.deleteConfig(id, c.id, { signal }).catch((err: unknown) => {
-          if ((err as { kind?: string }).kind !== "notFound") throw err;
+          if (!isNotFound(err)) throw err;
         }));
       }
       for (const c of plan.create) {
@@ -159,7 +164,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     try {
       await linodeCall("deleting the NodeBalancer", () => this.deps.linode.nodeBalancers.delete(id, { signal }));
     } catch (err) {
-      if ((err as { kind?: string }).kind === "notFound") return { gone: true };
+      if (isNotFound(err)) return { gone: true };
       throw err;
     } finally {
       this.deps.cache.invalidate(id);

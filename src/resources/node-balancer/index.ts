@@ -3,8 +3,8 @@
 // metrics. The runtime does the rest.
 import { resourceType } from "../../crd/definitions.ts";
 import type { NodeBalancer } from "../../linode/index.ts";
-import type { KindModule, Managed, ManagedKind } from "../../runtime/managed.ts";
-import { accountOf, credentialsReference, CREDENTIALS_SECRETS, PerAccount, perAccountExternal, type Account } from "../shared/credentials.ts";
+import type { KindModule, ManagedKind } from "../../runtime/managed.ts";
+import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount } from "../shared/credentials.ts";
 import { KindReasons, KindTimings } from "../shared/constants.ts";
 import type { ResourceDeps } from "../shared/deps.ts";
 import { ListCache } from "../shared/list-cache.ts";
@@ -21,7 +21,8 @@ export const nodeBalancerKind: KindModule<ResourceDeps> = {
   type: nodeBalancerType,
   build: ({ deps, stores }) => {
     const secrets = stores.secrets(CREDENTIALS_SECRETS);
-    const account = (m: Managed<NodeBalancerSpec>): Account => accountOf(deps.accounts, secrets, m, m.spec.credentialsRef);
+    const namedId = (spec: NodeBalancerSpec): string | undefined => (spec.nodeBalancerId !== undefined ? String(spec.nodeBalancerId) : undefined);
+    const scope = new AccountScope<NodeBalancerSpec>({ accounts: deps.accounts, secrets, wanted: (m) => m.spec, namedId, what: "NodeBalancer" });
     const stats = new NodeBalancerStatsReader({
       intervalMillis: deps.statsMillis ?? KindTimings.nodeBalancerStatsMillis,
       exists: (namespace, name) => stores.self.get(namespace, name) !== undefined,
@@ -39,9 +40,12 @@ export const nodeBalancerKind: KindModule<ResourceDeps> = {
       type: nodeBalancerType,
       parseSpec: (raw) => nodeBalancerSpecSchema.parse(raw),
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),
-      external: perAccountExternal(account, (a) => clients.get(a)),
+      external: scope.external((a) => clients.get(a)),
       poll: deps.poll,
       recreateToken: (spec) => spec.requests?.recreate,
+      namedId,
+      idMismatchReason: KindReasons.NodeBalancerIdMismatch,
+      legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
       references: [credentialsReference<NodeBalancerSpec>(), {
         name: TLS_REFERENCE,
         // Only TLS Secrets are cached (a field selector), not every Secret of the cluster.

@@ -5,7 +5,8 @@ import { z } from "zod";
 import { immutable, immutableOnceSet, immutableOptional } from "../../crd/kube-meta.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
 import {
-  credentialsRefSchema, deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema, requestTokenSchema,
+  accountRecordSchema, credentialsRefSchema, deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
+  requestTokenSchema,
 } from "../shared/schema.ts";
 
 export const nodeBalancerProtocols = ["http", "https", "tcp"] as const;
@@ -162,6 +163,7 @@ export const nodeBalancerStatusSchema = z.object({
   lastRequests: z.object({
     recreate: recreateRecordSchema.optional(),
   }).optional().meta({ description: "The request tokens already seen: a token equal to the spec's is never performed again." }),
+  account: accountRecordSchema.optional(),
   ...commonStatusFields,
 }).meta({ description: "Observed state of the NodeBalancer." });
 

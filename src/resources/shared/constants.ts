@@ -7,6 +7,10 @@ export const KindReasons = {
   CredentialsNotFound: "CredentialsNotFound",
   /** The credentials Secret has no usable token, or the API refused the token (401). */
   CredentialsInvalid: "CredentialsInvalid",
+  /** The credentials now reach another account than the one the cloud object was recorded in: nothing is done in either. */
+  AccountChanged: "AccountChanged",
+  /** Adopting an existing cloud object by id with the operator's own token, where the admin does not allow it. */
+  AdoptionNotAllowed: "AdoptionNotAllowed",
   // Ready, while the API reports a transitional database state.
   BackingUp: "BackingUp",
   Restoring: "Restoring",
@@ -26,6 +30,12 @@ export const KindReasons = {
   DatabaseNotActive: "DatabaseNotActive",
   /** The database the snapshot belonged to no longer exists. */
   DatabaseGone: "DatabaseGone",
+  /** The database is only observed (managementPolicy: Observe): a snapshot would change it. */
+  DatabaseNotManaged: "DatabaseNotManaged",
+  /** The database carries the paused annotation: no snapshot is taken until it is removed. */
+  DatabasePaused: "DatabasePaused",
+  /** The recorded backup is not of the database databaseRef names, or the external-id annotation disagrees with the record. */
+  BackupIdMismatch: "BackupIdMismatch",
   // Restore.
   /** The spec: a restore after a credentials reset leaves the cluster failed; refused unless forced. */
   RestoreAfterCredentialsReset: "RestoreAfterCredentialsReset",

@@ -1,15 +1,29 @@
 // Which Linode account an object acts in: the token its spec.credentialsRef names (a Secret in
 // its own namespace), else the operator's own token. Everything a kind keeps about the cloud
 // (list caches, readers, the client's rate-limit budget) is built per token, so two accounts
-// never see each other's objects or spend each other's limits. A token is never logged: an
-// account is known by a hash of it.
+// never see each other's objects or spend each other's limits. A token is never logged or
+// recorded: an account is known by a hash of it.
+//
+// The account a cloud object lives in is recorded on its resource (status.account: the hash,
+// and the Secret the token came from) and never switches by itself:
+// - a token that changed but still sees the object is the same account (a rotation): the record
+//   follows it;
+// - one that does not see it is never taken to mean the object is gone (AccountChanged): nothing
+//   is created, recreated or deleted, in either account, until the credentials point back;
+// - a resource being deleted acts with the Secret its record names (kept from being deleted
+//   first by the in-use finalizer), so a namespace deletion or a switched reference never
+//   orphans what it created.
+// Adopting an existing object by id with the operator's own token is for namespaces the admin
+// allows: on a shared token every namespace reaches every object of the account.
 import { createHash } from "node:crypto";
 import type { LinodeClient } from "../../linode/index.ts";
 import { TerminalError } from "../../runtime/errors.ts";
-import type { ConnectionSource, ExternalClient, Managed, Reference, SecretObject } from "../../runtime/managed.ts";
+import type { ConnectionSource, ExternalClient, Managed, ManagedObject, Observation, Reference, SecretObject } from "../../runtime/managed.ts";
 import type { ReadStore, Selectors } from "../../runtime/stores.ts";
 import { KindReasons } from "./constants.ts";
-import type { CredentialsRef } from "./schema.ts";
+import { accountRecordSchema, type AccountRecord, type CredentialsRef } from "./schema.ts";
+
+export type { AccountRecord } from "./schema.ts";
 
 export const CREDENTIALS_REFERENCE = "credentials";
 /**
@@ -21,156 +35,279 @@ export const CREDENTIALS_LABEL = "linode.operator.dev/credentials";
 export const CREDENTIALS_SECRETS: Selectors = { labelSelector: `${CREDENTIALS_LABEL}=true` };
 const HOW_TO = `kubectl create secret generic NAME --from-literal=token=... && kubectl label secret NAME ${CREDENTIALS_LABEL}=true`;
 
-export interface Account {
-  /** "operator", or a hash of the token: what caches are keyed by and what logs may show. */
-  id: string;
-  linode: LinodeClient;
+/** An account unused this long has its client (connections, rate-limit state) and caches released. */
+const IDLE_RELEASE_MILLIS = 60 * 60_000;
+const SWEEP_MILLIS = 5 * 60_000;
+
+
+/** Where the spec asks an object to live now: the Secret its token comes from, or none (the operator's token). */
+export interface AccountSource { credentialsRef?: CredentialsRef | undefined }
+
+export const tokenId = (token: string): string => `token-${createHash("sha256").update(token).digest("hex").slice(0, 12)}`;
+
+/** One token's client, and what kinds build on it (released together). */
+export class Account {
+  /** A hash of the token: what caches are keyed by, what status records and logs may show. */
+  readonly id: string;
+  readonly linode: LinodeClient;
+  /** The operator's own token. */
+  readonly operator: boolean;
+  lastUsed = Date.now();
+  private readonly parts = new Map<object, unknown>();
+
+  constructor(id: string, linode: LinodeClient, operator: boolean) {
+    this.id = id;
+    this.linode = linode;
+    this.operator = operator;
+  }
+
+  /** What `owner` built for this account, built on first use. */
+  part<T>(owner: object, make: () => T): T {
+    if (!this.parts.has(owner)) this.parts.set(owner, make());
+    return this.parts.get(owner) as T;
+  }
 }
 
 export interface AccountsOptions {
-  /** The operator's own client; absent when it has no token and every object must name one. */
-  operator?: LinodeClient;
+  /** The operator's own token and client; absent when every object must name one. */
+  operator?: { token: string; client: LinodeClient };
   /** A client for another token (its own rate limits and connections). */
   clientFor(token: string): LinodeClient;
   /** Namespaces whose objects must name their credentials (no fallback to the operator's token). */
   requireRef(namespace: string): boolean;
+  /** Namespaces whose objects may adopt an existing cloud object by id with the operator's token. */
+  adoptionAllowed?(namespace: string): boolean;
+  /** How long an unused token's client is kept (default an hour). */
+  idleReleaseMillis?: number;
 }
-
-const tokenId = (token: string): string => `token-${createHash("sha256").update(token).digest("hex").slice(0, 12)}`;
 
 /** The Linode clients of every account the operator acts in, one per token. */
 export class LinodeAccounts {
   private readonly opts: AccountsOptions;
   private readonly byToken = new Map<string, Account>();
-  /**
-   * The token each object (by uid) last acted with: a resource deleted together with its
-   * namespace may lose its credentials Secret first, and still has a cloud object to delete.
-   */
-  private readonly lastToken = new Map<string, string>();
+  private readonly sweeper: NodeJS.Timeout;
 
   /** The operator's own account, when it has a token. */
   readonly operator: Account | undefined;
 
   constructor(opts: AccountsOptions) {
     this.opts = opts;
-    this.operator = opts.operator === undefined ? undefined : { id: "operator", linode: opts.operator };
+    this.operator = opts.operator === undefined ? undefined : new Account(tokenId(opts.operator.token), opts.operator.client, true);
+    this.sweeper = setInterval(() => { void this.releaseIdle(); }, Math.min(SWEEP_MILLIS, opts.idleReleaseMillis ?? IDLE_RELEASE_MILLIS));
+    this.sweeper.unref();
   }
-
 
   requireRef(namespace: string): boolean {
     return this.opts.requireRef(namespace);
   }
 
+  adoptionAllowed(namespace: string): boolean {
+    return this.opts.adoptionAllowed?.(namespace) ?? false;
+  }
+
   forToken(token: string): Account {
     const id = tokenId(token);
+    if (this.operator?.id === id) return this.touch(this.operator);
     let account = this.byToken.get(id);
     if (account === undefined) {
-      account = { id, linode: this.opts.clientFor(token) };
+      account = new Account(id, this.opts.clientFor(token), false);
       this.byToken.set(id, account);
     }
-    return account;
+    return this.touch(account);
   }
 
-  remember(uid: string | undefined, token: string): void {
-    if (uid !== undefined) this.lastToken.set(uid, token);
+  /** How many tokens' clients are held (the operator's excepted). */
+  get held(): number {
+    return this.byToken.size;
   }
 
-  remembered(uid: string | undefined): string | undefined {
-    return uid === undefined ? undefined : this.lastToken.get(uid);
+  /**
+   * Closes and forgets the clients of tokens unused for the idle period (a rotated-away token,
+   * a team gone): an object that needs one again gets a new client and fresh caches.
+   */
+  async releaseIdle(now = Date.now()): Promise<void> {
+    const idle = this.opts.idleReleaseMillis ?? IDLE_RELEASE_MILLIS;
+    const gone = [...this.byToken.values()].filter((a) => now - a.lastUsed >= idle);
+    for (const a of gone) this.byToken.delete(a.id);
+    await Promise.all(gone.map((a) => a.linode.close().catch(() => undefined)));
   }
 
   /** Closes the clients made for tokens (the operator's own client is its owner's to close). */
   async close(): Promise<void> {
+    clearInterval(this.sweeper);
     await Promise.all([...this.byToken.values()].map((a) => a.linode.close()));
     this.byToken.clear();
   }
+
+  private touch(a: Account): Account {
+    a.lastUsed = Date.now();
+    return a;
+  }
 }
 
-/** The spec's credentialsRef as a reference: resolved before observe, and its Secret's changes wake the object. */
+/** What an object's status recorded of its account, if anything (valid). */
+export function recordedAccount(obj: ManagedObject | undefined): AccountRecord | undefined {
+  const parsed = accountRecordSchema.safeParse(obj?.status?.account);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * The spec's credentialsRef as a reference: resolved before observe, its Secret's changes wake
+ * the object, and it (with the Secret the status recorded) is kept from being deleted while the
+ * object exists.
+ */
 export function credentialsReference<Spec extends { credentialsRef?: CredentialsRef | undefined }>(): Reference<Spec> {
   return {
     name: CREDENTIALS_REFERENCE,
     target: { secrets: CREDENTIALS_SECRETS },
     names: (spec) => (spec.credentialsRef !== undefined ? [spec.credentialsRef.name] : []),
+    recorded: (obj) => {
+      const ref = recordedAccount(obj)?.credentialsRef;
+      return ref !== undefined ? [ref.name] : [];
+    },
+    protect: true,
     reasons: { notFound: KindReasons.CredentialsNotFound, notReady: KindReasons.CredentialsInvalid },
     notFoundHint: `(a Secret labelled ${CREDENTIALS_LABEL}=true holding the Linode API token: ${HOW_TO})`,
   };
 }
 
-/**
- * The account `ref` (or, without one, the operator) stands for, for object `m`. Throws a
- * TerminalError with CredentialsNotFound / CredentialsInvalid, retried when the Secret changes.
- */
-export function accountOf(accounts: LinodeAccounts, secrets: ReadStore<SecretObject>, m: Managed<unknown>, ref: CredentialsRef | undefined): Account {
-  const namespace = m.key.namespace;
-  if (ref === undefined) {
-    const operator = accounts.operator;
-    if (accounts.requireRef(namespace) || operator === undefined) {
-      const why = operator === undefined ? "the operator has no Linode token of its own" : `the operator requires every resource in namespace ${namespace} to bring its own Linode token`;
-      throw new TerminalError(KindReasons.CredentialsNotFound, `${why}: set spec.credentialsRef to a Secret in this namespace holding the token (key token)`);
-    }
-    return operator;
-  }
-  const uid = m.obj.metadata.uid;
-  const secret = secrets.get(namespace, ref.name);
-  if (secret === undefined) {
-    const last = m.obj.metadata.deletionTimestamp !== undefined ? accounts.remembered(uid) : undefined;
-    if (last !== undefined) return accounts.forToken(last);
-    throw new TerminalError(KindReasons.CredentialsNotFound, `credentials Secret ${ref.name} (labelled ${CREDENTIALS_LABEL}=true) not found in namespace ${namespace}; the cloud object is not touched until it exists: ${HOW_TO}`);
-  }
-  const encoded = secret.data?.[ref.key];
-  const token = encoded === undefined ? "" : Buffer.from(encoded, "base64").toString("utf8").trim();
-  if (token === "" || /\s/.test(token)) {
-    throw new TerminalError(KindReasons.CredentialsInvalid, `credentials Secret ${ref.name} has ${encoded === undefined ? "no" : "no usable"} ${ref.key} key: it must hold one Linode API token`);
-  }
-  accounts.remember(uid, token);
-  return accounts.forToken(token);
-}
+interface Resolved { account: Account; record: AccountRecord }
 
-/** Builds `make(account)` once per account, on first use. */
+/** A function that builds one value per account, kept with the account (and released with it). */
 export class PerAccount<T> {
   private readonly make: (account: Account) => T;
-  private readonly built = new Map<string, T>();
 
   constructor(make: (account: Account) => T) {
     this.make = make;
   }
 
   get(account: Account): T {
-    let value = this.built.get(account.id);
-    if (value === undefined) {
-      value = this.make(account);
-      this.built.set(account.id, value);
-    }
-    return value;
+    return account.part(this, () => this.make(account));
   }
 }
 
-/** An ExternalClient that sends each call to the one built for the object's account. */
-export function perAccountExternal<Spec, Ext, Status>(
-  account: (m: Managed<Spec>) => Account,
-  client: (account: Account) => ExternalClient<Spec, Ext, Status>,
-): ExternalClient<Spec, Ext, Status> {
-  const of = (m: Managed<Spec>): ExternalClient<Spec, Ext, Status> => client(account(m));
-  return {
-    observe: (m, signal) => of(m).observe(m, signal),
-    readyToCreate: async (m, signal) => of(m).readyToCreate?.(m, signal),
-    create: (m, signal) => of(m).create(m, signal),
-    update: (m, observed, signal) => of(m).update(m, observed, signal),
-    delete: (m, observed, signal) => of(m).delete(m, observed, signal),
-    afterObserve: async (m, observed, signal) => of(m).afterObserve?.(m, observed, signal),
-  };
+export interface AccountScopeOptions<Spec> {
+  accounts: LinodeAccounts;
+  secrets: ReadStore<SecretObject>;
+  /** Where the spec asks the object to live now. */
+  wanted(m: Managed<Spec>): AccountSource;
+  /** The existing cloud object the spec names to adopt, if any. */
+  namedId?(spec: Spec): string | undefined;
+  /** What the cloud object is called in messages, e.g. "database". */
+  what: string;
 }
 
-/** A ConnectionSource whose details are read with the object's account. */
-export function perAccountConnection<Spec, Ext, Status>(
-  secretName: (m: Managed<Spec>) => string,
-  account: (m: Managed<Spec>) => Account,
-  source: (account: Account) => ConnectionSource<Spec, Ext, Status>,
-): ConnectionSource<Spec, Ext, Status> {
-  return {
-    // The name is the spec's: known without credentials (a conflict is reported even without them).
-    secretName,
-    details: (m, observed, published, signal) => source(account(m)).details(m, observed, published, signal),
-  };
+/**
+ * The account an object acts in, with its record checked: the ExternalClient and
+ * ConnectionSource a kind builds per account, wrapped so every call goes to the right one.
+ */
+export class AccountScope<Spec> {
+  private readonly o: AccountScopeOptions<Spec>;
+
+  constructor(opts: AccountScopeOptions<Spec>) {
+    this.o = opts;
+  }
+
+  /**
+   * The account this pass acts in: what the spec wants; while the object is being deleted, the
+   * one its record names (the Secret it was reached with), so it is deleted where it lives.
+   */
+  of(m: Managed<Spec>): Account {
+    return this.resolved(m).account;
+  }
+
+  external<Ext, Status>(client: (account: Account) => ExternalClient<Spec, Ext, Status>): ExternalClient<Spec, Ext, Status> {
+    const of = (m: Managed<Spec>): ExternalClient<Spec, Ext, Status> => client(this.of(m));
+    return {
+      observe: (m, signal) => this.observe(m, client, signal),
+      readyToCreate: async (m, signal) => of(m).readyToCreate?.(m, signal),
+      intent: (m) => {
+        const r = this.resolved(m);
+        return { ...client(r.account).intent?.(m), account: r.record.id };
+      },
+      create: async (m, signal) => {
+        const r = this.resolved(m);
+        const created = await client(r.account).create(m, signal);
+        return { ...created, status: { ...created.status, account: r.record } };
+      },
+      update: (m, observed, signal) => of(m).update(m, observed, signal),
+      delete: (m, observed, signal) => of(m).delete(m, observed, signal),
+      afterObserve: async (m, observed, signal) => of(m).afterObserve?.(m, observed, signal),
+    };
+  }
+
+  /** A ConnectionSource whose details are read in the object's account. */
+  connection<Ext, Status>(secretName: (m: Managed<Spec>) => string, source: (account: Account) => ConnectionSource<Spec, Ext, Status>): ConnectionSource<Spec, Ext, Status> {
+    return {
+      // The name is the spec's: known without credentials (a conflict is reported even without them).
+      secretName,
+      details: (m, observed, published, signal) => source(this.of(m)).details(m, observed, published, signal),
+    };
+  }
+
+  private async observe<Ext, Status>(m: Managed<Spec>, client: (account: Account) => ExternalClient<Spec, Ext, Status>, signal: AbortSignal): Promise<Observation<Ext, Status>> {
+    const deleting = m.obj.metadata.deletionTimestamp !== undefined;
+    const r = this.resolved(m);
+    const named = this.o.namedId?.(m.spec);
+    if (!deleting && named !== undefined && m.externalId === undefined && r.account.operator && !this.o.accounts.adoptionAllowed(m.key.namespace)) {
+      throw new TerminalError(KindReasons.AdoptionNotAllowed, `adopting the existing ${this.o.what} ${named} by id with the operator's own Linode token is not allowed in namespace ${m.key.namespace}: every namespace on that token shares one account, so naming an id would reach objects other teams manage. Nothing was read. Set spec.credentialsRef to a Secret holding your own account's token, or ask the operator's admin to allow adoption here (--adopt-namespaces, chart value adoptNamespaces)`);
+    }
+    const observed = await client(r.account).observe(m, signal);
+    if (observed.exists) return { ...observed, status: { ...observed.status, account: r.record } };
+    // Not to be seen with these credentials: gone, or in the account they no longer reach?
+    const recorded = recordedAccount(m.obj)?.id;
+    const was = m.externalId !== undefined ? recorded : m.createPending?.account;
+    if (was !== undefined && was !== r.record.id) {
+      const where = r.record.credentialsRef !== undefined ? `the token in Secret ${r.record.credentialsRef.name}` : "the operator's own token";
+      return {
+        exists: false,
+        blocked: {
+          reason: KindReasons.AccountChanged,
+          message: `the ${this.o.what} ${m.externalId ?? "this resource was creating"} lives in the Linode account recorded in status.account, and ${where} belongs to another account (or cannot see it): nothing is created, changed or deleted in either account. Point spec.credentialsRef back to that account's token to resume; deleting this resource deletes (or retains) it in the recorded account`,
+        },
+      };
+    }
+    return observed;
+  }
+
+  private resolved(m: Managed<Spec>): Resolved {
+    const recorded = recordedAccount(m.obj);
+    if (m.obj.metadata.deletionTimestamp !== undefined && recorded !== undefined) {
+      try {
+        return this.resolve(m, recorded, true);
+      } catch {
+        // The recorded Secret is gone (it was not protected yet): what the spec names now, below.
+      }
+    }
+    return this.resolve(m, this.o.wanted(m), false);
+  }
+
+  /**
+   * The account `source` stands for, for object `m`. Throws a TerminalError with
+   * CredentialsNotFound / CredentialsInvalid, retried when the Secret changes.
+   */
+  private resolve(m: Managed<Spec>, source: AccountSource, recorded: boolean): Resolved {
+    const namespace = m.key.namespace;
+    const ref = source.credentialsRef;
+    if (ref === undefined) {
+      const operator = this.o.accounts.operator;
+      // What the operator's token created it may always delete, even where tokens are now required.
+      if (operator === undefined || (!recorded && this.o.accounts.requireRef(namespace))) {
+        const why = operator === undefined ? "the operator has no Linode token of its own" : `the operator requires every resource in namespace ${namespace} to bring its own Linode token`;
+        throw new TerminalError(KindReasons.CredentialsNotFound, `${why}: set spec.credentialsRef to a Secret in this namespace holding the token (key token)`);
+      }
+      return { account: operator, record: { id: operator.id } };
+    }
+    const secret = this.o.secrets.get(namespace, ref.name);
+    if (secret === undefined) {
+      throw new TerminalError(KindReasons.CredentialsNotFound, `credentials Secret ${ref.name} (labelled ${CREDENTIALS_LABEL}=true) not found in namespace ${namespace}; the cloud object is not touched until it exists: ${HOW_TO}`);
+    }
+    const encoded = secret.data?.[ref.key];
+    const token = encoded === undefined ? "" : Buffer.from(encoded, "base64").toString("utf8").trim();
+    if (token === "" || /\s/.test(token)) {
+      throw new TerminalError(KindReasons.CredentialsInvalid, `credentials Secret ${ref.name} has ${encoded === undefined ? "no" : "no usable"} ${ref.key} key: it must hold one Linode API token`);
+    }
+    const account = this.o.accounts.forToken(token);
+    return { account, record: { id: account.id, credentialsRef: { name: ref.name, key: ref.key } } };
+  }
 }

@@ -1,7 +1,7 @@
 // Linode client failures → the runtime's outcomes: terminal input/permission errors become
 // a condition with the API's reason (no retry until the spec changes), state preconditions
 // and rate limits become a timed wait, and transient failures go to the queue's backoff.
-import { classifyError, LinodeApiError } from "../../linode/index.ts";
+import { classifyError, LinodeApiError, wasNeverSent } from "../../linode/index.ts";
 import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
 import { ConditionReasons } from "../../runtime/reasons.ts";
 import { KindReasons, KindTimings } from "./constants.ts";
@@ -25,7 +25,7 @@ export function translateLinodeError(err: unknown, doing: string): unknown {
       return new RetryAfterError(ConditionReasons.Waiting, what, KindTimings.preconditionWaitMillis);
     case "rateLimited":
       // No HTTP status: the client's own budget held the call back (it was never sent), not a 429.
-      return c.status === undefined
+      return c.status === undefined && wasNeverSent(err)
         ? new RetryAfterError(ConditionReasons.RateLimited, `${doing}: waiting for the operator's share of the Linode API rate limit`, Math.max(KindTimings.rateLimitMinMillis, c.retryAfterMs ?? KindTimings.rateLimitDefaultMillis), { unsent: true })
         : new RetryAfterError(ConditionReasons.RateLimited, `${doing}: rate limited by the Linode API`, Math.max(KindTimings.rateLimitMinMillis, c.retryAfterMs ?? KindTimings.rateLimitDefaultMillis));
     default:

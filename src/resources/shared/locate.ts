@@ -23,11 +23,13 @@ export interface Owned<T> {
 }
 
 export async function locateOwned<Spec extends { label?: string | undefined }, T extends { id: number }>(m: Managed<Spec>, o: Owned<T>): Promise<T | undefined> {
+  const deleting = m.obj.metadata.deletionTimestamp !== undefined;
   const recorded = m.externalId !== undefined ? Number(m.externalId) : undefined;
-  if (o.named !== undefined && recorded !== undefined && o.named !== recorded) {
+  if (o.named !== undefined && recorded !== undefined && o.named !== recorded && !deleting) {
     throw new TerminalError(o.mismatchReason, `spec.${o.idField} ${String(o.named)} names another ${o.what} than the one this resource manages (${String(recorded)}); nothing was changed: remove spec.${o.idField}, or create another ${o.kind} to adopt ${String(o.named)}`);
   }
-  const known = o.named ?? recorded;
+  // Deleting deletes only what this resource recorded: an id it named but never adopted is not its own.
+  const known = deleting ? recorded : (recorded ?? o.named);
   if (known !== undefined) {
     const found = await linodeCall(`reading the ${o.what}`, () => o.byId(known));
     if (found === undefined && o.named !== undefined && recorded === undefined && m.policies.management !== "Observe") {
@@ -36,9 +38,11 @@ export async function locateOwned<Spec extends { label?: string | undefined }, T
     return found;
   }
   if (m.createPending !== undefined) {
-    return linodeCall(`looking for a ${o.what} a lost create may have made`, () => o.byLabel(o.label));
+    // The label the create was sent with, whatever the spec says now.
+    const label = m.createPending.label ?? o.label;
+    return linodeCall(`looking for a ${o.what} a lost create may have made`, () => o.byLabel(label));
   }
-  if (m.spec.label !== undefined && m.obj.metadata.deletionTimestamp === undefined) {
+  if (m.spec.label !== undefined && !deleting) {
     const taken = await linodeCall("checking the label is free", () => o.byLabel(o.label));
     if (taken !== undefined) throw labelInUse(o.what, o.idField, o.label, taken.id);
   }

@@ -35,6 +35,16 @@ export const credentialsRefSchema = z.object({
 });
 export type CredentialsRef = z.infer<typeof credentialsRefSchema>;
 
+/** status.account: where the cloud object lives (written by the operator only). */
+export const accountRecordSchema = z.object({
+  id: z.string().meta({ description: "The account, as a hash of the API token it was last reached with (never the token itself)." }),
+  credentialsRef: z.object({
+    name: z.string().meta({ description: "Name of the Secret in this namespace." }),
+    key: z.string().meta({ description: "Its key holding the token." }),
+  }).optional().meta({ description: "The Secret that token came from; absent: the operator's own token." }),
+}).meta({ description: "The Linode account the cloud object lives in, as recorded when it was created or adopted. It never switches by itself: credentials that cannot see the object are AccountChanged, and deleting the resource acts with this Secret (which is kept until then)." });
+export type AccountRecord = z.infer<typeof accountRecordSchema>;
+
 export const managementPolicySchema = z.enum(["Manage", "Observe"]).default("Manage");
 
 /** A request token: any new value performs its action once. */

@@ -9,7 +9,7 @@ import { managedDatabaseType as mdbType } from "../../../src/resources/managed-d
 import { nodeBalancerType as nbType } from "../../../src/resources/node-balancer/index.ts";
 import type { ManagedObject } from "../../../src/runtime/managed.ts";
 import {
-  annotation, backupIdOf, condition, dbByLabel, describe, isTrue, labelFor, NAMESPACE, nbByLabel, settled, statusId, type World,
+  recorded, backupIdOf, condition, dbByLabel, describe, isTrue, labelFor, NAMESPACE, nbByLabel, settled, statusId, type World,
 } from "./world.ts";
 
 export const operations = [
@@ -163,8 +163,8 @@ export function phaseAtKill(w: World, t: Trial): { phase: KillPhase; detail: str
         : t.op === "create-nb" ? nbByLabel(w, labelFor.nb(t.name)).length
           : [...w.dbs.values()].flatMap((d) => d.backups).filter((b) => b.label === labelFor.snap(t.name)).length
             + [...w.dbs.values()].filter((d) => d.pending?.snapshot?.label === labelFor.snap(t.name)).length;
-      if (cloud === 0) return at("before send", o === undefined ? "not in the API server yet" : annotation(o, "createPending") !== undefined ? "create announced, not sent" : "create not announced");
-      if (annotation(o, "externalId") === undefined) return at("sent, unrecorded", "cloud object exists, id not recorded");
+      if (cloud === 0) return at("before send", o === undefined ? "not in the API server yet" : recorded(o, "createPending") !== undefined ? "create announced, not sent" : "create not announced");
+      if (recorded(o, "externalId") === undefined) return at("sent, unrecorded", "cloud object exists, id not recorded");
       return t.op === "snapshot" ? (o?.status?.phase === "Available" ? at("done", "Available") : at("recorded", "id recorded"))
         : isTrue(o, "Ready") ? at("done", "Ready") : at("recorded", "id recorded, not Ready");
     }

@@ -13,7 +13,6 @@ import { managedDatabaseType as mdbType } from "../../../src/resources/managed-d
 import { nodeBalancerType as nbType } from "../../../src/resources/node-balancer/index.ts";
 import { derivedLabel } from "../../../src/resources/shared/derived-label.ts";
 import type { ManagedObject } from "../../../src/runtime/managed.ts";
-import { CREATE_PENDING_ANNOTATION, EXTERNAL_ID_ANNOTATION } from "../../../src/runtime/reconciler.ts";
 
 export const NAMESPACE = "bench";
 export const CLUSTER_ID = "chaos-bench";
@@ -79,8 +78,12 @@ export const backupIdOf = (o: ManagedObject | undefined): number | undefined => 
   const id = o?.status?.backupId;
   return typeof id === "number" ? id : undefined;
 };
-export const annotation = (o: ManagedObject | undefined, key: "externalId" | "createPending"): string | undefined =>
-  o?.metadata.annotations?.[key === "externalId" ? EXTERNAL_ID_ANNOTATION : CREATE_PENDING_ANNOTATION];
+/** What the resource recorded: status.externalId, or when status.createPending announced a create. */
+export const recorded = (o: ManagedObject | undefined, key: "externalId" | "createPending"): string | undefined => {
+  if (key === "externalId") return typeof o?.status?.externalId === "string" ? o.status.externalId : undefined;
+  const pending = o?.status?.createPending;
+  return typeof pending === "object" && pending !== null && typeof (pending as { at?: unknown }).at === "string" ? (pending as { at: string }).at : undefined;
+};
 
 /** What Ready and Synced say, for a report. */
 export function describe(o: ManagedObject | undefined): string {

@@ -58,6 +58,12 @@ describe("ManagedDatabase CRD", () => {
       ["restore with neither", { requests: { restore: { token: "1" } } }, ["exactly one of backupId or snapshotRef"]],
       ["restore without a token", { requests: { restore: { backupId: 5 } } }, ["spec.requests.restore.token: Required value"]],
       ["empty request token", { requests: { patch: "" } }, ["spec.requests.patch in body should be at least 1 chars long"]],
+      ["Secret label key with a space", { connectionSecret: { labels: { "my team": "a" } } }, ["spec.connectionSecret.labels", "Kubernetes qualified names"]],
+      ["Secret label key with a bad prefix", { connectionSecret: { labels: { "Example.COM/team": "a" } } }, ["spec.connectionSecret.labels", "Kubernetes qualified names"]],
+      ["Secret label value too long", { connectionSecret: { labels: { team: "a".repeat(64) } } }, ["spec.connectionSecret.labels.team", "63"]],
+      ["Secret label value with a slash", { connectionSecret: { labels: { team: "a/b" } } }, ["spec.connectionSecret.labels", "labels values must be"]],
+      ["Secret label the operator owns", { connectionSecret: { labels: { "linode.operator.dev/owner": "x" } } }, ["spec.connectionSecret.labels", "the operator's own"]],
+      ["Secret annotation key with a colon", { connectionSecret: { annotations: { "a:b": "x" } } }, ["spec.connectionSecret.annotations", "Kubernetes qualified names"]],
     ];
     it.each(cases)("%s", async (_name, patch, expected) => {
       const res = await dryRun(withSpec(base, patch));
@@ -81,7 +87,10 @@ describe("ManagedDatabase CRD", () => {
       ["weekly maintenance, frequency defaulted", { updates: { duration: 4, hourOfDay: 23, dayOfWeek: 7 } }],
       ["label, Secret, policies, adoption", {
         label: "orders-db", deletionPolicy: "Retain", managementPolicy: "Observe", databaseId: 123,
-        connectionSecret: { name: "orders-db-creds", extraData: { "jdbc.url": "jdbc:mysql://{{ .host }}:{{ .port }}/app" }, labels: { team: "a" }, annotations: { note: "x" } },
+        connectionSecret: {
+          name: "orders-db-creds", extraData: { "jdbc.url": "jdbc:mysql://{{ .host }}:{{ .port }}/app" },
+          labels: { team: "a", "example.com/tier": "gold_1.x", empty: "" }, annotations: { note: "x", "example.com/owner": "team a: orders" },
+        },
       }],
       ["every request", { requests: { resetCredentials: "r1", patch: "p1", restore: { token: "t1", snapshotRef: { name: "nightly" } } } }],
       ["restore by backup id", { requests: { restore: { token: "t1", backupId: 42 } } }],
