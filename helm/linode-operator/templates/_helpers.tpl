@@ -37,8 +37,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{/* What the operator does with the objects it manages, in any namespace it watches. */}}
 {{- define "linode-operator.rules" -}}
 # Exactly the verbs the operator uses: it reads and patches its resources (finalizers, the
-# external-id and create-pending annotations), patches their status, never creates, updates
-# or deletes them.
+# external-id annotation copying status.externalId), patches their status (where what it owns
+# is recorded), never creates, updates or deletes them.
 - apiGroups: ["linode.operator.dev"]
   resources: ["manageddatabases", "databasesnapshots", "nodebalancers"]
   verbs: ["get", "list", "watch", "patch"]
@@ -50,8 +50,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   resources: ["manageddatabases/finalizers", "databasesnapshots/finalizers", "nodebalancers/finalizers"]
   verbs: ["update"]
 # Connection Secrets: created by the operator (a name someone else holds is read, never
-# written), updated with server-side apply, watched by label, deleted after a rename. RBAC
-# cannot restrict list/watch to a label, so these verbs cover the namespace's Secrets.
+# written), updated with server-side apply, watched by label, deleted after a rename; token
+# Secrets get the in-use finalizer (patch) while a resource uses them. RBAC cannot restrict
+# list/watch to a label, so these verbs cover the namespace's Secrets.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
