@@ -5,20 +5,15 @@
 // status patches, the connection Secret, backoff.
 import type { KubeObject, ObjectKey, ResourceType, SecretObject } from "../kube/types.ts";
 import type { Actions } from "./actions.ts";
-import type { Condition } from "./condition-schema.ts";
 import type { EventRecorder } from "./events.ts";
+import type { ManagedObject } from "./managed-object.ts";
 import type { ReadStore, Selectors } from "./stores.ts";
 import type { PollIntervals } from "./timings.ts";
 
 /** The object shapes kinds see (kinds never import src/kube). */
 export type { KubeObject, SecretObject } from "../kube/types.ts";
 
-export type ManagedStatus = { observedGeneration?: number; conditions?: Condition[] } & Record<string, unknown>;
-
-export interface ManagedObject extends KubeObject {
-  spec?: unknown;
-  status?: ManagedStatus;
-}
+export type { ManagedObject, ManagedStatus } from "./managed-object.ts";
 
 export interface Policies {
   deletion: "Delete" | "Retain";

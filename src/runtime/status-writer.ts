@@ -4,7 +4,7 @@
 import { isNotFound } from "../kube/errors.ts";
 import { keyOf, type KubeApi, type ResourceType } from "../kube/types.ts";
 import { setCondition, type ConditionInput } from "./conditions.ts";
-import type { ManagedObject, ManagedStatus } from "./managed.ts";
+import type { ManagedObject, ManagedStatus } from "./managed-object.ts";
 import { applyMergePatch, mergePatch } from "./status-patch.ts";
 
 export class StatusWriter {
