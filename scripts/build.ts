@@ -32,7 +32,7 @@ const result = await build({
   legalComments: "none",
   metafile: true,
   logLevel: "warning",
-  // src/crd/kube-meta.ts imports zod for its type augmentation only; zod is bundled anyway.
+  // src/runtime/schema-rules.ts imports zod for its type augmentation only; zod is bundled anyway.
   logOverride: { "ignored-bare-import": "silent" },
   // Some dependencies are CommonJS and call require(): give the ESM bundle one.
   banner: { js: "import { createRequire as __linodeOperatorRequire } from 'node:module'; const require = __linodeOperatorRequire(import.meta.url);" },

@@ -1,15 +1,23 @@
-// `node src/crd/generate.ts` writes crds/ from the zod schemas; `--check` writes nothing and
-// exits 1 listing every stale, missing or stray file (the test script runs it, so crds/
-// can never silently drift from src/).
+// `npm run generate` writes crds/ and docs/api.md from the one list of kinds
+// (src/resources/index.ts); `--check` writes nothing and exits 1 listing every stale, missing or
+// stray file (the test script runs it, so neither can silently drift from src/).
 import { readdir, readFile, writeFile, mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { renderCrdFiles } from "./render.ts";
+import { renderApiReference } from "../src/crd/api-reference.ts";
+import { renderCrdFiles } from "../src/crd/render.ts";
+import { kindDefinitions } from "../src/resources/index.ts";
 
-const crdDir = fileURLToPath(new URL("../../crds", import.meta.url));
+const crdDir = fileURLToPath(new URL("../crds", import.meta.url));
+const apiReference = fileURLToPath(new URL("../docs/api.md", import.meta.url));
+
+/** Whether docs/api.md says what the schemas say. */
+export async function apiReferenceStale(path = apiReference): Promise<boolean> {
+  return (await readFile(path, "utf8").catch(() => undefined)) !== renderApiReference(kindDefinitions);
+}
 
 export async function staleCrdFiles(dir = crdDir): Promise<string[]> {
-  const want = renderCrdFiles();
+  const want = renderCrdFiles(kindDefinitions);
   const have = new Set((await readdir(dir).catch(() => [])).filter((f) => f.endsWith(".yaml")));
   const stale: string[] = [];
   for (const [name, text] of want) {
@@ -23,21 +31,23 @@ export async function staleCrdFiles(dir = crdDir): Promise<string[]> {
 async function main(): Promise<void> {
   if (process.argv.includes("--check")) {
     const stale = await staleCrdFiles();
+    if (await apiReferenceStale()) stale.push("docs/api.md (out of date)");
     if (stale.length > 0) {
-      process.stderr.write(`crds/ is stale; run \`npm run generate\`:\n${stale.map((s) => `  ${s}`).join("\n")}\n`);
+      process.stderr.write(`crds/ or docs/api.md is stale; run \`npm run generate\`:\n${stale.map((s) => `  ${s}`).join("\n")}\n`);
       process.exitCode = 1;
       return;
     }
-    process.stdout.write("crds/ is up to date\n");
+    process.stdout.write("crds/ and docs/api.md are up to date\n");
     return;
   }
   await mkdir(crdDir, { recursive: true });
-  const want = renderCrdFiles();
+  const want = renderCrdFiles(kindDefinitions);
   for (const name of await readdir(crdDir)) {
     if (name.endsWith(".yaml") && !want.has(name)) await rm(join(crdDir, name));
   }
   for (const [name, text] of want) await writeFile(join(crdDir, name), text);
-  process.stdout.write(`wrote ${[...want.keys()].map((n) => `crds/${n}`).join(", ")}\n`);
+  await writeFile(apiReference, renderApiReference(kindDefinitions));
+  process.stdout.write(`wrote ${[...want.keys()].map((n) => `crds/${n}`).join(", ")}, docs/api.md\n`);
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) await main();

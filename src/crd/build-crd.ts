@@ -1,9 +1,9 @@
 // One CustomResourceDefinition manifest from a kind definition.
-import { crdCategory, crdGroup, crdVersion, type KindDefinition } from "./definitions.ts";
+import { API_CATEGORY, API_GROUP, API_VERSION, type KindDefinition } from "../runtime/kind-definition.ts";
 import { zodToOpenApi, type OpenApiSchema } from "./to-openapi.ts";
 
 export function crdName(def: KindDefinition): string {
-  return `${def.plural}.${crdGroup}`;
+  return `${def.plural}.${API_GROUP}`;
 }
 
 /** What every kind does the same way, for `kubectl explain KIND`. */
@@ -27,7 +27,7 @@ export function buildCrd(def: KindDefinition): Record<string, unknown> {
     kind: "CustomResourceDefinition",
     metadata: { name: crdName(def), labels: { "app.kubernetes.io/name": "linode-operator", "app.kubernetes.io/part-of": "linode-operator" } },
     spec: {
-      group: crdGroup,
+      group: API_GROUP,
       scope: "Namespaced",
       names: {
         kind: def.kind,
@@ -35,10 +35,10 @@ export function buildCrd(def: KindDefinition): Record<string, unknown> {
         plural: def.plural,
         singular: def.singular,
         shortNames: def.shortNames,
-        categories: [crdCategory],
+        categories: [API_CATEGORY],
       },
       versions: [{
-        name: crdVersion,
+        name: API_VERSION,
         served: true,
         storage: true,
         subresources: { status: {} },

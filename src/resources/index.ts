@@ -1,25 +1,28 @@
-// The kinds the operator runs: one line each. Every kind becomes a controller of the generic
-// runtime over one set of shared caches, behind one leader election.
+// The kinds the operator runs: one line each, the one list everything about kinds is built from
+// (their CRDs, the chart's RBAC, the controllers). Every kind becomes a controller of the
+// generic runtime over one set of shared caches, behind one leader election.
 import type { OperatorConfig } from "../config/operator-config.ts";
 import type { KubeApi } from "../kube/types.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { Controller } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
-import type { KindModule } from "../runtime/managed.ts";
+import type { KindDefinition } from "../runtime/kind-definition.ts";
 import { ReferenceProtection } from "../runtime/protection.ts";
 import { InformerPool } from "../runtime/stores.ts";
 import { databaseSnapshotKind } from "./database-snapshot/index.ts";
 import { managedDatabaseKind } from "./managed-database/index.ts";
 import { nodeBalancerKind } from "./node-balancer/index.ts";
 import type { LinodeAccounts } from "./shared/credentials.ts";
-import type { ResourceDeps } from "./shared/deps.ts";
+import type { OperatorKind, ResourceDeps } from "./shared/deps.ts";
 
-export const kinds: KindModule<ResourceDeps>[] = [
+export const kinds: OperatorKind[] = [
   managedDatabaseKind,
   databaseSnapshotKind,
   nodeBalancerKind,
 ];
+
+export const kindDefinitions: KindDefinition[] = kinds.map((k) => k.definition);
 
 export interface OperatorDeps {
   config: OperatorConfig;

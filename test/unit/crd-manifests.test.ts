@@ -9,8 +9,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { buildCrd, crdName } from "../../src/crd/build-crd.ts";
-import { kindDefinitions } from "../../src/crd/definitions.ts";
-import { staleCrdFiles } from "../../src/crd/generate.ts";
+import { kindDefinitions } from "../../src/resources/index.ts";
+import { apiReferenceStale, staleCrdFiles } from "../../scripts/generate.ts";
 import { renderCrdFiles } from "../../src/crd/render.ts";
 import type { OpenApiSchema } from "../../src/crd/to-openapi.ts";
 
@@ -48,7 +48,7 @@ describe("generated CRDs", () => {
   it("--check names every stale, missing and stray file", async () => {
     const dir = await mkdtemp(join(tmpdir(), "crds-"));
     try {
-      const files = [...renderCrdFiles()];
+      const files = [...renderCrdFiles(kindDefinitions)];
       const [first, second] = files;
       if (first === undefined || second === undefined) throw new Error("expected CRD files");
       await writeFile(join(dir, first[0]), first[1].replace("mdb", "md"));
@@ -63,13 +63,31 @@ describe("generated CRDs", () => {
   });
 
   it("the generator's --check exits 0 on the committed crds/", async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [fileURLToPath(new URL("../../src/crd/generate.ts", import.meta.url)), "--check"]);
+    const { stdout } = await promisify(execFile)(process.execPath, [fileURLToPath(new URL("../../scripts/generate.ts", import.meta.url)), "--check"]);
     expect(stdout).toContain("up to date");
   });
 
   it.each(crds)("$def.kind: the committed YAML reads back as the manifest under YAML 1.1", async ({ def, crd }) => {
     const text = await readFile(join(crdDir, `${crdName(def)}.yaml`), "utf8");
     expect(parse(text, { version: "1.1" })).toEqual(crd);
+  });
+
+  it("docs/api.md is up to date and documents every field the CRDs have, with the CRD's description", async () => {
+    expect(await apiReferenceStale()).toBe(false);
+    const page = await readFile(fileURLToPath(new URL("../../docs/api.md", import.meta.url)), "utf8");
+    for (const { def, crd } of crds) {
+      const section = page.split(/^## /m).find((x) => x.startsWith(`${def.kind}\n`)) ?? "";
+      const schema = crd.spec.versions[0]?.schema.openAPIV3Schema.properties as Record<string, OpenApiSchema>;
+      for (const part of ["spec", "status"]) {
+        const fields = Object.entries((schema[part]?.properties ?? {}) as Record<string, OpenApiSchema>);
+        expect(fields.length, `${def.kind}.${part}`).toBeGreaterThan(0);
+        for (const [name, field] of fields) {
+          const row = section.split("\n").find((l) => l.startsWith(`| \`${part}.${name}\` |`));
+          expect(row, `${def.kind} ${part}.${name}`).toBeDefined();
+          if (typeof field.description === "string") expect(row).toContain(field.description.replace(/\|/g, "\\|").replace(/\s*\n\s*/g, " ").trim().slice(0, 60));
+        }
+      }
+    }
   });
 
   it("uses the contract's names", () => {

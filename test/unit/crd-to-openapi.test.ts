@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { StructuralSchemaError, toStructural, zodToOpenApi } from "../../src/crd/to-openapi.ts";
-import "../../src/crd/kube-meta.ts";
+import "../../src/runtime/schema-rules.ts";
 
 describe("zodToOpenApi", () => {
   it("emits a plain structural object: types, required, no $schema", () => {

@@ -39,16 +39,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 # Exactly the verbs the operator uses: it reads and patches its resources (finalizers, the
 # external-id annotation copying status.externalId), patches their status (where what it owns
 # is recorded), never creates, updates or deletes them.
-- apiGroups: ["linode.operator.dev"]
-  resources: ["manageddatabases", "databasesnapshots", "nodebalancers"]
-  verbs: ["get", "list", "watch", "patch"]
-- apiGroups: ["linode.operator.dev"]
-  resources: ["manageddatabases/status", "databasesnapshots/status", "nodebalancers/status"]
-  verbs: ["patch"]
 # Setting blockOwnerDeletion on the Secrets it owns needs update on the owner's finalizers.
-- apiGroups: ["linode.operator.dev"]
-  resources: ["manageddatabases/finalizers", "databasesnapshots/finalizers", "nodebalancers/finalizers"]
-  verbs: ["update"]
+# The kinds' plurals come from the one list of kinds (_kinds.tpl, generated).
+{{ include "linode-operator.kindRules" . }}
 # Connection Secrets: created by the operator (a name someone else holds is read, never
 # written), updated with server-side apply, watched by label, deleted after a rename; token
 # Secrets get the in-use finalizer (patch) while a resource uses them. RBAC cannot restrict

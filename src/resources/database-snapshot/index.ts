@@ -1,24 +1,25 @@
 // The DatabaseSnapshot kind: a snapshot backup of a ManagedDatabase (databaseRef), resolved
 // through the runtime's references (woken when the database changes), queued behind the API's
 // limits and its siblings (woken when one of them changes).
-import { resourceType } from "../../crd/definitions.ts";
 import { EXTERNAL_ID_ANNOTATION } from "../../runtime/reconciler.ts";
 import type { DatabaseBackup } from "../../linode/index.ts";
-import { referrersIndex, type KindModule, type Managed, type ManagedKind } from "../../runtime/managed.ts";
+import { referrersIndex, type Managed, type ManagedKind } from "../../runtime/managed.ts";
 import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
 import { KindReasons } from "../shared/constants.ts";
-import type { ResourceDeps } from "../shared/deps.ts";
+import type { OperatorKind } from "../shared/deps.ts";
 import { credentialsRefSchema, specRefName } from "../shared/schema.ts";
+import { managedDatabaseType } from "../managed-database/definition.ts";
+import { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
 import { DATABASE_REFERENCE, DatabaseSnapshotExternal, databaseNotReady, hasBackup, parseSnapshotId, taken, type SnapshotStatus } from "./external.ts";
 import { databaseSnapshotSpecSchema, type DatabaseSnapshotSpec } from "./schema.ts";
 
-export const databaseSnapshotType = resourceType("DatabaseSnapshot");
+export { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
 
 /** Whether a snapshot's recorded backup ("engine/databaseId/backupId") is of the database with external id `database`. */
 const sameDatabase = (snapshotId: string, database: unknown): boolean => parseSnapshotId(snapshotId)?.databaseId === Number(database);
-const managedDatabaseType = resourceType("ManagedDatabase");
 
-export const databaseSnapshotKind: KindModule<ResourceDeps> = {
+export const databaseSnapshotKind: OperatorKind = {
+  definition: databaseSnapshotDefinition,
   type: databaseSnapshotType,
   build: ({ deps, stores }) => {
     const self = stores.self;

@@ -2,7 +2,7 @@
 // for the CRD and the controller. A backup cannot be edited through the API, so everything
 // that shapes it is immutable; only deletionPolicy may change.
 import { z } from "zod";
-import { immutable, immutableOptional } from "../../crd/kube-meta.ts";
+import { immutable, immutableOptional } from "../../runtime/schema-rules.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
 import { accountRecordSchema, credentialsRefSchema, deletionPolicySchema, localObjectRefSchema } from "../shared/schema.ts";
 

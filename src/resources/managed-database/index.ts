@@ -1,27 +1,28 @@
 // The ManagedDatabase kind, assembled from its parts: the schema parses the spec, the external
 // client talks to Linode, the request tokens run once each, the connection source says what
 // the Secret holds. The runtime does the rest (finalizers, conditions, the Secret itself).
-import { resourceType } from "../../crd/definitions.ts";
 import type { Database } from "../../linode/index.ts";
-import type { KindModule, Managed, ManagedKind } from "../../runtime/managed.ts";
+import type { Managed, ManagedKind } from "../../runtime/managed.ts";
 import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount } from "../shared/credentials.ts";
 import { KindReasons, KindTimings } from "../shared/constants.ts";
-import type { ResourceDeps } from "../shared/deps.ts";
+import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
 import { connectionSecretName, DatabaseConnection } from "./connection.ts";
 import { DatabaseListCache } from "./database-cache.ts";
+import { databaseSnapshotType } from "../database-snapshot/definition.ts";
+import { managedDatabaseDefinition, managedDatabaseType } from "./definition.ts";
 import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
 import { BackupsReader } from "./backups.ts";
 import { DatabaseRequests, RESTORE_SNAPSHOT_REFERENCE } from "./requests.ts";
 import { managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
 
-export const managedDatabaseType = resourceType("ManagedDatabase");
-const databaseSnapshotType = resourceType("DatabaseSnapshot");
+export { managedDatabaseDefinition, managedDatabaseType } from "./definition.ts";
 
 /** The database a DatabaseSnapshot object names. */
 const snapshotDatabase = (obj: object): string | undefined => specRefName(obj, "databaseRef");
 
-export const managedDatabaseKind: KindModule<ResourceDeps> = {
+export const managedDatabaseKind: OperatorKind = {
+  definition: managedDatabaseDefinition,
   type: managedDatabaseType,
   build: ({ deps, events, stores, wake }) => {
     const secrets = stores.secrets(CREDENTIALS_SECRETS);
@@ -67,7 +68,7 @@ export const managedDatabaseKind: KindModule<ResourceDeps> = {
       references: [credentialsReference<ManagedDatabaseSpec>(), {
         // A restore from a DatabaseSnapshot: resolved (and woken when it changes), never blocking the database.
         name: RESTORE_SNAPSHOT_REFERENCE,
-        target: { kind: resourceType("DatabaseSnapshot") },
+        target: { kind: databaseSnapshotType },
         names: (spec) => (spec.requests?.restore?.snapshotRef !== undefined ? [spec.requests.restore.snapshotRef.name] : []),
         required: () => false,
       }],

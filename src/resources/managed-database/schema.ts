@@ -2,7 +2,7 @@
 // crds/ from it) and for the controller (which parses specs with it, so zod defaults are the
 // CRD defaults). Cross-field rules live as CEL in `.meta()`: the API server enforces them.
 import { z } from "zod";
-import { immutable, immutableOnceSet, immutableOptional } from "../../crd/kube-meta.ts";
+import { immutable, immutableOnceSet, immutableOptional } from "../../runtime/schema-rules.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
 import {
   accountRecordSchema, actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
@@ -136,7 +136,7 @@ export const managedDatabaseSpecSchema = z.object({
     description: "Manage: create and update the cloud database to match the spec. Observe: adopt read-only, mirror status and publish the Secret, never change the cloud database.",
   }),
   databaseId: linodeIdSchema.optional().meta({
-    description: "Adopt an existing database by its Linode id instead of creating one. Cannot change once set.",
+    description: "Adopt an existing database by its Linode id instead of creating one. Cannot change once set. With the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed), always with credentialsRef; an id another resource manages is refused (ExternalIdInUse).",
   }),
   requests: databaseRequestsSchema.optional(),
 }).meta({

@@ -1,12 +1,11 @@
 // The NodeBalancer kind: configs and nodes inline, certificates from kubernetes.io/tls Secrets
 // (a reference: a renewed certificate wakes the NodeBalancers that use it), statistics as
 // metrics. The runtime does the rest.
-import { resourceType } from "../../crd/definitions.ts";
 import type { NodeBalancer } from "../../linode/index.ts";
-import type { KindModule, ManagedKind } from "../../runtime/managed.ts";
+import type { ManagedKind } from "../../runtime/managed.ts";
 import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount } from "../shared/credentials.ts";
 import { KindReasons, KindTimings } from "../shared/constants.ts";
-import type { ResourceDeps } from "../shared/deps.ts";
+import type { OperatorKind } from "../shared/deps.ts";
 import { ListCache } from "../shared/list-cache.ts";
 import { ConfigReader } from "./configs.ts";
 import type { ObservedNodeBalancer } from "./diff.ts";
@@ -14,10 +13,12 @@ import { NodeBalancerExternal, TLS_REFERENCE, type NodeBalancerObservedStatus } 
 import { nodeBalancerSpecSchema, type NodeBalancerSpec } from "./schema.ts";
 import { NodeBalancerStatsReader } from "./stats.ts";
 import { readTlsSecret, TLS_SECRET_TYPE } from "./tls.ts";
+import { nodeBalancerDefinition, nodeBalancerType } from "./definition.ts";
 
-export const nodeBalancerType = resourceType("NodeBalancer");
+export { nodeBalancerDefinition, nodeBalancerType } from "./definition.ts";
 
-export const nodeBalancerKind: KindModule<ResourceDeps> = {
+export const nodeBalancerKind: OperatorKind = {
+  definition: nodeBalancerDefinition,
   type: nodeBalancerType,
   build: ({ deps, stores }) => {
     const secrets = stores.secrets(CREDENTIALS_SECRETS);

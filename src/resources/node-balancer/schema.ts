@@ -2,7 +2,7 @@
 // source of truth for the CRD and the controller (zod defaults = CRD defaults = the API's
 // config defaults, so an applied object shows what the API will use).
 import { z } from "zod";
-import { immutable, immutableOnceSet, immutableOptional } from "../../crd/kube-meta.ts";
+import { immutable, immutableOnceSet, immutableOptional } from "../../runtime/schema-rules.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
 import {
   accountRecordSchema, credentialsRefSchema, deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
@@ -105,7 +105,7 @@ export const nodeBalancerSpecSchema = z.object({
     description: "Manage: create and update the cloud NodeBalancer to match the spec. Observe: adopt read-only (nodeBalancerId), mirror status, never change it.",
   }),
   nodeBalancerId: linodeIdSchema.optional().meta({
-    description: "Adopt an existing NodeBalancer by its Linode id instead of creating one. Cannot change once set.",
+    description: "Adopt an existing NodeBalancer by its Linode id instead of creating one. Cannot change once set. With the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed), always with credentialsRef; an id another resource manages is refused (ExternalIdInUse).",
   }),
   requests: z.object({
     recreate: requestTokenSchema.optional().meta({ description: "Only when the NodeBalancer this resource manages has vanished (Ready=False, reason ExternalResourceGone): a new value creates a new one (new addresses), once. A value set while it exists does nothing." }),

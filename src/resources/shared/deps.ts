@@ -1,5 +1,7 @@
 // What every kind is built from, besides the read handles the runtime gives it.
 import type { Registry } from "prom-client";
+import type { KindDefinition } from "../../runtime/kind-definition.ts";
+import type { KindModule } from "../../runtime/managed.ts";
 import type { Logger } from "../../runtime/logger.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
 import type { LinodeAccounts } from "./credentials.ts";
@@ -17,4 +19,9 @@ export interface ResourceDeps {
   backupsRefreshMillis?: number;
   /** How often NodeBalancer statistics are read (default KindTimings.nodeBalancerStatsMillis); 0: never. */
   statsMillis?: number;
+}
+
+/** One of the operator's kinds: how Kubernetes sees it (its CRD) and how the runtime runs it. */
+export interface OperatorKind extends KindModule<ResourceDeps> {
+  definition: KindDefinition;
 }

@@ -1,7 +1,7 @@
 // Schema pieces the three kinds share, so a rule (e.g. what a Kubernetes name looks like)
 // is written once.
 import { z } from "zod";
-import "../../crd/kube-meta.ts";
+import "../../runtime/schema-rules.ts";
 
 /** RFC 1123 DNS subdomain, the rule for Secret and most object names. */
 export const dnsSubdomainSchema = z.string().min(1).max(253)

@@ -1,0 +1,41 @@
+// What a kind says about itself to Kubernetes: its names, its spec and status schemas (zod, the
+// one source of truth) and its printer columns. Each kind's folder holds its own; the CRDs, the
+// chart's RBAC and the controllers are all built from the one list of kinds (resources/index.ts).
+import type { z } from "zod";
+import type { ResourceType } from "../kube/types.ts";
+
+export const API_GROUP = "linode.operator.dev";
+export const API_VERSION = "v1alpha1";
+/** `kubectl get linode` lists every kind. */
+export const API_CATEGORY = "linode";
+
+export interface PrinterColumn {
+  name: string;
+  type: "string" | "integer" | "number" | "boolean" | "date";
+  jsonPath: string;
+  description?: string;
+  /** 0: always shown; 1: only with -o wide. */
+  priority?: number;
+}
+
+export interface KindDefinition {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  description: string;
+  spec: z.ZodType;
+  status: z.ZodType;
+  printerColumns: PrinterColumn[];
+}
+
+/** Group, version, plural and kind of a kind: what every controller and client addresses it by. */
+export const resourceTypeOf = (def: KindDefinition): ResourceType => ({ group: API_GROUP, version: API_VERSION, plural: def.plural, kind: def.kind });
+
+/** The columns every kind shows the same way. */
+export const columns = {
+  ready: { name: "Ready", type: "string", jsonPath: ".status.conditions[?(@.type==\"Ready\")].status", description: "The cloud object is usable." },
+  synced: { name: "Synced", type: "string", jsonPath: ".status.conditions[?(@.type==\"Synced\")].status", description: "The cloud object matches the spec." },
+  reason: { name: "Reason", type: "string", jsonPath: ".status.conditions[?(@.type==\"Ready\")].reason", priority: 1 },
+  age: { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+} as const satisfies Record<string, PrinterColumn>;
