@@ -7,13 +7,17 @@ import { fileURLToPath } from "node:url";
 import { renderApiReference } from "../src/crd/api-reference.ts";
 import { renderCrdFiles } from "../src/crd/render.ts";
 import { kindDefinitions } from "../src/resources/index.ts";
+import { sharedReasonMeanings } from "../src/resources/shared/reasons.ts";
+import { conditionReasonMeanings } from "../src/runtime/reasons.ts";
+
+const apiReferenceText = (): string => renderApiReference(kindDefinitions, { ...conditionReasonMeanings, ...sharedReasonMeanings });
 
 const crdDir = fileURLToPath(new URL("../crds", import.meta.url));
 const apiReference = fileURLToPath(new URL("../docs/api.md", import.meta.url));
 
 /** Whether docs/api.md says what the schemas say. */
 export async function apiReferenceStale(path = apiReference): Promise<boolean> {
-  return (await readFile(path, "utf8").catch(() => undefined)) !== renderApiReference(kindDefinitions);
+  return (await readFile(path, "utf8").catch(() => undefined)) !== apiReferenceText();
 }
 
 export async function staleCrdFiles(dir = crdDir): Promise<string[]> {
@@ -46,7 +50,7 @@ async function main(): Promise<void> {
     if (name.endsWith(".yaml") && !want.has(name)) await rm(join(crdDir, name));
   }
   for (const [name, text] of want) await writeFile(join(crdDir, name), text);
-  await writeFile(apiReference, renderApiReference(kindDefinitions));
+  await writeFile(apiReference, apiReferenceText());
   process.stdout.write(`wrote ${[...want.keys()].map((n) => `crds/${n}`).join(", ")}, docs/api.md\n`);
 }
 

@@ -27,6 +27,14 @@ export interface KindDefinition {
   spec: z.ZodType;
   status: z.ZodType;
   printerColumns: PrinterColumn[];
+  /** The condition reasons this kind adds to the runtime's, each with what it means (docs/api.md lists them). */
+  reasons: Readonly<Record<string, string>>;
+}
+
+/** Reason constants named after themselves, from a table of reason → meaning. */
+export type Reasons<K extends string> = { readonly [P in K]: P };
+export function reasonNames<K extends string>(meanings: Readonly<Record<K, string>>): Reasons<K> {
+  return Object.fromEntries(Object.keys(meanings).map((k) => [k, k])) as Reasons<K>;
 }
 
 /** Group, version, plural and kind of a kind: what every controller and client addresses it by. */

@@ -10,6 +10,8 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { buildCrd, crdName } from "../../src/crd/build-crd.ts";
 import { kindDefinitions } from "../../src/resources/index.ts";
+import { sharedReasonMeanings } from "../../src/resources/shared/reasons.ts";
+import { conditionReasonMeanings } from "../../src/runtime/reasons.ts";
 import { apiReferenceStale, staleCrdFiles } from "../../scripts/generate.ts";
 import { renderCrdFiles } from "../../src/crd/render.ts";
 import type { OpenApiSchema } from "../../src/crd/to-openapi.ts";
@@ -87,6 +89,17 @@ describe("generated CRDs", () => {
           if (typeof field.description === "string") expect(row).toContain(field.description.replace(/\|/g, "\\|").replace(/\s*\n\s*/g, " ").trim().slice(0, 60));
         }
       }
+    }
+  });
+
+  it("every condition reason is declared once (the runtime's, the shared ones, each kind's own), with a meaning", () => {
+    const tables = [conditionReasonMeanings, sharedReasonMeanings, ...kindDefinitions.map((d) => d.reasons)];
+    const all = tables.flatMap((t) => Object.entries(t));
+    expect(all.length).toBeGreaterThan(40);
+    expect(new Set(all.map(([r]) => r)).size).toBe(all.length);
+    for (const [reason, meaning] of all) {
+      expect(reason).toMatch(/^[A-Z][A-Za-z]+$/);
+      expect(meaning.length, reason).toBeGreaterThan(20);
     }
   });
 

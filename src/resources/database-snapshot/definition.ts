@@ -1,5 +1,6 @@
-// The DatabaseSnapshot kind as Kubernetes sees it: names, schemas and printer columns (its CRD is generated from this).
+// The DatabaseSnapshot kind as Kubernetes sees it: names, schemas, printer columns and reasons (its CRD is generated from this).
 import { columns, resourceTypeOf, type KindDefinition } from "../../runtime/kind-definition.ts";
+import { databaseSnapshotReasonMeanings } from "./reasons.ts";
 import { databaseSnapshotSpecSchema, databaseSnapshotStatusSchema } from "./schema.ts";
 
 export const databaseSnapshotDefinition: KindDefinition = {
@@ -20,6 +21,7 @@ export const databaseSnapshotDefinition: KindDefinition = {
     { name: "Created", type: "string", jsonPath: ".status.created", priority: 1 },
     columns.age,
   ],
+  reasons: databaseSnapshotReasonMeanings,
 };
 
 export const databaseSnapshotType = resourceTypeOf(databaseSnapshotDefinition);

@@ -14,10 +14,12 @@ import { referrersIndex } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { ReadStore } from "../../runtime/stores.ts";
 import { jittered, Timings, type PollIntervals } from "../../runtime/timings.ts";
-import { KindReasons, KindTimings } from "../shared/constants.ts";
+import { KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 import type { DatabaseSnapshotSpec, DatabaseSnapshotStatus } from "./schema.ts";
+import { DatabaseSnapshotReasons } from "./reasons.ts";
+import { SharedReasons } from "../shared/reasons.ts";
 
 export const DATABASE_REFERENCE = "database";
 const SNAPSHOTS_PER_DATABASE = 3;
@@ -61,7 +63,7 @@ function pendingTarget(m: Managed<DatabaseSnapshotSpec>): { engine: DatabaseEngi
 export const taken = (o: ManagedObject): boolean => o.status?.externalId !== undefined || typeof o.status?.backupId === "number";
 
 /** Snapshot Ready reasons of the queue itself: one that shows another reason cannot move by itself. */
-const queueReasons = new Set<string>([R.Creating, KindReasons.SnapshotLimitReached, KindReasons.BackupInProgress, KindReasons.DatabaseNotActive, KindReasons.BackingUp]);
+const queueReasons = new Set<string>([R.Creating, DatabaseSnapshotReasons.SnapshotLimitReached, DatabaseSnapshotReasons.BackupInProgress, DatabaseSnapshotReasons.DatabaseNotActive, SharedReasons.BackingUp]);
 /** Synced reasons that pass by themselves (retried): a snapshot showing another is stuck until someone acts. */
 const passingReasons = new Set<string>([R.ReconcileSuccess, R.ReconcileError, R.RateLimited, R.Waiting]);
 
@@ -124,7 +126,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
       }));
       return database
         ? { exists: false }
-        : { exists: false, gone: { reason: KindReasons.DatabaseGone, message: `the database ${String(recorded.databaseId)} this snapshot belonged to no longer exists, and its backups with it; delete this resource` } };
+        : { exists: false, gone: { reason: DatabaseSnapshotReasons.DatabaseGone, message: `the database ${String(recorded.databaseId)} this snapshot belonged to no longer exists, and its backups with it; delete this resource` } };
     }
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     // A create that may have happened is looked for where it was sent, with the label it was sent with.
@@ -142,7 +144,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     }
     // Ours only after a create that may have made it; an explicit label someone else used is not adopted.
     if (m.createPending === undefined) {
-      throw new TerminalError(KindReasons.LabelInUse, `database ${String(target.id)} already has a snapshot labelled ${label} (backup ${String(found.id)}) that this resource did not take; choose another spec.label`);
+      throw new TerminalError(SharedReasons.LabelInUse, `database ${String(target.id)} already has a snapshot labelled ${label} (backup ${String(found.id)}) that this resource did not take; choose another spec.label`);
     }
     return this.observed(found, { engine: target.engine, databaseId: target.id, backupId: found.id });
   }
@@ -152,14 +154,14 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     const target = targetOf(m);
     const waiting = (reason: string, message: string, phase: DatabaseSnapshotStatus["phase"] = "Waiting"): Deferral =>
       ({ reason, message, status: { phase, ...(target !== undefined ? { databaseId: target.id } : {}) } });
-    if (target === undefined) return waiting(KindReasons.DatabaseNotActive, "the database has no id yet");
+    if (target === undefined) return waiting(DatabaseSnapshotReasons.DatabaseNotActive, "the database has no id yet");
     // A snapshot is a change to the database: not of one the operator only observes or was told to leave alone.
     const dbSpec = target.obj.spec as { managementPolicy?: string } | undefined;
     if (dbSpec?.managementPolicy === "Observe") {
-      return waiting(KindReasons.DatabaseNotManaged, `ManagedDatabase ${target.name} only observes its database (managementPolicy: Observe): the operator never changes it, and a snapshot is a change; nothing is sent until it is Manage`);
+      return waiting(DatabaseSnapshotReasons.DatabaseNotManaged, `ManagedDatabase ${target.name} only observes its database (managementPolicy: Observe): the operator never changes it, and a snapshot is a change; nothing is sent until it is Manage`);
     }
     if (isPaused(target.obj)) {
-      return waiting(KindReasons.DatabasePaused, `ManagedDatabase ${target.name} is paused (annotation linode.operator.dev/paused: "true"): no snapshot is taken until it is removed`);
+      return waiting(DatabaseSnapshotReasons.DatabasePaused, `ManagedDatabase ${target.name} is paused (annotation linode.operator.dev/paused: "true"): no snapshot is taken until it is removed`);
     }
     // Snapshots of one database are taken in creation order: an earlier one still to be taken goes
     // first, unless it cannot move by itself (paused, refused, missing credentials).
@@ -171,7 +173,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     const first = ahead[0];
     if (first !== undefined) {
       const theirs = first.status?.conditions?.find((c) => c.type === "Ready" && c.status === "False")?.reason;
-      const reason = theirs === KindReasons.SnapshotLimitReached || theirs === KindReasons.DatabaseNotActive ? theirs : KindReasons.BackupInProgress;
+      const reason = theirs === DatabaseSnapshotReasons.SnapshotLimitReached || theirs === DatabaseSnapshotReasons.DatabaseNotActive ? theirs : DatabaseSnapshotReasons.BackupInProgress;
       return waiting(reason, `DatabaseSnapshot ${first.metadata.name} (created earlier) is taken first`);
     }
     const api = this.linode.databases.engine(target.engine);
@@ -179,14 +181,14 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     if (db.status === "backing_up") {
       // Ours (announced and sent) is looked for again soon; someone else's wakes us when the database changes.
       return m.createPending !== undefined
-        ? { ...waiting(KindReasons.BackingUp, "the snapshot is being taken", "BackingUp"), retryAfterMillis: this.poll.pendingMillis }
-        : waiting(KindReasons.BackupInProgress, "another backup of the database is in progress");
+        ? { ...waiting(SharedReasons.BackingUp, "the snapshot is being taken", "BackingUp"), retryAfterMillis: this.poll.pendingMillis }
+        : waiting(DatabaseSnapshotReasons.BackupInProgress, "another backup of the database is in progress");
     }
-    if (db.status !== "active") return waiting(KindReasons.DatabaseNotActive, `the database is ${db.status}; snapshots need it active`);
+    if (db.status !== "active") return waiting(DatabaseSnapshotReasons.DatabaseNotActive, `the database is ${db.status}; snapshots need it active`);
     const backups = await linodeCall("listing the database's backups", () => api.listAllBackups(target.id, { signal }));
     const snapshots = backups.filter((b) => b.type === "snapshot").length;
     if (snapshots >= SNAPSHOTS_PER_DATABASE) {
-      return waiting(KindReasons.SnapshotLimitReached, `the database has ${String(snapshots)} snapshots, the most the API allows; this one is taken when one is deleted`);
+      return waiting(DatabaseSnapshotReasons.SnapshotLimitReached, `the database has ${String(snapshots)} snapshots, the most the API allows; this one is taken when one is deleted`);
     }
     return undefined;
   }
@@ -230,7 +232,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
       throw e;
     }));
     if (status === "backing_up" || (maybeInFlight && status !== "gone")) {
-      throw new RetryAfterError(KindReasons.BackingUp, `the backup this snapshot started is still being taken (database ${String(target.id)} is ${status}); it is deleted as soon as it appears`, this.poll.pendingMillis);
+      throw new RetryAfterError(SharedReasons.BackingUp, `the backup this snapshot started is still being taken (database ${String(target.id)} is ${status}); it is deleted as soon as it appears`, this.poll.pendingMillis);
     }
   }
 
@@ -239,7 +241,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     if (m.obj.metadata.deletionTimestamp !== undefined) return;
     const target = targetOf(m);
     if (target === undefined || target.id === recorded.databaseId) return;
-    throw new TerminalError(KindReasons.BackupIdMismatch, `the backup this resource recorded (${String(recorded.backupId)}) belongs to database ${String(recorded.databaseId)}, but ManagedDatabase ${target.name} manages database ${String(target.id)}: nothing is done with it for this resource; delete it, or create a new DatabaseSnapshot`);
+    throw new TerminalError(DatabaseSnapshotReasons.BackupIdMismatch, `the backup this resource recorded (${String(recorded.backupId)}) belongs to database ${String(recorded.databaseId)}, but ManagedDatabase ${target.name} manages database ${String(target.id)}: nothing is done with it for this resource; delete it, or create a new DatabaseSnapshot`);
   }
 
   private observed(backup: DatabaseBackup, id: SnapshotId): ObservedSnapshot {

@@ -5,13 +5,14 @@ import { EXTERNAL_ID_ANNOTATION } from "../../runtime/reconciler.ts";
 import type { DatabaseBackup } from "../../linode/index.ts";
 import { referrersIndex, type Managed, type ManagedKind } from "../../runtime/managed.ts";
 import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
-import { KindReasons } from "../shared/constants.ts";
+
 import type { OperatorKind } from "../shared/deps.ts";
 import { credentialsRefSchema, specRefName } from "../shared/schema.ts";
 import { managedDatabaseType } from "../managed-database/definition.ts";
 import { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
 import { DATABASE_REFERENCE, DatabaseSnapshotExternal, databaseNotReady, hasBackup, parseSnapshotId, taken, type SnapshotStatus } from "./external.ts";
 import { databaseSnapshotSpecSchema, type DatabaseSnapshotSpec } from "./schema.ts";
+import { DatabaseSnapshotReasons } from "./reasons.ts";
 
 export { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
 
@@ -48,7 +49,7 @@ export const databaseSnapshotKind: OperatorKind = {
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: "Manage" }),
       external: scope.external((a) => clients.get(a)),
       poll: deps.poll,
-      idMismatchReason: KindReasons.BackupIdMismatch,
+      idMismatchReason: DatabaseSnapshotReasons.BackupIdMismatch,
       legacyId: (obj) => {
         const id = parseSnapshotId(obj.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "");
         return id !== undefined && hasBackup(obj, id) ? `${id.engine}/${String(id.databaseId)}/${String(id.backupId)}` : undefined;

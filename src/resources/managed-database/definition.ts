@@ -1,5 +1,6 @@
-// The ManagedDatabase kind as Kubernetes sees it: names, schemas and printer columns (its CRD is generated from this).
+// The ManagedDatabase kind as Kubernetes sees it: names, schemas, printer columns and reasons (its CRD is generated from this).
 import { columns, resourceTypeOf, type KindDefinition } from "../../runtime/kind-definition.ts";
+import { managedDatabaseReasonMeanings } from "./reasons.ts";
 import { managedDatabaseSpecSchema, managedDatabaseStatusSchema } from "./schema.ts";
 
 export const managedDatabaseDefinition: KindDefinition = {
@@ -23,6 +24,7 @@ export const managedDatabaseDefinition: KindDefinition = {
     { name: "ID", type: "integer", jsonPath: ".status.id", priority: 1 },
     columns.age,
   ],
+  reasons: managedDatabaseReasonMeanings,
 };
 
 export const managedDatabaseType = resourceTypeOf(managedDatabaseDefinition);

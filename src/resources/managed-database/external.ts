@@ -8,7 +8,7 @@ import type { EventRecorder } from "../../runtime/events.ts";
 import type { AfterObserve, Created, ExternalClient, Managed, Observation, Observed } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
-import { KindEvents, KindLimits, KindReasons, KindTimings } from "../shared/constants.ts";
+import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { locateOwned } from "../shared/locate.ts";
@@ -18,6 +18,8 @@ import { diffDatabase, immutableMismatches, isEmptyDiff } from "./diff.ts";
 import type { BackupsReader } from "./backups.ts";
 import { lastRestore, recentReset, type DatabaseRequests } from "./requests.ts";
 import type { ManagedDatabaseSpec, ManagedDatabaseStatus } from "./schema.ts";
+import { ManagedDatabaseReasons, ManagedDatabaseEvents } from "./reasons.ts";
+import { SharedReasons } from "../shared/reasons.ts";
 
 /** The status fields an observation mirrors from the cloud database. */
 export type ObservedStatus = Omit<ManagedDatabaseStatus, "conditions" | "observedGeneration" | "connectionSecretName" | "lastRequests">;
@@ -44,7 +46,7 @@ const apiTime = (s: string): number => Date.parse(/([zZ]|[+-]\d\d:\d\d)$/.test(s
 const deletable = new Set(["active", "failed", "degraded"]);
 const pendingReason: Record<string, string> = {
   provisioning: R.Creating, updating: R.Updating, resizing: R.Updating, resuming: R.Updating,
-  backing_up: KindReasons.BackingUp, restoring: KindReasons.Restoring,
+  backing_up: SharedReasons.BackingUp, restoring: ManagedDatabaseReasons.Restoring,
 };
 
 export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSpec, Database, ObservedStatus> {
@@ -53,7 +55,6 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
   constructor(deps: ManagedDatabaseExternalDeps) {
     this.deps = deps;
   }
-
 
   /**
    * Finds the database this resource manages, and only that one: the id the user named
@@ -70,7 +71,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     const maxAge = isTrue(m.obj.status?.conditions, "Ready") ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis;
     const api = this.deps.linode.databases.engine(engine);
     const db = await locateOwned(m, {
-      kind: "ManagedDatabase", what: `${engine} database`, idField: "databaseId", named: m.spec.databaseId, mismatchReason: KindReasons.DatabaseIdMismatch,
+      kind: "ManagedDatabase", what: `${engine} database`, idField: "databaseId", named: m.spec.databaseId, mismatchReason: ManagedDatabaseReasons.DatabaseIdMismatch,
       label: labelOf(m, this.deps.clusterId),
       byId: (id) => this.deps.cache.get(engine, id, maxAge, signal),
       byLabel: (label) => api.findByLabel(label, { signal }),
@@ -105,11 +106,11 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       },
       ready: active,
       ...(active ? {} : failedAfterRestore
-        ? { readyReason: KindReasons.RestoreFailed, readyMessage: `the database is failed after restoring backup ${String(restored.backupId ?? "?")} (request ${restored.token}); the spec: a restore after a credentials reset leaves the cluster failed` }
+        ? { readyReason: ManagedDatabaseReasons.RestoreFailed, readyMessage: `the database is failed after restoring backup ${String(restored.backupId ?? "?")} (request ${restored.token}); the spec: a restore after a credentials reset leaves the cluster failed` }
         : { readyReason: pendingReason[db.status] ?? R.Unavailable, readyMessage: `the database is ${db.status}` }),
       upToDate: isEmptyDiff(diff),
       diff: diff.summary,
-      ...(mismatches.length > 0 ? { unfixable: { reason: KindReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
+      ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
       ...(active && isEmptyDiff(diff) && recentReset(m) === undefined ? {} : { pollMillis: this.deps.poll.pendingMillis }),
     };
   }
@@ -167,8 +168,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
   }
 
   afterObserve(m: Managed<ManagedDatabaseSpec>, observed: ObservedDatabase, signal: AbortSignal): Promise<AfterObserve | undefined> {
-    if (observed.readyReason === KindReasons.RestoreFailed && getCondition(m.obj.status?.conditions, "Ready")?.reason !== KindReasons.RestoreFailed) {
-      this.deps.events.warning(m.obj, KindEvents.RestoreFailed.reason, KindEvents.RestoreFailed.action, observed.readyMessage ?? "the database is failed after a restore");
+    if (observed.readyReason === ManagedDatabaseReasons.RestoreFailed && getCondition(m.obj.status?.conditions, "Ready")?.reason !== ManagedDatabaseReasons.RestoreFailed) {
+      this.deps.events.warning(m.obj, ManagedDatabaseEvents.RestoreFailed.reason, ManagedDatabaseEvents.RestoreFailed.action, observed.readyMessage ?? "the database is failed after a restore");
     }
     return this.deps.requests.perform(m, observed.external, signal);
   }

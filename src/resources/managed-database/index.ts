@@ -4,7 +4,7 @@
 import type { Database } from "../../linode/index.ts";
 import type { Managed, ManagedKind } from "../../runtime/managed.ts";
 import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount } from "../shared/credentials.ts";
-import { KindReasons, KindTimings } from "../shared/constants.ts";
+import { KindTimings } from "../shared/constants.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
 import { connectionSecretName, DatabaseConnection } from "./connection.ts";
@@ -15,6 +15,7 @@ import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
 import { BackupsReader } from "./backups.ts";
 import { DatabaseRequests, RESTORE_SNAPSHOT_REFERENCE } from "./requests.ts";
 import { managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
+import { ManagedDatabaseReasons } from "./reasons.ts";
 
 export { managedDatabaseDefinition, managedDatabaseType } from "./definition.ts";
 
@@ -55,7 +56,7 @@ export const managedDatabaseKind: OperatorKind = {
       poll: deps.poll,
       recreateToken: (spec) => spec.requests?.recreate,
       namedId,
-      idMismatchReason: KindReasons.DatabaseIdMismatch,
+      idMismatchReason: ManagedDatabaseReasons.DatabaseIdMismatch,
       legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
       // A snapshot of it taken or deleted: its status lists the backups again.
       watches: [{

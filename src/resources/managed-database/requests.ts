@@ -10,10 +10,11 @@ import type { EventRecorder } from "../../runtime/events.ts";
 import type { AfterObserve, Managed } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
-import { KindEvents, KindReasons, KindTimings } from "../shared/constants.ts";
+import { KindTimings } from "../shared/constants.ts";
 import { translateLinodeError } from "../shared/linode-errors.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
 import { lastRequestsSchema, type ManagedDatabaseSpec, type ManagedDatabaseStatus } from "./schema.ts";
+import { ManagedDatabaseReasons, ManagedDatabaseEvents } from "./reasons.ts";
 
 type LastRequests = NonNullable<ManagedDatabaseStatus["lastRequests"]>;
 
@@ -43,7 +44,7 @@ export function recentReset(m: Managed<ManagedDatabaseSpec>): string | undefined
 
 /** What Ready says once a restore or a patch is sent: the database is out of service until it is active again. */
 const restoring = (backupId: number): { reason: string; message: string } =>
-  ({ reason: KindReasons.Restoring, message: `restoring backup ${String(backupId)}: the database is unavailable until it is active again` });
+  ({ reason: ManagedDatabaseReasons.Restoring, message: `restoring backup ${String(backupId)}: the database is unavailable until it is active again` });
 const patching = { reason: R.Updating, message: "applying operating-system patches: the database is updating" };
 
 /**
@@ -97,7 +98,7 @@ export class DatabaseRequests {
         name: "resetCredentials", token, atMostOnce: false, refused: notPerformed,
         perform: async () => {
           await api.resetCredentials(db.id, { signal });
-          this.events.normal(m.obj, KindEvents.CredentialsReset.reason, KindEvents.CredentialsReset.action, `reset the root password (request ${token})`);
+          this.events.normal(m.obj, ManagedDatabaseEvents.CredentialsReset.reason, ManagedDatabaseEvents.CredentialsReset.action, `reset the root password (request ${token})`);
           return undefined;
         },
       })));
@@ -111,7 +112,7 @@ export class DatabaseRequests {
           await api.patch(db.id, { signal });
           // The database is updating now: the next look must not come from an older list.
           this.cache.invalidate(m.spec.engine, db.id);
-          this.events.normal(m.obj, KindEvents.Patched.reason, KindEvents.Patched.action, `applied operating-system patches (request ${token})`);
+          this.events.normal(m.obj, ManagedDatabaseEvents.Patched.reason, ManagedDatabaseEvents.Patched.action, `applied operating-system patches (request ${token})`);
           return undefined;
         },
       })));
@@ -128,7 +129,7 @@ export class DatabaseRequests {
         refused = backup.refused;
       } else if (resetToken !== undefined && restore.force !== true && done.restore?.token !== restore.token) {
         refused = {
-          reason: KindReasons.RestoreAfterCredentialsReset,
+          reason: ManagedDatabaseReasons.RestoreAfterCredentialsReset,
           message: `the restore requested by token ${restore.token} is not sent: the credentials were reset (request ${resetToken}), and the spec says a restore after a credentials reset leaves the cluster failed; set spec.requests.restore.force: true to restore anyway`,
         };
       } else {
@@ -140,7 +141,7 @@ export class DatabaseRequests {
           perform: async () => {
             await api.restoreBackup(db.id, backup.backupId, { signal });
             this.cache.invalidate(m.spec.engine, db.id);
-            this.events.normal(m.obj, KindEvents.Restored.reason, KindEvents.Restored.action, `restoring backup ${String(backup.backupId)} (request ${token}): the data is replaced by the backup's`);
+            this.events.normal(m.obj, ManagedDatabaseEvents.Restored.reason, ManagedDatabaseEvents.Restored.action, `restoring backup ${String(backup.backupId)} (request ${token}): the data is replaced by the backup's`);
             return { backupId: backup.backupId };
           },
         })));
@@ -174,7 +175,7 @@ export class DatabaseRequests {
       return { refused: { reason: R.ReferenceNotReady, message: `the restore waits for DatabaseSnapshot ${name} to be Available (it is ${status?.phase ?? "Pending"})` } };
     }
     if (status.databaseId !== db.id) {
-      return { refused: { reason: KindReasons.SnapshotOfAnotherDatabase, message: `DatabaseSnapshot ${name} is a backup of database ${String(status.databaseId ?? "?")}, not of this one (${String(db.id)}): a backup restores only into its own database` } };
+      return { refused: { reason: ManagedDatabaseReasons.SnapshotOfAnotherDatabase, message: `DatabaseSnapshot ${name} is a backup of database ${String(status.databaseId ?? "?")}, not of this one (${String(db.id)}): a backup restores only into its own database` } };
     }
     return { backupId: status.backupId };
   }

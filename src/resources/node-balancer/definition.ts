@@ -1,5 +1,6 @@
-// The NodeBalancer kind as Kubernetes sees it: names, schemas and printer columns (its CRD is generated from this).
+// The NodeBalancer kind as Kubernetes sees it: names, schemas, printer columns and reasons (its CRD is generated from this).
 import { columns, resourceTypeOf, type KindDefinition } from "../../runtime/kind-definition.ts";
+import { nodeBalancerReasonMeanings } from "./reasons.ts";
 import { nodeBalancerSpecSchema, nodeBalancerStatusSchema } from "./schema.ts";
 
 export const nodeBalancerDefinition: KindDefinition = {
@@ -23,6 +24,7 @@ export const nodeBalancerDefinition: KindDefinition = {
     { name: "ID", type: "integer", jsonPath: ".status.id", priority: 1 },
     columns.age,
   ],
+  reasons: nodeBalancerReasonMeanings,
 };
 
 export const nodeBalancerType = resourceTypeOf(nodeBalancerDefinition);

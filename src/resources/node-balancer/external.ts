@@ -6,7 +6,7 @@ import { isTrue } from "../../runtime/conditions.ts";
 import type { AfterObserve, Created, ExternalClient, KubeObject, Managed, Observation, Observed } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
-import { KindReasons } from "../shared/constants.ts";
+
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { locateOwned } from "../shared/locate.ts";
@@ -18,6 +18,8 @@ import {
 import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
 import type { NodeBalancerStatsReader } from "./stats.ts";
 import { readTlsSecret, type TlsMaterial } from "./tls.ts";
+import { NodeBalancerReasons } from "./reasons.ts";
+import { SharedReasons } from "../shared/reasons.ts";
 
 export const TLS_REFERENCE = "tls";
 
@@ -40,7 +42,6 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     this.deps = deps;
   }
 
-
   /**
    * Finds the NodeBalancer this resource manages, and only that one: the id the user named
    * (spec.nodeBalancerId) or the one recorded as created by it; by label only after a create
@@ -53,7 +54,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     const maxAge = settled ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis;
     const api = this.deps.linode.nodeBalancers;
     const nb = await locateOwned(m, {
-      kind: "NodeBalancer", what: "NodeBalancer", idField: "nodeBalancerId", named: m.spec.nodeBalancerId, mismatchReason: KindReasons.NodeBalancerIdMismatch,
+      kind: "NodeBalancer", what: "NodeBalancer", idField: "nodeBalancerId", named: m.spec.nodeBalancerId, mismatchReason: NodeBalancerReasons.NodeBalancerIdMismatch,
       label: labelOf(m, this.deps.clusterId),
       byId: (id) => this.deps.cache.get(id, maxAge, signal),
       byLabel: (label) => api.findByLabel(label, { signal }),
@@ -77,10 +78,10 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       externalId: String(nb.id),
       status: statusOf(external),
       ready: health === undefined,
-      ...(health !== undefined ? { readyReason: KindReasons.NoBackendUp, readyMessage: health.message } : {}),
+      ...(health !== undefined ? { readyReason: NodeBalancerReasons.NoBackendUp, readyMessage: health.message } : {}),
       upToDate,
       diff: plan.summary,
-      ...(mismatches.length > 0 ? { unfixable: { reason: KindReasons.ImmutableFieldMismatch, message: `the NodeBalancer differs from the spec in what cannot change, so nothing is sent: ${mismatches.join("; ")}` } } : {}),
+      ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the NodeBalancer differs from the spec in what cannot change, so nothing is sent: ${mismatches.join("; ")}` } } : {}),
       ...(!upToDate ? { pollMillis: this.deps.poll.pendingMillis } : health !== undefined ? { pollMillis: health.pollMillis } : {}),
     };
   }

@@ -4,7 +4,7 @@
 import type { NodeBalancer } from "../../linode/index.ts";
 import type { ManagedKind } from "../../runtime/managed.ts";
 import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount } from "../shared/credentials.ts";
-import { KindReasons, KindTimings } from "../shared/constants.ts";
+import { KindTimings } from "../shared/constants.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { ListCache } from "../shared/list-cache.ts";
 import { ConfigReader } from "./configs.ts";
@@ -14,6 +14,7 @@ import { nodeBalancerSpecSchema, type NodeBalancerSpec } from "./schema.ts";
 import { NodeBalancerStatsReader } from "./stats.ts";
 import { readTlsSecret, TLS_SECRET_TYPE } from "./tls.ts";
 import { nodeBalancerDefinition, nodeBalancerType } from "./definition.ts";
+import { NodeBalancerReasons } from "./reasons.ts";
 
 export { nodeBalancerDefinition, nodeBalancerType } from "./definition.ts";
 
@@ -45,7 +46,7 @@ export const nodeBalancerKind: OperatorKind = {
       poll: deps.poll,
       recreateToken: (spec) => spec.requests?.recreate,
       namedId,
-      idMismatchReason: KindReasons.NodeBalancerIdMismatch,
+      idMismatchReason: NodeBalancerReasons.NodeBalancerIdMismatch,
       legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
       references: [credentialsReference<NodeBalancerSpec>(), {
         name: TLS_REFERENCE,
@@ -56,7 +57,7 @@ export const nodeBalancerKind: OperatorKind = {
           const tls = readTlsSecret(obj);
           return "invalid" in tls ? tls.invalid : undefined;
         },
-        reasons: { notFound: KindReasons.TLSSecretNotFound, notReady: KindReasons.TLSSecretInvalid },
+        reasons: { notFound: NodeBalancerReasons.TLSSecretNotFound, notReady: NodeBalancerReasons.TLSSecretInvalid },
         notFoundHint: `(a Secret of type ${TLS_SECRET_TYPE} with tls.crt and tls.key is needed; e.g. kubectl create secret tls NAME --cert=FILE --key=FILE)`,
         required: (m) => m.policies.management === "Manage",
       }],

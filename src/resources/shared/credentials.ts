@@ -20,8 +20,9 @@ import type { LinodeClient } from "../../linode/index.ts";
 import { TerminalError } from "../../runtime/errors.ts";
 import type { ConnectionSource, ExternalClient, Managed, ManagedObject, Observation, Reference, SecretObject } from "../../runtime/managed.ts";
 import type { ReadStore, Selectors } from "../../runtime/stores.ts";
-import { KindReasons } from "./constants.ts";
+
 import { accountRecordSchema, type AccountRecord, type CredentialsRef } from "./schema.ts";
+import { SharedReasons } from "./reasons.ts";
 
 export type { AccountRecord } from "./schema.ts";
 
@@ -38,7 +39,6 @@ const HOW_TO = `kubectl create secret generic NAME --from-literal=token=... && k
 /** An account unused this long has its client (connections, rate-limit state) and caches released. */
 const IDLE_RELEASE_MILLIS = 60 * 60_000;
 const SWEEP_MILLIS = 5 * 60_000;
-
 
 /** Where the spec asks an object to live now: the Secret its token comes from, or none (the operator's token). */
 export interface AccountSource { credentialsRef?: CredentialsRef | undefined }
@@ -166,7 +166,7 @@ export function credentialsReference<Spec extends { credentialsRef?: Credentials
       return ref !== undefined ? [ref.name] : [];
     },
     protect: true,
-    reasons: { notFound: KindReasons.CredentialsNotFound, notReady: KindReasons.CredentialsInvalid },
+    reasons: { notFound: SharedReasons.CredentialsNotFound, notReady: SharedReasons.CredentialsInvalid },
     notFoundHint: `(a Secret labelled ${CREDENTIALS_LABEL}=true holding the Linode API token: ${HOW_TO})`,
   };
 }
@@ -250,7 +250,7 @@ export class AccountScope<Spec> {
     const r = this.resolved(m);
     const named = this.o.namedId?.(m.spec);
     if (!deleting && named !== undefined && m.externalId === undefined && r.account.operator && !this.o.accounts.adoptionAllowed(m.key.namespace)) {
-      throw new TerminalError(KindReasons.AdoptionNotAllowed, `adopting the existing ${this.o.what} ${named} by id with the operator's own Linode token is not allowed in namespace ${m.key.namespace}: every namespace on that token shares one account, so naming an id would reach objects other teams manage. Nothing was read. Set spec.credentialsRef to a Secret holding your own account's token, or ask the operator's admin to allow adoption here (--adopt-namespaces, chart value adoptNamespaces)`);
+      throw new TerminalError(SharedReasons.AdoptionNotAllowed, `adopting the existing ${this.o.what} ${named} by id with the operator's own Linode token is not allowed in namespace ${m.key.namespace}: every namespace on that token shares one account, so naming an id would reach objects other teams manage. Nothing was read. Set spec.credentialsRef to a Secret holding your own account's token, or ask the operator's admin to allow adoption here (--adopt-namespaces, chart value adoptNamespaces)`);
     }
     const observed = await client(r.account).observe(m, signal);
     if (observed.exists) return { ...observed, status: { ...observed.status, account: r.record } };
@@ -262,7 +262,7 @@ export class AccountScope<Spec> {
       return {
         exists: false,
         blocked: {
-          reason: KindReasons.AccountChanged,
+          reason: SharedReasons.AccountChanged,
           message: `the ${this.o.what} ${m.externalId ?? "this resource was creating"} lives in the Linode account recorded in status.account, and ${where} belongs to another account (or cannot see it): nothing is created, changed or deleted in either account. Point spec.credentialsRef back to that account's token to resume; deleting this resource deletes (or retains) it in the recorded account`,
         },
       };
@@ -294,18 +294,18 @@ export class AccountScope<Spec> {
       // What the operator's token created it may always delete, even where tokens are now required.
       if (operator === undefined || (!recorded && this.o.accounts.requireRef(namespace))) {
         const why = operator === undefined ? "the operator has no Linode token of its own" : `the operator requires every resource in namespace ${namespace} to bring its own Linode token`;
-        throw new TerminalError(KindReasons.CredentialsNotFound, `${why}: set spec.credentialsRef to a Secret in this namespace holding the token (key token)`);
+        throw new TerminalError(SharedReasons.CredentialsNotFound, `${why}: set spec.credentialsRef to a Secret in this namespace holding the token (key token)`);
       }
       return { account: operator, record: { id: operator.id } };
     }
     const secret = this.o.secrets.get(namespace, ref.name);
     if (secret === undefined) {
-      throw new TerminalError(KindReasons.CredentialsNotFound, `credentials Secret ${ref.name} (labelled ${CREDENTIALS_LABEL}=true) not found in namespace ${namespace}; the cloud object is not touched until it exists: ${HOW_TO}`);
+      throw new TerminalError(SharedReasons.CredentialsNotFound, `credentials Secret ${ref.name} (labelled ${CREDENTIALS_LABEL}=true) not found in namespace ${namespace}; the cloud object is not touched until it exists: ${HOW_TO}`);
     }
     const encoded = secret.data?.[ref.key];
     const token = encoded === undefined ? "" : Buffer.from(encoded, "base64").toString("utf8").trim();
     if (token === "" || /\s/.test(token)) {
-      throw new TerminalError(KindReasons.CredentialsInvalid, `credentials Secret ${ref.name} has ${encoded === undefined ? "no" : "no usable"} ${ref.key} key: it must hold one Linode API token`);
+      throw new TerminalError(SharedReasons.CredentialsInvalid, `credentials Secret ${ref.name} has ${encoded === undefined ? "no" : "no usable"} ${ref.key} key: it must hold one Linode API token`);
     }
     const account = this.o.accounts.forToken(token);
     return { account, record: { id: account.id, credentialsRef: { name: ref.name, key: ref.key } } };

@@ -4,14 +4,15 @@
 import { classifyError, LinodeApiError, wasNeverSent } from "../../linode/index.ts";
 import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
 import { ConditionReasons } from "../../runtime/reasons.ts";
-import { KindReasons, KindTimings } from "./constants.ts";
+import { KindTimings } from "./constants.ts";
+import { SharedReasons } from "./reasons.ts";
 
 /**
  * A 401 is an unknown, expired or revoked token (CredentialsInvalid: retried when the credentials
  * Secret changes), unless it names a missing OAuth scope, which is a permission (Forbidden).
  */
 function terminalReason(status: number | undefined, message: string): string {
-  if (status === 401) return /not authorized|scope/i.test(message) ? ConditionReasons.Forbidden : KindReasons.CredentialsInvalid;
+  if (status === 401) return /not authorized|scope/i.test(message) ? ConditionReasons.Forbidden : SharedReasons.CredentialsInvalid;
   return status === 403 ? ConditionReasons.Forbidden : ConditionReasons.ApiRejected;
 }
 
@@ -53,5 +54,5 @@ export function isLabelTaken(err: unknown): boolean {
  */
 export function labelInUse(what: string, idField: string, label: string, id?: number): TerminalError {
   const which = id !== undefined ? ` (id ${String(id)})` : "";
-  return new TerminalError(KindReasons.LabelInUse, `a ${what} labelled ${label} already exists in this Linode account${which} and this resource did not create it; it is neither adopted nor changed: set spec.${idField}${id !== undefined ? `: ${String(id)}` : ""} to manage it on purpose, or choose another spec.label`);
+  return new TerminalError(SharedReasons.LabelInUse, `a ${what} labelled ${label} already exists in this Linode account${which} and this resource did not create it; it is neither adopted nor changed: set spec.${idField}${id !== undefined ? `: ${String(id)}` : ""} to manage it on purpose, or choose another spec.label`);
 }

@@ -1,0 +1,20 @@
+// The ManagedDatabase's own condition reasons, with what each means (its definition carries
+// them to docs/api.md), and its Events.
+import { reasonNames } from "../../runtime/kind-definition.ts";
+
+export const managedDatabaseReasonMeanings = {
+  DatabaseIdMismatch: "spec.databaseId (or the external-id annotation) names another database than the one this resource recorded: refused, never followed.",
+  Restoring: "Ready=False while the API restores the database from a backup.",
+  RestoreAfterCredentialsReset: "A restore after a credentials reset leaves the cluster failed (the spec): refused unless the request says force: true.",
+  RestoreFailed: "The cluster is failed after a restore.",
+  SnapshotOfAnotherDatabase: "The restore names a DatabaseSnapshot of another database.",
+} as const;
+
+export const ManagedDatabaseReasons = reasonNames(managedDatabaseReasonMeanings);
+
+export const ManagedDatabaseEvents = {
+  CredentialsReset: { reason: "CredentialsReset", action: "ResetCredentials" },
+  Patched: { reason: "Patched", action: "Patch" },
+  Restored: { reason: "Restored", action: "Restore" },
+  RestoreFailed: { reason: "RestoreFailed", action: "Restore" },
+} as const;
