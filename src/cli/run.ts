@@ -2,17 +2,20 @@
 import { loadOperatorConfig, runHelp } from "../config/operator-config.ts";
 import { connectKube } from "../kube/config.ts";
 import { waitForApiServer } from "../kube/wait-for-api-server.ts";
-import { kinds } from "../resources/index.ts";
+import { kindDefinitions } from "../resources/index.ts";
 import { serveEndpoints } from "../runtime/http-endpoints.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { assembleOperator } from "./assemble-operator.ts";
 
+/** Each kind's own flags, from the one list of kinds. */
+const kindSettings = kindDefinitions.map((d) => ({ kind: d.kind, settings: Object.values(d.settings ?? {}) }));
+
 export async function main(argv: string[]): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(`${runHelp(kinds.map((k) => k.type.kind))}\n`);
+    process.stdout.write(`${runHelp(kindSettings)}\n`);
     return 0;
   }
-  const config = loadOperatorConfig(argv);
+  const config = loadOperatorConfig(argv, process.env, kindSettings.flatMap((k) => k.settings));
   const log = createLogger({ level: config.logLevel });
   const kube = connectKube();
   // Restarted during an API server outage (e.g. after giving up its lease), wait rather than exit

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import type { KindSetting, SettingValues } from "../runtime/kind-definition.ts";
 import { DEFAULT_POLL } from "../runtime/timings.ts";
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -39,10 +40,6 @@ export const operatorConfigSchema = z.object({
   /** How often a cloud object that is settling is looked at, and one that is settled (drift detection). */
   pollPendingSeconds: z.coerce.number().min(0.1).max(3600).default(DEFAULT_POLL.pendingMillis / 1000),
   pollReadySeconds: z.coerce.number().min(1).max(86_400).default(DEFAULT_POLL.readyMillis / 1000),
-  /** How often a settled database's backups are listed for its status (a call per database). */
-  backupsRefreshHours: z.coerce.number().min(0.01).max(24 * 7).default(24),
-  /** How often each NodeBalancer's statistics are read for the metrics (a call each); 0: never. */
-  nodeBalancerStatsSeconds: z.coerce.number().refine((v) => v === 0 || (v >= 60 && v <= 86_400), "0 (off) or 60..86400").default(300),
 }).superRefine((c, ctx) => {
   if (c.linodeToken === undefined && !c.requireCredentialsRef.includes("*")) {
     ctx.addIssue({
@@ -59,7 +56,10 @@ export const operatorConfigSchema = z.object({
   }
 });
 
-export type OperatorConfig = z.infer<typeof operatorConfigSchema>;
+export type OperatorConfig = z.infer<typeof operatorConfigSchema> & {
+  /** The kinds' own settings, parsed, by flag. */
+  kindSettings: SettingValues;
+};
 
 export const runFlags = {
   "linode-token-file": { type: "string", env: "LINODE_TOKEN_FILE", help: "file holding the Linode API token (else LINODE_TOKEN)" },
@@ -81,37 +81,46 @@ export const runFlags = {
   "log-level": { type: "string", env: "LOG_LEVEL", help: "fatal|error|warn|info|debug|trace (default info)" },
   "shutdown-grace-seconds": { type: "string", env: "SHUTDOWN_GRACE_SECONDS", help: "how long SIGTERM waits for in-flight work (default 20)" },
   "poll-pending-seconds": { type: "string", env: "POLL_PENDING_SECONDS", help: `how often a cloud object that is being created or changed is looked at (default ${String(DEFAULT_POLL.pendingMillis / 1000)})` },
-  "backups-refresh-hours": { type: "string", env: "BACKUPS_REFRESH_HOURS", help: "how often each database's backups are listed for status.backups, a call per database (default 24: automatic backups are daily; a snapshot taken here shows at once)" },
-  "nodebalancer-stats-seconds": { type: "string", env: "NODEBALANCER_STATS_SECONDS", help: "how often each NodeBalancer's statistics are read for the linode_nodebalancer_* metrics, a call per NodeBalancer (default 300: the API samples every 5 minutes; 0 = never, no such metrics)" },
   "poll-ready-seconds": { type: "string", env: "POLL_READY_SECONDS", help: `how often a settled cloud object is checked for drift (default ${String(DEFAULT_POLL.readyMillis / 1000)})` },
 } as const;
 
-/** `kinds`: the kinds the operator reconciles, so the help never promises one it does not. */
-export function runHelp(kinds: readonly string[]): string {
-  const rows = Object.entries(runFlags).map(([name, f]) => `  --${name.padEnd(26)} ${f.help} [${f.env}]`);
+/** A kind's name and its own settings, as the help and the configuration read them. */
+export interface KindSettings { kind: string; settings: readonly KindSetting[] }
+
+/** `kinds`: the kinds the operator reconciles (with their settings), so the help never promises one it does not. */
+export function runHelp(kinds: readonly KindSettings[]): string {
+  const row = (name: string, help: string, env: string): string => `  --${name.padEnd(26)} ${help} [${env}]`;
+  const rows = Object.entries(runFlags).map(([name, f]) => row(name, f.help, f.env));
+  const own = kinds.filter((k) => k.settings.length > 0).flatMap((k) => ["", `${k.kind} options:`, ...k.settings.map((s) => row(s.flag, s.help, s.env))]);
   return [
     "Usage: linode-operator run [options]",
     "",
-    `Runs the operator: watches ${kinds.join(", ")} resources in all namespaces (or --namespaces)`,
+    `Runs the operator: watches ${kinds.map((k) => k.kind).join(", ")} resources in all namespaces (or --namespaces)`,
     "and reconciles them with the Linode API. Kubernetes credentials come from the pod's service",
     "account, or KUBECONFIG / ~/.kube/config. Every option can also be set by the environment",
     "variable in brackets.",
     "",
     "Options:",
     ...rows,
+    ...own,
     "",
     "Environment: LINODE_TOKEN (the operator's API token, unless --linode-token-file is given; a",
     "resource may name another account's token in spec.credentialsRef).",
   ].join("\n");
 }
 
-export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): OperatorConfig {
-  const options = Object.fromEntries(Object.entries(runFlags).map(([k, v]) => [k, { type: v.type }])) as Record<keyof typeof runFlags, { type: "string" }>;
-  const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false });
-  const pick = (name: keyof typeof runFlags): string | undefined => {
-    const v = values[name] ?? env[runFlags[name].env];
+/** `settings`: the kinds' own (each kind's flags, with their schemas). */
+export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = process.env, settings: readonly KindSetting[] = []): OperatorConfig {
+  for (const s of settings) {
+    if (s.flag in runFlags || settings.filter((o) => o.flag === s.flag).length > 1) throw new Error(`the flag --${s.flag} is declared twice`);
+  }
+  const options: Record<string, { type: "string" }> = Object.fromEntries([...Object.keys(runFlags), ...settings.map((s) => s.flag)].map((k) => [k, { type: "string" }]));
+  const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false }) as { values: Record<string, string | undefined> };
+  const given = (flag: string, envName: string): string | undefined => {
+    const v = values[flag] ?? env[envName];
     return v === "" ? undefined : v;
   };
+  const pick = (name: keyof typeof runFlags): string | undefined => given(name, runFlags[name].env);
   const tokenFile = pick("linode-token-file");
   const token = tokenFile !== undefined ? readFileSync(tokenFile, "utf8").trim() : (env.LINODE_TOKEN ?? "");
   const namespaceList = (v: string | undefined): string[] => (v === undefined || v === "false" ? [] : v === "true" ? ["*"] : v.split(",").map((s) => s.trim()).filter((s) => s !== ""));
@@ -136,12 +145,15 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
     shutdownGraceSeconds: pick("shutdown-grace-seconds"),
     pollPendingSeconds: pick("poll-pending-seconds"),
     pollReadySeconds: pick("poll-ready-seconds"),
-    backupsRefreshHours: pick("backups-refresh-hours"),
-    nodeBalancerStatsSeconds: pick("nodebalancer-stats-seconds"),
   };
   const parsed = operatorConfigSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new Error(`invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  const issues = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  const kindSettings: Record<string, unknown> = {};
+  for (const s of settings) {
+    const v = s.schema.safeParse(given(s.flag, s.env));
+    if (v.success) kindSettings[s.flag] = v.data;
+    else issues.push(...v.error.issues.map((i) => `${s.flag}: ${i.message}`));
   }
-  return parsed.data;
+  if (!parsed.success || issues.length > 0) throw new Error(`invalid configuration: ${issues.join("; ")}`);
+  return { ...parsed.data, kindSettings };
 }

@@ -88,6 +88,11 @@ export function renderApiReference(definitions: readonly KindDefinition[], commo
       "", "### Columns (`kubectl get`)", "",
       "| column | from | shown |", "|---|---|---|",
       ...d.printerColumns.map((c) => `| ${c.name} | \`${c.jsonPath}\` | ${c.priority === 1 ? "with `-o wide`" : "always"} |`),
+      ...(Object.keys(d.settings ?? {}).length > 0 ? [
+        "", "### Operator options of its own", "",
+        "| flag | environment | meaning |", "|---|---|---|",
+        ...Object.values(d.settings ?? {}).map((o) => `| \`--${o.flag}\` | \`${o.env}\` | ${cell(o.help)} |`),
+      ] : []),
       "", "### Reasons of its own", "",
       `Besides [those every kind may report](#condition-reasons-every-kind-may-report), the Ready and Synced conditions of a ${d.kind} may say:`, "",
       ...reasonTable(d.reasons),

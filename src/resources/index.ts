@@ -44,6 +44,6 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
   const protection = new ReferenceProtection(deps.kube, deps.log);
   const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000 };
   const poll = { pendingMillis: deps.config.pollPendingSeconds * 1000, readyMillis: deps.config.pollReadySeconds * 1000 };
-  const kindDeps: ResourceDeps = { accounts: deps.accounts, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, log: deps.log, backupsRefreshMillis: deps.config.backupsRefreshHours * 3_600_000, statsMillis: deps.config.nodeBalancerStatsSeconds * 1000 };
+  const kindDeps: ResourceDeps = { accounts: deps.accounts, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, log: deps.log, settings: deps.config.kindSettings };
   return kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, protection, kindDeps }, opts));
 }

@@ -29,6 +29,28 @@ export interface KindDefinition {
   printerColumns: PrinterColumn[];
   /** The condition reasons this kind adds to the runtime's, each with what it means (docs/api.md lists them). */
   reasons: Readonly<Record<string, string>>;
+  /** The kind's own settings: `linode-operator run` flags (and their environment variables) the operator's help lists. */
+  settings?: Readonly<Record<string, KindSetting>>;
+}
+
+/**
+ * A setting of one kind's: a `run` flag and its environment variable, parsed by its schema from
+ * the string given (or from undefined: the schema's default). Flags are unique across kinds.
+ */
+export interface KindSetting {
+  flag: string;
+  env: string;
+  help: string;
+  schema: z.ZodType;
+}
+
+/** Parsed setting values by flag, as the operator's configuration holds them. */
+export type SettingValues = Readonly<Record<string, unknown>>;
+
+/** A kind's setting's value: the one configured, else its default. */
+export function settingValue<S extends KindSetting>(setting: S, values: SettingValues | undefined): z.output<S["schema"]> {
+  const v = values?.[setting.flag];
+  return (v !== undefined ? v : setting.schema.parse(undefined)) as z.output<S["schema"]>;
 }
 
 /** Reason constants named after themselves, from a table of reason → meaning. */

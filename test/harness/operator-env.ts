@@ -80,8 +80,11 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   const kindDeps: ResourceDeps = {
     accounts, clusterId, registry, log: deps.log,
     poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 },
-    ...(opts.statsMillis !== undefined ? { statsMillis: opts.statsMillis } : {}),
-    ...(opts.backupsRefreshMillis !== undefined ? { backupsRefreshMillis: opts.backupsRefreshMillis } : {}),
+    // The kinds' settings as the configuration would hold them, at intervals a test can wait for.
+    settings: {
+      ...(opts.statsMillis !== undefined ? { "nodebalancer-stats-seconds": opts.statsMillis / 1000 } : {}),
+      ...(opts.backupsRefreshMillis !== undefined ? { "backups-refresh-hours": opts.backupsRefreshMillis / 3_600_000 } : {}),
+    },
   };
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
     ...deps, informers, protection, onStatusWrite: () => { writes++; }, kindDeps,

@@ -1,7 +1,8 @@
 // The operator's configuration: flags over environment over defaults, and the refusals that
 // protect the API token.
 import { describe, expect, it } from "vitest";
-import { loadOperatorConfig } from "../../src/config/operator-config.ts";
+import { loadOperatorConfig, runHelp } from "../../src/config/operator-config.ts";
+import { kindDefinitions } from "../../src/resources/index.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
 
@@ -29,11 +30,24 @@ describe("operator configuration", () => {
     expect(() => loadOperatorConfig([], env({ CLUSTER_ID: "not ok!" }))).toThrow(/clusterId/);
   });
 
-  it("reads NodeBalancer statistics every 5 minutes unless told otherwise; 0 turns them off, a hot loop is refused", () => {
-    expect(loadOperatorConfig([], env({})).nodeBalancerStatsSeconds).toBe(300);
-    expect(loadOperatorConfig([], env({ NODEBALANCER_STATS_SECONDS: "0" })).nodeBalancerStatsSeconds).toBe(0);
-    expect(loadOperatorConfig(["--nodebalancer-stats-seconds", "900"], env({})).nodeBalancerStatsSeconds).toBe(900);
-    expect(() => loadOperatorConfig(["--nodebalancer-stats-seconds", "5"], env({}))).toThrow(/nodeBalancerStatsSeconds: 0 \(off\) or 60..86400/);
+  it("a kind's own settings are flags and environment variables: NodeBalancer statistics every 5 minutes unless told otherwise; 0 turns them off, a hot loop is refused", () => {
+    const settings = kindDefinitions.flatMap((d) => Object.values(d.settings ?? {}));
+    const stats = (c: { kindSettings: Record<string, unknown> }): unknown => c.kindSettings["nodebalancer-stats-seconds"];
+    expect(stats(loadOperatorConfig([], env({}), settings))).toBe(300);
+    expect(stats(loadOperatorConfig([], env({ NODEBALANCER_STATS_SECONDS: "0" }), settings))).toBe(0);
+    expect(stats(loadOperatorConfig(["--nodebalancer-stats-seconds", "900"], env({}), settings))).toBe(900);
+    expect(() => loadOperatorConfig(["--nodebalancer-stats-seconds", "5"], env({}), settings)).toThrow(/nodebalancer-stats-seconds: 0 \(off\) or 60..86400/);
+    expect(loadOperatorConfig(["--backups-refresh-hours", "6"], env({}), settings).kindSettings["backups-refresh-hours"]).toBe(6);
+    // Not a flag of the operator's without the kind that declares it; never declared twice.
+    expect(() => loadOperatorConfig(["--nodebalancer-stats-seconds", "900"], env({}))).toThrow(/nodebalancer-stats-seconds/);
+    expect(() => loadOperatorConfig([], env({}), [...settings, ...settings])).toThrow(/declared twice/);
+  });
+
+  it("the help lists each kind's own options under the kind", () => {
+    const help = runHelp(kindDefinitions.map((d) => ({ kind: d.kind, settings: Object.values(d.settings ?? {}) })));
+    expect(help).toMatch(/NodeBalancer options:\n\s+--nodebalancer-stats-seconds/);
+    expect(help).toMatch(/ManagedDatabase options:\n\s+--backups-refresh-hours/);
+    expect(help).not.toContain("DatabaseSnapshot options:");
   });
 
   it("needs a token of its own unless every resource must bring one (spec.credentialsRef)", () => {

@@ -1,7 +1,16 @@
 // The ManagedDatabase kind as Kubernetes sees it: names, schemas, printer columns and reasons (its CRD is generated from this).
-import { columns, resourceTypeOf, type KindDefinition } from "../../runtime/kind-definition.ts";
+import { z } from "zod";
+import { columns, resourceTypeOf, type KindDefinition, type KindSetting } from "../../runtime/kind-definition.ts";
 import { managedDatabaseReasonMeanings } from "./reasons.ts";
 import { managedDatabaseSpecSchema, managedDatabaseStatusSchema } from "./schema.ts";
+
+export const managedDatabaseSettings = {
+  backupsRefreshHours: {
+    flag: "backups-refresh-hours", env: "BACKUPS_REFRESH_HOURS",
+    help: "how often each database's backups are listed for status.backups, a call per database (default 24: automatic backups are daily; a snapshot taken here shows at once)",
+    schema: z.coerce.number().min(0.01).max(24 * 7).default(24),
+  },
+} as const satisfies Record<string, KindSetting>;
 
 export const managedDatabaseDefinition: KindDefinition = {
   kind: "ManagedDatabase",
@@ -25,6 +34,7 @@ export const managedDatabaseDefinition: KindDefinition = {
     columns.age,
   ],
   reasons: managedDatabaseReasonMeanings,
+  settings: managedDatabaseSettings,
 };
 
 export const managedDatabaseType = resourceTypeOf(managedDatabaseDefinition);

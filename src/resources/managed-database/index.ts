@@ -2,15 +2,15 @@
 // client talks to Linode, the request tokens run once each, the connection source says what
 // the Secret holds. The runtime does the rest (finalizers, conditions, the Secret itself).
 import type { Database } from "../../linode/index.ts";
+import { settingValue } from "../../runtime/kind-definition.ts";
 import type { Managed, ManagedKind } from "../../runtime/managed.ts";
 import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount } from "../shared/credentials.ts";
-import { KindTimings } from "../shared/constants.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
 import { connectionSecretName, DatabaseConnection } from "./connection.ts";
 import { DatabaseListCache } from "./database-cache.ts";
 import { databaseSnapshotType } from "../database-snapshot/definition.ts";
-import { managedDatabaseDefinition, managedDatabaseType } from "./definition.ts";
+import { managedDatabaseDefinition, managedDatabaseSettings, managedDatabaseType } from "./definition.ts";
 import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
 import { BackupsReader } from "./backups.ts";
 import { DatabaseRequests, RESTORE_SNAPSHOT_REFERENCE } from "./requests.ts";
@@ -26,6 +26,7 @@ export const managedDatabaseKind: OperatorKind = {
   definition: managedDatabaseDefinition,
   type: managedDatabaseType,
   build: ({ deps, events, stores, wake }) => {
+    const backupsRefreshHours = settingValue(managedDatabaseSettings.backupsRefreshHours, deps.settings);
     const secrets = stores.secrets(CREDENTIALS_SECRETS);
     const snapshots = stores.kind(databaseSnapshotType);
     // Which resource manages each cloud database: a list that finds one changed wakes it.
@@ -41,7 +42,7 @@ export const managedDatabaseKind: OperatorKind = {
     const parts = new PerAccount(({ linode }) => {
       const cache = new DatabaseListCache(linode, changed);
       const requests = new DatabaseRequests({ linode, cache, events, poll: deps.poll });
-      const backups = new BackupsReader(linode, deps.backupsRefreshMillis ?? KindTimings.backupsRefreshMillis);
+      const backups = new BackupsReader(linode, backupsRefreshHours * 3_600_000);
       return {
         external: new ManagedDatabaseExternal({ linode, cache, backups, snapshotsMark, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId }),
         connection: new DatabaseConnection(linode),

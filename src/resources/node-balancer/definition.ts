@@ -1,7 +1,16 @@
 // The NodeBalancer kind as Kubernetes sees it: names, schemas, printer columns and reasons (its CRD is generated from this).
-import { columns, resourceTypeOf, type KindDefinition } from "../../runtime/kind-definition.ts";
+import { z } from "zod";
+import { columns, resourceTypeOf, type KindDefinition, type KindSetting } from "../../runtime/kind-definition.ts";
 import { nodeBalancerReasonMeanings } from "./reasons.ts";
 import { nodeBalancerSpecSchema, nodeBalancerStatusSchema } from "./schema.ts";
+
+export const nodeBalancerSettings = {
+  statsSeconds: {
+    flag: "nodebalancer-stats-seconds", env: "NODEBALANCER_STATS_SECONDS",
+    help: "how often each NodeBalancer's statistics are read for the linode_nodebalancer_* metrics, a call per NodeBalancer (default 300: the API samples every 5 minutes; 0 = never, no such metrics)",
+    schema: z.coerce.number().refine((v) => v === 0 || (v >= 60 && v <= 86_400), "0 (off) or 60..86400").default(300),
+  },
+} as const satisfies Record<string, KindSetting>;
 
 export const nodeBalancerDefinition: KindDefinition = {
   kind: "NodeBalancer",
@@ -25,6 +34,7 @@ export const nodeBalancerDefinition: KindDefinition = {
     columns.age,
   ],
   reasons: nodeBalancerReasonMeanings,
+  settings: nodeBalancerSettings,
 };
 
 export const nodeBalancerType = resourceTypeOf(nodeBalancerDefinition);

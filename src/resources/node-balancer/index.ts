@@ -13,8 +13,9 @@ import { NodeBalancerExternal, TLS_REFERENCE, type NodeBalancerObservedStatus } 
 import { nodeBalancerSpecSchema, type NodeBalancerSpec } from "./schema.ts";
 import { NodeBalancerStatsReader } from "./stats.ts";
 import { readTlsSecret, TLS_SECRET_TYPE } from "./tls.ts";
-import { nodeBalancerDefinition, nodeBalancerType } from "./definition.ts";
+import { nodeBalancerDefinition, nodeBalancerSettings, nodeBalancerType } from "./definition.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
+import { settingValue } from "../../runtime/kind-definition.ts";
 
 export { nodeBalancerDefinition, nodeBalancerType } from "./definition.ts";
 
@@ -26,7 +27,7 @@ export const nodeBalancerKind: OperatorKind = {
     const namedId = (spec: NodeBalancerSpec): string | undefined => (spec.nodeBalancerId !== undefined ? String(spec.nodeBalancerId) : undefined);
     const scope = new AccountScope<NodeBalancerSpec>({ accounts: deps.accounts, secrets, wanted: (m) => m.spec, namedId, what: "NodeBalancer" });
     const stats = new NodeBalancerStatsReader({
-      intervalMillis: deps.statsMillis ?? KindTimings.nodeBalancerStatsMillis,
+      intervalMillis: settingValue(nodeBalancerSettings.statsSeconds, deps.settings) * 1000,
       exists: (namespace, name) => stores.self.get(namespace, name) !== undefined,
       ...(deps.registry !== undefined ? { registry: deps.registry } : {}),
       ...(deps.log !== undefined ? { log: deps.log } : {}),

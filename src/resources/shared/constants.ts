@@ -9,8 +9,6 @@ export const KindTimings = {
   rateLimitMinMillis: 1_000,
   /** After a credentials reset the API serves the new password within seconds: re-read it for this long. */
   credentialsRefreshMillis: 120_000,
-  /** How often a settled database's backups are listed for its status (automatic backups are daily). */
-  backupsRefreshMillis: 24 * 3_600_000,
   /** A database younger than this that this resource created has no backup to list yet. */
   freshDatabaseMillis: 3_600_000,
   /**
@@ -25,8 +23,6 @@ export const KindTimings = {
    * backup deleted alone outside the operator waits this long to be reported.
    */
   snapshotRefreshPolls: 6,
-  /** NodeBalancer statistics (5-minute samples) are read this often per NodeBalancer. */
-  nodeBalancerStatsMillis: 5 * 60_000,
 } as const;
 
 export const KindLimits = {

@@ -1,6 +1,6 @@
 // What every kind is built from, besides the read handles the runtime gives it.
 import type { Registry } from "prom-client";
-import type { KindDefinition } from "../../runtime/kind-definition.ts";
+import type { KindDefinition, SettingValues } from "../../runtime/kind-definition.ts";
 import type { KindModule } from "../../runtime/managed.ts";
 import type { Logger } from "../../runtime/logger.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
@@ -15,10 +15,8 @@ export interface ResourceDeps {
   /** Where kinds register their own metrics (NodeBalancer statistics). */
   registry?: Registry;
   log?: Logger;
-  /** How often a settled database's backups are listed (default KindTimings.backupsRefreshMillis). */
-  backupsRefreshMillis?: number;
-  /** How often NodeBalancer statistics are read (default KindTimings.nodeBalancerStatsMillis); 0: never. */
-  statsMillis?: number;
+  /** The kinds' own settings, parsed, by flag (each kind reads its own; absent: its default). */
+  settings?: SettingValues;
 }
 
 /** One of the operator's kinds: how Kubernetes sees it (its CRD) and how the runtime runs it. */
