@@ -53,7 +53,13 @@ export interface Managed<Spec> {
 }
 
 /** What observe found: the cloud object itself travels with it to update, delete and afterObserve. */
-export interface Observed<Ext, Status> {
+/**
+ * `Delta` is what the kind's observe computed of how the cloud object differs from the spec (its
+ * typed plan, ACK's delta): update receives it instead of computing it again.
+ */
+export type Observed<Ext, Status, Delta = undefined> = ObservedObject<Ext, Status> & (undefined extends Delta ? { delta?: Delta } : { delta: Delta });
+
+interface ObservedObject<Ext, Status> {
   exists: true;
   /** The cloud object as read in this pass. */
   external: Ext;
@@ -85,9 +91,9 @@ export interface Observed<Ext, Status> {
  * credentials now name another account): nothing is created, recreated or deleted, and
  * Ready and Synced say why, until it clears.
  */
-export type Observation<Ext, Status> =
+export type Observation<Ext, Status, Delta = undefined> =
   | { exists: false; gone?: { reason: string; message: string }; blocked?: { reason: string; message: string } }
-  | Observed<Ext, Status>;
+  | Observed<Ext, Status, Delta>;
 
 /** Not now: what a create waits for (an API limit, a busy parent), reported as Ready=False until it clears. */
 export interface Deferral {
@@ -120,8 +126,8 @@ export interface AfterObserve {
   pollMillis?: number;
 }
 
-export interface ExternalClient<Spec, Ext, Status> {
-  observe(m: Managed<Spec>, signal: AbortSignal): Promise<Observation<Ext, Status>>;
+export interface ExternalClient<Spec, Ext, Status, Delta = undefined> {
+  observe(m: Managed<Spec>, signal: AbortSignal): Promise<Observation<Ext, Status, Delta>>;
   /**
    * Asked before a create is announced and sent: a Deferral waits (the API's limits are a
    * queue, not a failure: nothing is sent to find out); undefined goes ahead.
@@ -134,11 +140,11 @@ export interface ExternalClient<Spec, Ext, Status> {
    */
   intent?(m: Managed<Spec>): Record<string, string>;
   create(m: Managed<Spec>, signal: AbortSignal): Promise<Created>;
-  update(m: Managed<Spec>, observed: Observed<Ext, Status>, signal: AbortSignal): Promise<void>;
+  update(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, signal: AbortSignal): Promise<void>;
   /** Resolves `gone: true` once the cloud object no longer exists. */
-  delete(m: Managed<Spec>, observed: Observed<Ext, Status>, signal: AbortSignal): Promise<{ gone: boolean }>;
+  delete(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, signal: AbortSignal): Promise<{ gone: boolean }>;
   /** Work that follows a successful observation (e.g. one-shot request tokens), before the Secret is published. */
-  afterObserve?(m: Managed<Spec>, observed: Observed<Ext, Status>, signal: AbortSignal): Promise<AfterObserve | undefined>;
+  afterObserve?(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, signal: AbortSignal): Promise<AfterObserve | undefined>;
 }
 
 /** What the owned connection Secret holds now (decoded), as the runtime's cache has it. */
@@ -161,7 +167,7 @@ export interface ConnectionDetails {
 export interface ConnectionSource<Spec, Ext, Status> {
   secretName(m: Managed<Spec>): string;
   /** The details to publish, or undefined when there is nothing to publish yet. */
-  details(m: Managed<Spec>, observed: Observed<Ext, Status>, published: PublishedConnection | undefined, signal: AbortSignal): Promise<ConnectionDetails | undefined>;
+  details(m: Managed<Spec>, observed: Observed<Ext, Status, unknown>, published: PublishedConnection | undefined, signal: AbortSignal): Promise<ConnectionDetails | undefined>;
 }
 
 /** Where referenced or watched objects live: another kind, or Secrets (narrowed by selectors). */
@@ -205,12 +211,12 @@ export interface Watch {
   map(obj: KubeObject): string[];
 }
 
-export interface ManagedKind<Spec, Ext, Status> {
+export interface ManagedKind<Spec, Ext, Status, Delta = undefined> {
   type: ResourceType;
   /** Parses and defaults the spec; throws (e.g. a ZodError) when it is invalid. */
   parseSpec(raw: unknown): Spec;
   policies(spec: Spec): Policies;
-  external: ExternalClient<Spec, Ext, Status>;
+  external: ExternalClient<Spec, Ext, Status, Delta>;
   poll: PollIntervals;
   references?: Reference<Spec>[];
   connection?: ConnectionSource<Spec, Ext, Status>;
@@ -234,7 +240,7 @@ export interface ManagedKind<Spec, Ext, Status> {
 
 // The runtime handles every kind the same way; the kind's type parameters stay inside it.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyManagedKind = ManagedKind<any, any, any>;
+export type AnyManagedKind = ManagedKind<any, any, any, any>;
 
 /** Read handles a kind receives when it is built. */
 export interface KindStores {

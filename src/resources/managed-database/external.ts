@@ -14,7 +14,7 @@ import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../s
 import { locateOwned } from "../shared/locate.ts";
 import { normalizeAllowList } from "./allow-list.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
-import { diffDatabase, immutableMismatches, isEmptyDiff } from "./diff.ts";
+import { diffDatabase, immutableMismatches, isEmptyDiff, type DatabaseDiff } from "./diff.ts";
 import type { BackupsReader } from "./backups.ts";
 import { lastRestore, recentReset, type DatabaseRequests } from "./requests.ts";
 import type { ManagedDatabaseSpec, ManagedDatabaseStatus } from "./schema.ts";
@@ -23,7 +23,7 @@ import { SharedReasons } from "../shared/reasons.ts";
 
 /** The status fields an observation mirrors from the cloud database. */
 export type ObservedStatus = Omit<ManagedDatabaseStatus, "conditions" | "observedGeneration" | "connectionSecretName" | "lastRequests">;
-type ObservedDatabase = Observed<Database, ObservedStatus>;
+type ObservedDatabase = Observed<Database, ObservedStatus, DatabaseDiff>;
 
 export interface ManagedDatabaseExternalDeps {
   linode: LinodeClient;
@@ -49,7 +49,7 @@ const pendingReason: Record<string, string> = {
   backing_up: SharedReasons.BackingUp, restoring: ManagedDatabaseReasons.Restoring,
 };
 
-export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSpec, Database, ObservedStatus> {
+export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSpec, Database, ObservedStatus, DatabaseDiff> {
   private readonly deps: ManagedDatabaseExternalDeps;
 
   constructor(deps: ManagedDatabaseExternalDeps) {
@@ -63,7 +63,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
    * derived label carries this cluster's identity, namespace and name, and an explicit label
    * was checked free before the create. An explicit label taken by anyone else is LabelInUse.
    */
-  async observe(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Observation<Database, ObservedStatus>> {
+  async observe(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Observation<Database, ObservedStatus, DatabaseDiff>> {
     const { engine } = m.spec;
     // One list per engine per poll interval serves every database's look: a settled one accepts
     // a list up to a ready poll old (a list that finds a database changed wakes it at once), one
@@ -110,6 +110,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
         : { readyReason: pendingReason[db.status] ?? R.Unavailable, readyMessage: `the database is ${db.status}` }),
       upToDate: isEmptyDiff(diff),
       diff: diff.summary,
+      delta: diff,
       ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
       ...(active && isEmptyDiff(diff) && recentReset(m) === undefined ? {} : { pollMillis: this.deps.poll.pendingMillis }),
     };
@@ -146,7 +147,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     if (db.status !== "active") {
       throw new RetryAfterError(R.Waiting, `the database is ${db.status}; changes are applied once it is active`, this.deps.poll.pendingMillis);
     }
-    const diff = diffDatabase(m.spec, m.spec.label, db);
+    const diff = observed.delta;
     if (isEmptyDiff(diff)) return;
     await linodeCall(`updating ${diff.summary}`, () => this.deps.linode.databases.engine(m.spec.engine).update(db.id, diff.update, { signal }));
     this.deps.cache.invalidate(m.spec.engine, db.id);

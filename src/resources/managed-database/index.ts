@@ -16,6 +16,7 @@ import { BackupsReader } from "./backups.ts";
 import { DatabaseRequests, RESTORE_SNAPSHOT_REFERENCE } from "./requests.ts";
 import { managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
 import { ManagedDatabaseReasons } from "./reasons.ts";
+import type { DatabaseDiff } from "./diff.ts";
 
 export { managedDatabaseDefinition, managedDatabaseType } from "./definition.ts";
 
@@ -48,7 +49,7 @@ export const managedDatabaseKind: OperatorKind = {
         connection: new DatabaseConnection(linode),
       };
     });
-    const kind: ManagedKind<ManagedDatabaseSpec, Database, ObservedStatus> = {
+    const kind: ManagedKind<ManagedDatabaseSpec, Database, ObservedStatus, DatabaseDiff> = {
       type: managedDatabaseType,
       parseSpec: (raw) => managedDatabaseSpecSchema.parse(raw),
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),

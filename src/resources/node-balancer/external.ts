@@ -13,7 +13,7 @@ import { locateOwned } from "../shared/locate.ts";
 import type { ListCache } from "../shared/list-cache.ts";
 import type { ConfigReader } from "./configs.ts";
 import {
-  configBody, immutableMismatches, isEmptyPlan, nodeBodies, planNodeBalancer, type ObservedNodeBalancer, type TlsBySecret,
+  configBody, immutableMismatches, isEmptyPlan, nodeBodies, planNodeBalancer, type NodeBalancerPlan, type ObservedNodeBalancer, type TlsBySecret,
 } from "./diff.ts";
 import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
 import type { NodeBalancerStatsReader } from "./stats.ts";
@@ -24,7 +24,7 @@ import { SharedReasons } from "../shared/reasons.ts";
 export const TLS_REFERENCE = "tls";
 
 export type NodeBalancerObservedStatus = Omit<NodeBalancerStatus, "conditions" | "observedGeneration" | "lastRequests">;
-type ObservedNb = Observed<ObservedNodeBalancer, NodeBalancerObservedStatus>;
+type ObservedNb = Observed<ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan>;
 
 export interface NodeBalancerExternalDeps {
   linode: LinodeClient;
@@ -35,7 +35,7 @@ export interface NodeBalancerExternalDeps {
   clusterId: string;
 }
 
-export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus> {
+export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan> {
   private readonly deps: NodeBalancerExternalDeps;
 
   constructor(deps: NodeBalancerExternalDeps) {
@@ -47,7 +47,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
    * (spec.nodeBalancerId) or the one recorded as created by it; by label only after a create
    * that may have been lost (create-pending). An explicit label taken by another is LabelInUse.
    */
-  async observe(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Observation<ObservedNodeBalancer, NodeBalancerObservedStatus>> {
+  async observe(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Observation<ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan>> {
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     const settled = isTrue(m.obj.status?.conditions, "Ready") && m.obj.status?.observedGeneration === m.obj.metadata.generation;
     // One NodeBalancer list per poll interval serves every look (our own changes invalidate it).
@@ -63,7 +63,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     if (deleting) {
       // Only its existence matters now: no config reads.
       const external = { nb, configs: [], firewalls: [] };
-      return { exists: true, external, externalId: String(nb.id), status: { id: nb.id }, ready: false, readyReason: R.Deleting, upToDate: true };
+      return { exists: true, external, externalId: String(nb.id), status: { id: nb.id }, ready: false, readyReason: R.Deleting, upToDate: true, delta: { create: [], remove: [], rebuild: [], summary: "" } };
     }
     const found = nb;
     const attached = await linodeCall("reading the configs and nodes", () => this.deps.configs.read(found, signal));
@@ -81,6 +81,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       ...(health !== undefined ? { readyReason: NodeBalancerReasons.NoBackendUp, readyMessage: health.message } : {}),
       upToDate,
       diff: plan.summary,
+      delta: plan,
       ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the NodeBalancer differs from the spec in what cannot change, so nothing is sent: ${mismatches.join("; ")}` } } : {}),
       ...(!upToDate ? { pollMillis: this.deps.poll.pendingMillis } : health !== undefined ? { pollMillis: health.pollMillis } : {}),
     };
@@ -118,7 +119,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
    */
   async update(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<void> {
     const tls = this.tlsFor(m);
-    const plan = planNodeBalancer(m.spec, m.spec.label, observed.external, tls);
+    const plan = observed.delta;
     const api = this.deps.linode.nodeBalancers;
     const id = observed.external.nb.id;
     const failures: unknown[] = [];

@@ -8,7 +8,7 @@ import { KindTimings } from "../shared/constants.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { ListCache } from "../shared/list-cache.ts";
 import { ConfigReader } from "./configs.ts";
-import type { ObservedNodeBalancer } from "./diff.ts";
+import type { NodeBalancerPlan, ObservedNodeBalancer } from "./diff.ts";
 import { NodeBalancerExternal, TLS_REFERENCE, type NodeBalancerObservedStatus } from "./external.ts";
 import { nodeBalancerSpecSchema, type NodeBalancerSpec } from "./schema.ts";
 import { NodeBalancerStatsReader } from "./stats.ts";
@@ -39,7 +39,7 @@ export const nodeBalancerKind: OperatorKind = {
       const configs = new ConfigReader(linode, deps.poll.readyMillis * KindTimings.nodeBalancerConfigRefreshPolls);
       return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, clusterId: deps.clusterId });
     });
-    const kind: ManagedKind<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus> = {
+    const kind: ManagedKind<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan> = {
       type: nodeBalancerType,
       parseSpec: (raw) => nodeBalancerSpecSchema.parse(raw),
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),

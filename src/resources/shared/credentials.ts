@@ -216,8 +216,8 @@ export class AccountScope<Spec> {
     return this.resolved(m).account;
   }
 
-  external<Ext, Status>(client: (account: Account) => ExternalClient<Spec, Ext, Status>): ExternalClient<Spec, Ext, Status> {
-    const of = (m: Managed<Spec>): ExternalClient<Spec, Ext, Status> => client(this.of(m));
+  external<Ext, Status, Delta = undefined>(client: (account: Account) => ExternalClient<Spec, Ext, Status, Delta>): ExternalClient<Spec, Ext, Status, Delta> {
+    const of = (m: Managed<Spec>): ExternalClient<Spec, Ext, Status, Delta> => client(this.of(m));
     return {
       observe: (m, signal) => this.observe(m, client, signal),
       readyToCreate: async (m, signal) => of(m).readyToCreate?.(m, signal),
@@ -245,7 +245,7 @@ export class AccountScope<Spec> {
     };
   }
 
-  private async observe<Ext, Status>(m: Managed<Spec>, client: (account: Account) => ExternalClient<Spec, Ext, Status>, signal: AbortSignal): Promise<Observation<Ext, Status>> {
+  private async observe<Ext, Status, Delta>(m: Managed<Spec>, client: (account: Account) => ExternalClient<Spec, Ext, Status, Delta>, signal: AbortSignal): Promise<Observation<Ext, Status, Delta>> {
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     const r = this.resolved(m);
     const named = this.o.namedId?.(m.spec);
