@@ -16,7 +16,7 @@ FROM ${BASE}
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/dist ./dist
-COPY package.json ./
+COPY package.json LICENSE ./
 COPY crds ./crds
 # Node handles SIGTERM itself (graceful shutdown, lease release): no init process needed. The
 # command starts through its own #! line, so the image runs node with the options the npm bin

@@ -42,7 +42,7 @@ describe("the packed package, installed as npm installs it", () => {
     // A copy of what `npm pack` reads, built into its own dist/ (the repository's is left alone).
     const stage = join(work, "stage");
     await mkdir(stage);
-    for (const f of ["package.json", "README.md", "crds", "examples", "src/local-cluster/build.sh", "src/local-cluster/k8s"]) {
+    for (const f of ["package.json", "README.md", "LICENSE", "crds", "examples", "src/local-cluster/build.sh", "src/local-cluster/k8s"]) {
       await cp(join(root, f), join(stage, f), { recursive: true });
     }
     const build = await execCapture(process.execPath, [join(root, "scripts/build.ts"), join(stage, "dist")], { timeoutMs: 300_000, cwd: root });
@@ -55,11 +55,11 @@ describe("the packed package, installed as npm installs it", () => {
   }, 300_000);
   afterAll(async () => { await rm(work, { recursive: true, force: true }); });
 
-  it("ships the compiled CLI, the CRDs, the examples and the control-plane build script, and nothing else", async () => {
-    const allowed = [/^package\.json$/, /^README\.md$/, /^dist\/cli\/[\w-]+\.js$/, /^dist\/THIRD-PARTY-LICENSES\.txt$/, /^crds\/.+\.yaml$/, /^examples\/.+\.yaml$/, /^src\/local-cluster\/build\.sh$/, /^src\/local-cluster\/k8s\/go\.(mod|sum)$/];
+  it("ships the compiled CLI, the CRDs, the examples, the control-plane build script and the licence, and nothing else", async () => {
+    const allowed = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^dist\/cli\/[\w-]+\.js$/, /^dist\/THIRD-PARTY-LICENSES\.txt$/, /^crds\/.+\.yaml$/, /^examples\/.+\.yaml$/, /^src\/local-cluster\/build\.sh$/, /^src\/local-cluster\/k8s\/go\.(mod|sum)$/];
     const unexpected = files.filter((f) => !allowed.some((re) => re.test(f)));
     expect(unexpected).toEqual([]);
-    for (const needed of ["dist/cli/main.js", "dist/THIRD-PARTY-LICENSES.txt", "crds/manageddatabases.linode.operator.dev.yaml"]) expect(files).toContain(needed);
+    for (const needed of ["LICENSE", "dist/cli/main.js", "dist/THIRD-PARTY-LICENSES.txt", "crds/manageddatabases.linode.operator.dev.yaml"]) expect(files).toContain(needed);
     const pkg = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { bin: Record<string, string> };
     expect(files).toContain(pkg.bin["linode-operator"]);
   });

@@ -1,0 +1,64 @@
+// The chart as helm renders it against a real API server (install --dry-run=server): the notes
+// say what is true in each mode, the kinds' own settings have values, and the ServiceMonitor
+// keeps the metrics' namespace label and exists only with the Service it selects.
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { execCapture, useTestCluster } from "../harness/cluster.ts";
+
+const chart = fileURLToPath(new URL("../../helm/linode-operator", import.meta.url));
+
+interface Doc { kind?: string; spec?: { endpoints?: { honorLabels?: boolean }[]; template?: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } }
+
+describe("the chart, rendered", () => {
+  const cluster = useTestCluster("chart");
+  const helm = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cluster.binDir, "helm"), ["--kubeconfig", cluster.adminKubeconfig, ...args]);
+  /** The manifests and the notes an install would produce. */
+  const dryRun = async (...set: string[]): Promise<{ docs: Doc[]; notes: string }> => {
+    const r = await helm(["install", "x", chart, "--namespace", cluster.namespace, "--dry-run=server", "--skip-crds", ...set.flatMap((s) => ["--set", s])]);
+    expect(r.code, r.stderr).toBe(0);
+    const [manifest = "", notes = ""] = r.stdout.split(/^NOTES:$/m);
+    return { docs: parseAllDocuments(manifest.slice(manifest.indexOf("---"))).map((d) => d.toJSON() as Doc | null).filter((d): d is Doc => d !== null), notes };
+  };
+  const env = (docs: Doc[]): Record<string, string | undefined> => Object.fromEntries(
+    (docs.find((d) => d.kind === "Deployment")?.spec?.template?.spec.containers[0]?.env ?? []).map((e) => [e.name, e.value]),
+  );
+
+  it("notes: with requireCredentialsRef: true (no operator token) they say how to name a token, never that one is missing", async () => {
+    const { notes } = await dryRun("requireCredentialsRef=true");
+    expect(notes).not.toMatch(/WARNING/);
+    expect(notes).toContain("credentialsRef: { name: linode }");
+    expect(notes).toContain("kubectl label secret linode linode.operator.dev/credentials=true");
+    expect(notes).not.toMatch(/https:\/\/…|chart's README/);
+  });
+
+  it("notes: with the operator's token they say every namespace on it shares one account, and where adoption is allowed", async () => {
+    const shared = await dryRun("linode.token=t");
+    expect(shared.notes).toContain("every namespace on it shares one Linode account");
+    expect(shared.notes).not.toContain("Adopting an existing");
+    const adopting = await dryRun("linode.token=t", "adoptNamespaces={team-a,team-b}");
+    expect(adopting.notes).toContain("allowed in: team-a, team-b");
+  });
+
+  it("the kinds' own settings have values, passed only when set", async () => {
+    expect(env((await dryRun("linode.token=t")).docs)).not.toHaveProperty("NODEBALANCER_STATS_SECONDS");
+    const set = env((await dryRun("linode.token=t", "nodeBalancerStatsSeconds=0", "backupsRefreshHours=6")).docs);
+    expect(set).toMatchObject({ NODEBALANCER_STATS_SECONDS: "0", BACKUPS_REFRESH_HOURS: "6" });
+    const bad = await helm(["template", "x", chart, "--set", "linode.token=t", "--set", "nodeBalancerStatsSeconds=5"]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/nodeBalancerStatsSeconds/);
+  });
+
+  it("the ServiceMonitor honours the metrics' own labels, and exists only with the metrics Service", async () => {
+    // Rendered without a server: the Prometheus Operator's CRDs are not installed here.
+    const rendered = await helm(["template", "x", chart, "--set", "linode.token=t", "--set", "metrics.serviceMonitor.enabled=true"]);
+    expect(rendered.code, rendered.stderr).toBe(0);
+    const on = parseAllDocuments(rendered.stdout).map((d) => d.toJSON() as Doc | null).filter((d) => d?.kind === "ServiceMonitor");
+    expect(on).toHaveLength(1);
+    expect(on[0]?.spec?.endpoints?.[0]?.honorLabels).toBe(true);
+    const off = await helm(["template", "x", chart, "--set", "linode.token=t", "--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.service.enabled=false"]);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).not.toContain("kind: ServiceMonitor");
+  });
+});
