@@ -39,7 +39,23 @@ export function usage(): string {
   ].join("\n");
 }
 
+/** The oldest Node.js the command runs on (package.json's engines say the same). */
+export const MIN_NODE = "22.19.0";
+
+/** Whether Node.js `version` ("v22.19.0" or "22.19.0") is at least `min`. */
+export function nodeAtLeast(version: string, min = MIN_NODE): boolean {
+  const [a, b] = [version, min].map((v) => v.replace(/^v/, "").split(".").map((n) => Number.parseInt(n, 10) || 0));
+  for (let i = 0; i < 3; i++) if ((a?.[i] ?? 0) !== (b?.[i] ?? 0)) return (a?.[i] ?? 0) > (b?.[i] ?? 0);
+  return true;
+}
+
 export async function main(argv: string[]): Promise<number> {
+  // On an older Node the subcommands' dependencies fail deep inside with a TypeError: say so
+  // in one line instead, before loading any of them (npm only warns about engines).
+  if (!nodeAtLeast(process.version)) {
+    process.stderr.write(`linode-operator: needs Node.js ${MIN_NODE} or newer; this is ${process.version}\n`);
+    return 2;
+  }
   const [name, ...rest] = argv;
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
     const topic = name === "help" ? rest[0] : undefined;

@@ -2,15 +2,21 @@
 // command (a global prefix's bin/ and a project's node_modules/.bin, both symlinks), and run
 // through those links: `--help` and the emulator must work, not silently do nothing. The
 // tarball holds what those commands (and the demo) need, and nothing else.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MIN_NODE, nodeAtLeast } from "../../src/cli/main.ts";
 import { execCapture } from "../../src/local-cluster/exec.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
+/** The machine's own Node.js when it is older than the command supports (Debian's, here), to prove the refusal on. */
+const olderNode = ((): string | undefined => {
+  const v = spawnSync("/usr/bin/node", ["--version"], { encoding: "utf8" });
+  return v.status === 0 && !nodeAtLeast(v.stdout.trim()) ? "/usr/bin/node" : undefined;
+})();
 const npmEnv = { ...process.env, npm_config_loglevel: "error", npm_config_fund: "false", npm_config_audit: "false", npm_config_update_notifier: "false" };
 
 /** Starts the emulator command and resolves with its one line, then stops it with SIGTERM. */
@@ -76,6 +82,13 @@ describe("the packed package, installed as npm installs it", () => {
     expect(emulator.line).toMatch(/^Linode API emulator listening on http:\/\/127\.0\.0\.1:\d+\/v4$/);
     expect(emulator.code).toBe(0);
   }, 300_000);
+
+  it.skipIf(olderNode === undefined)("on an older Node.js the command says which it needs, in one line, and exits 2", async () => {
+    const run = await execCapture(olderNode ?? "", [join(work, "stage", "dist", "cli", "main.js"), "run", "--help"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toMatch(new RegExp(`^linode-operator: needs Node\\.js ${MIN_NODE.replace(/\./g, "\\.")} or newer; this is v\\d+`));
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+  });
 
   it("a dependency of a project: npx linode-operator runs through node_modules/.bin", async () => {
     const project = join(work, "project");
