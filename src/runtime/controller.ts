@@ -305,7 +305,8 @@ export class Controller<D = unknown> {
     const kind = this.kindName;
     const end = this.metrics?.reconcileDuration.startTimer({ kind });
     this.metrics?.inFlight.inc({ kind });
-    const log = this.log.child({ key, generation: obj.metadata.generation });
+    // namespace and name as controller-runtime logs them (key kept: "namespace/name", to grep by).
+    const log = this.log.child({ namespace: obj.metadata.namespace, name: obj.metadata.name, key, generation: obj.metadata.generation });
     try {
       // The reconciler updates the object's metadata and status in place: give it a copy.
       const copy = structuredClone(obj);

@@ -12,10 +12,13 @@ export const redactPaths = [
 
 export function createLogger(opts: { level?: string; name?: string } = {}, destination?: DestinationStream): PinoLogger {
   return pino({
-    name: opts.name ?? "linode-operator",
     level: opts.level ?? "info",
     redact: { paths: redactPaths, censor: "[REDACTED]" },
-    base: { pid: process.pid },
+    // "logger" names the program; "name" (with "namespace") is the object a line is about, as
+    // controller-runtime logs it.
+    base: { pid: process.pid, logger: opts.name ?? "linode-operator" },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // "level":"warn", not 40: what log pipelines and people match on.
+    formatters: { level: (label) => ({ level: label }) },
   }, destination);
 }

@@ -161,7 +161,7 @@ async function runOnce(name: string, ns: string, faulty: boolean): Promise<Run> 
   // The slowest resources, with what went wrong for them.
   const slowest = [...readyAt].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([key, ms]) => {
     const name = key.split("/")[1] ?? "";
-    const errs = proc.logs.filter((l) => l.key === `${ns}/${name}` && Number(l.level) >= 40).map((l) => (typeof l.err === "string" ? l.err : String(l.msg)));
+    const errs = proc.logs.filter((l) => l.key === `${ns}/${name}` && ["warn", "error", "fatal"].includes(String(l.level))).map((l) => (typeof l.err === "string" ? l.err : String(l.msg)));
     return `${key} Ready after ${String(secs(ms))} s${errs.length > 0 ? `; ${errs.join("; ")}` : ""}`;
   });
   for (const l of proc.logs) {

@@ -105,7 +105,7 @@ describe("a leader whose API server connection hangs", () => {
     const lostAt = lost !== undefined ? Date.parse(String(lost.time)) : Number.NaN;
     const led = b.logs.find((l) => l.msg === "became leader");
     const ledAt = led !== undefined ? Date.parse(String(led.time)) : Number.NaN;
-    if (process.env.STALL_DEBUG !== undefined) process.stdout.write(`${JSON.stringify(a.logs.filter((l) => Number(l.level) >= 40 || String(l.msg).includes("leader")).slice(-10))}\n`);
+    if (process.env.STALL_DEBUG !== undefined) process.stdout.write(`${JSON.stringify(a.logs.filter((l) => ["warn", "error", "fatal"].includes(String(l.level)) || String(l.msg).includes("leader")).slice(-10))}\n`);
     process.stdout.write(`stalled leader: last Linode write ${String(lastA - stalledAt)} ms after the stall, stopped leading ${String(lostAt - stalledAt)} ms after it (exit ${String(exitCode)}); the other replica led ${String(ledAt - stalledAt)} ms after it and wrote first ${String(firstB - stalledAt)} ms after it; ${String(aWrites.length)} + ${String(bWrites.length)} writes\n`);
     expect(lastA).toBeLessThan(firstB);
     expect(lost).toBeDefined();
