@@ -10,6 +10,7 @@ import {
 } from "./errors.ts";
 import { serializeFilter, type FilterObject } from "./filter.ts";
 import { createLinodeClientMetrics, type LinodeClientMetrics } from "./metrics.ts";
+import { tokenId } from "./token-id.ts";
 import { parseRateLimitHeaders, RateLimiter, type RateLimiterOptions, type TokenBucket } from "./rate-limiter.ts";
 import { redact } from "./redact.ts";
 import { backoffDelay, defaultRetryPolicy, isRetryable, sleep, type RetryPolicy } from "./retry.ts";
@@ -105,6 +106,8 @@ export const defaultTimeouts: TimeoutOptions = { connectMs: 5_000, headersMs: 30
 export class HttpTransport implements Transport {
   readonly metrics: LinodeClientMetrics;
   private readonly token: string;
+  /** The token's hash, for the metrics' account label. */
+  private readonly account: string;
   private readonly origin: string;
   private readonly basePath: string;
   private readonly userAgent: string;
@@ -119,6 +122,7 @@ export class HttpTransport implements Transport {
     if (!opts.token) throw new TypeError("LinodeClient: token is required");
     const url = new URL(opts.baseUrl ?? DEFAULT_BASE_URL);
     this.token = opts.token;
+    this.account = tokenId(opts.token);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, "");
     this.userAgent = opts.userAgent ?? "linode-operator/0.1";
@@ -244,9 +248,9 @@ export class HttpTransport implements Transport {
       const obs = parseRateLimitHeaders(res.headers);
       if (bucket) {
         for (const b of buckets) b.observe(obs);
-        this.metrics.rateLimitRemaining.set({ group: rateClass }, obs.remaining ?? Math.floor(bucket.available));
+        this.metrics.rateLimitRemaining.set({ account: this.account, group: rateClass }, obs.remaining ?? Math.floor(bucket.available));
       } else if (obs.remaining !== undefined) {
-        this.metrics.rateLimitRemaining.set({ group: rateClass }, obs.remaining);
+        this.metrics.rateLimitRemaining.set({ account: this.account, group: rateClass }, obs.remaining);
       }
       this.metrics.requests.inc({ ...labels, status: String(status) });
       this.metrics.duration.observe(labels, (performance.now() - started) / 1000);

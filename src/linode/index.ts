@@ -34,3 +34,4 @@ export {
   type NodeBalancerNodeInput, type NodeBalancerStats, type NodeBalancerUpdateRequest,
 } from "./nodebalancers.ts";
 export { databaseEngines, databaseStatuses, type DatabaseEngine } from "./schemas/databases.ts";
+export { tokenId } from "./token-id.ts";

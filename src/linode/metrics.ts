@@ -6,7 +6,7 @@ export interface LinodeClientMetrics {
   registry: Registry;
   requests: Counter<"route" | "method" | "status">;
   duration: Histogram<"route" | "method">;
-  rateLimitRemaining: Gauge<"group">;
+  rateLimitRemaining: Gauge<"account" | "group">;
   retries: Counter<"route" | "method" | "reason">;
 }
 
@@ -31,8 +31,8 @@ export function createLinodeClientMetrics(registry: Registry = new Registry()): 
     })),
     rateLimitRemaining: reuse("linode_api_ratelimit_remaining", () => new Gauge({
       name: "linode_api_ratelimit_remaining",
-      help: "Requests left in the current Linode rate-limit window (X-RateLimit-Remaining, else the client bucket).",
-      labelNames: ["group"],
+      help: "Requests left in the current Linode rate-limit window (X-RateLimit-Remaining, else the client bucket), by account (a hash of its token) and route class.",
+      labelNames: ["account", "group"],
       registers,
     })),
     retries: reuse("linode_api_retries_total", () => new Counter({

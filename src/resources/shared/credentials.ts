@@ -15,8 +15,7 @@
 //   orphans what it created.
 // Adopting an existing object by id with the operator's own token is for namespaces the admin
 // allows: on a shared token every namespace reaches every object of the account.
-import { createHash } from "node:crypto";
-import type { LinodeClient } from "../../linode/index.ts";
+import { tokenId, type LinodeClient } from "../../linode/index.ts";
 import { TerminalError } from "../../runtime/errors.ts";
 import type { ConnectionSource, ExternalClient, Managed, ManagedObject, Observation, Reference, SecretObject } from "../../runtime/managed.ts";
 import type { ReadStore, Selectors } from "../../runtime/stores.ts";
@@ -43,7 +42,7 @@ const SWEEP_MILLIS = 5 * 60_000;
 /** Where the spec asks an object to live now: the Secret its token comes from, or none (the operator's token). */
 export interface AccountSource { credentialsRef?: CredentialsRef | undefined }
 
-export const tokenId = (token: string): string => `token-${createHash("sha256").update(token).digest("hex").slice(0, 12)}`;
+export { tokenId } from "../../linode/index.ts";
 
 /** One token's client, and what kinds build on it (released together). */
 export class Account {
