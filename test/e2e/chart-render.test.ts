@@ -1,6 +1,8 @@
 // The chart as helm renders it against a real API server (install --dry-run=server): the notes
 // say what is true in each mode, the kinds' own settings have values, and the ServiceMonitor
 // keeps the metrics' namespace label and exists only with the Service it selects.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -60,5 +62,37 @@ describe("the chart, rendered", () => {
     const off = await helm(["template", "x", chart, "--set", "linode.token=t", "--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.service.enabled=false"]);
     expect(off.code, off.stderr).toBe(0);
     expect(off.stdout).not.toContain("kind: ServiceMonitor");
+  });
+
+  it("composes as a subchart: an umbrella's global values and enabled condition, fullnameOverride, priorityClassName and topology spread", async () => {
+    const umbrella = await mkdtemp(join(tmpdir(), "umbrella-"));
+    try {
+      await writeFile(join(umbrella, "Chart.yaml"), [
+        "apiVersion: v2", "name: platform", "version: 1.0.0",
+        "dependencies:", `  - { name: linode-operator, version: 0.1.0, repository: "file://${chart}", condition: linode-operator.enabled }`, "",
+      ].join("\n"));
+      await writeFile(join(umbrella, "values.yaml"), [
+        "global: { imageRegistry: registry.example }",
+        "linode-operator:", "  enabled: true", "  linode: { token: t }", "  fullnameOverride: cloud-operator",
+        "  priorityClassName: platform-critical",
+        "  topologySpreadConstraints: [{ maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway }]", "",
+      ].join("\n"));
+      const dep = await helm(["dependency", "build", umbrella]);
+      expect(dep.code, dep.stdout + dep.stderr).toBe(0);
+      const lint = await helm(["lint", umbrella]);
+      expect(lint.code, lint.stdout + lint.stderr).toBe(0);
+      const on = await helm(["template", "platform", umbrella]);
+      expect(on.code, on.stderr).toBe(0);
+      const docs = parseAllDocuments(on.stdout).map((d) => d.toJSON() as (Doc & { metadata?: { name: string }; spec?: { template?: { spec: { priorityClassName?: string; topologySpreadConstraints?: unknown[] } } } }) | null);
+      const deployment = docs.find((d) => d?.kind === "Deployment");
+      expect(deployment?.metadata?.name).toBe("cloud-operator");
+      expect(deployment?.spec?.template?.spec.priorityClassName).toBe("platform-critical");
+      expect(deployment?.spec?.template?.spec.topologySpreadConstraints).toHaveLength(1);
+      const off = await helm(["template", "platform", umbrella, "--set", "linode-operator.enabled=false"]);
+      expect(off.code, off.stderr).toBe(0);
+      expect(off.stdout).not.toContain("kind: Deployment");
+    } finally {
+      await rm(umbrella, { recursive: true, force: true });
+    }
   });
 });
