@@ -30,6 +30,22 @@ export function toKubeError(err: unknown): unknown {
   return new KubeApiError(e.code, reason, message);
 }
 
+/**
+ * An error's message with its causes ("fetch failed: connect ECONNREFUSED 127.0.0.1:6443"), for
+ * logs: undici and Node wrap the reason a connection failed in `cause`, and the outer message
+ * alone says nothing. At most five levels; a cause that repeats its parent's message is skipped.
+ */
+export function errorChain(err: unknown): string {
+  const parts: string[] = [];
+  let e: unknown = err;
+  for (let depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    const message = e instanceof KubeApiError ? `${String(e.code)} ${e.reason}: ${e.message}` : e instanceof Error ? e.message : typeof e === "string" ? e : JSON.stringify(e);
+    if (message !== "" && parts.at(-1) !== message) parts.push(message);
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return parts.join(": ");
+}
+
 export const isNotFound = (err: unknown): boolean => err instanceof KubeApiError && err.code === 404;
 export const isConflict = (err: unknown): boolean => err instanceof KubeApiError && err.code === 409;
 export const isGone = (err: unknown): boolean => err instanceof KubeApiError && err.code === 410;

@@ -5,7 +5,7 @@
 // own ListWatch stops on most errors and has no watchdog (research/client-node-guide.md §4).
 // Several handlers may share one informer, and indexes (client-go's Indexers) answer "which
 // cached objects have this value" without a scan.
-import { KubeApiError, isGone, isTooManyRequests, toKubeError } from "./errors.ts";
+import { KubeApiError, errorChain, isGone, isTooManyRequests, toKubeError } from "./errors.ts";
 import { collectionPath, objectKey, type KubeApi, type KubeObject, type ListPage, type ResourceType } from "./types.ts";
 
 export type InformerEvent = "add" | "update" | "delete";
@@ -299,7 +299,4 @@ function removeFrom(index: Map<string, Set<string>>, value: string, key: string)
   if (keys.size === 0) index.delete(value);
 }
 
-function describe(err: unknown): string {
-  if (err instanceof KubeApiError) return `${err.code} ${err.reason}: ${err.message}`;
-  return err instanceof Error ? err.message : String(err);
-}
+const describe = errorChain;

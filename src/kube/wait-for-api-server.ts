@@ -5,7 +5,7 @@
 // server is back: a crash loop. For the same reason it answers liveness probes meanwhile
 // (`whileWaiting`): a kubelet that sees none kills it. Credentials or permissions the API
 // server refuses (any other HTTP status) still fail at once.
-import { KubeApiError } from "./errors.ts";
+import { KubeApiError, errorChain } from "./errors.ts";
 
 export interface WaitLog {
   warn(obj: object, msg: string): void;
@@ -48,7 +48,7 @@ export async function waitForApiServer(ping: () => Promise<void>, log: WaitLog, 
       // One line now and then, not one per attempt.
       if (Date.now() - lastLogged >= logEvery) {
         lastLogged = Date.now();
-        log.warn({ err: failure instanceof Error ? failure.message : String(failure), waitedMillis: Date.now() - since, retryInMillis: delay }, "Kubernetes API server not reachable; waiting for it");
+        log.warn({ err: errorChain(failure), waitedMillis: Date.now() - since, retryInMillis: delay }, "Kubernetes API server not reachable; waiting for it");
       }
       await sleep(delay);
     }

@@ -8,11 +8,11 @@
 //   RetryAfterError   → a delayed add after its delay;
 //   409 conflict      → a quick retry with a fresh copy, not counted as an error;
 //   anything else     → per-key exponential backoff.
-import { isConflict } from "../kube/errors.ts";
+import { errorChain, isConflict } from "../kube/errors.ts";
 import { objectKey, secretsType, type KubeApi, type KubeObject, type SecretObject } from "../kube/types.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { ConnectionSecrets, ownedSecretSelectors } from "./connection-secrets.ts";
-import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
+import { RetryAfterError, TerminalError } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
 import type { Logger } from "./logger.ts";
 import type { AnyManagedKind, KindModule, KindStores, ManagedObject, Target } from "./managed.ts";
@@ -341,7 +341,7 @@ export class Controller<D = unknown> {
       } else {
         const delay = this.queue.addRateLimited(key);
         this.metrics?.reconcileTotal.inc({ kind, result: "error" });
-        log.warn({ err: errorMessage(err), retryInMillis: delay }, "reconcile failed; backing off");
+        log.warn({ err: errorChain(err), retryInMillis: delay }, "reconcile failed; backing off");
       }
     } finally {
       end?.();

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { microTime } from "../kube/client.ts";
 import type { KubeApi, KubeObject } from "../kube/types.ts";
-import { isConflict, isNotFound } from "../kube/errors.ts";
+import { errorChain, isConflict, isNotFound } from "../kube/errors.ts";
 
 export interface EventRecorder {
   normal(obj: KubeObject, reason: string, action: string, note: string): void;
@@ -34,7 +34,7 @@ export class KubeEventRecorder implements EventRecorder {
 
   private record(obj: KubeObject, type: string, reason: string, action: string, note: string): void {
     void this.emit(obj, type, reason, action, note).catch((err: unknown) => {
-      this.log?.warn({ err: (err as Error).message, reason }, "could not record event");
+      this.log?.warn({ err: errorChain(err), reason }, "could not record event");
     });
   }
 

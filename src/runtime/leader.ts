@@ -8,7 +8,7 @@
 // shutdown.
 import { microTime } from "../kube/client.ts";
 import type { KubeApi, LeaseObject, OwnerReference } from "../kube/types.ts";
-import { isConflict, isNotFound } from "../kube/errors.ts";
+import { errorChain, isConflict, isNotFound } from "../kube/errors.ts";
 import type { Logger } from "./logger.ts";
 import { Timings } from "./timings.ts";
 
@@ -75,7 +75,7 @@ export class LeaderElector {
       await this.kube.replaceLease({ namespace: this.opts.namespace, name: this.opts.name }, lease);
       this.opts.log?.info({ lease: this.opts.name }, "released the leader lease");
     } catch (err) {
-      this.opts.log?.warn({ err: (err as Error).message }, "could not release the leader lease");
+      this.opts.log?.warn({ err: errorChain(err) }, "could not release the leader lease");
     }
   }
 
@@ -84,7 +84,7 @@ export class LeaderElector {
     // No attempt outlives the renew deadline (a leader's) or a retry period's worth of it (a candidate's).
     const bound = this.leading ? this.lastRenew + this.opts.renewDeadlineMillis - sentAt : this.opts.renewDeadlineMillis;
     const ok = await this.tryAcquireOrRenew(AbortSignal.timeout(Math.max(1, bound))).catch((err: unknown) => {
-      this.opts.log?.debug({ err: (err as Error).message }, "lease update failed");
+      this.opts.log?.debug({ err: errorChain(err) }, "lease update failed");
       return false;
     });
     if (this.lost || this.stopped) return;

@@ -1,6 +1,7 @@
 // Runs a set of controllers behind leader election with health, readiness and metrics
 // endpoints, and shuts all of it down in order on SIGTERM: stop watches and workers (letting
 // in-flight reconciles finish within the grace period), release the lease, close servers.
+import { errorChain } from "../kube/errors.ts";
 import type { KubeApi, OwnerReference } from "../kube/types.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import type { Controller } from "./controller.ts";
@@ -67,7 +68,7 @@ export class Manager {
       onStartedLeading: () => {
         this.opts.metrics.leader.set(1);
         this.startControllers().catch((err: unknown) => {
-          this.opts.log.error({ err: (err as Error).message }, "controllers failed to start");
+          this.opts.log.error({ err: errorChain(err) }, "controllers failed to start");
           this.opts.onLostLeadership();
         });
       },

@@ -7,7 +7,7 @@
 //
 // Only after every cache has listed is anything decided: a referrer not listed yet would make a
 // Secret look unused.
-import { isConflict, isNotFound } from "../kube/errors.ts";
+import { errorChain, isConflict, isNotFound } from "../kube/errors.ts";
 import { keyOf, objectKey, type JsonPatchOp, type KubeApi, type KubeObject } from "../kube/types.ts";
 import type { Logger } from "./logger.ts";
 import type { ManagedObject } from "./managed.ts";
@@ -98,7 +98,7 @@ export class ReferenceProtection {
         if (isConflict(err)) this.queue.addAfter(item, 200);
         else {
           const delay = this.queue.addRateLimited(item);
-          this.log?.warn({ object: item.slice(item.indexOf("|") + 1), err: (err as Error).message, retryInMillis: delay }, "could not update the in-use finalizer");
+          this.log?.warn({ object: item.slice(item.indexOf("|") + 1), err: errorChain(err), retryInMillis: delay }, "could not update the in-use finalizer");
         }
       } finally {
         this.queue.done(item);
