@@ -5,6 +5,7 @@
 // chunks sit in dist/cli/ like src/cli/, so paths relative to a module (../../package.json,
 // ../../src/local-cluster/build.sh) resolve the same way from both.
 //   node scripts/build.ts [outdir=dist]
+import { spawnSync } from "node:child_process";
 import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +17,8 @@ const outdir = resolve(process.argv[2] ?? join(root, "dist"));
 const dirOf = (p: string): string => (p.endsWith("/") ? p : `${p}/`);
 if (dirOf(root).startsWith(dirOf(outdir))) throw new Error(`refusing to empty ${outdir}: it holds the repository`);
 await rm(outdir, { recursive: true, force: true });
+const git = spawnSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: root, encoding: "utf8" });
+const commit = git.status === 0 ? git.stdout.trim() : "unknown";
 const result = await build({
   entryPoints: [join(root, "src/cli/main.ts")],
   outdir: join(outdir, "cli"),
@@ -36,6 +39,8 @@ const result = await build({
   logOverride: { "ignored-bare-import": "silent" },
   // Some dependencies are CommonJS and call require(): give the ESM bundle one.
   banner: { js: "import { createRequire as __linodeOperatorRequire } from 'node:module'; const require = __linodeOperatorRequire(import.meta.url);" },
+  // The commit the bundle was built from, for linode_operator_build_info (none without git, e.g. in an image build).
+  define: { "process.env.LINODE_OPERATOR_COMMIT": JSON.stringify(commit) },
 });
 
 // Every bundled package's licence text, as their licences ask of copies.

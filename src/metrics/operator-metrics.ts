@@ -1,5 +1,6 @@
 // The operator's own Prometheus metrics (the Linode client registers its own on the same
 // registry). One registry per process, passed in, so tests can create their own.
+import { readFileSync } from "node:fs";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
 export interface OperatorMetrics {
@@ -21,6 +22,7 @@ type Listed = ReturnType<Parameters<OperatorMetrics["countObjects"]>[1]>;
 export function createOperatorMetrics(registry = new Registry(), opts: { defaultMetrics?: boolean } = {}): OperatorMetrics {
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: "linode_operator_" });
   const registers = [registry];
+  registerBuildInfo(registers);
   const kinds = new Map<string, () => Listed>();
   const readyOf = (o: Listed[number]) => o.status?.conditions?.find((c) => c.type === "Ready");
   new Gauge({
@@ -63,4 +65,19 @@ export function createOperatorMetrics(registry = new Registry(), opts: { default
     informerRestarts: new Counter({ name: "linode_operator_informer_restarts_total", help: "Watch restarts after errors or silence.", labelNames: ["informer", "reason"], registers }),
     leader: new Gauge({ name: "linode_operator_leader", help: "1 while this replica holds the leader lease.", registers }),
   };
+}
+
+/**
+ * The running build (version from package.json; commit baked in by scripts/build.ts, "unknown"
+ * when run from source or built without git), as a constant 1 to join other series with.
+ */
+function registerBuildInfo(registers: Registry[]): void {
+  let version = "unknown";
+  try {
+    // ../../package.json from src/metrics/ and from dist/cli/ alike.
+    version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string }).version ?? version;
+  } catch { /* not beside a package.json */ }
+  const commit = process.env.LINODE_OPERATOR_COMMIT ?? "unknown";
+  new Gauge({ name: "linode_operator_build_info", help: "The running build: version and commit; always 1.", labelNames: ["version", "commit"], registers })
+    .set({ version, commit }, 1);
 }
