@@ -559,22 +559,20 @@ export class ManagedReconciler {
    */
   private async reportInUse(m: M, pass: Pass, claimed: { id: string }): Promise<ReconcileResult> {
     const message = `the ${this.kind.type.kind} ${claimed.id} is managed by another resource in this cluster; a cloud object belongs to one resource, so nothing is read from or written to it for this one (no connection Secret, no change, no delete): remove its id from the spec, or delete this resource (which then deletes nothing in Linode)`;
-    const previous = getCondition(m.obj.status?.conditions, "Synced");
     if (this.deps.connections !== undefined) {
       for (const old of await this.deps.connections.removeOthers(m.obj, "")) {
         this.deps.events.normal(m.obj, EventReasons.ConnectionSecretRemoved, EventActions.PublishSecret, `removed the connection Secret ${old}: its cloud object is managed by another resource`);
       }
     }
-    await pass.status.write([
-      { type: "Ready", status: "False", reason: R.ExternalIdInUse, message },
-      { type: "Synced", status: "False", reason: R.ExternalIdInUse, message },
-    ], pass.generation);
-    if (previous?.reason !== R.ExternalIdInUse) this.deps.events.warning(m.obj, R.ExternalIdInUse, EventActions.Reconcile, message);
     // Free again when the other resource lets go of it: looked at on the drift cadence.
-    return { requeueAfterMillis: this.pollMillis(true) };
+    return this.reportBlocked(m, pass, { reason: R.ExternalIdInUse, message });
   }
 
-  /** The cloud object cannot be seen from here and must not be presumed gone: nothing is created, recreated or deleted. */
+  /**
+   * Nothing may be done with the cloud object from here (it cannot be seen, or another resource
+   * owns it) and it must not be presumed gone: nothing is created, recreated or deleted; Ready and
+   * Synced say why (a Warning Event when that is news), and it is looked at on the drift cadence.
+   */
   private async reportBlocked(m: M, pass: Pass, blocked: { reason: string; message: string }): Promise<ReconcileResult> {
     const previous = getCondition(m.obj.status?.conditions, "Synced");
     await pass.status.write([

@@ -2,7 +2,7 @@
 // crds/ from it) and for the controller (which parses specs with it, so zod defaults are the
 // CRD defaults). Cross-field rules live as CEL in `.meta()`: the API server enforces them.
 import { z } from "zod";
-import { immutable, immutableOnceSet, immutableOptional } from "../../runtime/schema-rules.ts";
+import { immutable, immutableOnceSet, immutableOptional, type CelRule } from "../../runtime/schema-rules.ts";
 import { commonStatusFields } from "../../runtime/condition-schema.ts";
 import {
   accountRecordSchema, actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
@@ -37,6 +37,12 @@ export const maintenanceWindowSchema = z.object({
 /** A label or annotation key (apimachinery's IsQualifiedName), as a CEL regular expression. */
 const qualifiedName = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$";
 
+/** The CEL rule that a map's keys are Kubernetes qualified names (labels' and annotations' alike). */
+const qualifiedKeys = (field: string): CelRule => ({
+  rule: `self.all(k, k.size() <= 317 && k.matches('${qualifiedName}'))`,
+  message: `${field} keys must be Kubernetes qualified names: an optional DNS-subdomain prefix and '/', then 1..63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit`,
+});
+
 export const connectionSecretSchema = z.object({
   name: dnsSubdomainSchema.optional().meta({ description: "Secret name. Default: <metadata.name>-connection." }),
   extraData: z.record(z.string(), z.string().max(4096)).optional().meta({
@@ -50,7 +56,7 @@ export const connectionSecretSchema = z.object({
     description: "Extra labels on the Secret (Kubernetes label syntax; not under linode.operator.dev/ nor app.kubernetes.io/managed-by, which are the operator's).",
     maxProperties: 64,
     "x-kubernetes-validations": [
-      { rule: `self.all(k, k.size() <= 317 && k.matches('${qualifiedName}'))`, message: "labels keys must be Kubernetes qualified names: an optional DNS-subdomain prefix and '/', then 1..63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit" },
+      qualifiedKeys("labels"),
       { rule: "self.all(k, self[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))", message: "labels values must be at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit (or empty)" },
       { rule: "self.all(k, !k.startsWith('linode.operator.dev/') && k != 'app.kubernetes.io/managed-by')", message: "labels under linode.operator.dev/ and app.kubernetes.io/managed-by are the operator's own" },
     ],
@@ -59,7 +65,7 @@ export const connectionSecretSchema = z.object({
     description: "Extra annotations on the Secret (Kubernetes annotation syntax).",
     maxProperties: 64,
     "x-kubernetes-validations": [
-      { rule: `self.all(k, k.size() <= 317 && k.matches('${qualifiedName}'))`, message: "annotations keys must be Kubernetes qualified names: an optional DNS-subdomain prefix and '/', then 1..63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit" },
+      qualifiedKeys("annotations"),
     ],
   }),
 }).meta({ description: "Where the credentials, host, port and CA certificate are published (a Secret keyed per the Service Binding spec)." });
