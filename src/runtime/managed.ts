@@ -20,8 +20,17 @@ export interface Policies {
   management: "Manage" | "Observe";
 }
 
-/** Referenced objects that resolved, by reference name, then by object name. */
-export type ResolvedRefs = Readonly<Record<string, ReadonlyMap<string, KubeObject>>>;
+/**
+ * What a reference makes of an object it found, once per pass: the value the kind works with
+ * (when one can be made), and why it cannot be used yet (when it cannot).
+ */
+export type Decoded<V> = { value: V; notReady?: string } | { value?: undefined; notReady: string };
+
+/** One referenced object of this pass: as found, and decoded by its reference. */
+export interface ResolvedRef { obj: KubeObject; decoded: Decoded<unknown> }
+
+/** Referenced objects that resolved, by reference name, then by object name (read through a Reference's typed accessors). */
+export type ResolvedRefs = Readonly<Record<string, ReadonlyMap<string, ResolvedRef>>>;
 
 /** The record of a create about to be sent (status.createPending). */
 export type CreatePending = { at: string } & Readonly<Record<string, string>>;
@@ -176,16 +185,16 @@ export type Target = { kind: ResourceType } | { secrets: Selectors };
 /**
  * A reference to other objects in the same namespace (a snapshot's databaseRef, a TLS Secret).
  * The runtime indexes who refers to what, reconciles the referrers when a referenced object
- * changes, and resolves references before observe.
+ * changes, resolves references before observe and decodes each object found once per pass.
  */
-export interface Reference<Spec> {
-  /** Name under which resolved objects appear in `Managed.refs`, and of the referrers index. */
+export interface ReferenceDefinition<Spec, V> {
+  /** The name of the referrers index, and of this reference in messages. */
   name: string;
   target: Target;
   /** Names (same namespace) the spec refers to. */
   names(spec: Spec): string[];
-  /** Why a found object cannot be used yet; undefined when it can. */
-  notReady?(obj: KubeObject): string | undefined;
+  /** What the kind works with, made of an object found (never a cast of another kind's object). */
+  decode(obj: KubeObject): Decoded<V>;
   /** Condition reasons; default ReferenceNotFound / ReferenceNotReady. */
   reasons?: { notFound?: string; notReady?: string };
   /** Appended to the not-found message: what the referenced object must be (e.g. its type). */
@@ -194,7 +203,8 @@ export interface Reference<Spec> {
   required?(m: Managed<Spec>): boolean;
   /**
    * Names the object's status records it depends on (e.g. the credentials its cloud object was
-   * created with): their changes wake it, and they are kept protected like the spec's.
+   * created with): resolved too (never required), their changes wake it, and they are kept
+   * protected like the spec's.
    */
   recorded?(obj: ManagedObject): string[];
   /**
@@ -202,6 +212,35 @@ export interface Reference<Spec> {
    * object can never be deleted): a finalizer stays on each while anything refers to it.
    */
   protect?: boolean;
+}
+
+/** A reference with typed access to what it resolved in a pass. */
+export interface Reference<Spec, V = unknown> extends ReferenceDefinition<Spec, V> {
+  /** What `name` resolved to in this pass; undefined when it was not found (or not asked for). */
+  get(m: { refs: ResolvedRefs }, name: string): Decoded<V> | undefined;
+  /** The usable value `name` resolved to in this pass, if any. */
+  value(m: { refs: ResolvedRefs }, name: string): V | undefined;
+  /** Every usable value of this pass, by name. */
+  values(m: { refs: ResolvedRefs }): ReadonlyMap<string, V>;
+}
+
+/** Declares a reference: what the runtime resolves and decodes, and how the kind reads it back typed. */
+export function reference<Spec, V>(definition: ReferenceDefinition<Spec, V>): Reference<Spec, V> {
+  // The one place decoded values regain their type: only this reference's decode put them there.
+  const get = (m: { refs: ResolvedRefs }, name: string): Decoded<V> | undefined => m.refs[definition.name]?.get(name)?.decoded as Decoded<V> | undefined;
+  return {
+    ...definition,
+    get,
+    value: (m, name) => get(m, name)?.value,
+    values: (m) => {
+      const out = new Map<string, V>();
+      for (const name of m.refs[definition.name]?.keys() ?? []) {
+        const value = get(m, name)?.value;
+        if (value !== undefined) out.set(name, value);
+      }
+      return out;
+    },
+  };
 }
 
 /** Another resource whose changes concern this kind's objects, and which of them. */

@@ -4,7 +4,7 @@
 // exactly its referrers: no poll loop waits for a database to become Ready.
 import { objectKey, type KubeObject, type ResourceType } from "../kube/types.ts";
 import { ConditionReasons } from "./reasons.ts";
-import { referrersIndex, type Managed, type ManagedObject, type Reference, type ResolvedRefs, type Target, type Watch } from "./managed.ts";
+import { referrersIndex, type Managed, type ManagedObject, type Reference, type ResolvedRef, type ResolvedRefs, type Target, type Watch } from "./managed.ts";
 import type { ReferenceProtection } from "./protection.ts";
 import type { SharedStore } from "./stores.ts";
 
@@ -60,24 +60,30 @@ export class References<Spec> {
 
   /** The resolved objects of this pass that must outlive the object (their finalizer is put on before it acts). */
   protectedOf(m: Managed<Spec>): KubeObject[] {
-    return this.declared.filter(({ ref }) => ref.protect === true).flatMap(({ ref }) => [...(m.refs[ref.name]?.values() ?? [])]);
+    return this.declared.filter(({ ref }) => ref.protect === true).flatMap(({ ref }) => [...(m.refs[ref.name]?.values() ?? [])].map((r) => r.obj));
   }
 
+  /**
+   * Resolves and decodes what `m` refers to: the names its spec gives (required unless the
+   * reference says otherwise, or the object is being deleted) and those its status recorded.
+   */
   resolve(m: Managed<Spec>, deleting: boolean): Resolution {
-    const refs: Record<string, Map<string, KubeObject>> = {};
+    const refs: Record<string, Map<string, ResolvedRef>> = {};
     let unresolved: Resolution["unresolved"];
     for (const { ref, store } of this.declared) {
-      const found = new Map<string, KubeObject>();
+      const found = new Map<string, ResolvedRef>();
       const required = !deleting && (ref.required?.(m) ?? true);
-      for (const name of ref.names(m.spec)) {
+      const named = ref.names(m.spec);
+      for (const name of new Set([...named, ...(ref.recorded?.(m.obj) ?? [])])) {
+        const needed = required && named.includes(name);
         const obj = store.get(m.key.namespace, name);
         if (obj === undefined) {
-          if (required) unresolved ??= { reason: ref.reasons?.notFound ?? ConditionReasons.ReferenceNotFound, message: `${targetKind(ref.target)} ${name} not found in namespace ${m.key.namespace}${ref.notFoundHint !== undefined ? ` ${ref.notFoundHint}` : ""}` };
+          if (needed) unresolved ??= { reason: ref.reasons?.notFound ?? ConditionReasons.ReferenceNotFound, message: `${targetKind(ref.target)} ${name} not found in namespace ${m.key.namespace}${ref.notFoundHint !== undefined ? ` ${ref.notFoundHint}` : ""}` };
           continue;
         }
-        const why = ref.notReady?.(obj);
-        if (why !== undefined && required) unresolved ??= { reason: ref.reasons?.notReady ?? ConditionReasons.ReferenceNotReady, message: `${targetKind(ref.target)} ${name} is not ready: ${why}` };
-        found.set(name, obj);
+        const decoded = ref.decode(obj);
+        if (decoded.notReady !== undefined && needed) unresolved ??= { reason: ref.reasons?.notReady ?? ConditionReasons.ReferenceNotReady, message: `${targetKind(ref.target)} ${name} is not ready: ${decoded.notReady}` };
+        found.set(name, { obj, decoded });
       }
       refs[ref.name] = found;
     }

@@ -96,7 +96,8 @@ describe("TLS Secrets", () => {
   });
   it("takes a kubernetes.io/tls Secret whose key matches its certificate", () => {
     const m = readTlsSecret(secret("kubernetes.io/tls", { "tls.crt": cert.certPem, "tls.key": cert.keyPem }));
-    expect(m).toMatchObject({ fingerprint: fp });
+    expect(m).toMatchObject({ value: { fingerprint: fp } });
+    expect(m.notReady).toBeUndefined();
   });
   it.each([
     ["another type", secret("Opaque", { "tls.crt": cert.certPem, "tls.key": cert.keyPem }), "its type is Opaque"],
@@ -105,7 +106,7 @@ describe("TLS Secrets", () => {
     ["another certificate's key", secret("kubernetes.io/tls", { "tls.crt": cert.certPem, "tls.key": generateCertificate({ commonName: "x" }).keyPem }), "does not match"],
   ])("refuses %s, saying why and never what it holds", (_name, s, why) => {
     const m = readTlsSecret(s);
-    expect(m).toHaveProperty("invalid");
+    expect(m).toHaveProperty("notReady");
     const text = JSON.stringify(m);
     expect(text).toContain(why);
     expect(text).not.toContain("PRIVATE KEY");

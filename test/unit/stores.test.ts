@@ -4,7 +4,7 @@
 // moves from one owner to another wakes both).
 import { afterEach, describe, expect, it } from "vitest";
 import { secretsType, type KubeObject } from "../../src/kube/types.ts";
-import { referrersIndex, type ManagedObject } from "../../src/runtime/managed.ts";
+import { reference, referrersIndex, type ManagedObject } from "../../src/runtime/managed.ts";
 import { References, wireWatch } from "../../src/runtime/references.ts";
 import { InformerPool } from "../../src/runtime/stores.ts";
 import { gadgetType } from "../fixtures/gadget-kind.ts";
@@ -81,7 +81,7 @@ describe("shared stores and indexes", () => {
     const { kube, pool } = setup();
     const self = pool.store<ManagedObject>(gadgetType);
     const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);
-    const refs = new References<{ tls?: string }>([{ name: "tls", target: { secrets: {} }, names: (spec) => (spec.tls !== undefined ? [spec.tls] : []) }], storeFor);
+    const refs = new References<{ tls?: string }>([reference({ name: "tls", target: { secrets: {} }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []), decode: (o) => ({ value: o }) })], storeFor);
     const woken: string[] = [];
     refs.wire(self, (raw) => raw as { tls?: string }, (key) => woken.push(key));
     const gadget = (name: string, tls: string): Promise<unknown> => kube.createCustom(gadgetType, ns, { metadata: { name }, spec: { tls } });
@@ -107,11 +107,12 @@ describe("shared stores and indexes", () => {
   it("resolves references from the cache: found, not found, not ready; nothing is required while deleting", async () => {
     const { kube, pool } = setup();
     const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);
-    const refs = new References<{ tls: string[] }>([{
+    const tls = reference<{ tls: string[] }, string>({
       name: "tls", target: { secrets: {} }, names: (spec) => spec.tls,
-      notReady: (o) => (o.metadata.labels?.ready === "no" ? "not issued yet" : undefined),
+      decode: (o) => (o.metadata.labels?.ready === "no" ? { value: "pending", notReady: "not issued yet" } : { value: `issued:${o.metadata.name}` }),
       reasons: { notFound: "TLSSecretNotFound" },
-    }], storeFor);
+    });
+    const refs = new References<{ tls: string[] }>([tls], storeFor);
     await kube.applySecret(secret("good", {}));
     await kube.applySecret(secret("pending", { ready: "no" }));
     await pool.startAndSync();
@@ -122,7 +123,11 @@ describe("shared stores and indexes", () => {
     });
     const ok = refs.resolve(m(["good"]), false);
     expect(ok.unresolved).toBeUndefined();
-    expect(ok.refs.tls?.get("good")?.metadata.name).toBe("good");
+    expect(ok.refs.tls?.get("good")?.obj.metadata.name).toBe("good");
+    // Decoded once, read back typed through the reference.
+    expect(tls.value(ok, "good")).toBe("issued:good");
+    expect([...tls.values(refs.resolve(m(["good", "pending"]), false))]).toEqual([["good", "issued:good"], ["pending", "pending"]]);
+    expect(tls.get(ok, "missing")).toBeUndefined();
     expect(refs.resolve(m(["good", "missing"]), false).unresolved).toMatchObject({ reason: "TLSSecretNotFound" });
     expect(refs.resolve(m(["pending"]), false).unresolved).toMatchObject({ reason: "ReferenceNotReady", message: "Secret pending is not ready: not issued yet" });
     expect(refs.resolve(m(["missing"]), true).unresolved).toBeUndefined();

@@ -6,9 +6,9 @@
 // time, an active database) are a queue: readyToCreate checks them, and the snapshots of one
 // database go in creation order, woken by each other and by the database's changes.
 import { isNotFound as isLinodeNotFound, type DatabaseBackup, type DatabaseEngine, type LinodeClient } from "../../linode/index.ts";
-import { getCondition, isTrue } from "../../runtime/conditions.ts";
-import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
+import { getCondition } from "../../runtime/conditions.ts";
 import { isPaused } from "../../runtime/reconciler.ts";
+import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
 import type { Created, Deferral, ExternalClient, Managed, ManagedObject, Observation, Observed } from "../../runtime/managed.ts";
 import { referrersIndex } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
@@ -20,8 +20,8 @@ import { linodeCall } from "../shared/linode-errors.ts";
 import type { DatabaseSnapshotSpec, DatabaseSnapshotStatus } from "./schema.ts";
 import { DatabaseSnapshotReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
+import { databaseReference, type DatabaseView } from "./database-reference.ts";
 
-export const DATABASE_REFERENCE = "database";
 const SNAPSHOTS_PER_DATABASE = 3;
 
 export type SnapshotStatus = Omit<DatabaseSnapshotStatus, "conditions" | "observedGeneration">;
@@ -42,15 +42,12 @@ export function hasBackup(obj: ManagedObject, id: SnapshotId): boolean {
   return obj.status?.databaseId === id.databaseId && obj.status.backupId === id.backupId;
 }
 
-/** The database a snapshot is of, as its ManagedDatabase resource says. */
-interface TargetDatabase { engine: DatabaseEngine; id: number; name: string; obj: ManagedObject }
+/** The database a snapshot is of, as its ManagedDatabase resource says, once it has an id. */
+type TargetDatabase = DatabaseView & { id: number };
 
 function targetOf(m: Managed<DatabaseSnapshotSpec>): TargetDatabase | undefined {
-  const obj: ManagedObject | undefined = m.refs[DATABASE_REFERENCE]?.get(m.spec.databaseRef.name);
-  const engine = (obj?.spec as { engine?: string } | undefined)?.engine;
-  const id = (obj?.status as { id?: unknown } | undefined)?.id;
-  if (obj === undefined || (engine !== "mysql" && engine !== "postgresql") || typeof id !== "number") return undefined;
-  return { engine, id, name: obj.metadata.name, obj };
+  const view = databaseReference.value(m, m.spec.databaseRef.name);
+  return view?.id === undefined ? undefined : { ...view, id: view.id };
 }
 
 /** The database a create announced for this snapshot targeted ("engine/id" in status.createPending). */
@@ -74,12 +71,6 @@ function stuck(o: ManagedObject): boolean {
   if (synced?.status === "False" && !passingReasons.has(synced.reason)) return true;
   const ready = getCondition(o.status?.conditions, "Ready");
   return ready?.status === "False" && !queueReasons.has(ready.reason) && synced?.status !== "True";
-}
-
-/** A referenced ManagedDatabase is usable once it is Ready (it then has a database id). */
-export function databaseNotReady(obj: ManagedObject): string | undefined {
-  if (!isTrue(obj.status?.conditions, "Ready")) return "it is not Ready";
-  return typeof obj.status?.id === "number" ? undefined : "it has no database id yet";
 }
 
 const created = (o: ManagedObject): string => String(o.metadata.creationTimestamp ?? "");
@@ -156,16 +147,15 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
       ({ reason, message, status: { phase, ...(target !== undefined ? { databaseId: target.id } : {}) } });
     if (target === undefined) return waiting(DatabaseSnapshotReasons.DatabaseNotActive, "the database has no id yet");
     // A snapshot is a change to the database: not of one the operator only observes or was told to leave alone.
-    const dbSpec = target.obj.spec as { managementPolicy?: string } | undefined;
-    if (dbSpec?.managementPolicy === "Observe") {
+    if (target.managementPolicy === "Observe") {
       return waiting(DatabaseSnapshotReasons.DatabaseNotManaged, `ManagedDatabase ${target.name} only observes its database (managementPolicy: Observe): the operator never changes it, and a snapshot is a change; nothing is sent until it is Manage`);
     }
-    if (isPaused(target.obj)) {
+    if (target.paused) {
       return waiting(DatabaseSnapshotReasons.DatabasePaused, `ManagedDatabase ${target.name} is paused (annotation linode.operator.dev/paused: "true"): no snapshot is taken until it is removed`);
     }
     // Snapshots of one database are taken in creation order: an earlier one still to be taken goes
     // first, unless it cannot move by itself (paused, refused, missing credentials).
-    const ahead = this.self.byIndex(referrersIndex(DATABASE_REFERENCE), `${m.key.namespace}/${m.spec.databaseRef.name}`)
+    const ahead = this.self.byIndex(referrersIndex(databaseReference.name), `${m.key.namespace}/${m.spec.databaseRef.name}`)
       .filter((o) => o.metadata.name !== m.key.name && o.metadata.deletionTimestamp === undefined
         && !taken(o) && !stuck(o)
         && (created(o) < created(m.obj) || (created(o) === created(m.obj) && o.metadata.name < m.key.name)))

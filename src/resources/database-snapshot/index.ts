@@ -3,45 +3,51 @@
 // limits and its siblings (woken when one of them changes).
 import { EXTERNAL_ID_ANNOTATION } from "../../runtime/reconciler.ts";
 import type { DatabaseBackup } from "../../linode/index.ts";
-import { referrersIndex, type Managed, type ManagedKind } from "../../runtime/managed.ts";
-import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
+import { referrersIndex, type Managed, type ManagedKind, type ManagedObject } from "../../runtime/managed.ts";
+import { AccountScope, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
 
 import type { OperatorKind } from "../shared/deps.ts";
-import { credentialsRefSchema, specRefName } from "../shared/schema.ts";
+import { specRefName } from "../shared/schema.ts";
+import { databaseView } from "../managed-database/reference-view.ts";
+import { databaseReference } from "./database-reference.ts";
 import { managedDatabaseType } from "../managed-database/definition.ts";
 import { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
-import { DATABASE_REFERENCE, DatabaseSnapshotExternal, databaseNotReady, hasBackup, parseSnapshotId, taken, type SnapshotStatus } from "./external.ts";
+import { DatabaseSnapshotExternal, hasBackup, parseSnapshotId, taken, type SnapshotStatus } from "./external.ts";
 import { databaseSnapshotSpecSchema, type DatabaseSnapshotSpec } from "./schema.ts";
 import { DatabaseSnapshotReasons } from "./reasons.ts";
 
 export { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
 
 /** Whether a snapshot's recorded backup ("engine/databaseId/backupId") is of the database with external id `database`. */
-const sameDatabase = (snapshotId: string, database: unknown): boolean => parseSnapshotId(snapshotId)?.databaseId === Number(database);
+const sameDatabase = (snapshotId: string, database: number | undefined): boolean => database !== undefined && parseSnapshotId(snapshotId)?.databaseId === database;
 
 export const databaseSnapshotKind: OperatorKind = {
   definition: databaseSnapshotDefinition,
   type: databaseSnapshotType,
   build: ({ deps, stores }) => {
     const self = stores.self;
-    const secrets = stores.secrets(CREDENTIALS_SECRETS);
     const databases = stores.kind(managedDatabaseType);
     // A snapshot lives in its database's account: without a credentialsRef of its own, it acts in
     // the account its database recorded, and once taken in the one it recorded itself; never in
     // the operator's by default (its ManagedDatabase may be gone, the database not).
     const wanted = (m: Managed<DatabaseSnapshotSpec>): AccountSource => {
       if (m.spec.credentialsRef !== undefined) return m.spec;
-      const db = databases.get(m.key.namespace, m.spec.databaseRef.name);
-      const dbRecord = recordedAccount(db);
+      const db = databaseReference.value(m, m.spec.databaseRef.name);
       const own = recordedAccount(m.obj);
       // The database resource now manages another database (recreated): this backup stays where it was taken.
-      if (own !== undefined && (dbRecord === undefined || m.externalId === undefined || !sameDatabase(m.externalId, db?.status?.externalId ?? db?.status?.id))) return own;
-      if (dbRecord !== undefined) return dbRecord;
+      if (own !== undefined && (db?.account === undefined || m.externalId === undefined || !sameDatabase(m.externalId, db.id))) return own;
+      if (db?.account !== undefined) return db.account;
       // A database resource written by an operator before accounts were recorded: what its spec names.
-      const inherited = credentialsRefSchema.safeParse((db?.spec as { credentialsRef?: unknown } | undefined)?.credentialsRef);
-      return { credentialsRef: inherited.success ? inherited.data : undefined };
+      return { credentialsRef: db?.credentialsRef };
     };
-    const scope = new AccountScope<DatabaseSnapshotSpec>({ accounts: deps.accounts, secrets, wanted, what: "backup" });
+    // The Secrets its database's account may come from: resolved with its own, and kept while it needs them.
+    const inherited = (obj: ManagedObject): AccountSource[] => {
+      const name = specRefName(obj, "databaseRef");
+      const db = name === undefined ? undefined : databases.get(obj.metadata.namespace ?? "", name);
+      const view = db === undefined ? undefined : databaseView(db).value;
+      return view === undefined ? [] : [...(view.account !== undefined ? [view.account] : []), { credentialsRef: view.credentialsRef }];
+    };
+    const scope = new AccountScope<DatabaseSnapshotSpec>({ accounts: deps.accounts, wanted, inherited, what: "backup" });
     const clients = new PerAccount(({ linode }) => new DatabaseSnapshotExternal({ linode, self, clusterId: deps.clusterId, poll: deps.poll }));
     const kind: ManagedKind<DatabaseSnapshotSpec, DatabaseBackup, SnapshotStatus> = {
       type: databaseSnapshotType,
@@ -54,14 +60,7 @@ export const databaseSnapshotKind: OperatorKind = {
         const id = parseSnapshotId(obj.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "");
         return id !== undefined && hasBackup(obj, id) ? `${id.engine}/${String(id.databaseId)}/${String(id.backupId)}` : undefined;
       },
-      references: [credentialsReference<DatabaseSnapshotSpec>(), {
-        name: DATABASE_REFERENCE,
-        target: { kind: managedDatabaseType },
-        names: (spec) => [spec.databaseRef.name],
-        notReady: (obj) => databaseNotReady(obj),
-        // Needed to take the snapshot; once it exists its identity says where it lives.
-        required: (m) => m.externalId === undefined,
-      }],
+      references: [scope.credentials, databaseReference],
       watches: [{
         // Siblings: a snapshot of the same database taken, deleted or changed may free the queue.
         target: { kind: databaseSnapshotType },
@@ -69,7 +68,7 @@ export const databaseSnapshotKind: OperatorKind = {
           const db = specRefName(obj, "databaseRef");
           if (db === undefined) return [];
           const namespace = obj.metadata.namespace ?? "";
-          return self.byIndex(referrersIndex(DATABASE_REFERENCE), `${namespace}/${db}`)
+          return self.byIndex(referrersIndex(databaseReference.name), `${namespace}/${db}`)
             // Only those still queued (no backup yet) have anything to learn from it.
             .filter((o) => o.metadata.name !== obj.metadata.name && !taken(o))
             .map((o) => `${namespace}/${o.metadata.name}`);

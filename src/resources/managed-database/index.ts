@@ -4,7 +4,7 @@
 import type { Database } from "../../linode/index.ts";
 import { settingValue } from "../../runtime/kind-definition.ts";
 import type { Managed, ManagedKind } from "../../runtime/managed.ts";
-import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount } from "../shared/credentials.ts";
+import { AccountScope, PerAccount } from "../shared/credentials.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
 import { connectionSecretName, DatabaseConnection } from "./connection.ts";
@@ -13,7 +13,7 @@ import { databaseSnapshotType } from "../database-snapshot/definition.ts";
 import { managedDatabaseDefinition, managedDatabaseSettings, managedDatabaseType } from "./definition.ts";
 import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
 import { BackupsReader } from "./backups.ts";
-import { DatabaseRequests, RESTORE_SNAPSHOT_REFERENCE } from "./requests.ts";
+import { DatabaseRequests, restoreSnapshotReference } from "./requests.ts";
 import { managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
 import { ManagedDatabaseReasons } from "./reasons.ts";
 import type { DatabaseDiff } from "./diff.ts";
@@ -28,7 +28,6 @@ export const managedDatabaseKind: OperatorKind = {
   type: managedDatabaseType,
   build: ({ deps, events, stores, wake }) => {
     const backupsRefreshHours = settingValue(managedDatabaseSettings.backupsRefreshHours, deps.settings);
-    const secrets = stores.secrets(CREDENTIALS_SECRETS);
     const snapshots = stores.kind(databaseSnapshotType);
     // Which resource manages each cloud database: a list that finds one changed wakes it.
     const keyOf = new Map<number, string>();
@@ -38,7 +37,7 @@ export const managedDatabaseKind: OperatorKind = {
       .filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name)
       .map((s) => JSON.stringify([s.status?.backupId, s.status?.phase])).sort().join(",");
     const namedId = (spec: ManagedDatabaseSpec): string | undefined => (spec.databaseId !== undefined ? String(spec.databaseId) : undefined);
-    const scope = new AccountScope<ManagedDatabaseSpec>({ accounts: deps.accounts, secrets, wanted: (m) => m.spec, namedId, what: "database" });
+    const scope = new AccountScope<ManagedDatabaseSpec>({ accounts: deps.accounts, wanted: (m) => m.spec, namedId, what: "database" });
     // Everything that reads the cloud is per account: one account's list never answers for another's.
     const parts = new PerAccount(({ linode }) => {
       const cache = new DatabaseListCache(linode, changed);
@@ -68,13 +67,7 @@ export const managedDatabaseKind: OperatorKind = {
           return db === undefined ? [] : [`${obj.metadata.namespace ?? ""}/${db}`];
         },
       }],
-      references: [credentialsReference<ManagedDatabaseSpec>(), {
-        // A restore from a DatabaseSnapshot: resolved (and woken when it changes), never blocking the database.
-        name: RESTORE_SNAPSHOT_REFERENCE,
-        target: { kind: databaseSnapshotType },
-        names: (spec) => (spec.requests?.restore?.snapshotRef !== undefined ? [spec.requests.restore.snapshotRef.name] : []),
-        required: () => false,
-      }],
+      references: [scope.credentials, restoreSnapshotReference],
     };
     return kind;
   },

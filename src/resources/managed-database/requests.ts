@@ -7,12 +7,14 @@ import { isNotFound, LinodeApiError, wasNeverSent, type Database, type LinodeCli
 import type { ActionOutcome } from "../../runtime/actions.ts";
 import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
 import type { EventRecorder } from "../../runtime/events.ts";
-import type { AfterObserve, Managed } from "../../runtime/managed.ts";
+import { reference, type AfterObserve, type Managed } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
 import { KindTimings } from "../shared/constants.ts";
 import { translateLinodeError } from "../shared/linode-errors.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
+import { databaseSnapshotType } from "../database-snapshot/definition.ts";
+import { snapshotView, type SnapshotView } from "../database-snapshot/reference-view.ts";
 import { lastRequestsSchema, type ManagedDatabaseSpec, type ManagedDatabaseStatus } from "./schema.ts";
 import { ManagedDatabaseReasons, ManagedDatabaseEvents } from "./reasons.ts";
 
@@ -29,8 +31,14 @@ export function lastRestore(m: Managed<ManagedDatabaseSpec>): LastRequests["rest
   return r?.completedAt !== undefined ? r : undefined;
 }
 
-/** The name under which the restore's DatabaseSnapshot resolves in `m.refs`. */
-export const RESTORE_SNAPSHOT_REFERENCE = "restoreSnapshot";
+/** A restore from a DatabaseSnapshot: resolved (and woken when it changes), never blocking the database. */
+export const restoreSnapshotReference = reference<ManagedDatabaseSpec, SnapshotView>({
+  name: "restoreSnapshot",
+  target: { kind: databaseSnapshotType },
+  names: (spec) => (spec.requests?.restore?.snapshotRef !== undefined ? [spec.requests.restore.snapshotRef.name] : []),
+  decode: snapshotView,
+  required: () => false,
+});
 
 /** States in which the API restores a backup (spec: active, degraded or failed). */
 const restorable = new Set(["active", "degraded", "failed"]);
@@ -168,11 +176,10 @@ export class DatabaseRequests {
   private restoreSource(m: Managed<ManagedDatabaseSpec>, db: Database, restore: NonNullable<NonNullable<ManagedDatabaseSpec["requests"]>["restore"]>): { backupId: number } | { refused: { reason: string; message: string } } {
     if (restore.backupId !== undefined) return { backupId: restore.backupId };
     const name = restore.snapshotRef?.name ?? "";
-    const snapshot = m.refs[RESTORE_SNAPSHOT_REFERENCE]?.get(name);
-    if (snapshot === undefined) return { refused: { reason: R.ReferenceNotFound, message: `the restore waits for DatabaseSnapshot ${name}, which does not exist in namespace ${m.key.namespace}` } };
-    const status = snapshot.status as { phase?: string; backupId?: number; databaseId?: number } | undefined;
-    if (status?.phase !== "Available" || status.backupId === undefined) {
-      return { refused: { reason: R.ReferenceNotReady, message: `the restore waits for DatabaseSnapshot ${name} to be Available (it is ${status?.phase ?? "Pending"})` } };
+    const status = restoreSnapshotReference.value(m, name);
+    if (status === undefined) return { refused: { reason: R.ReferenceNotFound, message: `the restore waits for DatabaseSnapshot ${name}, which does not exist in namespace ${m.key.namespace}` } };
+    if (status.phase !== "Available" || status.backupId === undefined) {
+      return { refused: { reason: R.ReferenceNotReady, message: `the restore waits for DatabaseSnapshot ${name} to be Available (it is ${status.phase})` } };
     }
     if (status.databaseId !== db.id) {
       return { refused: { reason: ManagedDatabaseReasons.SnapshotOfAnotherDatabase, message: `DatabaseSnapshot ${name} is a backup of database ${String(status.databaseId ?? "?")}, not of this one (${String(db.id)}): a backup restores only into its own database` } };

@@ -3,7 +3,7 @@
 // sends everything inline; afterwards each changed config converges with one atomic rebuild.
 import { isNotFound, type LinodeClient, type NodeBalancer, type NodeBalancerCreateRequest } from "../../linode/index.ts";
 import { isTrue } from "../../runtime/conditions.ts";
-import type { AfterObserve, Created, ExternalClient, KubeObject, Managed, Observation, Observed } from "../../runtime/managed.ts";
+import type { AfterObserve, Created, ExternalClient, Managed, Observation, Observed } from "../../runtime/managed.ts";
 import { ConditionReasons as R } from "../../runtime/reasons.ts";
 import type { PollIntervals } from "../../runtime/timings.ts";
 
@@ -13,15 +13,14 @@ import { locateOwned } from "../shared/locate.ts";
 import type { ListCache } from "../shared/list-cache.ts";
 import type { ConfigReader } from "./configs.ts";
 import {
-  configBody, immutableMismatches, isEmptyPlan, nodeBodies, planNodeBalancer, type NodeBalancerPlan, type ObservedNodeBalancer, type TlsBySecret,
+  configBody, immutableMismatches, isEmptyPlan, nodeBodies, planNodeBalancer, type NodeBalancerPlan, type ObservedNodeBalancer,
 } from "./diff.ts";
 import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
 import type { NodeBalancerStatsReader } from "./stats.ts";
-import { readTlsSecret, type TlsMaterial } from "./tls.ts";
+import { tlsReference } from "./tls.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
 
-export const TLS_REFERENCE = "tls";
 
 export type NodeBalancerObservedStatus = Omit<NodeBalancerStatus, "conditions" | "observedGeneration" | "lastRequests">;
 type ObservedNb = Observed<ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan>;
@@ -68,7 +67,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     const found = nb;
     const attached = await linodeCall("reading the configs and nodes", () => this.deps.configs.read(found, signal));
     const external: ObservedNodeBalancer = { nb, ...attached };
-    const plan = planNodeBalancer(m.spec, m.spec.label, external, this.tlsFor(m));
+    const plan = planNodeBalancer(m.spec, m.spec.label, external, tlsReference.values(m));
     const mismatches = immutableMismatches(m.spec, external);
     const health = this.health(external);
     const upToDate = isEmptyPlan(plan);
@@ -94,7 +93,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
 
   async create(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Created> {
     const s = m.spec;
-    const tls = this.tlsFor(m);
+    const tls = tlsReference.values(m);
     const label = labelOf(m, this.deps.clusterId);
     const req: NodeBalancerCreateRequest = {
       region: s.region, label, clientConnThrottle: s.clientConnThrottle, tags: s.tags,
@@ -118,7 +117,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
    * (a node address the API rejects is the API's reason in a condition, never a loop).
    */
   async update(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<void> {
-    const tls = this.tlsFor(m);
+    const tls = tlsReference.values(m);
     const plan = observed.delta;
     const api = this.deps.linode.nodeBalancers;
     const id = observed.external.nb.id;
@@ -178,16 +177,6 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   async afterObserve(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<AfterObserve | undefined> {
     await this.deps.stats.refresh(this.deps.linode, m.key.namespace, m.key.name, observed.external.nb.id, signal);
     return undefined;
-  }
-
-  /** The certificates of the https configs, from their resolved TLS Secrets. */
-  private tlsFor(m: Managed<NodeBalancerSpec>): TlsBySecret {
-    const out = new Map<string, TlsMaterial>();
-    for (const [name, obj] of m.refs[TLS_REFERENCE] ?? new Map<string, KubeObject>()) {
-      const material = readTlsSecret(obj);
-      if (!("invalid" in material)) out.set(name, material);
-    }
-    return out;
   }
 
   /** Why it does not serve yet: a config with health checks and no backend UP. */

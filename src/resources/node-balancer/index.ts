@@ -3,16 +3,16 @@
 // metrics. The runtime does the rest.
 import type { NodeBalancer } from "../../linode/index.ts";
 import type { ManagedKind } from "../../runtime/managed.ts";
-import { AccountScope, credentialsReference, CREDENTIALS_SECRETS, PerAccount } from "../shared/credentials.ts";
+import { AccountScope, PerAccount } from "../shared/credentials.ts";
 import { KindTimings } from "../shared/constants.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { ListCache } from "../shared/list-cache.ts";
 import { ConfigReader } from "./configs.ts";
 import type { NodeBalancerPlan, ObservedNodeBalancer } from "./diff.ts";
-import { NodeBalancerExternal, TLS_REFERENCE, type NodeBalancerObservedStatus } from "./external.ts";
+import { NodeBalancerExternal, type NodeBalancerObservedStatus } from "./external.ts";
 import { nodeBalancerSpecSchema, type NodeBalancerSpec } from "./schema.ts";
 import { NodeBalancerStatsReader } from "./stats.ts";
-import { readTlsSecret, TLS_SECRET_TYPE } from "./tls.ts";
+import { tlsReference } from "./tls.ts";
 import { nodeBalancerDefinition, nodeBalancerSettings, nodeBalancerType } from "./definition.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
 import { settingValue } from "../../runtime/kind-definition.ts";
@@ -23,9 +23,8 @@ export const nodeBalancerKind: OperatorKind = {
   definition: nodeBalancerDefinition,
   type: nodeBalancerType,
   build: ({ deps, stores }) => {
-    const secrets = stores.secrets(CREDENTIALS_SECRETS);
     const namedId = (spec: NodeBalancerSpec): string | undefined => (spec.nodeBalancerId !== undefined ? String(spec.nodeBalancerId) : undefined);
-    const scope = new AccountScope<NodeBalancerSpec>({ accounts: deps.accounts, secrets, wanted: (m) => m.spec, namedId, what: "NodeBalancer" });
+    const scope = new AccountScope<NodeBalancerSpec>({ accounts: deps.accounts, wanted: (m) => m.spec, namedId, what: "NodeBalancer" });
     const stats = new NodeBalancerStatsReader({
       intervalMillis: settingValue(nodeBalancerSettings.statsSeconds, deps.settings) * 1000,
       exists: (namespace, name) => stores.self.get(namespace, name) !== undefined,
@@ -49,19 +48,7 @@ export const nodeBalancerKind: OperatorKind = {
       namedId,
       idMismatchReason: NodeBalancerReasons.NodeBalancerIdMismatch,
       legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
-      references: [credentialsReference<NodeBalancerSpec>(), {
-        name: TLS_REFERENCE,
-        // Only TLS Secrets are cached (a field selector), not every Secret of the cluster.
-        target: { secrets: { fieldSelector: `type=${TLS_SECRET_TYPE}` } },
-        names: (spec) => spec.configs.flatMap((c) => (c.protocol === "https" && c.tlsSecretRef !== undefined ? [c.tlsSecretRef.name] : [])),
-        notReady: (obj) => {
-          const tls = readTlsSecret(obj);
-          return "invalid" in tls ? tls.invalid : undefined;
-        },
-        reasons: { notFound: NodeBalancerReasons.TLSSecretNotFound, notReady: NodeBalancerReasons.TLSSecretInvalid },
-        notFoundHint: `(a Secret of type ${TLS_SECRET_TYPE} with tls.crt and tls.key is needed; e.g. kubectl create secret tls NAME --cert=FILE --key=FILE)`,
-        required: (m) => m.policies.management === "Manage",
-      }],
+      references: [scope.credentials, tlsReference],
     };
     return kind;
   },

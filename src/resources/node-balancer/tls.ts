@@ -3,7 +3,9 @@
 // of the Secret's leaf certificate with the API's `ssl_fingerprint` (the spec: "SHA1
 // fingerprint derived from the certificate"). Nothing here ever reaches a log or a status.
 import { createPrivateKey, X509Certificate } from "node:crypto";
-import type { KubeObject, SecretObject } from "../../runtime/managed.ts";
+import { reference, type Decoded, type KubeObject, type SecretObject } from "../../runtime/managed.ts";
+import { NodeBalancerReasons } from "./reasons.ts";
+import type { NodeBalancerSpec } from "./schema.ts";
 
 export interface TlsMaterial {
   /** tls.crt as PEM: the certificate, optionally followed by its chain. */
@@ -22,27 +24,27 @@ const decode = (secret: SecretObject, key: string): string | undefined => {
 };
 
 /** The Secret's certificate and key, or why they cannot be used (never their content). */
-export function readTlsSecret(obj: KubeObject): TlsMaterial | { invalid: string } {
+export function readTlsSecret(obj: KubeObject): Decoded<TlsMaterial> {
   const secret = obj as SecretObject;
-  if (secret.type !== TLS_SECRET_TYPE) return { invalid: `its type is ${secret.type ?? "Opaque"}, not ${TLS_SECRET_TYPE}` };
+  if (secret.type !== TLS_SECRET_TYPE) return { notReady: `its type is ${secret.type ?? "Opaque"}, not ${TLS_SECRET_TYPE}` };
   const certPem = decode(secret, "tls.crt");
   const keyPem = decode(secret, "tls.key");
-  if (certPem === undefined || certPem.trim() === "") return { invalid: "it has no tls.crt" };
-  if (keyPem === undefined || keyPem.trim() === "") return { invalid: "it has no tls.key" };
+  if (certPem === undefined || certPem.trim() === "") return { notReady: "it has no tls.crt" };
+  if (keyPem === undefined || keyPem.trim() === "") return { notReady: "it has no tls.key" };
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(certPem);
   } catch {
-    return { invalid: "tls.crt is not a PEM certificate" };
+    return { notReady: "tls.crt is not a PEM certificate" };
   }
   let key;
   try {
     key = createPrivateKey(keyPem);
   } catch {
-    return { invalid: "tls.key is not a PEM private key" };
+    return { notReady: "tls.key is not a PEM private key" };
   }
-  if (!cert.checkPrivateKey(key)) return { invalid: "tls.key does not match the certificate in tls.crt" };
-  return { certPem, keyPem, fingerprint: cert.fingerprint };
+  if (!cert.checkPrivateKey(key)) return { notReady: "tls.key does not match the certificate in tls.crt" };
+  return { value: { certPem, keyPem, fingerprint: cert.fingerprint } };
 }
 
 /** Whether two fingerprints name the same certificate, whatever their separators and case. */
@@ -50,3 +52,18 @@ export function sameFingerprint(a: string, b: string): boolean {
   const norm = (s: string): string => s.replace(/[^0-9a-f]/gi, "").toLowerCase();
   return norm(a) !== "" && norm(a) === norm(b);
 }
+
+/**
+ * The https configs' TLS Secrets: decoded once per pass by the runtime, and a renewed certificate
+ * wakes the NodeBalancers that use it.
+ */
+export const tlsReference = reference<NodeBalancerSpec, TlsMaterial>({
+  name: "tls",
+  // Only TLS Secrets are cached (a field selector), not every Secret of the cluster.
+  target: { secrets: { fieldSelector: `type=${TLS_SECRET_TYPE}` } },
+  names: (spec) => spec.configs.flatMap((c) => (c.protocol === "https" && c.tlsSecretRef !== undefined ? [c.tlsSecretRef.name] : [])),
+  decode: readTlsSecret,
+  reasons: { notFound: NodeBalancerReasons.TLSSecretNotFound, notReady: NodeBalancerReasons.TLSSecretInvalid },
+  notFoundHint: `(a Secret of type ${TLS_SECRET_TYPE} with tls.crt and tls.key is needed; e.g. kubectl create secret tls NAME --cert=FILE --key=FILE)`,
+  required: (m) => m.policies.management === "Manage",
+});

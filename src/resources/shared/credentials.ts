@@ -17,8 +17,8 @@
 // allows: on a shared token every namespace reaches every object of the account.
 import { tokenId, type LinodeClient } from "../../linode/index.ts";
 import { TerminalError } from "../../runtime/errors.ts";
-import type { ConnectionSource, ExternalClient, Managed, ManagedObject, Observation, Reference, SecretObject } from "../../runtime/managed.ts";
-import type { ReadStore, Selectors } from "../../runtime/stores.ts";
+import { reference, type ConnectionSource, type ExternalClient, type KubeObject, type Managed, type ManagedObject, type Observation, type Reference, type SecretObject } from "../../runtime/managed.ts";
+import type { Selectors } from "../../runtime/stores.ts";
 
 import { accountRecordSchema, type AccountRecord, type CredentialsRef } from "./schema.ts";
 import { SharedReasons } from "./reasons.ts";
@@ -150,24 +150,28 @@ export function recordedAccount(obj: ManagedObject | undefined): AccountRecord |
   return parsed.success ? parsed.data : undefined;
 }
 
+/** A token Secret's data, decoded once per pass (which key holds the token is the referrer's to say). */
+export type SecretData = Readonly<Record<string, string>>;
+
+const secretData = (obj: KubeObject): SecretData => Object.fromEntries(Object.entries((obj as SecretObject).data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
+
 /**
  * The spec's credentialsRef as a reference: resolved before observe, its Secret's changes wake
- * the object, and it (with the Secret the status recorded) is kept from being deleted while the
- * object exists.
+ * the object, and it (with the Secrets `recorded` names: the one the status recorded, and any
+ * the kind inherits its account from) is kept from being deleted while the object exists.
  */
-export function credentialsReference<Spec extends { credentialsRef?: CredentialsRef | undefined }>(): Reference<Spec> {
-  return {
+export function credentialsReference<Spec extends { credentialsRef?: CredentialsRef | undefined }>(inherited?: (obj: ManagedObject) => AccountSource[]): Reference<Spec, SecretData> {
+  const refName = (source: AccountSource | undefined): string[] => (source?.credentialsRef !== undefined ? [source.credentialsRef.name] : []);
+  return reference<Spec, SecretData>({
     name: CREDENTIALS_REFERENCE,
     target: { secrets: CREDENTIALS_SECRETS },
-    names: (spec) => (spec.credentialsRef !== undefined ? [spec.credentialsRef.name] : []),
-    recorded: (obj) => {
-      const ref = recordedAccount(obj)?.credentialsRef;
-      return ref !== undefined ? [ref.name] : [];
-    },
+    names: (spec) => refName(spec),
+    decode: (obj) => ({ value: secretData(obj) }),
+    recorded: (obj) => [...refName(recordedAccount(obj)), ...(inherited?.(obj) ?? []).flatMap(refName)],
     protect: true,
     reasons: { notFound: SharedReasons.CredentialsNotFound, notReady: SharedReasons.CredentialsInvalid },
     notFoundHint: `(a Secret labelled ${CREDENTIALS_LABEL}=true holding the Linode API token: ${HOW_TO})`,
-  };
+  });
 }
 
 interface Resolved { account: Account; record: AccountRecord }
@@ -187,9 +191,10 @@ export class PerAccount<T> {
 
 export interface AccountScopeOptions<Spec> {
   accounts: LinodeAccounts;
-  secrets: ReadStore<SecretObject>;
   /** Where the spec asks the object to live now. */
   wanted(m: Managed<Spec>): AccountSource;
+  /** Accounts the object may take its credentials from besides its own spec and record (e.g. its database's). */
+  inherited?(obj: ManagedObject): AccountSource[];
   /** The existing cloud object the spec names to adopt, if any. */
   namedId?(spec: Spec): string | undefined;
   /** What the cloud object is called in messages, e.g. "database". */
@@ -200,11 +205,14 @@ export interface AccountScopeOptions<Spec> {
  * The account an object acts in, with its record checked: the ExternalClient and
  * ConnectionSource a kind builds per account, wrapped so every call goes to the right one.
  */
-export class AccountScope<Spec> {
+export class AccountScope<Spec extends AccountSource> {
   private readonly o: AccountScopeOptions<Spec>;
+  /** The kind's credentials reference: the token Secrets this scope reads, as the runtime resolved them. */
+  readonly credentials: Reference<Spec, SecretData>;
 
   constructor(opts: AccountScopeOptions<Spec>) {
     this.o = opts;
+    this.credentials = credentialsReference<Spec>((obj) => opts.inherited?.(obj) ?? []);
   }
 
   /**
@@ -297,14 +305,13 @@ export class AccountScope<Spec> {
       }
       return { account: operator, record: { id: operator.id } };
     }
-    const secret = this.o.secrets.get(namespace, ref.name);
-    if (secret === undefined) {
+    const data = this.credentials.value(m, ref.name);
+    if (data === undefined) {
       throw new TerminalError(SharedReasons.CredentialsNotFound, `credentials Secret ${ref.name} (labelled ${CREDENTIALS_LABEL}=true) not found in namespace ${namespace}; the cloud object is not touched until it exists: ${HOW_TO}`);
     }
-    const encoded = secret.data?.[ref.key];
-    const token = encoded === undefined ? "" : Buffer.from(encoded, "base64").toString("utf8").trim();
+    const token = data[ref.key]?.trim() ?? "";
     if (token === "" || /\s/.test(token)) {
-      throw new TerminalError(SharedReasons.CredentialsInvalid, `credentials Secret ${ref.name} has ${encoded === undefined ? "no" : "no usable"} ${ref.key} key: it must hold one Linode API token`);
+      throw new TerminalError(SharedReasons.CredentialsInvalid, `credentials Secret ${ref.name} has ${data[ref.key] === undefined ? "no" : "no usable"} ${ref.key} key: it must hold one Linode API token`);
     }
     const account = this.o.accounts.forToken(token);
     return { account, record: { id: account.id, credentialsRef: { name: ref.name, key: ref.key } } };

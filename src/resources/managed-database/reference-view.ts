@@ -1,0 +1,42 @@
+// What another kind may know of a ManagedDatabase resource it refers to (a DatabaseSnapshot's
+// databaseRef): read with this kind's own schemas, so no other kind casts its spec or status.
+import type { DatabaseEngine } from "../../linode/index.ts";
+import { isTrue } from "../../runtime/conditions.ts";
+import type { Decoded, KubeObject, ManagedObject } from "../../runtime/managed.ts";
+import { isPaused } from "../../runtime/reconciler.ts";
+import { recordedAccount } from "../shared/credentials.ts";
+import type { AccountRecord, CredentialsRef } from "../shared/schema.ts";
+import { managedDatabaseSpecSchema } from "./schema.ts";
+
+export interface DatabaseView {
+  name: string;
+  engine: DatabaseEngine;
+  /** The cloud database's id, once it has one. */
+  id: number | undefined;
+  managementPolicy: "Manage" | "Observe";
+  /** Reconciliation is paused (nothing may change it). */
+  paused: boolean;
+  /** The account its database lives in, as it recorded. */
+  account: AccountRecord | undefined;
+  /** The credentials its spec names (an operator before accounts were recorded acted with these). */
+  credentialsRef: CredentialsRef | undefined;
+}
+
+/** The view of a ManagedDatabase object; not ready until it is Ready with a database id. */
+export function databaseView(obj: KubeObject): Decoded<DatabaseView> {
+  const managed = obj as ManagedObject;
+  const spec = managedDatabaseSpecSchema.safeParse(managed.spec);
+  if (!spec.success) return { notReady: "its spec is invalid" };
+  const id = typeof managed.status?.id === "number" ? managed.status.id : undefined;
+  const value: DatabaseView = {
+    name: obj.metadata.name,
+    engine: spec.data.engine,
+    id,
+    managementPolicy: spec.data.managementPolicy,
+    paused: isPaused(managed),
+    account: recordedAccount(managed),
+    credentialsRef: spec.data.credentialsRef,
+  };
+  if (!isTrue(managed.status?.conditions, "Ready")) return { value, notReady: "it is not Ready" };
+  return id === undefined ? { value, notReady: "it has no database id yet" } : { value };
+}
