@@ -1,7 +1,8 @@
 // Renders deploy/ (plain manifests for `kubectl apply -f deploy/`) from the Helm chart, copies
-// the generated CRDs into the chart, and writes the chart's RBAC rules for the kinds from the one
-// list of kinds: `node test/tools/render-deploy.ts [--check]`. With --check it writes nothing
-// and exits 1 listing what is stale.
+// the generated CRDs into the chart, writes the chart's RBAC rules for the kinds from the one
+// list of kinds, and the chart's README from the comments in its values.yaml:
+// `node test/tools/render-deploy.ts [--check]`. With --check it writes nothing and exits 1
+// listing what is stale.
 import { execFile } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -11,6 +12,7 @@ import { promisify } from "node:util";
 import { controlPlaneBinaries } from "../../src/local-cluster/control-plane.ts";
 import { kindDefinitions } from "../../src/resources/index.ts";
 import { API_GROUP, type KindDefinition } from "../../src/runtime/kind-definition.ts";
+import { chartReadme } from "./chart-readme.ts";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -53,6 +55,7 @@ export async function desiredFiles(): Promise<Map<string, string>> {
     chartFiles.set(join("crds", f), await readFile(join(crdDir, f), "utf8"));
   }
   chartFiles.set(join("templates", "_kinds.tpl"), kindRules(kindDefinitions));
+  chartFiles.set("README.md", chartReadme(await readFile(join(chart, "values.yaml"), "utf8"), await readFile(join(chart, "Chart.yaml"), "utf8")));
   // deploy/ is rendered from the chart as it will be (its generated files in place), not as it is on disk.
   const staged = await mkdtemp(join(tmpdir(), "linode-operator-chart-"));
   let stdout: string;
@@ -85,7 +88,7 @@ async function main(check: boolean): Promise<number> {
     process.stderr.write(`stale: ${stale.join(", ")}\nrun: node test/tools/render-deploy.ts\n`);
     return 1;
   }
-  process.stdout.write(stale.length === 0 ? "deploy/ and the chart's CRDs are up to date\n" : `wrote ${stale.join(", ")}\n`);
+  process.stdout.write(stale.length === 0 ? "deploy/ and the chart's CRDs, RBAC rules and README are up to date\n" : `wrote ${stale.join(", ")}\n`);
   return 0;
 }
 
