@@ -3,6 +3,10 @@
 // conditions, status written only when it changed, Events on transitions. Kinds add only what
 // differs (managed.ts).
 //
+// A pass is a list of stages over one explicit state (Pass): each stage either goes on or ends
+// the pass with an Outcome, and the conditions, Events and the requeue are derived from that
+// outcome once, at the end (outcome.ts).
+//
 // What it promises about the cloud:
 // - a create is announced on the object (create-pending) before it is sent, so only a create
 //   that may have been lost is ever looked for, and what is found is adopted;
@@ -13,41 +17,25 @@
 //   belongs to one resource (ExternalIdInUse for any other), and deleting a resource deletes
 //   only what it recorded;
 // - whatever fails in a pass, what was observed (status fields and Ready) is written.
-import { isConflict, isNotFound } from "../kube/errors.ts";
+import { isConflict } from "../kube/errors.ts";
 import { keyOf, type KubeApi } from "../kube/types.ts";
 import { Actions, LAST_REQUESTS } from "./actions.ts";
-import { getCondition, type ConditionInput } from "./conditions.ts";
+import { CREATE_PENDING_ANNOTATION, EXTERNAL_ID_ANNOTATION, FINALIZER, isPaused, PAUSED_ANNOTATION } from "./annotations.ts";
+import { getCondition } from "./conditions.ts";
 import type { ConnectionSecrets } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
 import type { AnyManagedKind, CreatePending, Deferral, Managed, ManagedObject, ManagedStatus, Observation, Observed } from "./managed.ts";
+import { ObjectWrites } from "./object-writes.ts";
+import { conditionsOf, settled, type Findings, type Outcome } from "./outcome.ts";
+import { Ownership, recordedIdOf } from "./ownership.ts";
 import type { ReferenceProtection } from "./protection.ts";
 import { ConditionReasons as R, EventActions, EventReasons } from "./reasons.ts";
 import type { References } from "./references.ts";
 import { StatusWriter } from "./status-writer.ts";
 import { Timings, jittered } from "./timings.ts";
 
-export const FINALIZER = "linode.operator.dev/finalizer";
-/** A copy of status.externalId for people and tools; never read as the truth. */
-export const EXTERNAL_ID_ANNOTATION = "linode.operator.dev/external-id";
-/** Written by operators before status.createPending existed; removed when seen, never followed. */
-export const CREATE_PENDING_ANNOTATION = "linode.operator.dev/create-pending";
-/** `"true"` stops every write for the object (cloud and Kubernetes, finalizer removal included) but the Synced condition saying so. */
-export const PAUSED_ANNOTATION = "linode.operator.dev/paused";
-
-export const isPaused = (obj: ManagedObject): boolean => obj.metadata.annotations?.[PAUSED_ANNOTATION] === "true";
-
-/**
- * The cloud id `obj` recorded: status.externalId, or, for an object last written by an operator
- * before that field existed, its external-id annotation where the status that operator wrote
- * (the kind's legacyId) confirms it.
- */
-export function recordedIdOf(kind: AnyManagedKind, obj: ManagedObject): string | undefined {
-  const recorded = obj.status?.externalId;
-  if (typeof recorded === "string" && recorded !== "") return recorded;
-  const annotation = obj.metadata.annotations?.[EXTERNAL_ID_ANNOTATION];
-  return annotation !== undefined && annotation !== "" && kind.legacyId?.(obj) === annotation ? annotation : undefined;
-}
+export { CREATE_PENDING_ANNOTATION, EXTERNAL_ID_ANNOTATION, FINALIZER, isPaused, PAUSED_ANNOTATION, recordedIdOf };
 
 function createPendingOf(status: ManagedStatus | undefined): CreatePending | undefined {
   const p = status?.createPending;
@@ -77,19 +65,19 @@ export interface ReconcilerDeps {
 
 export interface OwnWrite { key: string; resourceVersion: string | undefined; status: boolean }
 
-type Spec = unknown;
-type M = Managed<Spec>;
+type M = Managed<unknown>;
 
-/** One pass's running state: the status being built and the Ready condition observed so far. */
-interface Pass {
+/** One pass's explicit state: the object's view, the status being built, and what was found so far. */
+interface Pass extends Findings {
+  m: M;
   status: StatusWriter;
   generation: number | undefined;
-  ready?: ConditionInput;
   /** The pass set out to change something (create, update, delete): a failure of it is news. */
-  acting?: boolean;
+  acting: boolean;
 }
 
-const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+/** A stage: goes on (undefined) or ends the pass with its outcome. */
+type Stage = (pass: Pass, signal: AbortSignal) => Promise<Outcome | undefined>;
 
 /** Whether a failed call got an answer from the API (an HTTP status), so it did not vanish in flight. */
 const answered = (err: unknown): boolean => typeof (err as { status?: unknown } | null)?.status === "number";
@@ -97,13 +85,26 @@ const answered = (err: unknown): boolean => typeof (err as { status?: unknown } 
 export class ManagedReconciler {
   private readonly kind: AnyManagedKind;
   private readonly deps: ReconcilerDeps;
+  private readonly writes: ObjectWrites;
+  private readonly ownership: Ownership;
   /** Keys whose last create this process sent got an answer (an error): nothing of it can still be in flight. */
   private readonly answeredCreates = new Set<string>();
+  /** The live pass, in order. */
+  private readonly live: Stage[] = [
+    (p) => this.guard(p),
+    (p) => this.resolve(p),
+    (p, s) => this.observe(p, s),
+    (p, s) => this.update(p, s),
+    (p, s) => this.afterObserve(p, s),
+    (p, s) => this.publish(p, s),
+  ];
 
   constructor(kind: AnyManagedKind, deps: ReconcilerDeps) {
     if (kind.connection !== undefined && deps.connections === undefined) throw new Error(`${kind.type.kind}: a kind with a connection needs a connection publisher`);
     this.kind = kind;
     this.deps = deps;
+    this.writes = new ObjectWrites(deps.kube, kind.type, (obj, rv) => { this.wrote(obj, rv, false); });
+    this.ownership = new Ownership(kind, deps.recorders);
   }
 
   /**
@@ -115,190 +116,167 @@ export class ManagedReconciler {
   async reconcile(obj: ManagedObject, signal: AbortSignal): Promise<ReconcileResult> {
     const deleting = obj.metadata.deletionTimestamp !== undefined;
     const status = new StatusWriter(this.deps.kube, this.kind.type, obj, (resourceVersion) => { this.wrote(obj, resourceVersion, true); });
-    const pass: Pass = { status, generation: obj.metadata.generation };
+    const generation = obj.metadata.generation;
 
     if (isPaused(obj)) {
       // Crossplane's crossplane.io/paused: the one write is the condition that tells why nothing happens.
-      await status.write([{
-        type: "Synced", status: "False", reason: R.Paused,
-        message: `reconciliation is paused by the annotation ${PAUSED_ANNOTATION}: "true": nothing is created, changed or deleted in Linode or in Kubernetes${deleting ? " (the finalizer stays, so the resource is not deleted)" : ""} until it is removed`,
-      }], pass.generation);
+      await status.write(conditionsOf({ type: "paused", deleting }, { observeOnly: false }), generation);
       return {};
     }
 
-    let spec: Spec;
+    let spec: unknown;
     try {
       spec = this.kind.parseSpec(obj.spec);
     } catch (err) {
-      if (deleting) {
-        // An object whose spec no longer parses can still be let go of.
-        await this.removeFinalizer(obj);
-        return {};
-      }
+      // An object whose spec no longer parses can still be let go of.
+      if (deleting) return this.writes.removeFinalizer(obj).then(() => ({}));
       const message = `invalid spec: ${errorMessage(err)}`;
-      await status.write([{ type: "Synced", status: "False", reason: R.InvalidSpec, message }], pass.generation);
+      await status.write(conditionsOf({ type: "invalidSpec", message }, { observeOnly: false }), generation);
       throw new TerminalError(R.InvalidSpec, message);
     }
-    const m: M = {
-      obj, key: keyOf(obj), spec,
-      externalId: recordedIdOf(this.kind, obj),
-      createPending: createPendingOf(obj.status),
-      policies: this.kind.policies(spec),
-      refs: {},
-      actions: new Actions(status),
+    const policies = this.kind.policies(spec);
+    const pass: Pass = {
+      status, generation, acting: false,
+      observeOnly: policies.management === "Observe",
+      m: { obj, key: keyOf(obj), spec, externalId: recordedIdOf(this.kind, obj), createPending: createPendingOf(obj.status), policies, refs: {}, actions: new Actions(status) },
     };
 
     try {
-      if (deleting) return await this.reconcileDelete(m, pass, signal);
-      return await this.reconcileLive(m, pass, signal);
+      const outcome = deleting ? await this.reconcileDelete(pass, signal) : await this.run(this.live, pass, signal);
+      return await this.report(pass, outcome);
     } catch (err) {
       if (isConflict(err) || signal.aborted) throw err;
-      await this.reportError(m, pass, err).catch(() => undefined);
+      await this.reportError(pass, err).catch(() => undefined);
       throw err;
     }
   }
 
-  private async reconcileDelete(m: M, pass: Pass, signal: AbortSignal): Promise<ReconcileResult> {
-    if (!(m.obj.metadata.finalizers ?? []).includes(FINALIZER)) return {};
-    pass.acting = true;
-    if (m.policies.deletion === "Delete" && m.policies.management === "Manage") {
-      if (this.deps.references !== undefined) m.refs = this.deps.references.resolve(m, true).refs;
-      const owner = m.externalId !== undefined ? this.ownerOtherThan(m, m.externalId) : undefined;
-      if (owner !== undefined) {
-        // Recorded by another resource too (a race of two adoptions, or a cluster upgraded from
-        // before ids were exclusive): the one that owns it decides its fate, not this one.
-        this.deps.events.normal(m.obj, EventReasons.NotDeleted, EventActions.Delete, `the ${this.kind.type.kind} ${m.externalId ?? ""} is left in place: another resource in this cluster manages it`);
-        await this.removeFinalizer(m.obj);
-        return {};
-      }
-      // A cloud object that provably does not exist (e.g. a databaseId that was never valid)
-      // must not hold the resource hostage.
-      const observed: Observation<unknown, unknown> = await this.kind.external.observe(m, signal).catch((err: unknown) => {
-        if (err instanceof TerminalError && err.reason === R.NotFound) return { exists: false as const };
-        throw err;
-      });
-      if (!observed.exists && observed.blocked !== undefined) return this.reportBlocked(m, pass, observed.blocked);
-      if (observed.exists) {
-        // Found by a create it announced: recorded before the delete, so the pass after it knows
-        // which object to see gone instead of waiting out the announcement.
-        if (observed.externalId !== m.externalId) await this.recordExternalId(m, pass, observed.externalId);
-        const { gone } = await this.kind.external.delete(m, observed, signal);
-        if (!gone) {
-          await pass.status.write([
-            { type: "Ready", status: "False", reason: R.Deleting, message: "waiting for the cloud object to be deleted" },
-          ], pass.generation);
-          return { requeueAfterMillis: Timings.deletePollMillis };
-        }
-        this.deps.events.normal(m.obj, EventReasons.Deleted, EventActions.Delete, `deleted ${this.kind.type.kind} ${observed.externalId} from Linode`);
-      }
+  private async run(stages: Stage[], pass: Pass, signal: AbortSignal): Promise<Outcome> {
+    for (const stage of stages) {
+      const outcome = await stage(pass, signal);
+      if (outcome !== undefined) return outcome;
     }
-    await this.removeFinalizer(m.obj);
-    return {};
+    return { type: "observed" };
   }
 
-  private async reconcileLive(m: M, pass: Pass, signal: AbortSignal): Promise<ReconcileResult> {
-    const { status, generation: gen } = pass;
-    const observeOnly = m.policies.management === "Observe";
-    if (!observeOnly) await this.ensureFinalizer(m.obj);
-    else await this.removeFinalizer(m.obj);
+  // ── the live stages ──────────────────────────────────────────────────────────────────
 
-    this.refuseForgedId(m);
+  /** The finalizer as the policy wants it; nothing acted on that this resource does not own. */
+  private async guard(pass: Pass): Promise<Outcome | undefined> {
+    const { m } = pass;
+    if (!pass.observeOnly) await this.writes.ensureFinalizer(m.obj);
+    else await this.writes.removeFinalizer(m.obj);
+    this.ownership.refuseForgedId(m);
     // Taken over from an operator that recorded the id only in the annotation (and status.id).
-    if (m.externalId !== undefined && m.obj.status?.externalId === undefined) status.merge({ externalId: m.externalId });
-    const claimed = this.claimedElsewhere(m);
-    if (claimed !== undefined) return this.reportInUse(m, pass, claimed);
-
-    if (this.deps.references !== undefined) {
-      const resolution = this.deps.references.resolve(m, false);
-      m.refs = resolution.refs;
-      if (resolution.unresolved !== undefined) {
-        // Nothing to poll for: a change to the referenced object reconciles this one.
-        const { reason, message } = resolution.unresolved;
-        await status.write([
-          { type: "Ready", status: "False", reason, message },
-          { type: "Synced", status: "False", reason, message },
-        ], gen);
-        return {};
-      }
-      // What the cloud object cannot be reached without must outlive this resource: protected before anything is done with it.
-      if (!observeOnly) for (const o of this.deps.references.protectedOf(m)) await this.deps.protection?.ensure(o);
+    if (m.externalId !== undefined && m.obj.status?.externalId === undefined) pass.status.merge({ externalId: m.externalId });
+    const claimed = this.ownership.claimedElsewhere(m);
+    if (claimed === undefined) return undefined;
+    // Nothing is read from or written to it for this one, and a connection Secret this one
+    // published from it (before the other recorded it, or by an operator before ids were
+    // exclusive) is removed: it holds another resource's credentials.
+    for (const old of await this.deps.connections?.removeOthers(m.obj, "") ?? []) {
+      this.deps.events.normal(m.obj, EventReasons.ConnectionSecretRemoved, EventActions.PublishSecret, `removed the connection Secret ${old}: its cloud object is managed by another resource`);
     }
-
-    let observed = await this.kind.external.observe(m, signal);
-    if (!observed.exists && observed.blocked !== undefined) return this.reportBlocked(m, pass, observed.blocked);
-    if (!observed.exists) {
-      if (observeOnly) {
-        await status.write([
-          { type: "Ready", status: "False", reason: R.NotFound, message: "the cloud object to observe does not exist" },
-          { type: "Synced", status: "False", reason: R.NotFound, message: "managementPolicy is Observe and nothing was found to observe" },
-        ], gen);
-        return { requeueAfterMillis: this.pollMillis(false) * Timings.observeMissingFactor };
-      }
-      if (m.externalId !== undefined && !(await this.recreateRequested(m, pass))) return this.reportGone(m, pass, observed.gone);
-      return this.create(m, pass, signal);
-    }
-
-    if (m.externalId !== observed.externalId || m.createPending !== undefined) await this.recordExternalId(m, pass, observed.externalId);
-    status.merge(observed.status as Record<string, unknown>);
-    pass.ready = readyOf(observed);
-    if (!observeOnly) await this.spendIdleRecreateToken(m);
-
-    let synced: ConditionInput = { type: "Synced", status: "True", reason: observeOnly ? R.Observing : R.ReconcileSuccess };
-    if (observeOnly) {
-      const differences = [observed.upToDate ? undefined : observed.diff, observed.unfixable?.message].filter((d) => d !== undefined && d !== "");
-      if (differences.length > 0) synced = { ...synced, message: `differs from the spec (not changed: managementPolicy is Observe): ${differences.join("; ")}` };
-    } else if (observed.unfixable !== undefined) {
-      // Nothing is sent while the spec asks for what cannot be: a partial update would pretend otherwise.
-      synced = { type: "Synced", status: "False", ...observed.unfixable };
-    } else if (!observed.upToDate) {
-      pass.acting = true;
-      await this.kind.external.update(m, observed, signal);
-      this.deps.events.normal(m.obj, EventReasons.Updated, EventActions.Update, `updated ${observed.diff ?? "the cloud object"}`);
-      observed = await this.kind.external.observe(m, signal);
-      if (!observed.exists) return { requeueAfterMillis: Timings.afterUpdateMillis };
-      status.merge(observed.status as Record<string, unknown>);
-      pass.ready = readyOf(observed);
-    }
-
-    const after = await this.kind.external.afterObserve?.(m, observed, signal);
-    if (after?.status !== undefined) status.merge(after.status);
-    if (after?.notReady !== undefined) pass.ready = { type: "Ready", status: "False", ...after.notReady };
-    if (after?.notSynced !== undefined) synced = { type: "Synced", status: "False", ...after.notSynced };
-    // The observation predates what afterObserve just did; publishing from it could read what is no longer there.
-    if (this.kind.connection !== undefined && after?.notReady === undefined) {
-      const published = await this.publishConnection(m, observed, status, signal).catch((err: unknown) => {
-        // Ready promises a usable Secret: a pass that could not publish the first one must not write Ready=True on its way out.
-        const connection = this.kind.connection;
-        const unpublished = connection === undefined || this.deps.connections?.read(m.obj, connection.secretName(m)) === undefined;
-        if (pass.ready?.status === "True" && unpublished) pass.ready = { type: "Ready", status: "False", reason: R.SecretPending, message: `the connection Secret is not published yet: ${errorMessage(err)}` };
-        throw err;
-      });
-      if (published !== true && pass.ready.status === "True") pass.ready = { type: "Ready", status: "False", ...published };
-    }
-    const ready = pass.ready ?? readyOf(observed);
-    await status.write([ready, synced], gen);
-    // Settled: nothing left this operator can do (an unfixable difference waits for the spec).
-    const settled = ready.status === "True" && observed.upToDate && (synced.status === "True" || observed.unfixable !== undefined);
-    return { requeueAfterMillis: after?.pollMillis ?? observed.pollMillis ?? this.pollMillis(settled) };
+    // Free again when the other resource lets go of it: looked at on the drift cadence.
+    return held(R.ExternalIdInUse, `the ${this.kind.type.kind} ${claimed} is managed by another resource in this cluster; a cloud object belongs to one resource, so nothing is read from or written to it for this one (no connection Secret, no change, no delete): remove its id from the spec, or delete this resource (which then deletes nothing in Linode)`);
   }
 
-  private async create(m: M, pass: Pass, signal: AbortSignal): Promise<ReconcileResult> {
+  /** References resolved and decoded; what must outlive this resource protected before anything is done. */
+  private async resolve(pass: Pass): Promise<Outcome | undefined> {
+    const references = this.deps.references;
+    if (references === undefined) return undefined;
+    const resolution = references.resolve(pass.m, false);
+    pass.m.refs = resolution.refs;
+    // Nothing to poll for: a change to the referenced object reconciles this one.
+    if (resolution.unresolved !== undefined) return { type: "held", ...resolution.unresolved, warn: false, poll: false };
+    if (!pass.observeOnly) for (const o of references.protectedOf(pass.m)) await this.deps.protection?.ensure(o);
+    return undefined;
+  }
+
+  /** The cloud object as it is; created when there is none to observe and one may be made. */
+  private async observe(pass: Pass, signal: AbortSignal): Promise<Outcome | undefined> {
+    const { m } = pass;
+    const observed = await this.kind.external.observe(m, signal);
+    if (!observed.exists) {
+      if (observed.blocked !== undefined) return held(observed.blocked.reason, observed.blocked.message);
+      if (pass.observeOnly) return { type: "absent" };
+      if (m.externalId !== undefined && !(await this.recreateRequested(pass))) return this.gone(m, observed.gone);
+      return this.create(pass, signal);
+    }
+    if (m.externalId !== observed.externalId || m.createPending !== undefined) await this.writes.recordExternalId(m, pass.status, observed.externalId);
+    this.found(pass, observed);
+    if (!pass.observeOnly) await this.spendIdleRecreateToken(m);
+    return undefined;
+  }
+
+  /** Changed to match the spec when it differs in what can be changed, then observed again. */
+  private async update(pass: Pass, signal: AbortSignal): Promise<Outcome | undefined> {
+    const observed = pass.observed;
+    // Nothing is sent while the spec asks for what cannot be: a partial update would pretend otherwise.
+    if (observed === undefined || pass.observeOnly || observed.unfixable !== undefined || observed.upToDate) return undefined;
     pass.acting = true;
-    const inFlight = this.createMayBeInFlight(m);
-    const deferral = inFlight ?? await this.kind.external.readyToCreate?.(m, signal);
+    await this.kind.external.update(pass.m, observed, signal);
+    this.deps.events.normal(pass.m.obj, EventReasons.Updated, EventActions.Update, `updated ${observed.diff ?? "the cloud object"}`);
+    const again = await this.kind.external.observe(pass.m, signal);
+    if (!again.exists) return { type: "recheck" };
+    this.found(pass, again);
+    return undefined;
+  }
+
+  /** The kind's work that follows an observation (e.g. one-shot request tokens). */
+  private async afterObserve(pass: Pass, signal: AbortSignal): Promise<Outcome | undefined> {
+    if (pass.observed === undefined) return undefined;
+    const after = await this.kind.external.afterObserve?.(pass.m, pass.observed, signal);
+    if (after === undefined) return undefined;
+    pass.after = after;
+    if (after.status !== undefined) pass.status.merge(after.status);
+    return undefined;
+  }
+
+  /** The connection Secret in place, or why it is not (Ready promises a usable Secret). */
+  private async publish(pass: Pass, signal: AbortSignal): Promise<Outcome | undefined> {
+    const source = this.kind.connection;
+    const publisher = this.deps.connections;
+    // The observation predates what afterObserve just did; publishing from it could read what is no longer there.
+    if (source === undefined || publisher === undefined || pass.observed === undefined || pass.after?.notReady !== undefined) return undefined;
+    const { m } = pass;
+    const name = source.secretName(m);
+    try {
+      const conflict = await publisher.conflict(m.obj, name);
+      if (conflict !== undefined) return unpublished(pass, { reason: R.SecretConflict, message: conflict });
+      const published = publisher.read(m.obj, name);
+      const details = await source.details(m, pass.observed, published, signal);
+      if (details === undefined && published === undefined) return unpublished(pass, { reason: R.SecretPending, message: "the connection Secret is not published yet" });
+      if (details !== undefined) {
+        const outcome = await publisher.publish(m.obj, name, details);
+        if (outcome === "conflict") return unpublished(pass, { reason: R.SecretConflict, message: `a Secret named ${name} was created by someone else meanwhile; it is not written` });
+        if (outcome === "written") this.deps.events.normal(m.obj, EventReasons.ConnectionSecretPublished, EventActions.PublishSecret, `wrote the connection Secret ${name}`);
+        for (const old of await publisher.removeOthers(m.obj, name)) {
+          this.deps.events.normal(m.obj, EventReasons.ConnectionSecretRemoved, EventActions.PublishSecret, `removed the connection Secret ${old} (now ${name})`);
+        }
+      }
+    } catch (err) {
+      // A pass that could not publish the first one must not write Ready=True on its way out.
+      if (publisher.read(m.obj, name) === undefined) pass.unpublished = { reason: R.SecretPending, message: `the connection Secret is not published yet: ${errorMessage(err)}` };
+      throw err;
+    }
+    pass.status.merge({ connectionSecretName: name });
+    return undefined;
+  }
+
+  /** Creates the cloud object, announced first; or waits, when the kind or a create in flight says so. */
+  private async create(pass: Pass, signal: AbortSignal): Promise<Outcome> {
+    const { m } = pass;
+    pass.acting = true;
+    const deferral = this.createMayBeInFlight(m) ?? await this.kind.external.readyToCreate?.(m, signal);
     if (deferral !== undefined) {
       pass.status.merge(deferral.status ?? {});
-      await pass.status.write([
-        { type: "Ready", status: "False", reason: deferral.reason, message: deferral.message },
-        { type: "Synced", status: "True", reason: R.ReconcileSuccess },
-      ], pass.generation);
-      // Whatever it waits for usually wakes it (a referenced object changing); this is the backstop.
-      return { requeueAfterMillis: deferral.retryAfterMillis ?? this.pollMillis(true) };
+      return { type: "waiting", deferral };
     }
     // Announced first, every time: if the response is lost (or the process dies), the next
     // pass knows a create may have happened and looks for it; without the mark it never adopts
     // anything, and its time starts the grace period of this attempt.
-    await this.markCreatePending(m, pass);
+    await this.writes.markCreatePending(m, pass.status, this.kind.external.intent?.(m) ?? {});
     const key = `${m.key.namespace}/${m.key.name}`;
     this.answeredCreates.delete(key);
     // A create still waiting (for the call budget, a 429, a slow answer) after the deadline is
@@ -314,23 +292,111 @@ export class ManagedReconciler {
       created = await this.kind.external.create(m, deadline.signal);
     } catch (err) {
       // The API refused it: nothing was created, so nothing may be looked for or adopted later.
-      if (err instanceof TerminalError) await this.clearCreatePending(m, pass).catch(() => undefined);
+      if (err instanceof TerminalError) await this.writes.clearCreatePending(m, pass.status).catch(() => undefined);
       else if (err instanceof RetryAfterError || answered(err)) this.answeredCreates.add(key);
       throw err;
     } finally {
       clearTimeout(timer);
       signal.removeEventListener("abort", forward);
     }
-    if (created.externalId !== undefined) await this.recordExternalId(m, pass, created.externalId);
+    if (created.externalId !== undefined) await this.writes.recordExternalId(m, pass.status, created.externalId);
     this.deps.events.normal(m.obj, EventReasons.Created, EventActions.Create, created.externalId !== undefined
       ? `created ${this.kind.type.kind} ${created.externalId} on Linode`
       : `requested a new ${this.kind.type.kind} from Linode`);
     pass.status.merge(created.status ?? {});
-    await pass.status.write([
-      { type: "Ready", status: "False", reason: R.Creating, message: "the cloud object is being created" },
-      { type: "Synced", status: "True", reason: R.ReconcileSuccess },
-    ], pass.generation);
-    return { requeueAfterMillis: Math.min(this.pollMillis(false), Timings.afterCreateMaxMillis) };
+    return { type: "created" };
+  }
+
+  // ── deletion ─────────────────────────────────────────────────────────────────────────
+
+  private async reconcileDelete(pass: Pass, signal: AbortSignal): Promise<Outcome | undefined> {
+    const { m } = pass;
+    if (!(m.obj.metadata.finalizers ?? []).includes(FINALIZER)) return undefined;
+    pass.acting = true;
+    if (m.policies.deletion === "Delete" && m.policies.management === "Manage") {
+      if (this.deps.references !== undefined) m.refs = this.deps.references.resolve(m, true).refs;
+      const owner = m.externalId !== undefined ? this.ownership.ownerOtherThan(m, m.externalId) : undefined;
+      if (owner !== undefined) {
+        // Recorded by another resource too (a race of two adoptions, or a cluster upgraded from
+        // before ids were exclusive): the one that owns it decides its fate, not this one.
+        this.deps.events.normal(m.obj, EventReasons.NotDeleted, EventActions.Delete, `the ${this.kind.type.kind} ${m.externalId ?? ""} is left in place: another resource in this cluster manages it`);
+        await this.writes.removeFinalizer(m.obj);
+        return undefined;
+      }
+      // A cloud object that provably does not exist (e.g. a databaseId that was never valid)
+      // must not hold the resource hostage.
+      const observed: Observation<unknown, unknown> = await this.kind.external.observe(m, signal).catch((err: unknown) => {
+        if (err instanceof TerminalError && err.reason === R.NotFound) return { exists: false as const };
+        throw err;
+      });
+      if (!observed.exists && observed.blocked !== undefined) return held(observed.blocked.reason, observed.blocked.message);
+      if (observed.exists) {
+        // Found by a create it announced: recorded before the delete, so the pass after it knows
+        // which object to see gone instead of waiting out the announcement.
+        if (observed.externalId !== m.externalId) await this.writes.recordExternalId(m, pass.status, observed.externalId);
+        const { gone } = await this.kind.external.delete(m, observed, signal);
+        if (!gone) return { type: "deleting" };
+        this.deps.events.normal(m.obj, EventReasons.Deleted, EventActions.Delete, `deleted ${this.kind.type.kind} ${observed.externalId} from Linode`);
+      }
+    }
+    await this.writes.removeFinalizer(m.obj);
+    return undefined;
+  }
+
+  // ── reporting: conditions, Events and the requeue, derived from the outcome once ─────
+
+  /** Writes what the outcome says (undefined: the object was let go of, nothing to write). */
+  private async report(pass: Pass, outcome: Outcome | undefined): Promise<ReconcileResult> {
+    if (outcome === undefined) return {};
+    const previous = getCondition(pass.m.obj.status?.conditions, "Synced");
+    if (outcome.type !== "recheck") await pass.status.write(conditionsOf(outcome, pass), pass.generation);
+    if (outcome.type === "held" && outcome.warn && previous?.reason !== outcome.reason) this.deps.events.warning(pass.m.obj, outcome.reason, EventActions.Reconcile, outcome.message);
+    const millis = this.requeueOf(outcome, pass);
+    return millis === undefined ? {} : { requeueAfterMillis: millis };
+  }
+
+  private requeueOf(outcome: Outcome, pass: Pass): number | undefined {
+    switch (outcome.type) {
+      // A reference waits for a change to what it names; the rest is looked at on the drift cadence, in case it was a passing error of the API.
+      case "held": return outcome.poll ? this.pollMillis(true) : undefined;
+      case "absent": return this.pollMillis(false) * Timings.observeMissingFactor;
+      // Whatever it waits for usually wakes it (a referenced object changing); this is the backstop.
+      case "waiting": return outcome.deferral.retryAfterMillis ?? this.pollMillis(true);
+      case "created": return Math.min(this.pollMillis(false), Timings.afterCreateMaxMillis);
+      case "recheck": return Timings.afterUpdateMillis;
+      case "deleting": return Timings.deletePollMillis;
+      case "failed": return undefined;
+      case "observed": return pass.after?.pollMillis ?? pass.observed?.pollMillis ?? this.pollMillis(settled(outcome, pass));
+    }
+  }
+
+  private async reportError(pass: Pass, err: unknown): Promise<void> {
+    const reason = err instanceof TerminalError || err instanceof RetryAfterError ? err.reason : R.ReconcileError;
+    const message = errorMessage(err);
+    const previous = getCondition(pass.m.obj.status?.conditions, "Synced");
+    // A re-check of an object with nothing to do, held back by the operator's own call budget
+    // before anything was sent: the cloud object is as last reported, so Synced stays as it is
+    // (a flap to False and back per object would be news about nothing); what the pass did
+    // observe is still written. It is retried after the wait and counted as "deferred".
+    const quiet = err instanceof RetryAfterError && err.unsent && !pass.acting && previous?.status === "True" && previous.observedGeneration === pass.generation;
+    await pass.status.write(conditionsOf({ type: "failed", reason, message, quiet }, pass), pass.generation);
+    if (quiet || (previous?.reason === reason && previous.message === message)) return;
+    if (err instanceof RetryAfterError) this.deps.events.normal(pass.m.obj, reason, EventActions.Reconcile, message);
+    else this.deps.events.warning(pass.m.obj, reason, EventActions.Reconcile, message);
+  }
+
+  // ── helpers ──────────────────────────────────────────────────────────────────────────
+
+  /** An observation of the existing cloud object: its status fields mirrored, and kept for the stages after. */
+  private found(pass: Pass, observed: Observed<unknown, unknown>): void {
+    pass.status.merge(observed.status as Record<string, unknown>);
+    pass.observed = observed;
+  }
+
+  /** The recorded object is gone, and that is not replaced by itself. */
+  private gone(m: M, gone: { reason: string; message: string } | undefined): Outcome {
+    const recreate = this.kind.recreateToken !== undefined ? "set spec.requests.recreate to a new value to create a new one, or delete this resource" : "delete this resource";
+    return held(gone?.reason ?? R.ExternalResourceGone, gone?.message ?? `the ${this.kind.type.kind} ${m.externalId ?? ""} this resource manages no longer exists in Linode; it is not replaced by itself: ${recreate}`);
   }
 
   /**
@@ -350,13 +416,14 @@ export class ManagedReconciler {
   }
 
   /** The recorded object is gone: a new recreate token lets it be created again (once), after forgetting the old id. */
-  private async recreateRequested(m: M, pass: Pass): Promise<boolean> {
+  private async recreateRequested(pass: Pass): Promise<boolean> {
+    const { m } = pass;
     const token = this.kind.recreateToken?.(m.spec);
     if (token === undefined) return false;
     const outcome = await m.actions.run({
       name: "recreate", token, atMostOnce: false, refused: () => false,
       perform: async () => {
-        await this.forgetExternalId(m, pass);
+        await this.writes.forgetExternalId(m, pass.status);
         return undefined;
       },
     });
@@ -372,215 +439,8 @@ export class ManagedReconciler {
     await m.actions.run({ name: "recreate", token, atMostOnce: false, refused: () => false, perform: () => Promise.resolve({ skipped: "the object existed" }) });
   }
 
-  private async reportGone(m: M, pass: Pass, gone: { reason: string; message: string } | undefined): Promise<ReconcileResult> {
-    const recreate = this.kind.recreateToken !== undefined ? "set spec.requests.recreate to a new value to create a new one, or delete this resource" : "delete this resource";
-    const reason = gone?.reason ?? R.ExternalResourceGone;
-    const message = gone?.message ?? `the ${this.kind.type.kind} ${m.externalId ?? ""} this resource manages no longer exists in Linode; it is not replaced by itself: ${recreate}`;
-    const previous = getCondition(m.obj.status?.conditions, "Ready");
-    await pass.status.write([
-      { type: "Ready", status: "False", reason, message },
-      { type: "Synced", status: "False", reason, message },
-    ], pass.generation);
-    if (previous?.reason !== reason) this.deps.events.warning(m.obj, reason, EventActions.Reconcile, message);
-    // Looked at again on the drift cadence, in case it was a passing error of the API.
-    return { requeueAfterMillis: this.pollMillis(true) };
-  }
-
-  /** Publishes the connection Secret; returns true when it is in place (written now or already), else why not. */
-  private async publishConnection(m: M, observed: Observed<unknown, unknown>, status: StatusWriter, signal: AbortSignal): Promise<true | { reason: string; message: string }> {
-    const source = this.kind.connection;
-    const publisher = this.deps.connections;
-    if (source === undefined || publisher === undefined) return { reason: R.SecretPending, message: "no connection publisher" };
-    const name = source.secretName(m);
-    const conflict = await publisher.conflict(m.obj, name);
-    if (conflict !== undefined) return { reason: R.SecretConflict, message: conflict };
-    const published = publisher.read(m.obj, name);
-    const details = await source.details(m, observed, published, signal);
-    if (details === undefined) {
-      if (published === undefined) return { reason: R.SecretPending, message: "the connection Secret is not published yet" };
-      status.merge({ connectionSecretName: name });
-      return true;
-    }
-    const outcome = await publisher.publish(m.obj, name, details);
-    if (outcome === "conflict") return { reason: R.SecretConflict, message: `a Secret named ${name} was created by someone else meanwhile; it is not written` };
-    if (outcome === "written") this.deps.events.normal(m.obj, EventReasons.ConnectionSecretPublished, EventActions.PublishSecret, `wrote the connection Secret ${name}`);
-    for (const old of await publisher.removeOthers(m.obj, name)) {
-      this.deps.events.normal(m.obj, EventReasons.ConnectionSecretRemoved, EventActions.PublishSecret, `removed the connection Secret ${old} (now ${name})`);
-    }
-    status.merge({ connectionSecretName: name });
-    return true;
-  }
-
-  private pollMillis(settled: boolean): number {
-    return jittered(settled ? this.kind.poll.readyMillis : this.kind.poll.pendingMillis);
-  }
-
-  private async reportError(m: M, pass: Pass, err: unknown): Promise<void> {
-    const reason = err instanceof TerminalError || err instanceof RetryAfterError ? err.reason : R.ReconcileError;
-    const message = errorMessage(err);
-    const previous = getCondition(m.obj.status?.conditions, "Synced");
-    if (err instanceof RetryAfterError && err.unsent && pass.acting !== true && previous?.status === "True" && previous.observedGeneration === pass.generation) {
-      // A re-check of an object with nothing to do, held back by the operator's own call budget
-      // before anything was sent: the cloud object is as last reported, so Synced stays as it
-      // is (a flap to False and back per object would be news about nothing); what the pass did
-      // observe is still written. It is retried after the wait and counted as "deferred".
-      await pass.status.write(pass.ready !== undefined ? [pass.ready] : [], pass.generation);
-      return;
-    }
-    // What the pass observed before it failed is the truth about the cloud object: write it too.
-    await pass.status.write([...(pass.ready !== undefined ? [pass.ready] : []), { type: "Synced", status: "False", reason, message }], pass.generation);
-    if (previous?.reason !== reason || previous.message !== message) {
-      if (err instanceof RetryAfterError) this.deps.events.normal(m.obj, reason, EventActions.Reconcile, message);
-      else this.deps.events.warning(m.obj, reason, EventActions.Reconcile, message);
-    }
-  }
-
-  private async ensureFinalizer(obj: ManagedObject): Promise<void> {
-    const finalizers = obj.metadata.finalizers;
-    if (finalizers?.includes(FINALIZER)) return;
-    // A `test` first: if the cached copy is stale the patch fails as a conflict and the pass
-    // starts again from a fresh copy, instead of acting on an object that changed meanwhile.
-    const ops = finalizers === undefined
-      ? [{ op: "test" as const, path: "/metadata/resourceVersion", value: obj.metadata.resourceVersion }, { op: "add" as const, path: "/metadata/finalizers", value: [FINALIZER] }]
-      : [{ op: "test" as const, path: "/metadata/finalizers", value: finalizers }, { op: "add" as const, path: "/metadata/finalizers/-", value: FINALIZER }];
-    const updated = await this.deps.kube.jsonPatchCustom(this.kind.type, keyOf(obj), ops);
-    obj.metadata.finalizers = updated.metadata.finalizers;
-    obj.metadata.resourceVersion = updated.metadata.resourceVersion;
-    this.wrote(obj, updated.metadata.resourceVersion, false);
-  }
-
-  private async removeFinalizer(obj: ManagedObject): Promise<void> {
-    const finalizers = obj.metadata.finalizers ?? [];
-    const i = finalizers.indexOf(FINALIZER);
-    if (i < 0) return;
-    try {
-      // test-then-remove by index: someone else's finalizer list change makes this a conflict.
-      const updated = await this.deps.kube.jsonPatchCustom(this.kind.type, keyOf(obj), [
-        { op: "test", path: `/metadata/finalizers/${i}`, value: FINALIZER },
-        { op: "remove", path: `/metadata/finalizers/${i}` },
-      ]);
-      obj.metadata.finalizers = updated.metadata.finalizers;
-      obj.metadata.resourceVersion = updated.metadata.resourceVersion;
-      this.wrote(obj, updated.metadata.resourceVersion, false);
-    } catch (err) {
-      if (isNotFound(err)) return;
-      throw err;
-    }
-  }
-
-  /** Writes annotations (null removes one) and keeps the pass's copy in step. */
-  private async annotate(m: M, annotations: Record<string, string | null>): Promise<void> {
-    const updated = await this.deps.kube.mergePatchCustom(this.kind.type, m.key, { metadata: { annotations } });
-    m.obj.metadata.annotations = updated.metadata.annotations;
-    m.obj.metadata.resourceVersion = updated.metadata.resourceVersion;
-    this.wrote(m.obj, updated.metadata.resourceVersion, false);
-  }
-
-  /**
-   * Records the intent to create (through the status subresource, with what the create targets),
-   * on the condition that the object is still the version this pass read: a pass that runs on a
-   * cache older than its own last write (the id recorded a moment ago) fails here as a conflict
-   * and runs again, instead of creating a second object.
-   */
-  private async markCreatePending(m: M, pass: Pass): Promise<void> {
-    const pending: CreatePending = { ...this.kind.external.intent?.(m), at: now() };
-    await pass.status.commit({ createPending: pending }, m.obj.metadata.resourceVersion);
-    m.createPending = pending;
-  }
-
-  private async clearCreatePending(m: M, pass: Pass): Promise<void> {
-    await pass.status.commit({ createPending: null }, undefined);
-    m.createPending = undefined;
-    if (m.obj.metadata.annotations?.[CREATE_PENDING_ANNOTATION] !== undefined) await this.annotate(m, { [CREATE_PENDING_ANNOTATION]: null });
-  }
-
-  /** The record first (the truth), then its copy in the annotation. */
-  private async recordExternalId(m: M, pass: Pass, externalId: string): Promise<void> {
-    await pass.status.commit({ externalId, createPending: null }, undefined);
-    m.externalId = externalId;
-    m.createPending = undefined;
-    await this.annotate(m, { [EXTERNAL_ID_ANNOTATION]: externalId, [CREATE_PENDING_ANNOTATION]: null });
-  }
-
-  /** The copy first, so an annotation never outlives the record it copies. */
-  private async forgetExternalId(m: M, pass: Pass): Promise<void> {
-    await this.annotate(m, { [EXTERNAL_ID_ANNOTATION]: null });
-    await pass.status.commit({ externalId: null }, m.obj.metadata.resourceVersion);
-    m.externalId = undefined;
-  }
-
-  /**
-   * The annotation is a copy for people and tools; one that disagrees with the record was
-   * written by someone else, and following it would act on another object (someone else's).
-   */
-  private refuseForgedId(m: M): void {
-    const copy = m.obj.metadata.annotations?.[EXTERNAL_ID_ANNOTATION];
-    if (copy === undefined || copy === m.externalId) return;
-    const reason = this.kind.idMismatchReason ?? R.ExternalIdMismatch;
-    throw new TerminalError(reason, `the annotation ${EXTERNAL_ID_ANNOTATION} says ${copy}, but this resource recorded ${m.externalId ?? "no cloud object"}: the annotation is only a copy of status.externalId and is never followed, so nothing was done; remove it${m.externalId !== undefined ? ` (or set it back to ${m.externalId})` : ""}. To manage an existing ${this.kind.type.kind} on purpose, name its id in the spec`);
-  }
-
-  /** Which id this pass would act on is recorded by another resource that owns it, if any. */
-  private claimedElsewhere(m: M): { id: string } | undefined {
-    const named = this.kind.namedId?.(m.spec);
-    for (const id of new Set([m.externalId, named])) {
-      if (id !== undefined && this.ownerOtherThan(m, id) !== undefined) return { id };
-    }
-    return undefined;
-  }
-
-  /**
-   * Another object of this kind that owns cloud id `id`, if any: one that records it, where this
-   * one does not; where both do (two adoptions racing within the caches' delay, or records
-   * made before ids were exclusive), the one that created it over one that adopted it, then the
-   * oldest.
-   */
-  private ownerOtherThan(m: M, id: string): ManagedObject | undefined {
-    const others = (this.deps.recorders?.(id) ?? []).filter((o) => o.metadata.uid !== m.obj.metadata.uid && recordedIdOf(this.kind, o) === id);
-    if (others.length === 0) return undefined;
-    if (m.externalId !== id) return others[0];
-    const rank = (o: ManagedObject): string => {
-      let adopted: boolean;
-      try {
-        adopted = this.kind.namedId?.(this.kind.parseSpec(o.spec)) === id;
-      } catch {
-        adopted = true;
-      }
-      return `${adopted ? 1 : 0}|${String(o.metadata.creationTimestamp ?? "")}|${o.metadata.namespace ?? ""}/${o.metadata.name}`;
-    };
-    const mine = rank(m.obj);
-    return others.find((o) => rank(o) < mine);
-  }
-
-  /**
-   * A cloud object another resource manages: nothing is read from or written to it for this one,
-   * and a connection Secret this one published from it (before the other recorded it, or by an
-   * operator before ids were exclusive) is removed: it holds another resource's credentials.
-   */
-  private async reportInUse(m: M, pass: Pass, claimed: { id: string }): Promise<ReconcileResult> {
-    const message = `the ${this.kind.type.kind} ${claimed.id} is managed by another resource in this cluster; a cloud object belongs to one resource, so nothing is read from or written to it for this one (no connection Secret, no change, no delete): remove its id from the spec, or delete this resource (which then deletes nothing in Linode)`;
-    if (this.deps.connections !== undefined) {
-      for (const old of await this.deps.connections.removeOthers(m.obj, "")) {
-        this.deps.events.normal(m.obj, EventReasons.ConnectionSecretRemoved, EventActions.PublishSecret, `removed the connection Secret ${old}: its cloud object is managed by another resource`);
-      }
-    }
-    // Free again when the other resource lets go of it: looked at on the drift cadence.
-    return this.reportBlocked(m, pass, { reason: R.ExternalIdInUse, message });
-  }
-
-  /**
-   * Nothing may be done with the cloud object from here (it cannot be seen, or another resource
-   * owns it) and it must not be presumed gone: nothing is created, recreated or deleted; Ready and
-   * Synced say why (a Warning Event when that is news), and it is looked at on the drift cadence.
-   */
-  private async reportBlocked(m: M, pass: Pass, blocked: { reason: string; message: string }): Promise<ReconcileResult> {
-    const previous = getCondition(m.obj.status?.conditions, "Synced");
-    await pass.status.write([
-      { type: "Ready", status: "False", reason: blocked.reason, message: blocked.message },
-      { type: "Synced", status: "False", reason: blocked.reason, message: blocked.message },
-    ], pass.generation);
-    if (previous?.reason !== blocked.reason) this.deps.events.warning(m.obj, blocked.reason, EventActions.Reconcile, blocked.message);
-    return { requeueAfterMillis: this.pollMillis(true) };
+  private pollMillis(settledObject: boolean): number {
+    return jittered(settledObject ? this.kind.poll.readyMillis : this.kind.poll.pendingMillis);
   }
 
   private wrote(obj: ManagedObject, resourceVersion: string | undefined, status: boolean): void {
@@ -588,10 +448,13 @@ export class ManagedReconciler {
   }
 }
 
-function readyOf(observed: Observed<unknown, unknown>): ConditionInput {
-  return observed.ready
-    ? { type: "Ready", status: "True", reason: R.Available }
-    : { type: "Ready", status: "False", reason: observed.readyReason ?? R.Unavailable, message: observed.readyMessage ?? "" };
+/** Nothing may be done until something changes; a Warning when that is news, looked at on the drift cadence. */
+const held = (reason: string, message: string): Outcome => ({ type: "held", reason, message, warn: true, poll: true });
+
+/** The connection Secret is not in place: the pass goes on to its end, and Ready says why. */
+function unpublished(pass: Pass, why: { reason: string; message: string }): undefined {
+  pass.unpublished = why;
+  return undefined;
 }
 
 export { LAST_REQUESTS };
