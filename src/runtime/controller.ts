@@ -224,13 +224,31 @@ export class Controller<D = unknown> {
     return this.self.list();
   }
 
-  async start(): Promise<void> {
+  /**
+   * Fills the caches and starts what judges by them (Secret protection), without workers:
+   * until start(), objects are reconciled only when reconcileOnce is called.
+   */
+  async syncCaches(): Promise<void> {
     await this.pool.startAndSync();
+    // Every cache has listed (one pool): only now can a Secret's use be judged.
+    if (!this.stopRequested) this.protection.start();
+  }
+
+  /**
+   * One reconcile pass of `key` as the cache has it now (controller-runtime's Reconcile): its
+   * result, or what it threw. Nothing is queued either way. Undefined when the object is not cached.
+   */
+  async reconcileOnce(key: string): Promise<ReconcileResult | undefined> {
+    const obj = this.get(key);
+    // The reconciler updates the object's metadata and status in place: give it a copy.
+    return obj === undefined ? undefined : this.reconciler.reconcile(structuredClone(obj), this.abort.signal);
+  }
+
+  async start(): Promise<void> {
+    await this.syncCaches();
     // Stopped while the caches were filling: start nothing.
     if (this.stopRequested) return;
     this.log.info({ objects: this.list().length }, "cache synced; starting workers");
-    // Every cache has listed (one pool): only now can a Secret's use be judged.
-    this.protection.start();
     this.workers = Array.from({ length: this.opts.concurrency }, () => this.worker());
     this.scheduleResync();
   }

@@ -1,366 +1,396 @@
-// Decision table of the generic runtime (crossplane's reconciler_test.go style): each case
-// sets up an in-memory Kubernetes API (behind the same KubeApi interface as KubeClient) and
-// the in-memory Gadget cloud, runs the real Controller, and states what must have been
-// written, called and reported. The same runtime is proven on a real API server by
-// test/integration/runtime.test.ts and the ManagedDatabase tests.
-import { afterEach, describe, expect, it } from "vitest";
+// Decision table of the generic reconciler (crossplane's reconciler_test.go style): each case
+// gives an object, the cloud and the cluster around it, runs exactly one reconcile pass through
+// the real Controller's caches on an in-memory Kubernetes API (behind the same KubeApi as
+// KubeClient) and the in-memory Gadget cloud, and states what the pass must have written,
+// called, reported and asked for next. No case waits for time to pass: "nothing was sent" is
+// read from the counters after the one pass. The same runtime is proven on a real API server by
+// test/integration/runtime.test.ts and the kinds' integration tests; what spans passes (the
+// queue, backoff, terminal errors, deadlines) is in test/unit/controller-queue.test.ts.
+import { describe, expect, it } from "vitest";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import { Controller } from "../../src/runtime/controller.ts";
 import { RetryAfterError } from "../../src/runtime/errors.ts";
-import { KubeEventRecorder } from "../../src/runtime/events.ts";
+import type { EventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
-import { EXTERNAL_ID_ANNOTATION, FINALIZER } from "../../src/runtime/reconciler.ts";
+import { EXTERNAL_ID_ANNOTATION, FINALIZER, PAUSED_ANNOTATION } from "../../src/runtime/reconciler.ts";
 import { Timings } from "../../src/runtime/timings.ts";
-import { GadgetCloud, gadgetType, type GadgetSpec } from "../fixtures/gadget-kind.ts";
-import { MemoryKube } from "../fixtures/memory-kube.ts";
+import { GadgetCloud, gadgetType, type GadgetObject, type GadgetSpec } from "../fixtures/gadget-kind.ts";
+import { MemoryKube, type WriteRecord } from "../fixtures/memory-kube.ts";
 
 const ns = "table";
 const POLL = { pendingMillis: 40, readyMillis: 60_000 };
+const LONG_AGO = "2026-01-01T00:00:00Z";
 
-interface Harness {
-  kube: MemoryKube;
-  cloud: GadgetCloud;
-  controller: Controller;
-  create(name: string, spec: Partial<GadgetSpec>, annotations?: Record<string, string>, status?: Record<string, unknown>): Promise<void>;
-  get(name: string): ManagedObject | undefined;
-  condition(name: string, type: string): { status: string; reason: string; message?: string } | undefined;
-  waitFor<T>(what: string, fn: () => T | undefined | false): Promise<T>;
-  quiet(millis: number): Promise<void>;
+interface GadgetGiven {
+  spec?: Partial<GadgetSpec>;
+  status?: Record<string, unknown>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  /** Being deleted (deletionTimestamp set; it keeps its finalizers). */
+  deleting?: boolean;
 }
 
-const running: Controller[] = [];
-afterEach(async () => { await Promise.all(running.splice(0).map((c) => c.stop())); });
+interface Given {
+  /** The object the pass reconciles ("g"). */
+  object: GadgetGiven;
+  /** Other Gadgets in the namespace, by name. */
+  others?: Record<string, GadgetGiven>;
+  /** Cloud objects by id. */
+  cloud?: Record<string, GadgetObject>;
+  /** Steers the cloud before the pass (e.g. a failure to inject). */
+  steer?: (cloud: GadgetCloud, kube: MemoryKube) => void;
+  connection?: boolean;
+  /** Secrets in the namespace (e.g. one the pass published before), as data. */
+  secrets?: Record<string, { data: Record<string, string>; ownedByG?: boolean }>;
+}
 
-async function harness(opts: { resyncMillis?: number; backoffBaseMillis?: number; connection?: boolean } = {}): Promise<Harness> {
+type Cond = [status: "True" | "False", reason: string, message?: RegExp];
+
+interface Want {
+  ready?: Cond | "unchanged";
+  synced?: Cond | "unchanged";
+  /** Status fields (a subset). */
+  status?: Record<string, unknown>;
+  finalizers?: string[];
+  /** The resource is gone from the API after the pass. */
+  deleted?: boolean;
+  /** Cloud calls: creates and deletes by id, updates as sizes, observes as a count. */
+  creates?: number;
+  updates?: number[];
+  deletes?: string[];
+  observes?: number;
+  /** Writes to the object, in order (create/jsonPatch/mergePatch/patchStatus). */
+  writes?: string[];
+  /** The status patches' bodies, exactly (when the case is about what is written). */
+  statusPatches?: unknown[];
+  /** Events as "Type/Reason". */
+  events?: string[];
+  /** What the pass asks for next: none (wait for a change), a poll of a range, or what it threw. */
+  requeue?: "none" | [min: number, max: number];
+  throws?: string;
+  /** Anything else to check. */
+  check?: (r: PassResult) => void;
+}
+
+interface Case { name: string; given: Given; want: Want }
+
+interface PassResult {
+  obj: ManagedObject | undefined;
+  cloud: GadgetCloud;
+  kube: MemoryKube;
+  writes: WriteRecord[];
+  events: string[];
+  requeueAfterMillis: number | undefined;
+  error: unknown;
+}
+
+const key = `${ns}/g`;
+
+/** Runs one reconcile pass of "g" in the world `given` describes. */
+async function onePass(given: Given): Promise<PassResult> {
   const kube = new MemoryKube();
   const cloud = new GadgetCloud();
-  const log = createLogger({ level: "silent" });
-  const controller = new Controller(cloud.kind(POLL, { connection: opts.connection ?? false }), {
-    kube, log, events: new KubeEventRecorder(kube, { controller: "test", instance: "table" }),
-  }, {
-    concurrency: 2, namespaces: [ns], coalesceMillis: 0, conflictRetryMillis: 20,
-    backoff: { baseMillis: opts.backoffBaseMillis ?? 20, maxMillis: 200, jitter: 0 },
-    ...(opts.resyncMillis !== undefined ? { resyncMillis: opts.resyncMillis } : {}),
-  });
-  running.push(controller);
-  await controller.start();
-  const get = (name: string): ManagedObject | undefined => kube.peek(gadgetType, { namespace: ns, name }) as ManagedObject | undefined;
+  for (const [id, o] of Object.entries(given.cloud ?? {})) cloud.objects.set(id, { ...o });
+  const put = async (name: string, g: GadgetGiven): Promise<void> => {
+    await kube.createCustom(gadgetType, ns, {
+      metadata: { name, ...(g.annotations !== undefined ? { annotations: g.annotations } : {}), ...(g.finalizers !== undefined ? { finalizers: g.finalizers } : {}) },
+      spec: { size: 1, ...g.spec },
+      ...(g.status !== undefined ? { status: g.status } : {}),
+    });
+    if (g.deleting === true) await kube.deleteCustom(gadgetType, { namespace: ns, name });
+  };
+  for (const [name, g] of Object.entries(given.others ?? {})) await put(name, g);
+  await put("g", given.object);
+  const uid = kube.peek(gadgetType, { namespace: ns, name: "g" })?.metadata.uid;
+  for (const [name, s] of Object.entries(given.secrets ?? {})) {
+    await kube.applySecret({
+      metadata: {
+        name, namespace: ns,
+        labels: { "app.kubernetes.io/managed-by": "linode-operator", "linode.operator.dev/owner": "g" },
+        ...(s.ownedByG === true ? { ownerReferences: [{ apiVersion: "runtime.test.linode.operator.dev/v1", kind: "Gadget", name: "g", uid: uid ?? "", controller: true }] } : {}),
+      },
+      type: "Opaque",
+      data: Object.fromEntries(Object.entries(s.data).map(([k, v]) => [k, Buffer.from(v).toString("base64")])),
+    });
+  }
+  given.steer?.(cloud, kube);
+  const events: string[] = [];
+  const recorder: EventRecorder = {
+    normal: (_o, reason) => { events.push(`Normal/${reason}`); },
+    warning: (_o, reason) => { events.push(`Warning/${reason}`); },
+  };
+  const controller = new Controller(cloud.kind(POLL, { connection: given.connection ?? false }), {
+    kube, log: createLogger({ level: "silent" }), events: recorder,
+  }, { concurrency: 1, namespaces: [ns] });
+  await controller.syncCaches();
+  const before = kube.writes.length;
+  let requeueAfterMillis: number | undefined;
+  let error: unknown;
+  try {
+    requeueAfterMillis = (await controller.reconcileOnce(key))?.requeueAfterMillis;
+  } catch (err) {
+    error = err;
+  }
+  await controller.stop();
   return {
-    kube, cloud, controller, get,
-    async create(name, spec, annotations, status) {
-      await kube.createCustom(gadgetType, ns, { metadata: { name, ...(annotations !== undefined ? { annotations } : {}) }, spec: { size: 1, ...spec }, ...(status !== undefined ? { status } : {}) });
-    },
-    condition: (name, type) => get(name)?.status?.conditions?.find((c) => c.type === type),
-    async waitFor(what, fn) {
-      const end = Date.now() + 5_000;
-      for (;;) {
-        const v = fn();
-        if (v !== undefined && v !== false) return v;
-        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    },
-    quiet: (millis) => new Promise((r) => setTimeout(r, millis)),
+    obj: kube.peek(gadgetType, { namespace: ns, name: "g" }) as ManagedObject | undefined,
+    cloud, kube, events, requeueAfterMillis, error,
+    writes: kube.writes.slice(before).filter((w) => w.plural === "gadgets" && w.key === key),
   };
 }
 
-const key = (name: string): string => `${ns}/${name}`;
-const readyTrue = (h: Harness, name: string): boolean => h.condition(name, "Ready")?.status === "True" && h.get(name)?.status?.observedGeneration === h.get(name)?.metadata.generation;
+const recorded = (id: string, more: Record<string, unknown> = {}): GadgetGiven =>
+  ({ finalizers: [FINALIZER], annotations: { [EXTERNAL_ID_ANNOTATION]: id }, status: { externalId: id, size: 1, ...more } });
+const inSync = (generation = 1): Record<string, unknown> => ({
+  observedGeneration: generation,
+  conditions: [
+    { type: "Ready", status: "True", reason: "Available", lastTransitionTime: LONG_AGO, observedGeneration: generation },
+    { type: "Synced", status: "True", reason: "ReconcileSuccess", lastTransitionTime: LONG_AGO, observedGeneration: generation },
+  ],
+});
+const gadget = (size = 1, more: Partial<GadgetObject> = {}): GadgetObject => ({ size, label: `${ns}/g`, ...more });
+const drift: [number, number] = [POLL.readyMillis * 0.8, POLL.readyMillis * 1.2];
+const pending: [number, number] = [POLL.pendingMillis * 0.8, POLL.pendingMillis * 1.2];
 
-describe("generic reconciler decision table", () => {
-  it("create: finalizer first, one cloud create, id recorded, Creating then Available", async () => {
-    const h = await harness();
-    await h.create("g", { size: 3 });
-    await h.waitFor("Ready", () => readyTrue(h, "g"));
-    const o = h.get("g");
-    expect(o?.metadata.finalizers).toEqual([FINALIZER]);
-    expect(h.cloud.creates).toHaveLength(1);
-    expect(o?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION]).toBe(h.cloud.creates[0]);
-    expect(o?.status).toMatchObject({ size: 3 });
-    const writes = h.kube.writesTo("gadgets", key("g")).map((w) => w.method);
-    // After the test's own create, the finalizer is written before anything happens in the cloud.
-    expect(writes.slice(0, 2)).toEqual(["create", "jsonPatch"]);
-    const statusWrites = h.kube.writesTo("gadgets", key("g")).filter((w) => w.method === "patchStatus").map((w) => w.body as Record<string, unknown>);
-    // The intent to create, then the id, are recorded through the status subresource (never an annotation alone).
-    expect(statusWrites[0]?.createPending).toMatchObject({ at: expect.any(String) as string });
-    expect(statusWrites[1]).toMatchObject({ externalId: h.cloud.creates[0], createPending: null });
-    expect(o?.status?.externalId).toBe(h.cloud.creates[0]);
-    const reasons = statusWrites.filter((b) => b.conditions !== undefined)
-      .map((b) => (b.conditions as { type: string; reason: string }[]).find((c) => c.type === "Ready")?.reason);
-    expect(reasons).toEqual(["Creating", "Available"]);
-    expect(h.kube.events.map((e) => e.reason)).toContain("Created");
-  });
+const cases: Case[] = [
+  {
+    name: "new: finalizer first, the create announced, sent once, its id recorded; Creating",
+    given: { object: {} },
+    want: {
+      writes: ["jsonPatch", "patchStatus", "patchStatus", "mergePatch", "patchStatus"],
+      creates: 1, finalizers: [FINALIZER],
+      ready: ["False", "Creating"], synced: ["True", "ReconcileSuccess"],
+      status: { externalId: "1", size: 1 }, events: ["Normal/Created"], requeue: pending,
+      check: (r) => {
+        expect(r.writes[1]?.body).toMatchObject({ createPending: { at: expect.any(String) as string } });
+        expect(r.writes[2]?.body).toEqual({ externalId: "1", createPending: null });
+        expect(r.obj?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION]).toBe("1");
+      },
+    },
+  },
+  {
+    name: "recorded and in step: Available, nothing sent, the drift poll",
+    given: { object: recorded("7"), cloud: { 7: gadget() } },
+    want: { ready: ["True", "Available"], synced: ["True", "ReconcileSuccess"], creates: 0, updates: [], writes: ["patchStatus"], events: [], requeue: drift },
+  },
+  {
+    name: "in step and already reported: not one write",
+    given: { object: recorded("7", inSync()), cloud: { 7: gadget() } },
+    want: { writes: [], events: [], creates: 0, observes: 1, requeue: drift },
+  },
+  {
+    name: "a create announced long ago and lost: the object it left is adopted, not duplicated",
+    given: { object: { finalizers: [FINALIZER], status: { createPending: { at: LONG_AGO } } }, cloud: { 3: gadget(1) } },
+    want: { creates: 0, status: { externalId: "3" }, ready: ["True", "Available"], check: (r) => { expect(r.obj?.status?.createPending).toBeUndefined(); } },
+  },
+  {
+    name: "a create announced moments ago and not seen yet: waits, not sent again",
+    given: { object: { finalizers: [FINALIZER], status: { createPending: { at: new Date().toISOString() } } } },
+    want: { creates: 0, ready: ["False", "Creating", /not sent again before \d+ s/], synced: ["True", "ReconcileSuccess"], requeue: pending },
+  },
+  {
+    name: "its label taken by an object it did not create: LabelInUse, nothing created, no mark of a possible create left",
+    given: { object: {}, cloud: { 9: gadget() } },
+    want: { creates: 0, throws: "LabelInUse", synced: ["False", "LabelInUse"], events: ["Warning/LabelInUse"], check: (r) => { expect(r.obj?.status?.createPending).toBeUndefined(); expect(r.obj?.status?.externalId).toBeUndefined(); } },
+  },
+  {
+    name: "the API refuses the create: ApiRejected (terminal), reported once, nothing to look for later",
+    given: { object: { spec: { size: 1000 } }, steer: (c) => { c.maxSize = 10; } },
+    want: { creates: 0, throws: "ApiRejected", synced: ["False", "ApiRejected", /size 1000 is larger than 10/], events: ["Warning/ApiRejected"], check: (r) => { expect(r.cloud.createAttempts).toEqual([key]); expect(r.obj?.status?.createPending).toBeUndefined(); } },
+  },
+  {
+    name: "the recorded object vanished: ExternalResourceGone, a Warning, never recreated by itself",
+    given: { object: recorded("4", inSync()) },
+    want: { creates: 0, ready: ["False", "ExternalResourceGone", /spec\.requests\.recreate/], synced: ["False", "ExternalResourceGone"], events: ["Warning/ExternalResourceGone"], requeue: drift },
+  },
+  {
+    name: "vanished and already reported: no second Warning",
+    given: {
+      object: recorded("4", { conditions: [
+        { type: "Ready", status: "False", reason: "ExternalResourceGone", message: "", lastTransitionTime: LONG_AGO },
+        { type: "Synced", status: "False", reason: "ExternalResourceGone", message: "", lastTransitionTime: LONG_AGO },
+      ] }),
+    },
+    want: { creates: 0, events: [] },
+  },
+  {
+    name: "vanished, and a new recreate token: the old id forgotten, one create, the token recorded",
+    given: { object: { ...recorded("4"), spec: { recreate: "r1" } } },
+    want: { creates: 1, status: { externalId: "1" }, ready: ["False", "Creating"], check: (r) => { expect((r.obj?.status?.lastRequests as { recreate?: { token: string } }).recreate?.token).toBe("r1"); } },
+  },
+  {
+    name: "vanished, and the recreate token already spent: ExternalResourceGone, no create",
+    given: { object: { ...recorded("4", { lastRequests: { recreate: { token: "r1", completedAt: LONG_AGO } } }), spec: { recreate: "r1" } } },
+    want: { creates: 0, ready: ["False", "ExternalResourceGone"] },
+  },
+  {
+    name: "a recreate token set while the object exists is spent doing nothing",
+    given: { object: { ...recorded("7"), spec: { recreate: "early" } }, cloud: { 7: gadget() } },
+    want: { creates: 0, ready: ["True", "Available"], check: (r) => { expect((r.obj?.status?.lastRequests as { recreate?: { token: string } }).recreate?.token).toBe("early"); } },
+  },
+  {
+    name: "differs: one update, an Updated Event, the new state mirrored",
+    given: { object: { ...recorded("7", inSync()), spec: { size: 4 } }, cloud: { 7: gadget(1) } },
+    want: { updates: [4], observes: 2, status: { size: 4 }, ready: ["True", "Available"], synced: ["True", "ReconcileSuccess"], events: ["Normal/Updated"] },
+  },
+  {
+    name: "differs while busy: Waiting, no update sent, the observed state written",
+    given: { object: { ...recorded("7"), spec: { size: 4 } }, cloud: { 7: gadget(1, { busy: true }) } },
+    want: { updates: [], throws: "Waiting", synced: ["False", "Waiting", /busy/], ready: ["True", "Available"], events: ["Normal/Waiting"] },
+  },
+  {
+    name: "the update fails on a failed object: status tells the truth (Ready=False Failed) with the error",
+    given: { object: { ...recorded("7"), spec: { size: 2 } }, cloud: { 7: gadget(1, { failed: true }) } },
+    want: { updates: [], ready: ["False", "Failed"], synced: ["False", "Waiting", /the gadget is failed/], throws: "Waiting" },
+  },
+  {
+    name: "a re-check held back by the call budget before anything was sent, of an object in sync: no write, no Event",
+    given: {
+      object: recorded("7", inSync()), cloud: { 7: gadget() },
+      steer: (c) => { c.failNext.set(key, [new RetryAfterError("RateLimited", "reading: waiting for the call budget", 30, { unsent: true })]); },
+    },
+    want: { writes: [], events: [], throws: "RateLimited" },
+  },
+  {
+    name: "an update held back by the call budget is news: Synced RateLimited",
+    given: { object: { ...recorded("7", inSync()), spec: { size: 2 } }, cloud: { 7: gadget(1, { held: true }) } },
+    want: { updates: [], synced: ["False", "RateLimited"], ready: ["True", "Available"], throws: "RateLimited", events: ["Normal/RateLimited"] },
+  },
+  {
+    name: "observe only, with drift: mirrors, reports the difference, changes nothing, holds no finalizer",
+    given: { object: { spec: { size: 5, managementPolicy: "Observe", id: "2" } }, cloud: { 2: { size: 2, label: "made elsewhere" } } },
+    want: { updates: [], creates: 0, finalizers: [], status: { size: 2, externalId: "2" }, ready: ["True", "Available"], synced: ["True", "Observing", /size 2 → 5/] },
+  },
+  {
+    name: "observe only, nothing to observe: NotFound, nothing created",
+    given: { object: { spec: { managementPolicy: "Observe", id: "2" } } },
+    want: { creates: 0, ready: ["False", "NotFound"], synced: ["False", "NotFound"], requeue: [POLL.pendingMillis * Timings.observeMissingFactor * 0.8, POLL.pendingMillis * Timings.observeMissingFactor * 1.2] },
+  },
+  {
+    name: "deleting, the delete not finished: Deleting, the finalizer kept, the delete poll",
+    given: { object: { ...recorded("7"), deleting: true }, cloud: { 7: gadget(1, { deleteDelays: 1 }) } },
+    want: { deletes: ["7"], finalizers: [FINALIZER], ready: ["False", "Deleting"], requeue: [Timings.deletePollMillis, Timings.deletePollMillis], check: (r) => { expect(r.cloud.objects.has("7")).toBe(true); } },
+  },
+  {
+    name: "deleting: the cloud object deleted, a Deleted Event, the finalizer removed",
+    given: { object: { ...recorded("7"), deleting: true }, cloud: { 7: gadget() } },
+    want: { deletes: ["7"], deleted: true, events: ["Normal/Deleted"], requeue: "none", check: (r) => { expect(r.cloud.objects.has("7")).toBe(false); } },
+  },
+  {
+    name: "deleting with Retain: the resource goes, the cloud object stays, no delete",
+    given: { object: { ...recorded("7"), spec: { deletionPolicy: "Retain" }, deleting: true }, cloud: { 7: gadget() } },
+    want: { deletes: [], deleted: true, observes: 0, check: (r) => { expect(r.cloud.objects.has("7")).toBe(true); } },
+  },
+  {
+    name: "deleting an object another resource also records: left in place for its owner",
+    given: { object: { ...recorded("7"), deleting: true }, others: { first: recorded("7") }, cloud: { 7: gadget() } },
+    want: { deletes: [], deleted: true, events: ["Normal/NotDeleted"] },
+  },
+  {
+    name: "a nested status field that disappeared is removed with exactly one patch",
+    given: { object: recorded("7", { ...inSync(), details: { primary: "p.example", secondary: "s.example" } }), cloud: { 7: gadget(1, { details: { primary: "p.example" } }) } },
+    want: { statusPatches: [{ details: { secondary: null } }] },
+  },
+  {
+    name: "a conflict adding the finalizer: thrown to be retried with a fresh copy, nothing reported or sent",
+    given: { object: {}, steer: (_c, k) => { k.failNext("jsonPatchCustom", new KubeApiError(409, "Conflict", "test of /metadata/resourceVersion failed")); } },
+    want: { writes: [], events: [], creates: 0, observes: 0, check: (r) => { expect(r.error).toMatchObject({ code: 409 }); } },
+  },
+  {
+    name: "a reference not found: waits with its reason, no cloud call, no poll (its creation wakes it)",
+    given: { object: { spec: { dependsOn: "db" } } },
+    want: { observes: 0, creates: 0, ready: ["False", "ReferenceNotFound", /db/], synced: ["False", "ReferenceNotFound"], requeue: "none", events: [] },
+  },
+  {
+    name: "a reference not ready: ReferenceNotReady, no cloud call",
+    given: { object: { spec: { dependsOn: "db" } }, others: { db: {} } },
+    want: { observes: 0, creates: 0, ready: ["False", "ReferenceNotReady"], requeue: "none" },
+  },
+  {
+    name: "a reference Ready: proceeds",
+    given: { object: { spec: { dependsOn: "db" } }, others: { db: { status: { conditions: [{ type: "Ready", status: "True", reason: "Available", message: "", lastTransitionTime: LONG_AGO }] } } } },
+    want: { creates: 1 },
+  },
+  {
+    name: "the connection Secret: published owned by the object, recorded in status, Ready",
+    given: { object: { ...recorded("7", { size: 7 }), spec: { size: 7 } }, cloud: { 7: gadget(7) }, connection: true },
+    want: {
+      ready: ["True", "Available"], status: { connectionSecretName: "g-gadget" }, events: ["Normal/ConnectionSecretPublished"],
+      check: (r) => {
+        const created = r.kube.writesTo("secrets");
+        expect(created.map((w) => w.method)).toEqual(["create"]);
+        expect(created[0]?.body).toMatchObject({ metadata: { ownerReferences: [{ kind: "Gadget", name: "g", controller: true }] } });
+      },
+    },
+  },
+  {
+    name: "the connection Secret already holds the content: not written again",
+    given: { object: { ...recorded("7", { ...inSync(), size: 7, connectionSecretName: "g-gadget" }), spec: { size: 7 } }, cloud: { 7: gadget(7) }, connection: true, secrets: { "g-gadget": { data: { size: "7" }, ownedByG: true } } },
+    want: { writes: [], events: [], check: (r) => { expect(r.kube.writesTo("secrets").filter((w) => w.method === "apply")).toHaveLength(1); } },
+  },
+  {
+    name: "paused: the one write is Synced=False Paused; no finalizer, no cloud call",
+    given: { object: { annotations: { [PAUSED_ANNOTATION]: "true" } } },
+    want: { writes: ["patchStatus"], synced: ["False", "Paused"], ready: "unchanged", finalizers: [], observes: 0, creates: 0, requeue: "none" },
+  },
+  {
+    name: "an invalid spec: InvalidSpec, nothing else",
+    given: { object: { spec: { size: 0 } } },
+    want: { writes: ["patchStatus"], synced: ["False", "InvalidSpec"], throws: "InvalidSpec", observes: 0 },
+  },
+  {
+    name: "an external-id annotation that disagrees with the record is refused, never followed",
+    given: { object: { ...recorded("7"), annotations: { [EXTERNAL_ID_ANNOTATION]: "8" } }, cloud: { 7: gadget(), 8: gadget() } },
+    want: { throws: "ExternalIdMismatch", observes: 0, updates: [], synced: ["False", "ExternalIdMismatch", /never followed/] },
+  },
+  {
+    name: "an id another resource records: ExternalIdInUse, nothing read or written to it",
+    given: { object: { spec: { id: "7" } }, others: { owner: recorded("7") }, cloud: { 7: gadget(3) } },
+    want: { observes: 0, updates: [], creates: 0, ready: ["False", "ExternalIdInUse"], synced: ["False", "ExternalIdInUse"], events: ["Warning/ExternalIdInUse"], requeue: drift },
+  },
+];
 
-  it("adopt after lost create: with create-pending, the object the lost response left is adopted, not duplicated", async () => {
-    const h = await harness();
-    // The operator announced a create, sent it, and died before recording the id.
-    const id = h.cloud.put({ size: 2, label: h.cloud.labelOf(ns, "lost") });
-    await h.create("lost", { size: 2 }, undefined, { createPending: { at: "2026-01-01T00:00:00Z" } });
-    await h.waitFor("Ready", () => readyTrue(h, "lost"));
-    expect(h.cloud.creates).toHaveLength(0);
-    expect(h.get("lost")?.status?.externalId).toBe(id);
-    expect(h.get("lost")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION]).toBe(id);
-    expect(h.get("lost")?.status?.createPending).toBeUndefined();
-    expect(h.cloud.objects.size).toBe(1);
-  });
+function expectCondition(r: PassResult, type: string, want: Cond | "unchanged" | undefined): void {
+  if (want === undefined) return;
+  const c = r.obj?.status?.conditions?.find((x) => x.type === type);
+  if (want === "unchanged") {
+    expect(c, `${type} written`).toBeUndefined();
+    return;
+  }
+  expect({ status: c?.status, reason: c?.reason }, type).toEqual({ status: want[0], reason: want[1] });
+  if (want[2] !== undefined) expect(c?.message, `${type} message`).toMatch(want[2]);
+}
 
-  it("a create that hangs is abandoned at the create deadline, stays announced, and is not sent again within the grace", async () => {
-    // The grace that keeps a second create from being sent must outlast the longest a first can take.
-    expect(Timings.createGraceMillis).toBeGreaterThanOrEqual(2 * Timings.createDeadlineMillis);
-    const timings = Timings as { createDeadlineMillis: number };
-    const deadline = timings.createDeadlineMillis;
-    timings.createDeadlineMillis = 150;
-    try {
-      const h = await harness();
-      h.cloud.createHangs = true;
-      await h.create("hung", { size: 2 });
-      const c = await h.waitFor("deadline reported", () => { const x = h.condition("hung", "Synced"); return x?.status === "False" ? x : undefined; });
-      expect(c.message).toContain("not answered within 0.15 s");
-      expect(h.get("hung")?.status?.createPending).toMatchObject({ at: expect.any(String) as string });
-      h.cloud.createHangs = false;
-      await h.quiet(600); // many backoff periods: each later pass waits for the announced create instead
-      expect(h.cloud.createAttempts).toEqual([key("hung")]);
-      expect(h.condition("hung", "Ready")?.reason).toBe("Creating");
-      expect(h.condition("hung", "Ready")?.message).toMatch(/not sent again before \d+ s/);
-    } finally {
-      timings.createDeadlineMillis = deadline;
+describe("generic reconciler decision table: one pass per case", () => {
+  it.each(cases.map((c) => [c.name, c] as const))("%s", async (_name, { given, want }) => {
+    const r = await onePass(given);
+    if (want.throws !== undefined) expect(r.error).toMatchObject({ reason: want.throws });
+    else if (!(r.error instanceof KubeApiError)) expect(r.error).toBeUndefined();
+    expectCondition(r, "Ready", want.ready);
+    expectCondition(r, "Synced", want.synced);
+    if (want.status !== undefined) expect(r.obj?.status).toMatchObject(want.status);
+    if (want.finalizers !== undefined) expect(r.obj?.metadata.finalizers ?? []).toEqual(want.finalizers);
+    if (want.deleted !== undefined) expect(r.obj === undefined).toBe(want.deleted);
+    if (want.creates !== undefined) expect(r.cloud.creates).toHaveLength(want.creates);
+    if (want.updates !== undefined) expect(r.cloud.updates.map((u) => u.size)).toEqual(want.updates);
+    if (want.deletes !== undefined) expect(r.cloud.deletes).toEqual(want.deletes);
+    if (want.observes !== undefined) expect(r.cloud.observeCalls.filter((c) => c.key === key)).toHaveLength(want.observes);
+    if (want.writes !== undefined) expect(r.writes.map((w) => w.method)).toEqual(want.writes);
+    if (want.statusPatches !== undefined) expect(r.writes.filter((w) => w.method === "patchStatus").map((w) => w.body)).toEqual(want.statusPatches);
+    if (want.events !== undefined) expect(r.events).toEqual(want.events);
+    if (want.requeue === "none") expect(r.requeueAfterMillis).toBeUndefined();
+    else if (want.requeue !== undefined) {
+      expect(r.requeueAfterMillis).toBeGreaterThanOrEqual(want.requeue[0]);
+      expect(r.requeueAfterMillis).toBeLessThanOrEqual(want.requeue[1]);
     }
+    want.check?.(r);
   });
 
-  it("without create-pending an object with its label is never adopted: LabelInUse, nothing created or adopted", async () => {
-    const h = await harness();
-    const theirs = h.cloud.put({ size: 2, label: h.cloud.labelOf(ns, "taken") });
-    await h.create("taken", { size: 2 });
-    const c = await h.waitFor("LabelInUse", () => { const x = h.condition("taken", "Synced"); return x?.status === "False" ? x : undefined; });
-    expect(c.reason).toBe("LabelInUse");
-    const o = h.get("taken");
-    expect(o?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION]).toBeUndefined();
-    expect(o?.status?.externalId).toBeUndefined();
-    // The refused create is known not to have happened: nothing is marked as possibly lost.
-    expect(o?.status?.createPending).toBeUndefined();
-    expect(h.cloud.creates).toEqual([]);
-    await h.kube.deleteCustom(gadgetType, { namespace: ns, name: "taken" });
-    await h.waitFor("resource gone", () => h.get("taken") === undefined);
-    expect(h.cloud.objects.has(theirs)).toBe(true);
-    expect(h.cloud.deletes).toEqual([]);
-  });
-
-  it("a recorded object that vanished: ExternalResourceGone, never recreated by itself; a recreate token creates one, once", async () => {
-    const h = await harness();
-    await h.create("gone", { size: 1, recreate: "early" }); // set while it exists: spent doing nothing
-    await h.waitFor("Ready", () => readyTrue(h, "gone"));
-    const first = h.get("gone")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "";
-    await h.waitFor("idle token spent", () => (h.get("gone")?.status?.lastRequests as { recreate?: { token: string } } | undefined)?.recreate?.token === "early");
-    h.cloud.objects.delete(first); // deleted behind the operator's back
-    h.controller.enqueue(key("gone"));
-    const c = await h.waitFor("ExternalResourceGone", () => { const x = h.condition("gone", "Ready"); return x?.reason === "ExternalResourceGone" ? x : undefined; });
-    expect(c.message).toContain("spec.requests.recreate");
-    await h.quiet(30);
-    expect(h.cloud.creates).toHaveLength(1);
-    expect(h.kube.events.filter((e) => e.reason === "ExternalResourceGone" && e.type === "Warning")).toHaveLength(1);
-    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "gone" }, { spec: { recreate: "r1" } });
-    await h.waitFor("Ready again", () => readyTrue(h, "gone"));
-    const second = h.get("gone")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION];
-    expect(second).not.toBe(first);
-    expect(h.cloud.creates).toHaveLength(2);
-    expect((h.get("gone")?.status?.lastRequests as { recreate?: { token: string } } | undefined)?.recreate?.token).toBe("r1");
-    h.controller.enqueue(key("gone"));
-    await h.quiet(30);
-    expect(h.cloud.creates).toHaveLength(2);
-  });
-
-  it("status tells the truth when the update fails: the observed state (failed, Ready=False) is written with the error", async () => {
-    const h = await harness();
-    await h.create("truth", { size: 1 });
-    await h.waitFor("Ready", () => readyTrue(h, "truth"));
-    const cloudObj = h.cloud.objects.get(h.get("truth")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "");
-    if (cloudObj === undefined) throw new Error("no cloud object");
-    cloudObj.failed = true;
-    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "truth" }, { spec: { size: 2 } });
-    await h.waitFor("Synced=False", () => h.condition("truth", "Synced")?.status === "False");
-    expect(h.condition("truth", "Ready")).toMatchObject({ status: "False", reason: "Failed" });
-    expect(h.condition("truth", "Synced")).toMatchObject({ reason: "Waiting", message: "the gadget is failed" });
-  });
-
-  it("a re-check held back by the client's own call budget: a Synced object keeps its conditions (no write, no Event); a held-back update says RateLimited", async () => {
-    const h = await harness();
-    await h.create("held", { size: 1 });
-    await h.waitFor("Ready", () => readyTrue(h, "held"));
-    await h.quiet(20);
-    const statusWrites = (): number => h.kube.writesTo("gadgets", key("held")).filter((w) => w.method === "patchStatus").length;
-    const writes = statusWrites();
-    const events = h.kube.events.length;
-    const unsent = (): RetryAfterError => new RetryAfterError("RateLimited", "reading: waiting for the call budget", 30, { unsent: true });
-    h.cloud.failNext.set(key("held"), [unsent(), unsent()]);
-    h.controller.enqueue(key("held"));
-    const observes = (): number => h.cloud.observeCalls.filter((c) => c.key === key("held")).length;
-    await h.waitFor("both deferrals taken", () => (h.cloud.failNext.get(key("held")) as Error[] | undefined)?.length === 0);
-    const n = observes();
-    await h.waitFor("retried after the wait", () => observes() > n);
-    await h.quiet(20);
-    expect(statusWrites()).toBe(writes);
-    expect(h.kube.events.length).toBe(events);
-    expect(h.condition("held", "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
-    // The same deferral with work waiting (a spec change to apply) is news: RateLimited, then done.
-    const o = h.cloud.objects.get(h.get("held")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "");
-    if (o === undefined) throw new Error("no cloud object");
-    o.held = true;
-    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "held" }, { spec: { size: 2 } });
-    await h.waitFor("RateLimited", () => h.condition("held", "Synced")?.reason === "RateLimited");
-    o.held = false;
-    await h.waitFor("updated", () => readyTrue(h, "held") && h.get("held")?.status?.size === 2 && h.condition("held", "Synced")?.status === "True");
-  });
-
-  it("observe-only with drift: mirrors, reports the difference, changes nothing, holds no finalizer", async () => {
-    const h = await harness();
-    const id = h.cloud.put({ size: 2, label: "made elsewhere" });
-    await h.create("watched", { size: 5, managementPolicy: "Observe", id });
-    await h.waitFor("Ready", () => readyTrue(h, "watched"));
-    const synced = h.condition("watched", "Synced");
-    expect(synced).toMatchObject({ status: "True", reason: "Observing" });
-    expect(synced?.message).toContain("size 2 → 5");
-    expect(h.get("watched")?.status).toMatchObject({ size: 2 });
-    expect(h.cloud.updates).toHaveLength(0);
-    expect(h.cloud.creates).toHaveLength(0);
-    expect(h.get("watched")?.metadata.finalizers ?? []).toEqual([]);
-  });
-
-  it("update waiting on a status precondition: Waiting, no update sent, then exactly one when it clears", async () => {
-    const h = await harness();
-    await h.create("busy", { size: 1 });
-    await h.waitFor("Ready", () => readyTrue(h, "busy"));
-    const id = h.get("busy")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "";
-    const cloudObj = h.cloud.objects.get(id);
-    if (cloudObj === undefined) throw new Error("no cloud object");
-    cloudObj.busy = true;
-    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "busy" }, { spec: { size: 4 } });
-    const waiting = await h.waitFor("Waiting", () => { const c = h.condition("busy", "Synced"); return c?.status === "False" ? c : undefined; });
-    expect(waiting.reason).toBe("Waiting");
-    expect(h.cloud.updates).toHaveLength(0);
-    cloudObj.busy = false;
-    await h.waitFor("updated and Ready", () => readyTrue(h, "busy") && h.get("busy")?.status?.size === 4);
-    expect(h.cloud.updates).toEqual([{ key: key("busy"), size: 4 }]);
-    expect(h.condition("busy", "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
-  });
-
-  it("delete not yet gone: keeps the finalizer and says Deleting until the cloud object is gone", async () => {
-    const h = await harness();
-    await h.create("slow", { size: 1 });
-    await h.waitFor("Ready", () => readyTrue(h, "slow"));
-    const id = h.get("slow")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "";
-    const cloudObj = h.cloud.objects.get(id);
-    if (cloudObj === undefined) throw new Error("no cloud object");
-    cloudObj.deleteDelays = 1;
-    await h.kube.deleteCustom(gadgetType, { namespace: ns, name: "slow" });
-    await h.waitFor("Deleting", () => h.condition("slow", "Ready")?.reason === "Deleting");
-    expect(h.get("slow")?.metadata.finalizers).toEqual([FINALIZER]);
-    expect(h.cloud.objects.has(id)).toBe(true);
-    // The next pass (the delete poll; driven here rather than waited for) finds it gone.
-    h.controller.enqueue(key("slow"));
-    await h.waitFor("resource gone", () => h.get("slow") === undefined);
-    expect(h.cloud.objects.has(id)).toBe(false);
-    expect(h.cloud.deletes).toEqual([id, id]);
-  });
-
-  it("delete with Retain: the resource goes, the cloud object stays, no delete call", async () => {
-    const h = await harness();
-    await h.create("keep", { size: 1, deletionPolicy: "Retain" });
-    await h.waitFor("Ready", () => readyTrue(h, "keep"));
-    const id = h.get("keep")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "";
-    await h.kube.deleteCustom(gadgetType, { namespace: ns, name: "keep" });
-    await h.waitFor("resource gone", () => h.get("keep") === undefined);
-    expect(h.cloud.objects.has(id)).toBe(true);
-    expect(h.cloud.deletes).toEqual([]);
-  });
-
-  it("terminal error: tried once, reported, not retried by the periodic resync, retried on a spec change", async () => {
-    const h = await harness({ resyncMillis: 30 });
-    h.cloud.maxSize = 10;
-    await h.create("healthy", { size: 1 });
-    await h.create("bad", { size: 1000 });
-    const c = await h.waitFor("Synced=False", () => { const x = h.condition("bad", "Synced"); return x?.status === "False" ? x : undefined; });
-    expect(c).toMatchObject({ reason: "ApiRejected", message: "size 1000 is larger than 10" });
-    const healthyCalls = (): number => h.cloud.observeCalls.filter((x) => x.key === key("healthy")).length;
-    const healthyBefore = healthyCalls();
-    await h.quiet(250);
-    // Not even the watch event of our own finalizer write tries it again.
-    expect(h.cloud.createAttempts.filter((k) => k === key("bad"))).toHaveLength(1); // several resyncs went by…
-    expect(healthyCalls()).toBeGreaterThan(healthyBefore + 3); // …and did reconcile the others
-    expect(h.kube.events.filter((e) => e.reason === "ApiRejected")).toHaveLength(1);
-    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "bad" }, { spec: { size: 2 } });
-    await h.waitFor("Ready after the spec change", () => readyTrue(h, "bad"));
-  });
-
-  it("a nested status field that disappears is removed with exactly one write", async () => {
-    const h = await harness();
-    await h.create("nested", { size: 1 });
-    await h.waitFor("Ready", () => readyTrue(h, "nested"));
-    const cloudObj = h.cloud.objects.get(h.get("nested")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "");
-    if (cloudObj === undefined) throw new Error("no cloud object");
-    cloudObj.details = { primary: "p.example", secondary: "s.example" };
-    h.controller.enqueue(key("nested"));
-    await h.waitFor("both hosts", () => (h.get("nested")?.status?.details as Record<string, string> | undefined)?.secondary === "s.example");
-    cloudObj.details = { primary: "p.example" };
-    const before = h.kube.writesTo("gadgets", key("nested")).filter((w) => w.method === "patchStatus").length;
-    h.controller.enqueue(key("nested"));
-    await h.waitFor("secondary removed", () => (h.get("nested")?.status?.details as Record<string, string> | undefined)?.secondary === undefined);
-    // More passes once the cache has the write: nothing more to send.
-    await h.quiet(100);
-    for (let i = 0; i < 3; i++) {
-      h.controller.enqueue(key("nested"));
-      await h.quiet(20);
+  it("every reason the runtime derives conditions from is covered by a case", () => {
+    const reasons = new Set(cases.flatMap((c) => [c.want.ready, c.want.synced]).flatMap((w) => (Array.isArray(w) ? [w[1]] : [])));
+    for (const r of ["Creating", "Available", "ReconcileSuccess", "ExternalResourceGone", "Observing", "NotFound", "Deleting", "Paused", "InvalidSpec", "ReferenceNotFound", "ReferenceNotReady", "ExternalIdInUse", "RateLimited"]) {
+      expect(reasons, r).toContain(r);
     }
-    const writes = h.kube.writesTo("gadgets", key("nested")).filter((w) => w.method === "patchStatus").slice(before);
-    expect(writes.map((w) => w.body)).toEqual([{ details: { secondary: null } }]);
-  });
-
-  it("a conflict adding the finalizer is retried at once, unreported and without backoff", async () => {
-    const h = await harness({ backoffBaseMillis: 5_000 });
-    h.kube.failNext("jsonPatchCustom", new KubeApiError(409, "Conflict", "test of /metadata/resourceVersion failed"));
-    const t0 = Date.now();
-    await h.create("race", { size: 1 });
-    await h.waitFor("Ready", () => readyTrue(h, "race"));
-    expect(Date.now() - t0).toBeLessThan(2_000); // a backoff would have waited 5 s
-    expect(h.cloud.creates).toHaveLength(1);
-    const reported = h.kube.writesTo("gadgets", key("race")).filter((w) => JSON.stringify(w.body ?? {}).includes("ReconcileError"));
-    expect(reported).toEqual([]);
-    expect(h.kube.events.filter((e) => e.type === "Warning")).toEqual([]);
-  });
-
-  it("a reference not found or not ready: waits with its reason, no cloud call, proceeds when the referenced object becomes Ready", async () => {
-    const h = await harness();
-    await h.create("app", { size: 1, dependsOn: "db" });
-    const notFound = await h.waitFor("ReferenceNotFound", () => { const c = h.condition("app", "Ready"); return c?.status === "False" ? c : undefined; });
-    expect(notFound).toMatchObject({ reason: "ReferenceNotFound" });
-    expect(notFound.message).toContain("db");
-    expect(h.condition("app", "Synced")).toMatchObject({ status: "False", reason: "ReferenceNotFound" });
-    // db refers to a missing "net": it exists but is not Ready.
-    await h.create("db", { size: 1, dependsOn: "net" });
-    await h.waitFor("ReferenceNotReady", () => h.condition("app", "Ready")?.reason === "ReferenceNotReady");
-    await h.quiet(150); // many pending polls long: nothing polls while it waits
-    expect(h.cloud.observeCalls.filter((c) => c.key === key("app"))).toEqual([]);
-    expect(h.cloud.creates).toHaveLength(0);
-    await h.create("net", { size: 1 });
-    await h.waitFor("all Ready, woken by the changes", () => readyTrue(h, "net") && readyTrue(h, "db") && readyTrue(h, "app"));
-    expect(h.cloud.creates).toHaveLength(3);
-  });
-
-  it("the connection Secret is published by the runtime, owned by the object, and put back when deleted", async () => {
-    const h = await harness({ connection: true });
-    await h.create("conn", { size: 7 });
-    await h.waitFor("Ready", () => readyTrue(h, "conn"));
-    const secret = await h.kube.getSecret({ namespace: ns, name: "conn-gadget" });
-    expect(Buffer.from(secret.data?.size ?? "", "base64").toString()).toBe("7");
-    expect(secret.metadata.ownerReferences?.[0]).toMatchObject({ kind: "Gadget", name: "conn", uid: h.get("conn")?.metadata.uid, controller: true });
-    expect(h.get("conn")?.status?.connectionSecretName).toBe("conn-gadget");
-    const applies = (): number => h.kube.writesTo("secrets").filter((w) => w.method === "apply" || w.method === "create").length;
-    expect(applies()).toBe(1);
-    await h.quiet(100); // the watch brings the new Secret into the operator's cache
-    h.controller.enqueue(key("conn"));
-    await h.quiet(30);
-    expect(applies()).toBe(1); // unchanged content: no write
-    await h.kube.deleteSecret({ namespace: ns, name: "conn-gadget" });
-    await h.waitFor("Secret back", () => applies() === 2);
   });
 });

@@ -1,0 +1,164 @@
+// What spans reconcile passes: the running Controller's queue, backoff, terminal errors, the
+// create deadline, and wake-ups by watches and references, on an in-memory Kubernetes API and
+// the in-memory Gadget cloud. What one pass decides is the decision table's
+// (reconciler-table.test.ts). Negatives are proven by counters (passes that did run), never by
+// sleeping.
+import { afterEach, describe, expect, it } from "vitest";
+import { KubeApiError } from "../../src/kube/errors.ts";
+import { Controller } from "../../src/runtime/controller.ts";
+import { RetryAfterError } from "../../src/runtime/errors.ts";
+import { KubeEventRecorder } from "../../src/runtime/events.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
+import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { EXTERNAL_ID_ANNOTATION } from "../../src/runtime/reconciler.ts";
+import { Timings } from "../../src/runtime/timings.ts";
+import { GadgetCloud, gadgetType, type GadgetSpec } from "../fixtures/gadget-kind.ts";
+import { MemoryKube } from "../fixtures/memory-kube.ts";
+
+const ns = "queue";
+const POLL = { pendingMillis: 40, readyMillis: 60_000 };
+const key = (name: string): string => `${ns}/${name}`;
+
+const running: Controller[] = [];
+afterEach(async () => { await Promise.all(running.splice(0).map((c) => c.stop())); });
+
+async function harness(opts: { resyncMillis?: number; backoffBaseMillis?: number; connection?: boolean } = {}) {
+  const kube = new MemoryKube();
+  const cloud = new GadgetCloud();
+  const controller = new Controller(cloud.kind(POLL, { connection: opts.connection ?? false }), {
+    kube, log: createLogger({ level: "silent" }), events: new KubeEventRecorder(kube, { controller: "test", instance: "queue" }),
+  }, {
+    concurrency: 2, namespaces: [ns], coalesceMillis: 0, conflictRetryMillis: 20,
+    backoff: { baseMillis: opts.backoffBaseMillis ?? 20, maxMillis: 200, jitter: 0 },
+    ...(opts.resyncMillis !== undefined ? { resyncMillis: opts.resyncMillis } : {}),
+  });
+  running.push(controller);
+  await controller.start();
+  const get = (name: string): ManagedObject | undefined => kube.peek(gadgetType, { namespace: ns, name }) as ManagedObject | undefined;
+  const condition = (name: string, type: string) => get(name)?.status?.conditions?.find((c) => c.type === type);
+  const observes = (name: string): number => cloud.observeCalls.filter((c) => c.key === key(name)).length;
+  return {
+    kube, cloud, controller, get, condition, observes,
+    create: async (name: string, spec: Partial<GadgetSpec>): Promise<void> => {
+      await kube.createCustom(gadgetType, ns, { metadata: { name }, spec: { size: 1, ...spec } });
+    },
+    ready: (name: string): boolean => condition(name, "Ready")?.status === "True" && get(name)?.status?.observedGeneration === get(name)?.metadata.generation,
+    /** Resolves once `fn` holds (polled on the event loop; the 5 s bound only turns a hang into a failure). */
+    async until<T>(what: string, fn: () => T | undefined | false): Promise<T> {
+      const end = Date.now() + 5_000;
+      for (;;) {
+        const v = fn();
+        if (v !== undefined && v !== false) return v;
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    },
+  };
+}
+
+describe("controller: what spans passes", () => {
+  it("a create that hangs is abandoned at the deadline, stays announced, and later passes wait instead of sending another", async () => {
+    // The grace that keeps a second create from being sent must outlast the longest a first can take.
+    expect(Timings.createGraceMillis).toBeGreaterThanOrEqual(2 * Timings.createDeadlineMillis);
+    const timings = Timings as { createDeadlineMillis: number };
+    const deadline = timings.createDeadlineMillis;
+    timings.createDeadlineMillis = 150;
+    try {
+      const h = await harness();
+      h.cloud.createHangs = true;
+      await h.create("hung", {});
+      const c = await h.until("deadline reported", () => { const x = h.condition("hung", "Synced"); return x?.status === "False" ? x : undefined; });
+      expect(c.message).toContain("not answered within 0.15 s");
+      expect(h.get("hung")?.status?.createPending).toMatchObject({ at: expect.any(String) as string });
+      h.cloud.createHangs = false;
+      // Five more passes (backoff, then the pending poll): each waits for the announced create.
+      const passes = h.observes("hung");
+      await h.until("five more passes", () => h.observes("hung") >= passes + 5);
+      expect(h.cloud.createAttempts).toEqual([key("hung")]);
+      expect(h.condition("hung", "Ready")?.reason).toBe("Creating");
+      expect(h.condition("hung", "Ready")?.message).toMatch(/not sent again before \d+ s/);
+    } finally {
+      timings.createDeadlineMillis = deadline;
+    }
+  });
+
+  it("a terminal error is tried once and not retried by the periodic resync (which does reconcile the others), then retried on a spec change", async () => {
+    const h = await harness({ resyncMillis: 30 });
+    h.cloud.maxSize = 10;
+    await h.create("healthy", {});
+    await h.create("bad", { size: 1000 });
+    await h.until("Synced=False", () => h.condition("bad", "Synced")?.status === "False");
+    const healthy = h.observes("healthy");
+    await h.until("three resyncs of the others", () => h.observes("healthy") >= healthy + 3);
+    // Not even the watch event of our own finalizer write tries it again.
+    expect(h.cloud.createAttempts.filter((k) => k === key("bad"))).toHaveLength(1);
+    expect(h.kube.events.filter((e) => e.reason === "ApiRejected")).toHaveLength(1);
+    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "bad" }, { spec: { size: 2 } });
+    await h.until("Ready after the spec change", () => h.ready("bad"));
+  });
+
+  it("a pass held back by the call budget is retried after its delay, not backed off, and writes nothing", async () => {
+    const h = await harness({ backoffBaseMillis: 5_000 });
+    await h.create("held", {});
+    await h.until("Ready", () => h.ready("held"));
+    const writes = h.kube.writesTo("gadgets", key("held")).filter((w) => w.method === "patchStatus").length;
+    h.cloud.failNext.set(key("held"), [new RetryAfterError("RateLimited", "waiting for the call budget", 30, { unsent: true })]);
+    const passes = h.observes("held");
+    h.controller.enqueue(key("held"));
+    // The deferred pass, then the retry 30 ms later (a backoff would have waited 5 s).
+    await h.until("retried after the delay", () => h.observes("held") >= passes + 2);
+    expect(h.kube.writesTo("gadgets", key("held")).filter((w) => w.method === "patchStatus").length).toBe(writes);
+    expect(h.condition("held", "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
+  });
+
+  it("a conflict adding the finalizer is retried at once, unreported and without backoff", async () => {
+    const h = await harness({ backoffBaseMillis: 5_000 });
+    h.kube.failNext("jsonPatchCustom", new KubeApiError(409, "Conflict", "test of /metadata/resourceVersion failed"));
+    const t0 = Date.now();
+    await h.create("race", {});
+    await h.until("Ready", () => h.ready("race"));
+    expect(Date.now() - t0).toBeLessThan(2_000); // a backoff would have waited 5 s
+    expect(h.cloud.creates).toHaveLength(1);
+    expect(h.kube.writesTo("gadgets", key("race")).filter((w) => JSON.stringify(w.body ?? {}).includes("ReconcileError"))).toEqual([]);
+    expect(h.kube.events.filter((e) => e.type === "Warning")).toEqual([]);
+  });
+
+  it("a referenced object becoming Ready wakes its referrers: a chain of references converges without polling", async () => {
+    const h = await harness();
+    await h.create("app", { dependsOn: "db" });
+    await h.until("ReferenceNotFound", () => h.condition("app", "Ready")?.reason === "ReferenceNotFound");
+    await h.create("db", { dependsOn: "net" });
+    await h.until("ReferenceNotReady", () => h.condition("app", "Ready")?.reason === "ReferenceNotReady");
+    await h.create("net", {});
+    await h.until("all Ready, woken by the changes", () => h.ready("net") && h.ready("db") && h.ready("app"));
+    expect(h.cloud.creates).toHaveLength(3);
+  });
+
+  it("a recorded object deleted behind its back is noticed on the next pass; a recreate token then makes one, once", async () => {
+    const h = await harness();
+    await h.create("gone", {});
+    await h.until("Ready", () => h.ready("gone"));
+    const first = h.get("gone")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "";
+    h.cloud.objects.delete(first);
+    h.controller.enqueue(key("gone"));
+    await h.until("ExternalResourceGone", () => h.condition("gone", "Ready")?.reason === "ExternalResourceGone");
+    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "gone" }, { spec: { recreate: "r1" } });
+    await h.until("Ready again", () => h.ready("gone") && h.get("gone")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] !== first);
+    const passes = h.observes("gone");
+    h.controller.enqueue(key("gone"));
+    await h.until("another pass", () => h.observes("gone") > passes);
+    expect(h.cloud.creates).toHaveLength(2);
+  });
+
+  it("the connection Secret deleted by someone is put back (its watch wakes the owner)", async () => {
+    const h = await harness({ connection: true });
+    await h.create("conn", { size: 7 });
+    await h.until("Ready", () => h.ready("conn"));
+    const writes = (): number => h.kube.writesTo("secrets").filter((w) => w.method === "apply" || w.method === "create").length;
+    expect(writes()).toBe(1);
+    await h.kube.deleteSecret({ namespace: ns, name: "conn-gadget" });
+    await h.until("Secret back", () => writes() === 2);
+    const secret = await h.kube.getSecret({ namespace: ns, name: "conn-gadget" });
+    expect(Buffer.from(secret.data?.size ?? "", "base64").toString()).toBe("7");
+  });
+});
