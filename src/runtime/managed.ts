@@ -135,8 +135,15 @@ export interface AfterObserve {
   pollMillis?: number;
 }
 
-export interface ExternalClient<Spec, Ext, Status, Delta = undefined> {
+/** What every kind does with its cloud object: look at it (a read-only kind does only this). */
+export interface ExternalReader<Spec, Ext, Status, Delta = undefined> {
   observe(m: Managed<Spec>, signal: AbortSignal): Promise<Observation<Ext, Status, Delta>>;
+  /** Work that follows a successful observation (e.g. one-shot request tokens), before the Secret is published. */
+  afterObserve?(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, signal: AbortSignal): Promise<AfterObserve | undefined>;
+}
+
+/** A kind that manages its cloud object: creates, changes and deletes it too. */
+export interface ExternalClient<Spec, Ext, Status, Delta = undefined> extends ExternalReader<Spec, Ext, Status, Delta> {
   /**
    * Asked before a create is announced and sent: a Deferral waits (the API's limits are a
    * queue, not a failure: nothing is sent to find out); undefined goes ahead.
@@ -152,9 +159,10 @@ export interface ExternalClient<Spec, Ext, Status, Delta = undefined> {
   update(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, signal: AbortSignal): Promise<void>;
   /** Resolves `gone: true` once the cloud object no longer exists. */
   delete(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, signal: AbortSignal): Promise<{ gone: boolean }>;
-  /** Work that follows a successful observation (e.g. one-shot request tokens), before the Secret is published. */
-  afterObserve?(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, signal: AbortSignal): Promise<AfterObserve | undefined>;
 }
+
+/** Whether a kind's external client manages (writes) its cloud object, or only reads it. */
+export const canWrite = <Spec, Ext, Status, Delta>(external: ExternalReader<Spec, Ext, Status, Delta>): external is ExternalClient<Spec, Ext, Status, Delta> => "create" in external;
 
 /** What the owned connection Secret holds now (decoded), as the runtime's cache has it. */
 export interface PublishedConnection {
@@ -255,7 +263,12 @@ export interface ManagedKind<Spec, Ext, Status, Delta = undefined> {
   /** Parses and defaults the spec; throws (e.g. a ZodError) when it is invalid. */
   parseSpec(raw: unknown): Spec;
   policies(spec: Spec): Policies;
-  external: ExternalClient<Spec, Ext, Status, Delta>;
+  /**
+   * How the kind reaches its cloud object: an ExternalClient manages it; an ExternalReader only
+   * mirrors it (a read-only kind: always observed, never created, changed or deleted, and
+   * never holding a finalizer).
+   */
+  external: ExternalClient<Spec, Ext, Status, Delta> | ExternalReader<Spec, Ext, Status, Delta>;
   poll: PollIntervals;
   references?: Reference<Spec>[];
   connection?: ConnectionSource<Spec, Ext, Status>;

@@ -25,7 +25,7 @@ import { getCondition } from "./conditions.ts";
 import type { ConnectionSecrets } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
-import type { AnyManagedKind, CreatePending, Deferral, Managed, ManagedObject, ManagedStatus, Observation, Observed } from "./managed.ts";
+import { canWrite, type AnyManagedKind, type CreatePending, type Deferral, type ExternalClient, type Managed, type ManagedObject, type ManagedStatus, type Observation, type Observed } from "./managed.ts";
 import { ObjectWrites } from "./object-writes.ts";
 import { conditionsOf, settled, type Findings, type Outcome } from "./outcome.ts";
 import { Ownership, recordedIdOf } from "./ownership.ts";
@@ -87,6 +87,8 @@ export class ManagedReconciler {
   private readonly deps: ReconcilerDeps;
   private readonly writes: ObjectWrites;
   private readonly ownership: Ownership;
+  /** The kind's writers; undefined for a read-only kind (it only mirrors its cloud object). */
+  private readonly writer: ExternalClient<unknown, unknown, unknown, unknown> | undefined;
   /** Keys whose last create this process sent got an answer (an error): nothing of it can still be in flight. */
   private readonly answeredCreates = new Set<string>();
   /** The live pass, in order. */
@@ -105,6 +107,7 @@ export class ManagedReconciler {
     this.deps = deps;
     this.writes = new ObjectWrites(deps.kube, kind.type, (obj, rv) => { this.wrote(obj, rv, false); });
     this.ownership = new Ownership(kind, deps.recorders);
+    this.writer = canWrite(kind.external) ? kind.external : undefined;
   }
 
   /**
@@ -137,7 +140,7 @@ export class ManagedReconciler {
     const policies = this.kind.policies(spec);
     const pass: Pass = {
       status, generation, acting: false,
-      observeOnly: policies.management === "Observe",
+      observeOnly: policies.management === "Observe" || this.writer === undefined,
       m: { obj, key: keyOf(obj), spec, externalId: recordedIdOf(this.kind, obj), createPending: createPendingOf(obj.status), policies, refs: {}, actions: new Actions(status) },
     };
 
@@ -212,10 +215,11 @@ export class ManagedReconciler {
   /** Changed to match the spec when it differs in what can be changed, then observed again. */
   private async update(pass: Pass, signal: AbortSignal): Promise<Outcome | undefined> {
     const observed = pass.observed;
+    const writer = this.writer;
     // Nothing is sent while the spec asks for what cannot be: a partial update would pretend otherwise.
-    if (observed === undefined || pass.observeOnly || observed.unfixable !== undefined || observed.upToDate) return undefined;
+    if (observed === undefined || writer === undefined || pass.observeOnly || observed.unfixable !== undefined || observed.upToDate) return undefined;
     pass.acting = true;
-    await this.kind.external.update(pass.m, observed, signal);
+    await writer.update(pass.m, observed, signal);
     this.deps.events.normal(pass.m.obj, EventReasons.Updated, EventActions.Update, `updated ${observed.diff ?? "the cloud object"}`);
     const again = await this.kind.external.observe(pass.m, signal);
     if (!again.exists) return { type: "recheck" };
@@ -267,8 +271,10 @@ export class ManagedReconciler {
   /** Creates the cloud object, announced first; or waits, when the kind or a create in flight says so. */
   private async create(pass: Pass, signal: AbortSignal): Promise<Outcome> {
     const { m } = pass;
+    const writer = this.writer;
+    if (writer === undefined) return { type: "absent" };
     pass.acting = true;
-    const deferral = this.createMayBeInFlight(m) ?? await this.kind.external.readyToCreate?.(m, signal);
+    const deferral = this.createMayBeInFlight(m) ?? await writer.readyToCreate?.(m, signal);
     if (deferral !== undefined) {
       pass.status.merge(deferral.status ?? {});
       return { type: "waiting", deferral };
@@ -276,7 +282,7 @@ export class ManagedReconciler {
     // Announced first, every time: if the response is lost (or the process dies), the next
     // pass knows a create may have happened and looks for it; without the mark it never adopts
     // anything, and its time starts the grace period of this attempt.
-    await this.writes.markCreatePending(m, pass.status, this.kind.external.intent?.(m) ?? {});
+    await this.writes.markCreatePending(m, pass.status, writer.intent?.(m) ?? {});
     const key = `${m.key.namespace}/${m.key.name}`;
     this.answeredCreates.delete(key);
     // A create still waiting (for the call budget, a 429, a slow answer) after the deadline is
@@ -289,7 +295,7 @@ export class ManagedReconciler {
     else signal.addEventListener("abort", forward, { once: true });
     let created;
     try {
-      created = await this.kind.external.create(m, deadline.signal);
+      created = await writer.create(m, deadline.signal);
     } catch (err) {
       // The API refused it: nothing was created, so nothing may be looked for or adopted later.
       if (err instanceof TerminalError) await this.writes.clearCreatePending(m, pass.status).catch(() => undefined);
@@ -313,7 +319,8 @@ export class ManagedReconciler {
     const { m } = pass;
     if (!(m.obj.metadata.finalizers ?? []).includes(FINALIZER)) return undefined;
     pass.acting = true;
-    if (m.policies.deletion === "Delete" && m.policies.management === "Manage") {
+    const writer = this.writer;
+    if (writer !== undefined && m.policies.deletion === "Delete" && m.policies.management === "Manage") {
       if (this.deps.references !== undefined) m.refs = this.deps.references.resolve(m, true).refs;
       const owner = m.externalId !== undefined ? this.ownership.ownerOtherThan(m, m.externalId) : undefined;
       if (owner !== undefined) {
@@ -334,7 +341,7 @@ export class ManagedReconciler {
         // Found by a create it announced: recorded before the delete, so the pass after it knows
         // which object to see gone instead of waiting out the announcement.
         if (observed.externalId !== m.externalId) await this.writes.recordExternalId(m, pass.status, observed.externalId);
-        const { gone } = await this.kind.external.delete(m, observed, signal);
+        const { gone } = await writer.delete(m, observed, signal);
         if (!gone) return { type: "deleting" };
         this.deps.events.normal(m.obj, EventReasons.Deleted, EventActions.Delete, `deleted ${this.kind.type.kind} ${observed.externalId} from Linode`);
       }

@@ -41,6 +41,8 @@ interface Given {
   /** Steers the cloud before the pass (e.g. a failure to inject). */
   steer?: (cloud: GadgetCloud, kube: MemoryKube) => void;
   connection?: boolean;
+  /** The kind only reads its cloud objects (its external client has no create, update or delete). */
+  readOnly?: boolean;
   /** Secrets in the namespace (e.g. one the pass published before), as data. */
   secrets?: Record<string, { data: Record<string, string>; ownedByG?: boolean }>;
 }
@@ -120,7 +122,7 @@ async function onePass(given: Given): Promise<PassResult> {
     normal: (_o, reason) => { events.push(`Normal/${reason}`); },
     warning: (_o, reason) => { events.push(`Warning/${reason}`); },
   };
-  const controller = new Controller(cloud.kind(POLL, { connection: given.connection ?? false }), {
+  const controller = new Controller(cloud.kind(POLL, { connection: given.connection ?? false, readOnly: given.readOnly ?? false }), {
     kube, log: createLogger({ level: "silent" }), events: recorder,
   }, { concurrency: 1, namespaces: [ns] });
   await controller.syncCaches();
@@ -348,6 +350,21 @@ const cases: Case[] = [
     name: "an id another resource records: ExternalIdInUse, nothing read or written to it",
     given: { object: { spec: { id: "7" } }, others: { owner: recorded("7") }, cloud: { 7: gadget(3) } },
     want: { observes: 0, updates: [], creates: 0, ready: ["False", "ExternalIdInUse"], synced: ["False", "ExternalIdInUse"], events: ["Warning/ExternalIdInUse"], requeue: drift },
+  },
+  {
+    name: "a read-only kind: mirrors what its spec names, reports differences, changes nothing, holds no finalizer",
+    given: { readOnly: true, object: { spec: { size: 5, id: "2" } }, cloud: { 2: { size: 2, label: "made elsewhere" } } },
+    want: { finalizers: [], creates: 0, updates: [], status: { size: 2, externalId: "2" }, ready: ["True", "Available"], synced: ["True", "Observing", /size 2 → 5/] },
+  },
+  {
+    name: "a read-only kind with nothing to read: NotFound, nothing created",
+    given: { readOnly: true, object: {} },
+    want: { finalizers: [], creates: 0, ready: ["False", "NotFound"], synced: ["False", "NotFound"] },
+  },
+  {
+    name: "a read-only kind being deleted with a finalizer left from before: let go, nothing deleted",
+    given: { readOnly: true, object: { ...recorded("7"), deleting: true }, cloud: { 7: gadget() } },
+    want: { deleted: true, deletes: [], observes: 0, check: (r) => { expect(r.cloud.objects.has("7")).toBe(true); } },
   },
 ];
 

@@ -17,7 +17,7 @@
 // allows: on a shared token every namespace reaches every object of the account.
 import { tokenId, type LinodeClient } from "../../linode/index.ts";
 import { TerminalError } from "../../runtime/errors.ts";
-import { reference, type ConnectionSource, type ExternalClient, type KubeObject, type Managed, type ManagedObject, type Observation, type Reference, type SecretObject } from "../../runtime/managed.ts";
+import { reference, type ConnectionSource, type ExternalClient, type ExternalReader, type KubeObject, type Managed, type ManagedObject, type Observation, type Reference, type SecretObject } from "../../runtime/managed.ts";
 import type { Selectors } from "../../runtime/stores.ts";
 
 import { accountRecordSchema, type AccountRecord, type CredentialsRef } from "./schema.ts";
@@ -223,10 +223,11 @@ export class AccountScope<Spec extends AccountSource> {
     return this.resolved(m).account;
   }
 
+  /** An ExternalClient whose every call goes to the object's account (the account recorded with what it creates). */
   external<Ext, Status, Delta = undefined>(client: (account: Account) => ExternalClient<Spec, Ext, Status, Delta>): ExternalClient<Spec, Ext, Status, Delta> {
     const of = (m: Managed<Spec>): ExternalClient<Spec, Ext, Status, Delta> => client(this.of(m));
     return {
-      observe: (m, signal) => this.observe(m, client, signal),
+      ...this.reader(client),
       readyToCreate: async (m, signal) => of(m).readyToCreate?.(m, signal),
       intent: (m) => {
         const r = this.resolved(m);
@@ -239,7 +240,14 @@ export class AccountScope<Spec extends AccountSource> {
       },
       update: (m, observed, signal) => of(m).update(m, observed, signal),
       delete: (m, observed, signal) => of(m).delete(m, observed, signal),
-      afterObserve: async (m, observed, signal) => of(m).afterObserve?.(m, observed, signal),
+    };
+  }
+
+  /** An ExternalReader (a read-only kind's) whose calls go to the object's account. */
+  reader<Ext, Status, Delta = undefined>(client: (account: Account) => ExternalReader<Spec, Ext, Status, Delta>): ExternalReader<Spec, Ext, Status, Delta> {
+    return {
+      observe: (m, signal) => this.observe(m, client, signal),
+      afterObserve: async (m, observed, signal) => client(this.of(m)).afterObserve?.(m, observed, signal),
     };
   }
 
@@ -252,7 +260,7 @@ export class AccountScope<Spec extends AccountSource> {
     };
   }
 
-  private async observe<Ext, Status, Delta>(m: Managed<Spec>, client: (account: Account) => ExternalClient<Spec, Ext, Status, Delta>, signal: AbortSignal): Promise<Observation<Ext, Status, Delta>> {
+  private async observe<Ext, Status, Delta>(m: Managed<Spec>, client: (account: Account) => ExternalReader<Spec, Ext, Status, Delta>, signal: AbortSignal): Promise<Observation<Ext, Status, Delta>> {
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     const r = this.resolved(m);
     const named = this.o.namedId?.(m.spec);
