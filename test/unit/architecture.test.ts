@@ -59,6 +59,14 @@ describe("architecture", () => {
     expect(importsFrom((f) => area(f) === "runtime", (t) => area(t) === "resources")).toEqual([]);
   });
 
+  it("a kind's folder (and the shared parts kinds build on) reaches the runtime only through its contract", () => {
+    const kindFiles = (f: string): boolean => /^resources\/[^/]+\//.test(f);
+    expect(importsFrom(kindFiles, (t) => area(t) === "runtime" && t !== "runtime/contract.ts")).toEqual([]);
+    expect(importsFrom(kindFiles, (t) => area(t) === "kube" || area(t) === "crd")).toEqual([]);
+    // The contract is read: the kinds do import it.
+    expect(importsFrom(kindFiles, (t) => t === "runtime/contract.ts").length).toBeGreaterThan(10);
+  });
+
   it("the CRD generator imports no kind, and no kind imports the generator: it renders the definitions it is given", () => {
     expect(importsFrom((f) => area(f) === "crd", (t) => area(t) === "resources")).toEqual([]);
     expect(importsFrom((f) => area(f) === "resources", (t) => area(t) === "crd")).toEqual([]);

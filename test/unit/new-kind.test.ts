@@ -77,13 +77,13 @@ describe("a new kind is its folder and one line in the list", () => {
     expect(cloud.lamps.size).toBe(0);
   });
 
-  it("its folder imports only the runtime's contract (kind definition, managed kinds) and the shared kind deps, never src/crd or src/kube", () => {
+  it("its folder imports only the runtime's contract and the shared kind deps, never src/crd or src/kube", () => {
     const dir = fileURLToPath(new URL("../fixtures/toy-kind", import.meta.url));
     const imports = readdirSync(dir).flatMap((f) => [...readFileSync(join(dir, f), "utf8").matchAll(/from "([^"]+)"/g)].map((m) => m[1] ?? ""));
     const outside = imports.filter((i) => i.startsWith("../"));
     expect(outside.filter((i) => /src\/(crd|kube)\//.test(i))).toEqual([]);
     expect(new Set(outside)).toEqual(new Set([
-      "../../../src/runtime/kind-definition.ts", "../../../src/runtime/managed.ts", "../../../src/resources/shared/deps.ts",
+      "../../../src/runtime/contract.ts", "../../../src/resources/shared/deps.ts",
     ]));
   });
 });

@@ -1,6 +1,6 @@
 // A snapshot's databaseRef: the ManagedDatabase it is of, resolved (and decoded) by the runtime
 // before observe, and woken when that database changes.
-import { reference } from "../../runtime/managed.ts";
+import { reference } from "../../runtime/contract.ts";
 import { managedDatabaseType } from "../managed-database/definition.ts";
 import { databaseView, type DatabaseView } from "../managed-database/reference-view.ts";
 import type { DatabaseSnapshotSpec } from "./schema.ts";

@@ -1,5 +1,5 @@
 // The DatabaseSnapshot kind as Kubernetes sees it: names, schemas, printer columns and reasons (its CRD is generated from this).
-import { columns, resourceTypeOf, type KindDefinition } from "../../runtime/kind-definition.ts";
+import { columns, resourceTypeOf, type KindDefinition } from "../../runtime/contract.ts";
 import { databaseSnapshotReasonMeanings } from "./reasons.ts";
 import { databaseSnapshotSpecSchema, databaseSnapshotStatusSchema } from "./schema.ts";
 

@@ -6,14 +6,7 @@
 // time, an active database) are a queue: readyToCreate checks them, and the snapshots of one
 // database go in creation order, woken by each other and by the database's changes.
 import { isNotFound as isLinodeNotFound, type DatabaseBackup, type DatabaseEngine, type LinodeClient } from "../../linode/index.ts";
-import { getCondition } from "../../runtime/conditions.ts";
-import { isPaused } from "../../runtime/reconciler.ts";
-import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
-import type { Created, Deferral, ExternalClient, Managed, ManagedObject, Observation, Observed } from "../../runtime/managed.ts";
-import { referrersIndex } from "../../runtime/managed.ts";
-import { ConditionReasons as R } from "../../runtime/reasons.ts";
-import type { ReadStore } from "../../runtime/stores.ts";
-import { jittered, Timings, type PollIntervals } from "../../runtime/timings.ts";
+import { ConditionReasons as R, getCondition, isPaused, jittered, referrersIndex, RetryAfterError, TerminalError, Timings, type Created, type Deferral, type ExternalClient, type Managed, type ManagedObject, type Observation, type Observed, type PollIntervals, type ReadStore } from "../../runtime/contract.ts";
 import { KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";

@@ -1,9 +1,8 @@
 // The DatabaseSnapshot kind: a snapshot backup of a ManagedDatabase (databaseRef), resolved
 // through the runtime's references (woken when the database changes), queued behind the API's
 // limits and its siblings (woken when one of them changes).
-import { EXTERNAL_ID_ANNOTATION } from "../../runtime/reconciler.ts";
+import { EXTERNAL_ID_ANNOTATION, referrersIndex, type Managed, type ManagedKind, type ManagedObject } from "../../runtime/contract.ts";
 import type { DatabaseBackup } from "../../linode/index.ts";
-import { referrersIndex, type Managed, type ManagedKind, type ManagedObject } from "../../runtime/managed.ts";
 import { AccountScope, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
 
 import type { OperatorKind } from "../shared/deps.ts";

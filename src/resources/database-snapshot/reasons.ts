@@ -1,6 +1,6 @@
 // The DatabaseSnapshot's own condition reasons, with what each means (its definition carries
 // them to docs/api.md). The API's limits are a queue: Ready=False while it waits.
-import { reasonNames } from "../../runtime/kind-definition.ts";
+import { reasonNames } from "../../runtime/contract.ts";
 
 export const databaseSnapshotReasonMeanings = {
   SnapshotLimitReached: "The database has 3 snapshots, the most the API allows: this one is taken when one is deleted.",

@@ -1,6 +1,6 @@
 // What another kind may know of a DatabaseSnapshot resource it refers to (a ManagedDatabase's
 // restore snapshotRef): read with this kind's own status schema, never cast.
-import type { Decoded, KubeObject, ManagedObject } from "../../runtime/managed.ts";
+import type { Decoded, KubeObject, ManagedObject } from "../../runtime/contract.ts";
 import { databaseSnapshotStatusSchema } from "./schema.ts";
 
 export interface SnapshotView {

@@ -2,8 +2,7 @@
 // for the CRD and the controller. A backup cannot be edited through the API, so everything
 // that shapes it is immutable; only deletionPolicy may change.
 import { z } from "zod";
-import { immutable, immutableOptional } from "../../runtime/schema-rules.ts";
-import { commonStatusFields } from "../../runtime/condition-schema.ts";
+import { commonStatusFields, immutable, immutableOptional } from "../../runtime/contract.ts";
 import { accountRecordSchema, credentialsRefSchema, deletionPolicySchema, localObjectRefSchema } from "../shared/schema.ts";
 
 export const snapshotPhases = ["Pending", "Waiting", "BackingUp", "Available", "Failed", "Deleting"] as const;

@@ -7,9 +7,7 @@
 // The runtime writes and reads back the Secret.
 import type { Database, LinodeClient } from "../../linode/index.ts";
 import { decodeCaCertificate } from "../../linode/index.ts";
-import { TerminalError } from "../../runtime/errors.ts";
-import type { ConnectionDetails, ConnectionSource, Managed, Observed, PublishedConnection } from "../../runtime/managed.ts";
-import { ConditionReasons as R } from "../../runtime/reasons.ts";
+import { ConditionReasons as R, TerminalError, type ConnectionDetails, type ConnectionSource, type Managed, type Observed, type PublishedConnection } from "../../runtime/contract.ts";
 import { nameWithSuffix } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 import { connectionSecretData } from "./connection-secret.ts";

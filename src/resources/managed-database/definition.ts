@@ -1,6 +1,6 @@
 // The ManagedDatabase kind as Kubernetes sees it: names, schemas, printer columns and reasons (its CRD is generated from this).
 import { z } from "zod";
-import { columns, resourceTypeOf, type KindDefinition, type KindSetting } from "../../runtime/kind-definition.ts";
+import { columns, resourceTypeOf, type KindDefinition, type KindSetting } from "../../runtime/contract.ts";
 import { managedDatabaseReasonMeanings } from "./reasons.ts";
 import { managedDatabaseSpecSchema, managedDatabaseStatusSchema } from "./schema.ts";
 

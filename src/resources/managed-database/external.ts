@@ -2,12 +2,7 @@
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
 import { isNotFound, type Database, type DatabaseCreateRequest, type LinodeClient } from "../../linode/index.ts";
-import { getCondition, isTrue } from "../../runtime/conditions.ts";
-import { RetryAfterError } from "../../runtime/errors.ts";
-import type { EventRecorder } from "../../runtime/events.ts";
-import type { AfterObserve, Created, ExternalClient, Managed, Observation, Observed } from "../../runtime/managed.ts";
-import { ConditionReasons as R } from "../../runtime/reasons.ts";
-import type { PollIntervals } from "../../runtime/timings.ts";
+import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, type AfterObserve, type Created, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";

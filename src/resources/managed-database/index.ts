@@ -2,8 +2,7 @@
 // client talks to Linode, the request tokens run once each, the connection source says what
 // the Secret holds. The runtime does the rest (finalizers, conditions, the Secret itself).
 import type { Database } from "../../linode/index.ts";
-import { settingValue } from "../../runtime/kind-definition.ts";
-import type { Managed, ManagedKind } from "../../runtime/managed.ts";
+import { settingValue, type Managed, type ManagedKind } from "../../runtime/contract.ts";
 import { AccountScope, PerAccount } from "../shared/credentials.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";

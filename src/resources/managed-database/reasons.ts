@@ -1,6 +1,6 @@
 // The ManagedDatabase's own condition reasons, with what each means (its definition carries
 // them to docs/api.md), and its Events.
-import { reasonNames } from "../../runtime/kind-definition.ts";
+import { reasonNames } from "../../runtime/contract.ts";
 
 export const managedDatabaseReasonMeanings = {
   DatabaseIdMismatch: "spec.databaseId (or the external-id annotation) names another database than the one this resource recorded: refused, never followed.",

@@ -1,9 +1,7 @@
 // What another kind may know of a ManagedDatabase resource it refers to (a DatabaseSnapshot's
 // databaseRef): read with this kind's own schemas, so no other kind casts its spec or status.
 import type { DatabaseEngine } from "../../linode/index.ts";
-import { isTrue } from "../../runtime/conditions.ts";
-import type { Decoded, KubeObject, ManagedObject } from "../../runtime/managed.ts";
-import { isPaused } from "../../runtime/reconciler.ts";
+import { isPaused, isTrue, type Decoded, type KubeObject, type ManagedObject } from "../../runtime/contract.ts";
 import { recordedAccount } from "../shared/credentials.ts";
 import type { AccountRecord, CredentialsRef } from "../shared/schema.ts";
 import { managedDatabaseSpecSchema } from "./schema.ts";

@@ -4,12 +4,7 @@
 // at most once (an unknown outcome is reported, never sent again); a credentials reset at
 // least once (only a crash between the reset and its record repeats it).
 import { isNotFound, LinodeApiError, wasNeverSent, type Database, type LinodeClient } from "../../linode/index.ts";
-import type { ActionOutcome } from "../../runtime/actions.ts";
-import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
-import type { EventRecorder } from "../../runtime/events.ts";
-import { reference, type AfterObserve, type Managed } from "../../runtime/managed.ts";
-import { ConditionReasons as R } from "../../runtime/reasons.ts";
-import type { PollIntervals } from "../../runtime/timings.ts";
+import { ConditionReasons as R, reference, RetryAfterError, TerminalError, type ActionOutcome, type AfterObserve, type EventRecorder, type Managed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindTimings } from "../shared/constants.ts";
 import { translateLinodeError } from "../shared/linode-errors.ts";
 import type { DatabaseListCache } from "./database-cache.ts";

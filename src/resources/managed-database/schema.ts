@@ -2,8 +2,7 @@
 // crds/ from it) and for the controller (which parses specs with it, so zod defaults are the
 // CRD defaults). Cross-field rules live as CEL in `.meta()`: the API server enforces them.
 import { z } from "zod";
-import { immutable, immutableOnceSet, immutableOptional, type CelRule } from "../../runtime/schema-rules.ts";
-import { commonStatusFields } from "../../runtime/condition-schema.ts";
+import { commonStatusFields, immutable, immutableOnceSet, immutableOptional, type CelRule } from "../../runtime/contract.ts";
 import {
   accountRecordSchema, actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,

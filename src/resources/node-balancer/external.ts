@@ -2,10 +2,7 @@
 // nodes and firewalls are read only when something may have changed (ConfigReader). A create
 // sends everything inline; afterwards each changed config converges with one atomic rebuild.
 import { isNotFound, type LinodeClient, type NodeBalancer, type NodeBalancerCreateRequest } from "../../linode/index.ts";
-import { isTrue } from "../../runtime/conditions.ts";
-import type { AfterObserve, Created, ExternalClient, Managed, Observation, Observed } from "../../runtime/managed.ts";
-import { ConditionReasons as R } from "../../runtime/reasons.ts";
-import type { PollIntervals } from "../../runtime/timings.ts";
+import { ConditionReasons as R, isTrue, type AfterObserve, type Created, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
 
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";

@@ -2,7 +2,7 @@
 // (a reference: a renewed certificate wakes the NodeBalancers that use it), statistics as
 // metrics. The runtime does the rest.
 import type { NodeBalancer } from "../../linode/index.ts";
-import type { ManagedKind } from "../../runtime/managed.ts";
+import { settingValue, type ManagedKind } from "../../runtime/contract.ts";
 import { AccountScope, PerAccount } from "../shared/credentials.ts";
 import { KindTimings } from "../shared/constants.ts";
 import type { OperatorKind } from "../shared/deps.ts";
@@ -15,7 +15,6 @@ import { NodeBalancerStatsReader } from "./stats.ts";
 import { tlsReference } from "./tls.ts";
 import { nodeBalancerDefinition, nodeBalancerSettings, nodeBalancerType } from "./definition.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
-import { settingValue } from "../../runtime/kind-definition.ts";
 
 export { nodeBalancerDefinition, nodeBalancerType } from "./definition.ts";
 

@@ -1,6 +1,6 @@
 // The NodeBalancer's own condition reasons, with what each means (its definition carries them
 // to docs/api.md).
-import { reasonNames } from "../../runtime/kind-definition.ts";
+import { reasonNames } from "../../runtime/contract.ts";
 
 export const nodeBalancerReasonMeanings = {
   NodeBalancerIdMismatch: "spec.nodeBalancerId (or the external-id annotation) names another NodeBalancer than the one this resource recorded: refused, never followed.",

@@ -2,8 +2,7 @@
 // source of truth for the CRD and the controller (zod defaults = CRD defaults = the API's
 // config defaults, so an applied object shows what the API will use).
 import { z } from "zod";
-import { immutable, immutableOnceSet, immutableOptional } from "../../runtime/schema-rules.ts";
-import { commonStatusFields } from "../../runtime/condition-schema.ts";
+import { commonStatusFields, immutable, immutableOnceSet, immutableOptional } from "../../runtime/contract.ts";
 import {
   accountRecordSchema, credentialsRefSchema, deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,

@@ -4,7 +4,7 @@
 // resources that still exist: a deleted one's series disappear with it.
 import { Gauge, type Registry } from "prom-client";
 import { isNotFound, isPrecondition, isRateLimited, type LinodeClient, type NodeBalancerStats } from "../../linode/index.ts";
-import type { Logger } from "../../runtime/logger.ts";
+import type { Logger } from "../../runtime/contract.ts";
 
 interface Sample { namespace: string; name: string; id: number; connections?: number; trafficIn?: number; trafficOut?: number; readAt: number }
 

@@ -3,7 +3,7 @@
 // of the Secret's leaf certificate with the API's `ssl_fingerprint` (the spec: "SHA1
 // fingerprint derived from the certificate"). Nothing here ever reaches a log or a status.
 import { createPrivateKey, X509Certificate } from "node:crypto";
-import { reference, type Decoded, type KubeObject, type SecretObject } from "../../runtime/managed.ts";
+import { reference, type Decoded, type KubeObject, type SecretObject } from "../../runtime/contract.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
 import type { NodeBalancerSpec } from "./schema.ts";
 

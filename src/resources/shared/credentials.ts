@@ -16,9 +16,7 @@
 // Adopting an existing object by id with the operator's own token is for namespaces the admin
 // allows: on a shared token every namespace reaches every object of the account.
 import { tokenId, type LinodeClient } from "../../linode/index.ts";
-import { TerminalError } from "../../runtime/errors.ts";
-import { reference, type ConnectionSource, type ExternalClient, type ExternalReader, type KubeObject, type Managed, type ManagedObject, type Observation, type Reference, type SecretObject } from "../../runtime/managed.ts";
-import type { Selectors } from "../../runtime/stores.ts";
+import { reference, TerminalError, type ConnectionSource, type ExternalClient, type ExternalReader, type KubeObject, type Managed, type ManagedObject, type Observation, type Reference, type SecretObject, type Selectors } from "../../runtime/contract.ts";
 
 import { accountRecordSchema, type AccountRecord, type CredentialsRef } from "./schema.ts";
 import { SharedReasons } from "./reasons.ts";

@@ -1,9 +1,6 @@
 // What every kind is built from, besides the read handles the runtime gives it.
 import type { Registry } from "prom-client";
-import type { KindDefinition, SettingValues } from "../../runtime/kind-definition.ts";
-import type { KindModule } from "../../runtime/managed.ts";
-import type { Logger } from "../../runtime/logger.ts";
-import type { PollIntervals } from "../../runtime/timings.ts";
+import type { KindDefinition, KindModule, Logger, PollIntervals, SettingValues } from "../../runtime/contract.ts";
 import type { LinodeAccounts } from "./credentials.ts";
 
 export interface ResourceDeps {

@@ -2,8 +2,7 @@
 // a condition with the API's reason (no retry until the spec changes), state preconditions
 // and rate limits become a timed wait, and transient failures go to the queue's backoff.
 import { classifyError, LinodeApiError, wasNeverSent } from "../../linode/index.ts";
-import { RetryAfterError, TerminalError } from "../../runtime/errors.ts";
-import { ConditionReasons } from "../../runtime/reasons.ts";
+import { ConditionReasons, RetryAfterError, TerminalError } from "../../runtime/contract.ts";
 import { KindTimings } from "./constants.ts";
 import { SharedReasons } from "./reasons.ts";
 

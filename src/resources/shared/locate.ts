@@ -3,9 +3,7 @@
 // a create that may have been lost (create-pending) is one looked up by label and adopted; the
 // derived label carries this cluster's identity, namespace and name, and an explicit label was
 // checked free before the create. An explicit label someone else holds is LabelInUse.
-import { TerminalError } from "../../runtime/errors.ts";
-import type { Managed } from "../../runtime/managed.ts";
-import { ConditionReasons as R } from "../../runtime/reasons.ts";
+import { ConditionReasons as R, TerminalError, type Managed } from "../../runtime/contract.ts";
 import { labelInUse, linodeCall } from "./linode-errors.ts";
 
 export interface Owned<T> {

@@ -1,6 +1,6 @@
 // The condition reasons every kind may report (accounts, adoption, labels, what cannot change),
 // with what each means; a kind's own are in its folder (reasons.ts).
-import { reasonNames } from "../../runtime/kind-definition.ts";
+import { reasonNames } from "../../runtime/contract.ts";
 
 export const sharedReasonMeanings = {
   CredentialsNotFound: "The credentials Secret spec.credentialsRef names is missing (or, where the operator requires one, spec.credentialsRef is).",

@@ -1,0 +1,26 @@
+// The runtime's public contract: everything a kind's folder (src/resources/<kind>/, and the
+// shared parts kinds build on) may use of the runtime, and nothing else — the reconciler, the
+// controller, caches and leases stay the runtime's own (test/unit/architecture.test.ts checks
+// that kinds import the runtime only through this file).
+export {
+  canWrite, reference, referrersIndex,
+  type AfterObserve, type ConnectionDetails, type ConnectionSource, type Created, type Decoded, type Deferral,
+  type ExternalClient, type ExternalReader, type KindModule, type KubeObject, type Managed, type ManagedKind,
+  type ManagedObject, type ManagedStatus, type Observation, type Observed, type Policies, type PublishedConnection,
+  type Reference, type ReferenceDefinition, type SecretObject, type Target, type Watch,
+} from "./managed.ts";
+export {
+  columns, reasonNames, resourceTypeOf, settingValue,
+  type KindDefinition, type KindSetting, type SettingValues,
+} from "./kind-definition.ts";
+export { EXTERNAL_ID_ANNOTATION, isPaused } from "./annotations.ts";
+export { commonStatusFields } from "./condition-schema.ts";
+export { getCondition, isTrue } from "./conditions.ts";
+export { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
+export type { EventRecorder } from "./events.ts";
+export type { Logger } from "./logger.ts";
+export { ConditionReasons } from "./reasons.ts";
+export { immutable, immutableOnceSet, immutableOptional, type CelRule } from "./schema-rules.ts";
+export type { ReadStore, Selectors } from "./stores.ts";
+export { Timings, jittered, type PollIntervals } from "./timings.ts";
+export type { ActionOutcome } from "./actions.ts";
