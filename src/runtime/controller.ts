@@ -49,6 +49,8 @@ export type ControllerDeps<D> = {
   metrics?: OperatorMetrics;
   /** Counts status writes, for tests. */
   onStatusWrite?: () => void;
+  /** Called after every reconcile pass that ran (whatever its outcome), for tests to count passes instead of waiting for time. */
+  onPass?: (key: string) => void;
   /** Caches shared with other controllers; the controller makes its own when absent. */
   informers?: InformerPool;
   /** Protection of referenced Secrets, shared with the other controllers (one finalizer for all kinds); its own when absent. */
@@ -90,6 +92,7 @@ export class Controller<D = unknown> {
   private readonly opts: ControllerOptions;
   private readonly log: Logger;
   private readonly metrics: OperatorMetrics | undefined;
+  private readonly onPass: ((key: string) => void) | undefined;
   private readonly abort = new AbortController();
   private readonly protection: ReferenceProtection;
   /** Keys whose last reconcile failed terminally, with the object's state (fingerprint) after that pass. */
@@ -112,6 +115,7 @@ export class Controller<D = unknown> {
     this.opts = opts;
     this.log = deps.log.child({ kind: this.kindName });
     this.metrics = deps.metrics;
+    this.onPass = deps.onPass;
     const m = this.metrics;
     m?.countObjects(this.kindName, () => this.list());
     this.pool = deps.informers ?? new InformerPool(deps.kube, {
@@ -364,6 +368,7 @@ export class Controller<D = unknown> {
     } finally {
       end?.();
       this.metrics?.inFlight.dec({ kind });
+      this.onPass?.(key);
     }
   }
 }

@@ -27,6 +27,13 @@ export interface OperatorEnv {
   controllers: Record<string, Controller<ResourceDeps>>;
   operatorLinode: LinodeClient;
   statusWrites: () => number;
+  /** Reconcile passes completed so far for an object ("namespace/name") of a kind. */
+  passes(kind: string, key: string): number;
+  /**
+   * Resolves once `count` more passes of the object have completed: how a test proves that
+   * nothing was sent or written (the operator looked, and did nothing), instead of sleeping.
+   */
+  afterPasses(kind: string, key: string, count: number, timeoutMillis?: number): Promise<void>;
   /** The cluster identity the operator puts in derived labels. */
   clusterId: string;
   /** The operator's metrics registry (Linode client and kinds' own metrics). */
@@ -67,6 +74,13 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000, ...opts.clientRetry } });
   const operatorLinode = clientFor(opts.token ?? TOKEN);
   let writes = 0;
+  const passCounts = new Map<string, number>();
+  const passWaiters = new Set<() => void>();
+  const countPass = (kind: string) => (key: string): void => {
+    passCounts.set(`${kind}|${key}`, (passCounts.get(`${kind}|${key}`) ?? 0) + 1);
+    for (const w of passWaiters) w();
+  };
+  const passes = (kind: string, key: string): number => passCounts.get(`${kind}|${key}`) ?? 0;
   const clusterId = `test-${cluster.namespace}`;
   const informers = new InformerPool(deps.kube, { namespaces: [cluster.namespace, ...(opts.extraNamespaces ?? [])] });
   const required = new Set(opts.requireCredentialsRef ?? []);
@@ -87,7 +101,7 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
     },
   };
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
-    ...deps, informers, protection, onStatusWrite: () => { writes++; }, kindDeps,
+    ...deps, informers, protection, onStatusWrite: () => { writes++; }, onPass: countPass(kind.type.kind), kindDeps,
   }, { concurrency: 4, coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 } })]));
   await Promise.all(Object.values(controllers).map((c) => c.start()));
   const controller = controllers.ManagedDatabase;
@@ -96,6 +110,24 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   return {
     emulator, linode, deps, controller, controllers, operatorLinode, clusterId, registry,
     statusWrites: () => writes,
+    passes,
+    afterPasses(kind, key, count, timeoutMillis = 60_000) {
+      const target = passes(kind, key) + count;
+      return new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          if (passes(kind, key) < target) return;
+          passWaiters.delete(check);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          passWaiters.delete(check);
+          reject(new Error(`${kind} ${key}: ${String(passes(kind, key))} of ${String(target)} passes within ${String(timeoutMillis)} ms`));
+        }, timeoutMillis);
+        passWaiters.add(check);
+        check();
+      });
+    },
     async stop(how) {
       await Promise.all(Object.values(controllers).map((c) => c.stop()));
       await accounts.close();
