@@ -18,7 +18,7 @@ describe("the chart, rendered", () => {
   const helm = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cluster.binDir, "helm"), ["--kubeconfig", cluster.adminKubeconfig, ...args]);
   /** The manifests and the notes an install would produce. */
   const dryRun = async (...set: string[]): Promise<{ docs: Doc[]; notes: string }> => {
-    const r = await helm(["install", "x", chart, "--namespace", cluster.namespace, "--dry-run=server", "--skip-crds", ...set.flatMap((s) => ["--set", s])]);
+    const r = await helm(["install", "x", chart, "--namespace", cluster.namespace, "--dry-run=server", "--set", "crds.enabled=false", ...set.flatMap((s) => ["--set", s])]);
     expect(r.code, r.stderr).toBe(0);
     const [manifest = "", notes = ""] = r.stdout.split(/^NOTES:$/m);
     return { docs: parseAllDocuments(manifest.slice(manifest.indexOf("---"))).map((d) => d.toJSON() as Doc | null).filter((d): d is Doc => d !== null), notes };
@@ -50,6 +50,23 @@ describe("the chart, rendered", () => {
     const bad = await helm(["template", "x", chart, "--set", "linode.token=t", "--set", "nodeBalancerStatsSeconds=5"]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/nodeBalancerStatsSeconds/);
+  });
+
+  it("the CRDs are templates: upgraded with the release, kept on uninstall unless crds.keep=false, left out with crds.enabled=false", async () => {
+    const crds = async (...set: string[]): Promise<{ name?: string; annotations?: Record<string, string> }[]> => {
+      const r = await helm(["template", "x", chart, "--set", "linode.token=t", ...set.flatMap((s) => ["--set", s])]);
+      expect(r.code, r.stderr).toBe(0);
+      return parseAllDocuments(r.stdout).map((d) => d.toJSON() as { kind?: string; metadata?: { name?: string; annotations?: Record<string, string> } } | null)
+        .filter((d) => d?.kind === "CustomResourceDefinition").map((d) => ({ ...d?.metadata }));
+    };
+    const kept = await crds();
+    expect(kept.map((c) => c.name).sort()).toEqual(["databasesnapshots.linode.operator.dev", "manageddatabases.linode.operator.dev", "nodebalancers.linode.operator.dev"]);
+    for (const c of kept) expect(c.annotations?.["helm.sh/resource-policy"]).toBe("keep");
+    // A field description holding template braces comes through as written.
+    const all = await helm(["template", "x", chart, "--set", "linode.token=t"]);
+    expect(all.stdout).toContain("jdbc:mysql://{{ .host }}:{{ .port }}/{{ .database }}");
+    for (const c of await crds("crds.keep=false")) expect(c.annotations?.["helm.sh/resource-policy"]).toBeUndefined();
+    expect(await crds("crds.enabled=false")).toEqual([]);
   });
 
   it("the ServiceMonitor honours the metrics' own labels, and exists only with the metrics Service", async () => {

@@ -44,7 +44,7 @@ describe("helm install + kubectl apply -f examples/", () => {
 
   it("installs, reconciles the examples with the chart's RBAC, and leaves nothing behind", async () => {
     const ns = cluster.namespace;
-    const install = await helm(["install", "linode-operator", chart, "--namespace", ns, "--skip-crds",
+    const install = await helm(["install", "linode-operator", chart, "--namespace", ns, "--set", "crds.enabled=false",
       "--set", `linode.token=${token}`, "--set", `linode.apiUrl=${emulator.url}`, "--set", `watchNamespaces={${ns}}`]);
     expect(install.code, install.stderr).toBe(0);
     const deploy = JSON.parse((await cluster.kubectl(["-n", ns, "get", "deploy", "linode-operator", "-o", "json"])).stdout) as {

@@ -41,7 +41,7 @@ describe("two chart installs for two teams on one cluster", () => {
     const started: Record<string, OperatorProcess> = {};
     for (const t of ["red", "blue"] as const) {
       // No operator token at all: every resource must bring its own.
-      const install = await helm(["install", t, chart, "--namespace", ns(), "--skip-crds",
+      const install = await helm(["install", t, chart, "--namespace", ns(), "--set", "crds.enabled=false",
         "--set", `linode.apiUrl=${emulator.url}`, "--set", `watchNamespaces={${team(t)}}`, "--set", "requireCredentialsRef=true"]);
       expect(install.code, install.stderr).toBe(0);
       const deploy = JSON.parse((await cluster.kubectl(["-n", ns(), "get", "deploy", `${t}-linode-operator`, "-o", "json"])).stdout) as Deployment;
