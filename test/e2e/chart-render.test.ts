@@ -1,6 +1,7 @@
 // The chart as helm renders it against a real API server (install --dry-run=server): the notes
 // say what is true in each mode, the kinds' own settings have values, and the ServiceMonitor
 // keeps the metrics' namespace label and exists only with the Service it selects.
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import { parseAllDocuments } from "yaml";
 import { execCapture, useTestCluster } from "../harness/cluster.ts";
 
 const chart = fileURLToPath(new URL("../../helm/linode-operator", import.meta.url));
+const chartVersion = (JSON.parse(readFileSync(fileURLToPath(new URL("../../package.json", import.meta.url)), "utf8")) as { version: string }).version;
 
 interface Doc { kind?: string; spec?: { endpoints?: { honorLabels?: boolean }[]; template?: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } }
 
@@ -86,7 +88,7 @@ describe("the chart, rendered", () => {
     try {
       await writeFile(join(umbrella, "Chart.yaml"), [
         "apiVersion: v2", "name: platform", "version: 1.0.0",
-        "dependencies:", `  - { name: linode-operator, version: 0.1.0, repository: "file://${chart}", condition: linode-operator.enabled }`, "",
+        "dependencies:", `  - { name: linode-operator, version: ${chartVersion}, repository: "file://${chart}", condition: linode-operator.enabled }`, "",
       ].join("\n"));
       await writeFile(join(umbrella, "values.yaml"), [
         "global: { imageRegistry: registry.example }",

@@ -1,5 +1,6 @@
 // Renders deploy/ (plain manifests for `kubectl apply -f deploy/`) from the Helm chart, puts
-// the generated CRDs into the chart as a template (templates/crds.yaml), writes the chart's
+// the generated CRDs into the chart as a template (templates/crds.yaml), stamps Chart.yaml with
+// package.json's version (the one place it is set), writes the chart's
 // RBAC rules for the kinds from the one list of kinds, and the chart's README from the
 // comments in its values.yaml:
 // `node test/tools/render-deploy.ts [--check]`. With --check it writes nothing and exits 1
@@ -69,13 +70,23 @@ ${docs.map((d) => `---\n${d.trimEnd()}\n`).join("")}{{- end }}
 `;
 }
 
+/** Chart.yaml with the version taken from package.json: the one place a release's version is set. */
+export function stampChartVersion(chartYaml: string, version: string): string {
+  return chartYaml
+    .replace(/^version: .*$/m, `version: ${version}`)
+    .replace(/^appVersion: .*$/m, `appVersion: "${version}"`);
+}
+
 export async function desiredFiles(): Promise<Map<string, string>> {
   const chartFiles = new Map<string, string>();
+  const { version } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { version: string };
+  const chartYaml = stampChartVersion(await readFile(join(chart, "Chart.yaml"), "utf8"), version);
+  chartFiles.set("Chart.yaml", chartYaml);
   const crdDir = join(root, "crds");
   const crds = await Promise.all((await readdir(crdDir)).filter((x) => x.endsWith(".yaml")).sort().map((f) => readFile(join(crdDir, f), "utf8")));
   chartFiles.set(join("templates", "crds.yaml"), crdTemplate(crds));
   chartFiles.set(join("templates", "_kinds.tpl"), kindRules(kindDefinitions));
-  chartFiles.set("README.md", chartReadme(await readFile(join(chart, "values.yaml"), "utf8"), await readFile(join(chart, "Chart.yaml"), "utf8")));
+  chartFiles.set("README.md", chartReadme(await readFile(join(chart, "values.yaml"), "utf8"), chartYaml));
   // deploy/ is rendered from the chart as it will be (its generated files in place), not as it is on disk.
   const staged = await mkdtemp(join(tmpdir(), "linode-operator-chart-"));
   let stdout: string;
