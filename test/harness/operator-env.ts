@@ -34,6 +34,11 @@ export interface OperatorEnv {
    * nothing was sent or written (the operator looked, and did nothing), instead of sleeping.
    */
   afterPasses(kind: string, key: string, count: number, timeoutMillis?: number): Promise<void>;
+  /**
+   * Enqueues the object and waits for a pass of it to complete, `count` times over (one after
+   * the other): the operator looked at it that many more times, whatever its polling cadence.
+   */
+  repass(kind: string, key: string, count: number, timeoutMillis?: number): Promise<void>;
   /** The cluster identity the operator puts in derived labels. */
   clusterId: string;
   /** The operator's metrics registry (Linode client and kinds' own metrics). */
@@ -107,26 +112,36 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   const controller = controllers.ManagedDatabase;
   if (controller === undefined) throw new Error("no ManagedDatabase controller");
   const linode = new LinodeClient({ token: TOKEN, baseUrl: emulator.url, registry: new Registry(), rateLimit: false });
+  const afterPasses = (kind: string, key: string, count: number, timeoutMillis = 60_000): Promise<void> => {
+    const target = passes(kind, key) + count;
+    return new Promise<void>((resolve, reject) => {
+      const check = (): void => {
+        if (passes(kind, key) < target) return;
+        passWaiters.delete(check);
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        passWaiters.delete(check);
+        reject(new Error(`${kind} ${key}: ${String(passes(kind, key))} of ${String(target)} passes within ${String(timeoutMillis)} ms`));
+      }, timeoutMillis);
+      passWaiters.add(check);
+      check();
+    });
+  };
   return {
     emulator, linode, deps, controller, controllers, operatorLinode, clusterId, registry,
     statusWrites: () => writes,
     passes,
-    afterPasses(kind, key, count, timeoutMillis = 60_000) {
-      const target = passes(kind, key) + count;
-      return new Promise<void>((resolve, reject) => {
-        const check = (): void => {
-          if (passes(kind, key) < target) return;
-          passWaiters.delete(check);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          passWaiters.delete(check);
-          reject(new Error(`${kind} ${key}: ${String(passes(kind, key))} of ${String(target)} passes within ${String(timeoutMillis)} ms`));
-        }, timeoutMillis);
-        passWaiters.add(check);
-        check();
-      });
+    afterPasses,
+    async repass(kind, key, count, timeoutMillis) {
+      const c = controllers[kind];
+      if (c === undefined) throw new Error(`no ${kind} controller`);
+      for (let i = 0; i < count; i++) {
+        const done = afterPasses(kind, key, 1, timeoutMillis);
+        c.enqueue(key);
+        await done;
+      }
     },
     async stop(how) {
       await Promise.all(Object.values(controllers).map((c) => c.stop()));

@@ -36,10 +36,23 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
     return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
   };
   const gone = async (name: string): Promise<true | undefined> => get(name).then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined));
+  const key = (name: string): string => `${cluster.namespace}/${name}`;
+  const mysql = { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowList: ["203.0.113.7"] };
+  const postgresql = { engine: "postgresql", version: "16", region: "us-east", type: "g6-dedicated-2", clusterSize: 3, allowList: ["198.51.100.0/24"] };
+  /** A database of the test's own, applied and Ready: no test relies on another's objects. */
+  const readyDatabase = async (name: string, spec: Record<string, unknown> = mysql): Promise<ManagedObject> => {
+    await apply(name, spec);
+    return waitFor(`${name} Ready`, () => readyAt(name), 60_000, 200);
+  };
+  /** Requests that changed this database (its path, or one under it ending in `suffix`), from the emulator's log. */
+  const sentTo = (engine: string, id: number, filter: { method?: string; suffix?: string } = {}): number => {
+    const base = `/databases/${engine}/instances/${String(id)}`;
+    return env.emulator.mutations().filter((m) => (filter.method === undefined || m.method === filter.method)
+      && (filter.suffix === undefined ? m.path === base || m.path.startsWith(`${base}/`) : m.path === `${base}${filter.suffix}`)).length;
+  };
 
   it("creates a MySQL database and publishes a working connection Secret", async () => {
-    await apply("orders", { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowList: ["203.0.113.7"] });
-    const o = await waitFor("orders Ready", () => readyAt("orders"), 60_000, 200);
+    const o = await readyDatabase("orders");
     const id = Number(o.status?.id);
     const db = await env.linode.databases.engine("mysql").get(id);
     expect(db.label).toBe(derivedLabel({ clusterId: env.clusterId, namespace: cluster.namespace, name: "orders" }));
@@ -58,8 +71,7 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
   });
 
   it("creates a 3-node PostgreSQL cluster", async () => {
-    await apply("analytics", { engine: "postgresql", version: "16", region: "us-east", type: "g6-dedicated-2", clusterSize: 3, allowList: ["198.51.100.0/24"] });
-    const o = await waitFor("analytics Ready", () => readyAt("analytics"), 60_000, 200);
+    const o = await readyDatabase("analytics", postgresql);
     const db = await env.linode.databases.engine("postgresql").get(Number(o.status?.id));
     expect(db.clusterSize).toBe(3);
     const data = await secret("analytics-connection");
@@ -68,34 +80,38 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
   });
 
   it("updates allowList, type and the maintenance window once, with no perpetual diff", async () => {
-    await waitFor("orders Ready", () => readyAt("orders"), 60_000, 200);
+    const id = Number((await readyDatabase("updated")).status?.id);
     const putsBefore = await linodeCalls(env.operatorLinode, { method: "PUT" });
-    await apply("orders", {
-      engine: "mysql", version: "8", region: "us-east", type: "g6-standard-1", allowList: ["203.0.113.7", "198.51.100.0/24"],
+    const sentBefore = sentTo("mysql", id);
+    await apply("updated", {
+      ...mysql, type: "g6-standard-1", allowList: ["203.0.113.7", "198.51.100.0/24"],
       updates: { frequency: "weekly", duration: 3, hourOfDay: 2, dayOfWeek: 6 },
     });
-    const o = await waitFor("orders updated", () => readyAt("orders", (x) => x.status?.type === "g6-standard-1"), 60_000, 200);
-    const db = await env.linode.databases.engine("mysql").get(Number(o.status?.id));
+    const o = await waitFor("updated Ready at the new type", () => readyAt("updated", (x) => x.status?.type === "g6-standard-1"), 60_000, 200);
+    const db = await env.linode.databases.engine("mysql").get(id);
     expect(db.allowList).toEqual(["198.51.100.0/24", "203.0.113.7/32"]);
     expect(db.type).toBe("g6-standard-1");
     expect(db.updates).toMatchObject({ frequency: "weekly", duration: 3, hourOfDay: 2, dayOfWeek: 6 });
-    const puts = await linodeCalls(env.operatorLinode, { method: "PUT" }) - putsBefore;
-    expect(puts).toBe(1);
-    // Several more polls: the bare IP and its /32 form are the same, so nothing more is sent.
-    env.controller.enqueue(`${cluster.namespace}/orders`);
-    await new Promise((r) => setTimeout(r, 1_500));
     expect(await linodeCalls(env.operatorLinode, { method: "PUT" }) - putsBefore).toBe(1);
-    expect(condition(await get("orders"), "Synced")?.status).toBe("True");
+    expect(sentTo("mysql", id) - sentBefore).toBe(1);
+    // Three more passes: the bare IP and its /32 form are the same, so nothing more is sent
+    // and nothing is written.
+    await env.repass("ManagedDatabase", key("updated"), 3);
+    expect(await linodeCalls(env.operatorLinode, { method: "PUT" }) - putsBefore).toBe(1);
+    expect(sentTo("mysql", id) - sentBefore).toBe(1);
+    const after = await get("updated");
+    expect(after.metadata.resourceVersion).toBe(o.metadata.resourceVersion);
+    expect(condition(after, "Synced")?.status).toBe("True");
   });
 
   it("coalesces rapid allowList edits into one update", async () => {
-    await waitFor("orders Ready", () => readyAt("orders"), 60_000, 200);
+    await readyDatabase("coalesced");
     const putsBefore = await linodeCalls(env.operatorLinode, { method: "PUT" });
     // Five edits at once (sent together, so a busy machine cannot spread them over several
     // coalescing windows); the API server applies them in some order.
-    const edited = await Promise.all([1, 2, 3, 4, 5].map((i) => env.deps.kube.mergePatchCustom<ManagedObject>(mdb, { namespace: cluster.namespace, name: "orders" }, { spec: { allowList: ["203.0.113.7", `192.0.2.${String(i)}`] } })));
+    const edited = await Promise.all([1, 2, 3, 4, 5].map((i) => env.deps.kube.mergePatchCustom<ManagedObject>(mdb, { namespace: cluster.namespace, name: "coalesced" }, { spec: { allowList: ["203.0.113.7", `192.0.2.${String(i)}`] } })));
     const last = edited.reduce((a, b) => ((a.metadata.generation ?? 0) >= (b.metadata.generation ?? 0) ? a : b));
-    const o = await waitFor("orders at the last allowList", () => readyAt("orders", (x) => x.metadata.generation === last.metadata.generation), 60_000, 200);
+    const o = await waitFor("coalesced at the last allowList", () => readyAt("coalesced", (x) => x.metadata.generation === last.metadata.generation), 60_000, 200);
     const db = await env.linode.databases.engine("mysql").get(Number(o.status?.id));
     expect(db.allowList).toEqual([...(last.spec as { allowList: string[] }).allowList].map((a) => `${a}/32`).sort());
     // Edits within the coalescing window become one PUT; if the first pass starts before the
@@ -106,55 +122,61 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
   });
 
   it("applies patches once per request token", async () => {
-    const o = await waitFor("orders Ready", () => readyAt("orders"), 60_000, 200);
+    const o = await readyDatabase("patched");
+    const id = Number(o.status?.id);
     const before = await linodeCalls(env.operatorLinode, { route: "/patch" });
-    await env.deps.kube.mergePatchCustom(mdb, { namespace: cluster.namespace, name: "orders" }, { spec: { requests: { patch: "maint-1" } } });
-    const recorded = await waitFor("patch recorded", async () => ((await get("orders")).status?.lastRequests as { patch?: { token: string } } | undefined)?.patch);
+    await env.deps.kube.mergePatchCustom(mdb, { namespace: cluster.namespace, name: "patched" }, { spec: { requests: { patch: "maint-1" } } });
+    const recorded = await waitFor("patch recorded", async () => ((await get("patched")).status?.lastRequests as { patch?: { token: string } } | undefined)?.patch);
     expect(recorded.token).toBe("maint-1");
-    await waitFor("orders Ready after patching", () => readyAt("orders"), 60_000, 200);
-    env.controller.enqueue(`${cluster.namespace}/orders`);
-    await new Promise((r) => setTimeout(r, 1_000));
+    await waitFor("patched Ready after patching", () => readyAt("patched"), 60_000, 200);
+    expect(sentTo("mysql", id, { method: "POST", suffix: "/patch" })).toBe(1);
+    // Three more passes with the same token: it is not performed again.
+    await env.repass("ManagedDatabase", key("patched"), 3);
     expect(await linodeCalls(env.operatorLinode, { route: "/patch" }) - before).toBe(1);
-    expect((await env.linode.databases.engine("mysql").get(Number(o.status?.id))).status).toBe("active");
+    expect(sentTo("mysql", id, { method: "POST", suffix: "/patch" })).toBe(1);
+    expect((await env.linode.databases.engine("mysql").get(id)).status).toBe("active");
   });
 
   it("publishes the emulator's CA certificate, decoded to PEM", async () => {
-    const o = await get("orders");
+    const o = await readyDatabase("certified");
     const ssl = await env.linode.databases.engine("mysql").getSslCertificate(Number(o.status?.id));
-    const data = await secret("orders-connection");
+    const data = await secret("certified-connection");
     expect(data["ca.crt"]).toBe(Buffer.from(ssl.caCertificate ?? "", "base64").toString("utf8"));
     expect(data["ca.crt"]).toMatch(/^-----BEGIN CERTIFICATE-----/);
   });
 
   it("publishes the Secret again when someone deletes it", async () => {
-    const before = await secret("orders-connection");
-    await cluster.core.deleteNamespacedSecret({ namespace: cluster.namespace, name: "orders-connection" });
-    const after = await waitFor("Secret back", () => secret("orders-connection").catch(() => undefined), 30_000, 200);
+    await readyDatabase("republished");
+    const before = await secret("republished-connection");
+    await cluster.core.deleteNamespacedSecret({ namespace: cluster.namespace, name: "republished-connection" });
+    const after = await waitFor("Secret back", () => secret("republished-connection").catch(() => undefined), 30_000, 200);
     expect(after.password).toBe(before.password);
   });
 
   it("resets the credentials once per request token and rewrites the Secret", async () => {
-    const before = await secret("orders-connection");
-    const o = await get("orders");
+    const o = await readyDatabase("rotated");
+    const before = await secret("rotated-connection");
     const id = Number(o.status?.id);
     const resetsBefore = await linodeCalls(env.operatorLinode, { route: "credentials/reset" });
-    const res = await cluster.kubectl(["-n", cluster.namespace, "patch", "mdb", "orders", "--type=merge", "-p", JSON.stringify({ spec: { requests: { resetCredentials: "rotate-1" } } })]);
+    const res = await cluster.kubectl(["-n", cluster.namespace, "patch", "mdb", "rotated", "--type=merge", "-p", JSON.stringify({ spec: { requests: { resetCredentials: "rotate-1" } } })]);
     expect(res.code, res.stderr).toBe(0);
     const after = await waitFor("new password in the Secret", async () => {
-      const d = await secret("orders-connection");
+      const d = await secret("rotated-connection");
       return d.password !== before.password ? d : undefined;
     }, 60_000, 200);
     const creds = await env.linode.databases.engine("mysql").getCredentials(id);
     expect(after.password).toBe(creds.password);
     const recorded = await waitFor("request recorded", async () => {
-      const x = await get("orders");
+      const x = await get("rotated");
       return (x.status?.lastRequests as { resetCredentials?: { token: string } } | undefined)?.resetCredentials;
     });
     expect(recorded.token).toBe("rotate-1");
-    // The same token again is not performed again.
-    env.controller.enqueue(`${cluster.namespace}/orders`);
-    await new Promise((r) => setTimeout(r, 1_500));
+    expect(sentTo("mysql", id, { method: "POST", suffix: "/credentials/reset" })).toBe(1);
+    // Three more passes with the same token: it is not performed again.
+    await env.repass("ManagedDatabase", key("rotated"), 3);
     expect(await linodeCalls(env.operatorLinode, { route: "credentials/reset" }) - resetsBefore).toBe(1);
+    expect(sentTo("mysql", id, { method: "POST", suffix: "/credentials/reset" })).toBe(1);
+    expect((await secret("rotated-connection")).password).toBe(after.password);
   });
 
   it("adopts an existing database read-only with managementPolicy Observe", async () => {
@@ -193,18 +215,18 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
   });
 
   it("deletes the cloud database before the resource goes; Retain leaves it", async () => {
-    const orders = await get("orders");
-    const id = Number(orders.status?.id);
-    const del = await cluster.kubectl(["-n", cluster.namespace, "delete", "mdb", "orders", "--wait=false"]);
+    const [deleted, retained] = await Promise.all([readyDatabase("deleted"), readyDatabase("retained", postgresql)]);
+    const id = Number(deleted.status?.id);
+    const del = await cluster.kubectl(["-n", cluster.namespace, "delete", "mdb", "deleted", "--wait=false"]);
     expect(del.code, del.stderr).toBe(0);
-    await waitFor("orders gone", () => gone("orders"), 60_000, 200);
+    await waitFor("deleted gone", () => gone("deleted"), 60_000, 200);
     await expect(env.linode.databases.engine("mysql").get(id)).rejects.toMatchObject({ kind: "notFound" });
 
-    const patch = await cluster.kubectl(["-n", cluster.namespace, "patch", "mdb", "analytics", "--type=merge", "-p", '{"spec":{"deletionPolicy":"Retain"}}']);
+    const patch = await cluster.kubectl(["-n", cluster.namespace, "patch", "mdb", "retained", "--type=merge", "-p", '{"spec":{"deletionPolicy":"Retain"}}']);
     expect(patch.code, patch.stderr).toBe(0);
-    const analytics = await waitFor("retain seen", () => readyAt("analytics"), 30_000, 200);
-    await cluster.kubectl(["-n", cluster.namespace, "delete", "mdb", "analytics", "--wait=false"]);
-    await waitFor("analytics gone", () => gone("analytics"), 60_000, 200);
+    const analytics = await waitFor("retain seen", () => readyAt("retained", (x) => x.metadata.generation !== retained.metadata.generation), 30_000, 200);
+    await cluster.kubectl(["-n", cluster.namespace, "delete", "mdb", "retained", "--wait=false"]);
+    await waitFor("retained gone", () => gone("retained"), 60_000, 200);
     expect((await env.linode.databases.engine("postgresql").get(Number(analytics.status?.id))).status).toBe("active");
   });
 });
