@@ -12,7 +12,19 @@ export interface OperatorProcess {
   stderr: string[];
   exited: Promise<number | null>;
   waitForLog(pred: (l: Record<string, unknown>) => boolean, timeoutMillis?: number): Promise<Record<string, unknown>>;
+  /**
+   * Reconcile passes of an object ("namespace/name") of a kind this process has completed, from
+   * the line its controller logs as each pass ends (a successful one only at debug: start the
+   * process with LOG_LEVEL=debug).
+   */
+  passes(kind: string, key: string): number;
+  /** Resolves once `count` more passes of the object have completed: the operator looked, and did nothing. */
+  afterPasses(kind: string, key: string, count: number, timeoutMillis?: number): Promise<void>;
 }
+
+/** The messages the controller logs as a reconcile pass ends, whatever its outcome (src/runtime/controller.ts). */
+const PASS_ENDS = new Set(["reconciled", "reconcile failed; waiting for a change", "waiting", "conflict; retrying with a fresh copy", "reconcile failed; backing off"]);
+const isPassEnd = (kind: string, key: string) => (l: Record<string, unknown>): boolean => l.kind === kind && l.key === key && PASS_ENDS.has(String(l.msg));
 
 /** `cli`: another build of the command (e.g. the bundle in dist/cli/main.js); `nodeArgs` go before it. */
 export function startOperator(args: string[], env: Record<string, string>, opts: { cli?: string; nodeArgs?: string[] } = {}): OperatorProcess {
@@ -23,6 +35,7 @@ export function startOperator(args: string[], env: Record<string, string>, opts:
   const logs: Record<string, unknown>[] = [];
   const stderr: string[] = [];
   const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+  const passes = (kind: string, key: string): number => logs.filter(isPassEnd(kind, key)).length;
   let buf = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
     buf += chunk;
@@ -46,6 +59,17 @@ export function startOperator(args: string[], env: Record<string, string>, opts:
       return new Promise((resolve, reject) => {
         const t = setTimeout(() => { reject(new Error(`log line not seen in ${timeoutMillis} ms; stderr: ${stderr.join("")}; logs: ${JSON.stringify(logs.slice(-5))}`)); }, timeoutMillis);
         waiters.push({ pred, resolve: (l) => { clearTimeout(t); resolve(l); } });
+      });
+    },
+    passes,
+    afterPasses(kind, key, count, timeoutMillis = 30_000) {
+      const target = passes(kind, key) + count;
+      if (count <= 0) return Promise.resolve();
+      const isPass = isPassEnd(kind, key);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => { reject(new Error(`${kind} ${key}: ${String(passes(kind, key))} of ${String(target)} passes within ${String(timeoutMillis)} ms; stderr: ${stderr.join("")}`)); }, timeoutMillis);
+        // Lines are pushed before the waiters see them: the count includes the line at hand.
+        waiters.push({ pred: (l) => isPass(l) && passes(kind, key) >= target, resolve: () => { clearTimeout(t); resolve(); } });
       });
     },
   };
