@@ -10,9 +10,21 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY scripts/build.ts ./scripts/
 COPY src ./src
-RUN npm run build
+# The commit, for linode_operator_build_info (the build context has no .git).
+ARG REVISION=unknown
+RUN LINODE_OPERATOR_COMMIT=${REVISION} npm run build
 
 FROM ${BASE}
+# What the image is (OCI annotations; the release passes the version, commit and time).
+ARG VERSION=dev
+ARG REVISION=unknown
+ARG CREATED=unknown
+LABEL org.opencontainers.image.title="linode-operator" \
+      org.opencontainers.image.description="Kubernetes operator for Linode (Akamai Cloud) managed databases, their snapshots and NodeBalancers" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}"
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/dist ./dist

@@ -18,7 +18,8 @@ const dirOf = (p: string): string => (p.endsWith("/") ? p : `${p}/`);
 if (dirOf(root).startsWith(dirOf(outdir))) throw new Error(`refusing to empty ${outdir}: it holds the repository`);
 await rm(outdir, { recursive: true, force: true });
 const git = spawnSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: root, encoding: "utf8" });
-const commit = git.status === 0 ? git.stdout.trim() : "unknown";
+// Without git (an image build copies no .git), the commit the builder passes in, if any.
+const commit = git.status === 0 ? git.stdout.trim() : (process.env.LINODE_OPERATOR_COMMIT ?? "unknown").slice(0, 12);
 const result = await build({
   entryPoints: [join(root, "src/cli/main.ts")],
   outdir: join(outdir, "cli"),

@@ -5,8 +5,10 @@
 #
 #   src/local-cluster/build.sh            # prints the bin directory on its last line
 #   KUBE_ASSETS=/dir src/local-cluster/build.sh   # use installed binaries, build nothing
-#   WITH_KUBELET=1 src/local-cluster/build.sh     # also build the kubelet and kube-scheduler
-#                                                 # (the one-node real cluster, real-node.ts)
+#   WITH_KUBELET=1 src/local-cluster/build.sh     # also build the kubelet, kube-scheduler and an
+#                                                 # OCI registry (distribution's): the one-node
+#                                                 # real cluster (real-node.ts) and the release
+#                                                 # installed from a registry
 #
 #   WITH_OLDEST=1 src/local-cluster/build.sh      # also kube-apiserver-oldest: the oldest
 #                                                 # Kubernetes the chart supports (Chart.yaml
@@ -22,12 +24,13 @@ K8S=1.34.3
 OLDEST_K8S=1.31.14
 ETCD=v3.6.4
 HELM=v3.19.5
+REGISTRY=v3.1.2
 MINOR=$(cut -d. -f2 <<<"$K8S")
 STG="v0.${K8S#1.}"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 want=(kube-apiserver kube-controller-manager kubectl etcd helm)
-[ "${WITH_KUBELET:-}" = 1 ] && want+=(kubelet kube-scheduler)
+[ "${WITH_KUBELET:-}" = 1 ] && want+=(kubelet kube-scheduler registry)
 [ "${WITH_OLDEST:-}" = 1 ] && want+=(kube-apiserver-oldest)
 
 if [ -n "${KUBE_ASSETS:-}" ]; then
@@ -115,6 +118,13 @@ if [ ! -x "$OUT/helm" ]; then
     -X $H/pkg/chartutil.k8sVersionMajor=1 -X $H/pkg/chartutil.k8sVersionMinor=$MINOR \
     -X $H/pkg/lint/rules.k8sVersionMajor=1 -X $H/pkg/lint/rules.k8sVersionMinor=$MINOR" "$H/cmd/helm@$HELM"
   mv "$T/helm" "$OUT/helm"; rm -rf "$T"
+fi
+
+if [ "${WITH_KUBELET:-}" = 1 ] && [ ! -x "$OUT/registry" ]; then
+  log "building the OCI registry (distribution) $REGISTRY"
+  T=$(mktemp -d)
+  GOFLAGS= GOBIN="$T" go install -trimpath -ldflags "-s -w" "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY"
+  mv "$T/registry" "$OUT/registry"; rm -rf "$T"
 fi
 
 log "built in $(( $(date +%s) - start )) s into $OUT"

@@ -138,7 +138,7 @@ export async function buildBaseImage(opts: { force?: boolean; log?: (l: string) 
  * npmrc naming it are bind-mounted for RUN steps only (the host may reach the npm registry
  * through a TLS-inspecting proxy the base image does not trust); nothing lands in the image.
  */
-export async function buildAppImage(opts: { contextDir: string; tag?: string; noCache?: boolean; log?: (l: string) => void }): Promise<BuildResult> {
+export async function buildAppImage(opts: { contextDir: string; tag?: string; noCache?: boolean; buildArgs?: Record<string, string>; log?: (l: string) => void }): Promise<BuildResult> {
   const log = opts.log ?? ((l: string) => { process.stderr.write(`[images] ${l}\n`); });
   const tag = opts.tag ?? APP_IMAGE;
   const env = await buildahEnv();
@@ -152,6 +152,7 @@ export async function buildAppImage(opts: { contextDir: string; tag?: string; no
       "bud", "--layers", "--force-rm", "--isolation", "chroot", "--network", "host", "--pull=never",
       ...(opts.noCache === true ? ["--no-cache"] : []),
       "--build-arg", `BASE=${BASE_IMAGE}`,
+      ...Object.entries(opts.buildArgs ?? {}).flatMap(([k, v]) => ["--build-arg", `${k}=${v}`]),
       "-v", `${join(aux, "npmrc")}:/usr/local/etc/npmrc:ro`,
       ...ca.flatMap((f) => ["-v", `${f}:${f}:ro`]),
       "-f", join(opts.contextDir, "Dockerfile"), "-t", tag, opts.contextDir,

@@ -16,6 +16,8 @@ export const NODE_IP = "198.18.0.1";
 export const NETNS_PORTS = {
   etcd: 2379, etcdPeer: 2380, apiserver: 6443, kubeletHealthz: 10248, kubelet: 10250,
   controllerManager: 10257, scheduler: 10259,
+  // An OCI registry (distribution's) a test may start: containerd pulls from it over plain HTTP.
+  registry: 5000,
 } as const;
 
 async function ip(args: string[]): Promise<void> {

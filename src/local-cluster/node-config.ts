@@ -45,10 +45,23 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         BinaryName = "${opts.runc}"
         SystemdCgroup = false
+  # Registry hosts (hosts.toml per registry): the netns's own registry is plain HTTP on loopback.
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "${c}/certs.d"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "${opts.cniBin}"
     conf_dir = "${d.dir}/cni/net.d"
     max_conf_num = 1
+`;
+}
+
+/** containerd's hosts.toml for a plain-HTTP registry at `host` (e.g. 127.0.0.1:5000), in certs.d/<host>/. */
+export function registryHostsToml(host: string): string {
+  return `server = "http://${host}"
+
+[host."http://${host}"]
+  capabilities = ["pull", "resolve"]
+  skip_verify = true
 `;
 }
 

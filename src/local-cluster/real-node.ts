@@ -15,7 +15,7 @@ import { ensureHostPackages } from "./host-packages.ts";
 import { hostSnapshot, type HostSnapshot } from "./host-state.ts";
 import { acquireMachineLock } from "./machine-lock.ts";
 import { createNetns, NETNS_PORTS, NODE_IP, type Netns } from "./netns.ts";
-import { cniConflist, containerdSocket, containerdToml, kubeletConfigYaml, type NodeDirs } from "./node-config.ts";
+import { cniConflist, containerdSocket, containerdToml, kubeletConfigYaml, registryHostsToml, type NodeDirs } from "./node-config.ts";
 import { PAUSE_IMAGE, pauseArchive } from "./oci-archive.ts";
 import { startLogged, stopProc, until, type Proc } from "./procs.ts";
 import { teardownNode, type HostBefore, recordHostBefore } from "./teardown.ts";
@@ -29,6 +29,9 @@ export interface RealClusterOptions {
 }
 
 export interface NetnsEmulator { url: string; pid: number; stop(): Promise<void> }
+
+/** An OCI registry inside the network namespace, on loopback: containerd pulls from it over plain HTTP. */
+export interface NetnsRegistry { host: string; pid: number; stop(): Promise<void> }
 
 export interface RealCluster {
   kubeconfig: string;
@@ -61,6 +64,8 @@ export interface RealCluster {
   importImage(tarPath: string): Promise<void>;
   /** `linode-operator emulator` inside the namespace; resolves once it prints its URL. */
   startEmulator(args?: string[]): Promise<NetnsEmulator>;
+  /** distribution's `registry` inside the namespace (127.0.0.1:5000, storage in the cluster's directory); resolves once it answers. */
+  startRegistry(): Promise<NetnsRegistry>;
   stop(): Promise<void>;
 }
 
@@ -193,6 +198,22 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
         const e = await startNetnsEmulator(ns, args);
         emulators.push(e);
         return e;
+      },
+      startRegistry: async () => {
+        const host = `127.0.0.1:${String(NETNS_PORTS.registry)}`;
+        const conf = join(dir, "registry.yml");
+        await writeFile(conf, `version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: ${join(dir, "registry")}\n  delete:\n    enabled: true\nhttp:\n  addr: ${host}\n`);
+        // containerd reads certs.d/<host>/hosts.toml at each pull: plain HTTP for this one.
+        await mkdir(join(dir, "containerd", "certs.d", host), { recursive: true });
+        await writeFile(join(dir, "containerd", "certs.d", host, "hosts.toml"), registryHostsToml(host));
+        const proc = startLogged(dir, "registry", join(binDir, "registry"), ["serve", conf], ns);
+        procs.push(proc);
+        await until("registry", 30_000, async () => {
+          if (proc.child.exitCode !== null) throw new Error(`registry exited: ${await readFile(join(dir, "registry.log"), "utf8").catch(() => "")}`);
+          const r = await execCapture(...inNetns(ns, process.execPath, ["-e", `fetch("http://${host}/v2/").then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`]), { timeoutMs: 5_000 });
+          return r.code === 0 ? true : undefined;
+        });
+        return { host, pid: proc.pid, stop: () => stopProc(proc, 5_000) };
       },
       stop,
     };
