@@ -8,14 +8,56 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseSnapshotType as dbsnap } from "../../src/resources/database-snapshot/index.ts";
 import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
-import { useTestCluster } from "../harness/cluster.ts";
+import { useTestCluster, type TestCluster } from "../harness/cluster.ts";
 import { linodeCalls } from "../harness/linode-calls.ts";
 import { startOperatorEnv, type OperatorEnv } from "../harness/operator-env.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
 
 const base = { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" };
-const SNAPSHOT_POST = "POST /databases/mysql/instances/{instanceId}/backups";
 type Cond = { status: string; reason: string; message?: string };
+
+/** What the tests need from one operator env on one namespace: objects of their own, and what was sent for them. */
+function helpers(cluster: TestCluster, envOf: () => OperatorEnv) {
+  const ns = (): string => cluster.namespace;
+  const key = (name: string): string => `${ns()}/${name}`;
+  const createDb = (name: string, spec: Record<string, unknown> = {}): Promise<ManagedObject> =>
+    envOf().deps.kube.createCustom(mdb, ns(), { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name }, spec: { ...base, ...spec } });
+  const createSnap = (name: string, database: string, spec: Record<string, unknown> = {}): Promise<ManagedObject> =>
+    envOf().deps.kube.createCustom(dbsnap, ns(), { apiVersion: "linode.operator.dev/v1alpha1", kind: "DatabaseSnapshot", metadata: { name }, spec: { databaseRef: { name: database }, ...spec } });
+  const getDb = (name: string): Promise<ManagedObject> => envOf().deps.kube.getCustom<ManagedObject>(mdb, { namespace: ns(), name });
+  const getSnap = (name: string): Promise<ManagedObject> => envOf().deps.kube.getCustom<ManagedObject>(dbsnap, { namespace: ns(), name });
+  const ready = (o: ManagedObject): boolean => o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+  const condOf = (o: ManagedObject, type: string): Cond | undefined => o.status?.conditions?.find((c) => c.type === type);
+  const dbReady = (name: string): Promise<ManagedObject> => waitFor(`${name} Ready`, async () => { const o = await getDb(name); return ready(o) ? o : undefined; }, 60_000, 100);
+  const available = (name: string): Promise<ManagedObject> => waitFor(`${name} Available`, async () => { const o = await getSnap(name); return o.status?.phase === "Available" && ready(o) ? o : undefined; }, 60_000, 100);
+  const snapReason = (name: string, reason: string): Promise<Cond> => waitFor(`${name} ${reason}`, async () => { const c = condOf(await getSnap(name), "Ready"); return c?.reason === reason ? c : undefined; }, 60_000, 100);
+  const gone = (get: () => Promise<unknown>, what: string): Promise<true> => waitFor(`${what} gone`, async () => get().then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)), 60_000, 100);
+  const backupsOf = async (id: number): Promise<{ id: number; type: string; label: string }[]> => envOf().linode.databases.mysql.listAllBackups(id);
+  /** POSTs to one database's path (`suffix` under it) the emulator answered. */
+  const postsTo = (id: number, suffix: string): number => envOf().emulator.mutations().filter((m) => m.method === "POST" && m.path === `/databases/mysql/instances/${String(id)}${suffix}`).length;
+  /** Snapshots taken of one database. */
+  const snapshotPosts = (id: number): number => postsTo(id, "/backups");
+  /** Restores sent to one database (of any backup). */
+  const restoresOf = (id: number): number => envOf().emulator.mutations().filter((m) => m.method === "POST" && new RegExp(`^/databases/mysql/instances/${String(id)}/backups/\\d+/restore$`).test(m.path)).length;
+  /** Requests the API refused (400) the operator sent, in all. */
+  const refused = (filter: { route?: string; method?: string } = {}): Promise<number> => linodeCalls(envOf().operatorLinode, { ...filter, status: "400" });
+  /** A Ready database of the test's own; its id. */
+  const readyDb = async (name: string): Promise<number> => {
+    await createDb(name);
+    return Number((await dbReady(name)).status?.id);
+  };
+  /** A Ready database of the test's own with `count` Available snapshots of it ("<name>-s1", ...), taken one after the other. */
+  const dbWithSnapshots = async (name: string, count: number): Promise<{ id: number; snaps: ManagedObject[] }> => {
+    const id = await readyDb(name);
+    const snaps: ManagedObject[] = [];
+    for (let i = 1; i <= count; i++) {
+      await createSnap(`${name}-s${String(i)}`, name);
+      snaps.push(await available(`${name}-s${String(i)}`));
+    }
+    return { id, snaps };
+  };
+  return { ns, key, createDb, createSnap, getDb, getSnap, ready, condOf, dbReady, available, snapReason, gone, backupsOf, postsTo, snapshotPosts, restoresOf, refused, readyDb, dbWithSnapshots };
+}
 
 describe("DatabaseSnapshot and restore", () => {
   const cluster = useTestCluster("snap");
@@ -24,141 +66,132 @@ describe("DatabaseSnapshot and restore", () => {
   // Backups are listed again every 3 s here (a day by default), so an automatic one shows soon.
   beforeAll(async () => { env = await startOperatorEnv(cluster, { provisionSeconds: 0.5, poll: { pendingMillis: 300, readyMillis: 2_000 }, backupsRefreshMillis: 3_000 }); });
   afterAll(async () => { await env.stop(); });
-
-  const ns = (): string => cluster.namespace;
-  const createDb = (name: string, spec: Record<string, unknown> = {}): Promise<ManagedObject> =>
-    env.deps.kube.createCustom(mdb, ns(), { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name }, spec: { ...base, ...spec } });
-  const createSnap = (name: string, database: string, spec: Record<string, unknown> = {}): Promise<ManagedObject> =>
-    env.deps.kube.createCustom(dbsnap, ns(), { apiVersion: "linode.operator.dev/v1alpha1", kind: "DatabaseSnapshot", metadata: { name }, spec: { databaseRef: { name: database }, ...spec } });
-  const getDb = (name: string): Promise<ManagedObject> => env.deps.kube.getCustom<ManagedObject>(mdb, { namespace: ns(), name });
-  const getSnap = (name: string): Promise<ManagedObject> => env.deps.kube.getCustom<ManagedObject>(dbsnap, { namespace: ns(), name });
-  const ready = (o: ManagedObject): boolean => o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-  const condOf = (o: ManagedObject, type: string): Cond | undefined => o.status?.conditions?.find((c) => c.type === type);
-  const dbReady = (name: string): Promise<ManagedObject> => waitFor(`${name} Ready`, async () => { const o = await getDb(name); return ready(o) ? o : undefined; }, 60_000, 100);
-  const available = (name: string): Promise<ManagedObject> => waitFor(`${name} Available`, async () => { const o = await getSnap(name); return o.status?.phase === "Available" && ready(o) ? o : undefined; }, 60_000, 100);
-  const snapReason = (name: string, reason: string): Promise<Cond> => waitFor(`${name} ${reason}`, async () => { const c = condOf(await getSnap(name), "Ready"); return c?.reason === reason ? c : undefined; }, 60_000, 100);
-  const gone = (get: () => Promise<unknown>, what: string): Promise<true> => waitFor(`${what} gone`, async () => get().then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)), 60_000, 100);
-  const posts = (): number => env.emulator.requestCounts()[SNAPSHOT_POST] ?? 0;
-  const backupsOf = async (id: number): Promise<{ id: number; type: string; label: string }[]> => env.linode.databases.mysql.listAllBackups(id);
-  let dbId = 0;
+  const { ns, key, createDb, createSnap, getDb, getSnap, condOf, dbReady, available, snapReason, gone, backupsOf, snapshotPosts, restoresOf, refused, readyDb, dbWithSnapshots } = helpers(cluster, () => env);
 
   it("takes a snapshot once and mirrors it: Available, with the emulator's backup id", async () => {
-    await createDb("db");
-    dbId = Number((await dbReady("db")).status?.id);
-    await createSnap("s1", "db");
-    const s1 = await available("s1");
+    const dbId = await readyDb("one-db");
+    await createSnap("one", "one-db");
+    const s1 = await available("one");
     const backups = await backupsOf(dbId);
     expect(backups).toHaveLength(1);
     expect(s1.status).toMatchObject({ backupId: backups[0]?.id, databaseId: dbId, label: backups[0]?.label, phase: "Available" });
     expect(s1.status?.label).toMatch(/^[a-zA-Z0-9]{1,30}$/);
-    expect(posts()).toBe(1);
+    expect(snapshotPosts(dbId)).toBe(1);
   });
 
   it("two created at once are taken one after the other, with no refusal from the API", async () => {
-    const before = posts();
-    await Promise.all([createSnap("s2", "db"), createSnap("s3", "db")]);
-    await available("s2");
-    await available("s3");
-    expect(posts() - before).toBe(2);
-    expect(await linodeCalls(env.operatorLinode, { route: "/backups", method: "POST", status: "400" })).toBe(0);
-    expect(await backupsOf(dbId)).toHaveLength(3);
+    const { id } = await dbWithSnapshots("pair-db", 1);
+    const before = snapshotPosts(id);
+    const refusedBefore = await refused({ route: "/backups", method: "POST" });
+    await Promise.all([createSnap("pair-a", "pair-db"), createSnap("pair-b", "pair-db")]);
+    await available("pair-a");
+    await available("pair-b");
+    expect(snapshotPosts(id) - before).toBe(2);
+    expect(await refused({ route: "/backups", method: "POST" }) - refusedBefore).toBe(0);
+    expect(await backupsOf(id)).toHaveLength(3);
   });
 
   it("the database's status lists its backups", async () => {
+    const { id } = await dbWithSnapshots("listed-db", 3);
     const o = await waitFor("backups in status", async () => {
-      const x = await getDb("db");
+      const x = await getDb("listed-db");
       return ((x.status?.backups as unknown[] | undefined)?.length ?? 0) >= 3 ? x : undefined;
     }, 30_000, 200);
     const listed = o.status?.backups as { id: number; type: string; label: string; created: string }[];
-    expect(listed.map((b) => b.id).sort()).toEqual((await backupsOf(dbId)).map((b) => b.id).sort());
+    expect(listed.map((b) => b.id).sort()).toEqual((await backupsOf(id)).map((b) => b.id).sort());
     expect(listed.every((b) => b.type === "snapshot")).toBe(true);
   });
 
   it("a fourth waits (SnapshotLimitReached), sends nothing, and is taken by itself once one is deleted", async () => {
-    const before = posts();
-    await createSnap("s4", "db");
-    const c = await snapReason("s4", "SnapshotLimitReached");
+    const { id, snaps } = await dbWithSnapshots("full-db", 3);
+    const before = snapshotPosts(id);
+    const refusedBefore = await refused({ route: "/backups", method: "POST" });
+    await createSnap("full-db-s4", "full-db");
+    const c = await snapReason("full-db-s4", "SnapshotLimitReached");
     expect(c.message).toMatch(/3 snapshots/);
-    expect((await getSnap("s4")).status?.phase).toBe("Waiting");
-    await new Promise((r) => setTimeout(r, 2_000));
-    expect(posts() - before).toBe(0);
-    const s1 = await getSnap("s1");
-    await env.deps.kube.deleteCustom(dbsnap, { namespace: ns(), name: "s1" });
-    await gone(() => getSnap("s1"), "s1");
-    expect((await backupsOf(dbId)).map((b) => b.id)).not.toContain(s1.status?.backupId);
-    await available("s4");
-    expect(posts() - before).toBe(1);
-    expect(await linodeCalls(env.operatorLinode, { route: "/backups", method: "POST", status: "400" })).toBe(0);
+    expect((await getSnap("full-db-s4")).status?.phase).toBe("Waiting");
+    // Three more looks at it: still waiting, nothing sent to find out.
+    await env.repass("DatabaseSnapshot", key("full-db-s4"), 3);
+    expect(snapshotPosts(id) - before).toBe(0);
+    expect(condOf(await getSnap("full-db-s4"), "Ready")?.reason).toBe("SnapshotLimitReached");
+    await env.deps.kube.deleteCustom(dbsnap, { namespace: ns(), name: "full-db-s1" });
+    await gone(() => getSnap("full-db-s1"), "full-db-s1");
+    expect((await backupsOf(id)).map((b) => b.id)).not.toContain(snaps[0]?.status?.backupId);
+    await available("full-db-s4");
+    expect(snapshotPosts(id) - before).toBe(1);
+    expect(await refused({ route: "/backups", method: "POST" }) - refusedBefore).toBe(0);
   });
 
   it("Retain leaves the backup when the resource goes", async () => {
-    await env.deps.kube.mergePatchCustom(dbsnap, { namespace: ns(), name: "s2" }, { spec: { deletionPolicy: "Retain" } });
-    const s2 = await waitFor("Retain seen", async () => { const o = await getSnap("s2"); return o.metadata.generation === o.status?.observedGeneration ? o : undefined; }, 30_000, 100);
-    await env.deps.kube.deleteCustom(dbsnap, { namespace: ns(), name: "s2" });
-    await gone(() => getSnap("s2"), "s2");
-    expect((await backupsOf(dbId)).map((b) => b.id)).toContain(s2.status?.backupId);
+    const { id } = await dbWithSnapshots("retain-db", 1);
+    await env.deps.kube.mergePatchCustom(dbsnap, { namespace: ns(), name: "retain-db-s1" }, { spec: { deletionPolicy: "Retain" } });
+    const s2 = await waitFor("Retain seen", async () => { const o = await getSnap("retain-db-s1"); return o.metadata.generation === o.status?.observedGeneration ? o : undefined; }, 30_000, 100);
+    await env.deps.kube.deleteCustom(dbsnap, { namespace: ns(), name: "retain-db-s1" });
+    await gone(() => getSnap("retain-db-s1"), "retain-db-s1");
+    expect((await backupsOf(id)).map((b) => b.id)).toContain(s2.status?.backupId);
   });
 
   it("restores from a DatabaseSnapshot, once per token: restoring, then active, recorded", async () => {
-    const s3 = await getSnap("s3");
-    const restores = (): number => env.emulator.requestCounts()["POST /databases/mysql/instances/{instanceId}/backups/{backupId}/restore"] ?? 0;
-    const before = restores();
-    const refusedBefore = await linodeCalls(env.operatorLinode, { status: "400" });
-    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "db" }, { spec: { requests: { restore: { token: "r1", snapshotRef: { name: "s3" } } } } });
+    const { id, snaps: [snap] } = await dbWithSnapshots("restore-db", 1);
+    const refusedBefore = await refused();
+    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "restore-db" }, { spec: { requests: { restore: { token: "r1", snapshotRef: { name: "restore-db-s1" } } } } });
     const { r: recorded, readyNow } = await waitFor("restore recorded", async () => {
-      const obj = await getDb("db");
+      const obj = await getDb("restore-db");
       const r = (obj.status?.lastRequests as { restore?: { token: string; backupId?: number; completedAt?: string } } | undefined)?.restore;
       return r?.completedAt !== undefined ? { r, readyNow: condOf(obj, "Ready") } : undefined;
     }, 30_000, 100);
-    expect(recorded).toMatchObject({ token: "r1", backupId: s3.status?.backupId });
+    expect(recorded).toMatchObject({ token: "r1", backupId: snap?.status?.backupId });
     // The status that records the restore already says the database is out of service.
     expect(readyNow).toMatchObject({ status: "False", reason: "Restoring" });
-    await dbReady("db");
-    env.controller.enqueue(`${ns()}/db`);
-    await new Promise((r) => setTimeout(r, 1_500));
-    expect(restores() - before).toBe(1);
+    await dbReady("restore-db");
+    expect(restoresOf(id)).toBe(1);
+    // Three more passes with the same token: not restored again.
+    await env.repass("ManagedDatabase", key("restore-db"), 3);
+    expect(restoresOf(id)).toBe(1);
     // Nothing read from the database in the pass that started the restore (the credentials are refused while it restores).
-    expect(await linodeCalls(env.operatorLinode, { status: "400" }) - refusedBefore).toBe(0);
+    expect(await refused() - refusedBefore).toBe(0);
   });
 
   it("restores from an automatic backup by id, once per token", async () => {
+    const id = await readyDb("auto-db");
     env.emulator.advance(86_400); // a day: the daily automatic backup is made at 00:00 UTC
-    const auto = await waitFor("an automatic backup", async () => (await backupsOf(dbId)).find((b) => b.type === "auto"), 30_000, 200);
-    const restores = (): number => env.emulator.requestCounts()["POST /databases/mysql/instances/{instanceId}/backups/{backupId}/restore"] ?? 0;
-    const before = restores();
-    const refusedBefore = await linodeCalls(env.operatorLinode, { status: "400" });
-    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "db" }, { spec: { requests: { restore: { token: "r2", backupId: auto.id, snapshotRef: null } } } });
+    const auto = await waitFor("an automatic backup", async () => (await backupsOf(id)).find((b) => b.type === "auto"), 30_000, 200);
+    const refusedBefore = await refused();
+    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "auto-db" }, { spec: { requests: { restore: { token: "r2", backupId: auto.id } } } });
     await waitFor("restore r2 recorded", async () => {
-      const r = ((await getDb("db")).status?.lastRequests as { restore?: { token: string; completedAt?: string } } | undefined)?.restore;
+      const r = ((await getDb("auto-db")).status?.lastRequests as { restore?: { token: string; completedAt?: string } } | undefined)?.restore;
       return r?.token === "r2" && r.completedAt !== undefined ? r : undefined;
     }, 30_000, 100);
-    await dbReady("db");
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(restores() - before).toBe(1);
-    expect(await linodeCalls(env.operatorLinode, { status: "400" }) - refusedBefore).toBe(0);
+    await dbReady("auto-db");
+    expect(restoresOf(id)).toBe(1);
+    // Three more passes with the same token: not restored again.
+    await env.repass("ManagedDatabase", key("auto-db"), 3);
+    expect(restoresOf(id)).toBe(1);
+    expect(await refused() - refusedBefore).toBe(0);
     const listed = await waitFor("the automatic backup in status", async () => {
-      const b = (await getDb("db")).status?.backups as { id: number; type: string }[] | undefined;
+      const b = (await getDb("auto-db")).status?.backups as { id: number; type: string }[] | undefined;
       return b?.some((x) => x.type === "auto") === true ? b : undefined;
     }, 30_000, 200);
     expect(listed.find((b) => b.type === "auto")?.id).toBe(auto.id);
   });
 
   it("a restore after a credentials reset is refused unless forced; forced, the failed cluster is reported with a Warning", async () => {
-    const restores = (): number => env.emulator.requestCounts()["POST /databases/mysql/instances/{instanceId}/backups/{backupId}/restore"] ?? 0;
-    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "db" }, { spec: { requests: { resetCredentials: "c1" } } });
-    await waitFor("reset recorded", async () => (((await getDb("db")).status?.lastRequests as { resetCredentials?: { token: string } } | undefined)?.resetCredentials?.token === "c1" ? true : undefined), 30_000, 100);
-    const before = restores();
-    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "db" }, { spec: { requests: { resetCredentials: "c1", restore: { token: "r3", snapshotRef: { name: "s3" }, backupId: null } } } });
-    const c = await waitFor("RestoreAfterCredentialsReset", async () => { const x = condOf(await getDb("db"), "Synced"); return x?.reason === "RestoreAfterCredentialsReset" ? x : undefined; }, 30_000, 100);
+    const { id } = await dbWithSnapshots("guarded-db", 1);
+    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "guarded-db" }, { spec: { requests: { resetCredentials: "c1" } } });
+    await waitFor("reset recorded", async () => (((await getDb("guarded-db")).status?.lastRequests as { resetCredentials?: { token: string } } | undefined)?.resetCredentials?.token === "c1" ? true : undefined), 30_000, 100);
+    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "guarded-db" }, { spec: { requests: { resetCredentials: "c1", restore: { token: "r3", snapshotRef: { name: "guarded-db-s1" } } } } });
+    const c = await waitFor("RestoreAfterCredentialsReset", async () => { const x = condOf(await getDb("guarded-db"), "Synced"); return x?.reason === "RestoreAfterCredentialsReset" ? x : undefined; }, 30_000, 100);
     expect(c.message).toMatch(/force: true/);
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(restores() - before).toBe(0);
-    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "db" }, { spec: { requests: { resetCredentials: "c1", restore: { token: "r3", snapshotRef: { name: "s3" }, force: true } } } });
-    const failed = await waitFor("RestoreFailed", async () => { const x = condOf(await getDb("db"), "Ready"); return x?.reason === "RestoreFailed" ? x : undefined; }, 30_000, 100);
+    // Three more passes: still refused, nothing sent.
+    await env.repass("ManagedDatabase", key("guarded-db"), 3);
+    expect(restoresOf(id)).toBe(0);
+    expect(condOf(await getDb("guarded-db"), "Synced")?.reason).toBe("RestoreAfterCredentialsReset");
+    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "guarded-db" }, { spec: { requests: { resetCredentials: "c1", restore: { token: "r3", snapshotRef: { name: "guarded-db-s1" }, force: true } } } });
+    const failed = await waitFor("RestoreFailed", async () => { const x = condOf(await getDb("guarded-db"), "Ready"); return x?.reason === "RestoreFailed" ? x : undefined; }, 30_000, 100);
     expect(failed.message).toMatch(/failed after restoring backup/);
-    expect(restores() - before).toBe(1);
+    expect(restoresOf(id)).toBe(1);
     const events = await cluster.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: ns() });
-    expect(events.items.some((e) => e.regarding?.name === "db" && e.type === "Warning" && e.reason === "RestoreFailed")).toBe(true);
+    expect(events.items.some((e) => e.regarding?.name === "guarded-db" && e.type === "Warning" && e.reason === "RestoreFailed")).toBe(true);
   });
 
   it("a snapshot of a missing database waits for it (ReferenceNotFound), then is taken once it is Ready", async () => {
@@ -170,34 +203,49 @@ describe("DatabaseSnapshot and restore", () => {
   });
 
   it("the database deleted under its snapshot: DatabaseGone, and the snapshot can still be deleted", async () => {
-    const t1 = await available("early");
-    expect(t1.status?.databaseId).toBe(Number((await getDb("later")).status?.id));
-    await env.deps.kube.deleteCustom(mdb, { namespace: ns(), name: "later" });
-    await gone(() => getDb("later"), "later");
-    const c = await snapReason("early", "DatabaseGone");
+    const { id } = await dbWithSnapshots("doomed-db", 1);
+    const t1 = await available("doomed-db-s1");
+    expect(t1.status?.databaseId).toBe(id);
+    await env.deps.kube.deleteCustom(mdb, { namespace: ns(), name: "doomed-db" });
+    await gone(() => getDb("doomed-db"), "doomed-db");
+    const c = await snapReason("doomed-db-s1", "DatabaseGone");
     expect(c.message).toMatch(/no longer exists/);
-    await env.deps.kube.deleteCustom(dbsnap, { namespace: ns(), name: "early" });
-    await gone(() => getSnap("early"), "early");
+    await env.deps.kube.deleteCustom(dbsnap, { namespace: ns(), name: "doomed-db-s1" });
+    await gone(() => getSnap("doomed-db-s1"), "doomed-db-s1");
   });
+});
+
+// An env of its own (its namespace, its client's counters), so that the only snapshot read is
+// this one, with a 1 s drift poll so that six of them pass quickly.
+describe("an Available snapshot's refresh", () => {
+  const cluster = useTestCluster("snap-refresh");
+  const READY_MILLIS = 1_000;
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster, { provisionSeconds: 0.5, poll: { pendingMillis: 300, readyMillis: READY_MILLIS } }); });
+  afterAll(async () => { await env.stop(); });
+  const { key, createSnap, available, snapReason, gone, getSnap, readyDb } = helpers(cluster, () => env);
 
   it("an Available snapshot is read every 6 drift polls, not every poll; its backup deleted alone outside is reported within them", async () => {
-    await createDb("solo-db");
-    const soloDb = Number((await dbReady("solo-db")).status?.id);
+    const soloDb = await readyDb("solo-db");
     await createSnap("solo", "solo-db");
     const backupId = Number((await available("solo")).status?.backupId);
     const reads = (): Promise<number> => linodeCalls(env.operatorLinode, { route: "/backups/{backupId}", method: "GET" });
-    // 2 s drift polls: over 12 s at most two reads of each snapshot this namespace holds (six or
-    // more each if they were read every poll).
-    const holding = (await env.deps.kube.list<ManagedObject>(dbsnap, { namespace: ns() })).items.filter((o) => typeof o.status?.backupId === "number").length;
     const r0 = await reads();
-    await new Promise((r) => setTimeout(r, 12_000));
-    expect(await reads() - r0).toBeLessThanOrEqual(2 * holding);
+    const p0 = env.passes("DatabaseSnapshot", key("solo"));
+    // Six drift polls of its database: the snapshot is read at most twice (one refresh, and one
+    // at the window's edge), six times or more if it were read every poll.
+    await env.afterPasses("ManagedDatabase", key("solo-db"), 6);
+    expect(await reads() - r0).toBeLessThanOrEqual(2);
+    expect(env.passes("DatabaseSnapshot", key("solo")) - p0).toBeLessThanOrEqual(2);
     await env.linode.databases.mysql.deleteBackup(soloDb, backupId);
     const t = Date.now();
+    const p1 = env.passes("DatabaseSnapshot", key("solo"));
     await snapReason("solo", "ExternalResourceGone");
-    // 6 polls of 2 s, +10 % jitter, and the reconcile itself.
-    expect(Date.now() - t).toBeLessThan(6 * 2_000 * 1.1 + 2_000);
-    await env.deps.kube.deleteCustom(dbsnap, { namespace: ns(), name: "solo" });
+    // Reported by its next look (one in flight as the backup went may end first), within 6
+    // polls, +10 % jitter, and the reconcile itself.
+    expect(env.passes("DatabaseSnapshot", key("solo")) - p1).toBeLessThanOrEqual(2);
+    expect(Date.now() - t).toBeLessThan(6 * READY_MILLIS * 1.1 + 2_000);
+    await env.deps.kube.deleteCustom(dbsnap, { namespace: cluster.namespace, name: "solo" });
     await gone(() => getSnap("solo"), "solo");
   });
 });
