@@ -32,7 +32,7 @@ async function clusterIdentity(config: OperatorConfig, kube: KubeClient): Promis
 export async function assembleOperator(opts: { config: OperatorConfig; kube: KubeClient; log: Logger; onLostLeadership: () => void; defaultMetrics?: boolean }): Promise<AssembledOperator> {
   const { config, log, kube } = opts;
   const clusterId = await clusterIdentity(config, kube);
-  const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: opts.defaultMetrics ?? true });
+  const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: opts.defaultMetrics ?? true, operator: `${config.leaderElectionNamespace}/${config.leaderElectionId}` });
   const events = new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: config.identity, log });
   const client = (token: string): LinodeClient => new LinodeClient({
     token, baseUrl: config.linodeApiUrl, registry: metrics.registry, rateLimit: { share: config.linodeApiShare },

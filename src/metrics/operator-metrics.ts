@@ -12,17 +12,24 @@ export interface OperatorMetrics {
   inFlight: Gauge<"kind">;
   statusWrites: Counter<"kind">;
   informerRestarts: Counter<"informer" | "reason">;
-  leader: Gauge;
+  /** 1 while this replica holds the leader lease, else 0. */
+  leader: { set(value: 0 | 1): void };
   /** Adds a kind whose objects the readiness gauges count at scrape time. */
   countObjects(kind: string, list: () => readonly { status?: { conditions?: readonly { type: string; status: string; lastTransitionTime?: string }[] } }[]): void;
 }
 
 type Listed = ReturnType<Parameters<OperatorMetrics["countObjects"]>[1]>;
 
-export function createOperatorMetrics(registry = new Registry(), opts: { defaultMetrics?: boolean } = {}): OperatorMetrics {
-  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: "linode_operator_" });
+/**
+ * `operator` names the install ("namespace/leader-election-id", what the chart's alerts select
+ * by, whatever job scrapes it); it labels linode_operator_build_info and linode_operator_leader.
+ */
+export function createOperatorMetrics(registry = new Registry(), opts: { defaultMetrics?: boolean; operator?: string } = {}): OperatorMetrics {
+  // The standard names (process_*, nodejs_*): the dashboards everyone has expect them unprefixed.
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  registerBuildInfo(registers);
+  const operator = opts.operator ?? "unknown";
+  registerBuildInfo(registers, operator);
   const kinds = new Map<string, () => Listed>();
   const readyOf = (o: Listed[number]) => o.status?.conditions?.find((c) => c.type === "Ready");
   new Gauge({
@@ -63,7 +70,9 @@ export function createOperatorMetrics(registry = new Registry(), opts: { default
     inFlight: new Gauge({ name: "linode_operator_reconciles_in_flight", help: "Reconciles running now.", labelNames: ["kind"], registers }),
     statusWrites: new Counter({ name: "linode_operator_status_writes_total", help: "Status subresource writes.", labelNames: ["kind"], registers }),
     informerRestarts: new Counter({ name: "linode_operator_informer_restarts_total", help: "Watch restarts after errors or silence.", labelNames: ["informer", "reason"], registers }),
-    leader: new Gauge({ name: "linode_operator_leader", help: "1 while this replica holds the leader lease.", registers }),
+    leader: ((g) => ({ set: (value: 0 | 1) => { g.set({ operator }, value); } }))(
+      new Gauge({ name: "linode_operator_leader", help: "1 while this replica holds the leader lease; operator names the install (namespace/lease).", labelNames: ["operator"], registers }),
+    ),
   };
 }
 
@@ -71,13 +80,13 @@ export function createOperatorMetrics(registry = new Registry(), opts: { default
  * The running build (version from package.json; commit baked in by scripts/build.ts, "unknown"
  * when run from source or built without git), as a constant 1 to join other series with.
  */
-function registerBuildInfo(registers: Registry[]): void {
+function registerBuildInfo(registers: Registry[], operator: string): void {
   let version = "unknown";
   try {
     // ../../package.json from src/metrics/ and from dist/cli/ alike.
     version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string }).version ?? version;
   } catch { /* not beside a package.json */ }
   const commit = process.env.LINODE_OPERATOR_COMMIT ?? "unknown";
-  new Gauge({ name: "linode_operator_build_info", help: "The running build: version and commit; always 1.", labelNames: ["version", "commit"], registers })
-    .set({ version, commit }, 1);
+  new Gauge({ name: "linode_operator_build_info", help: "The running build: version and commit, and the install it belongs to (operator: namespace/lease); always 1.", labelNames: ["version", "commit", "operator"], registers })
+    .set({ version, commit, operator }, 1);
 }

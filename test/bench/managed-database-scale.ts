@@ -69,7 +69,7 @@ try {
   const rssKb = async (): Promise<number> => Number((await readFile(`/proc/${String(pid)}/status`, "utf8")).match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0);
   const peak = { rssKb: 0, apiserver: 0, linode: 0 };
   const mib = async (name: string): Promise<string> => (await opMetric(name) / 1_048_576).toFixed(1);
-  const heap = async (): Promise<string> => `JS heap ${await mib("linode_operator_nodejs_heap_size_used_bytes")} MiB used of ${await mib("linode_operator_nodejs_heap_size_total_bytes")} MiB, external ${await mib("linode_operator_nodejs_external_memory_bytes")} MiB`;
+  const heap = async (): Promise<string> => `JS heap ${await mib("nodejs_heap_size_used_bytes")} MiB used of ${await mib("nodejs_heap_size_total_bytes")} MiB, external ${await mib("nodejs_external_memory_bytes")} MiB`;
   say(`operator at rest before any object: RSS ${String(Math.round(await rssKb() / 1024))} MiB; ${await heap()}`);
   let sampling = true;
   const sampler = (async () => {

@@ -134,7 +134,7 @@ try {
   const pidOf = (): number => op.child.pid ?? 0;
   const heapMiB = async (): Promise<{ used: number; total: number }> => {
     const s = await scrape(metricsUrl);
-    return { used: sum(s, "linode_operator_nodejs_heap_size_used_bytes") / 1_048_576, total: sum(s, "linode_operator_nodejs_heap_size_total_bytes") / 1_048_576 };
+    return { used: sum(s, "nodejs_heap_size_used_bytes") / 1_048_576, total: sum(s, "nodejs_heap_size_total_bytes") / 1_048_576 };
   };
   const atRest = { ...(await rssMiB(pidOf())), heap: await heapMiB() };
 

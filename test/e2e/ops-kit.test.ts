@@ -15,6 +15,7 @@ import { startOperator, type OperatorProcess } from "../harness/operator-process
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const chart = join(root, "helm/linode-operator");
+const RUNBOOK = "https://docs.example.com/linode-operator/operations.md";
 
 /** PromQL syntax errors, from Prometheus' Lezer grammar (error nodes in the tree). */
 function promqlErrors(expr: string): string[] {
@@ -28,7 +29,7 @@ function metricNames(expr: string): string[] {
   return [...expr.matchAll(/\b(linode_[a-z0-9_]+)/g)].map((m) => (m[1] ?? "").replace(/_(bucket|sum|count)$/, ""));
 }
 
-interface Rule { alert: string; expr: string; annotations: { runbook: string } }
+interface Rule { alert: string; expr: string; annotations: { runbook_url: string } }
 interface Dashboard { panels: { title: string; targets: { expr: string }[] }[] }
 
 describe("operations kit: alerts and dashboard", () => {
@@ -56,14 +57,14 @@ describe("operations kit: alerts and dashboard", () => {
   });
 
   const render = async (template: string): Promise<unknown> => {
-    const out = await helm(["template", "ops", chart, "--set", "linode.token=x", "--set", "metrics.prometheusRule.enabled=true", "--set", "metrics.grafanaDashboard.enabled=true", "--show-only", template]);
+    const out = await helm(["template", "ops", chart, "--namespace", "default", "--set", "linode.token=x", "--set", "metrics.prometheusRule.enabled=true", "--set", `metrics.prometheusRule.runbookBaseUrl=${RUNBOOK}`, "--set", "metrics.grafanaDashboard.enabled=true", "--show-only", template]);
     expect(out.code, out.stderr).toBe(0);
     const docs = parseAllDocuments(out.stdout).map((d) => d.toJS() as unknown).filter((d) => d !== null);
     expect(docs).toHaveLength(1);
     return docs[0];
   };
 
-  it("every alert is valid PromQL over exported metrics, scoped to the release's job, with a runbook section in docs/operations.md", async () => {
+  it("every alert is valid PromQL over exported metrics, selects the install by its operator label (no job), with an absolute runbook_url to its section of docs/operations.md", async () => {
     const rule = await render("templates/prometheusrule.yaml") as { kind: string; spec: { groups: { rules: Rule[] }[] } };
     expect(rule.kind).toBe("PrometheusRule");
     const rules = rule.spec.groups.flatMap((g) => g.rules);
@@ -72,9 +73,10 @@ describe("operations kit: alerts and dashboard", () => {
     for (const r of rules) {
       expect(promqlErrors(r.expr), `${r.alert}: ${r.expr}`).toEqual([]);
       for (const name of metricNames(r.expr)) expect(exported, `${r.alert} uses ${name}`).toContain(name);
-      expect(r.expr).toContain('job="ops-linode-operator-metrics"');
+      expect(r.expr).toContain('operator="default/ops-linode-operator"');
+      expect(r.expr).not.toMatch(/\bjob\s*=/);
       expect(docs).toContain(`### ${r.alert}`);
-      expect(r.annotations.runbook).toBe(`docs/operations.md#${r.alert.toLowerCase()}`);
+      expect(r.annotations.runbook_url).toBe(`${RUNBOOK}#${r.alert.toLowerCase()}`);
     }
   });
 

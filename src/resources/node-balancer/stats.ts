@@ -33,12 +33,13 @@ export class NodeBalancerStatsReader {
       collect() { this.reset(); for (const s of current()) if (s.connections !== undefined) this.set(labels(s), s.connections); },
     });
     new Gauge({
-      name: "linode_nodebalancer_traffic", help: "Traffic through the NodeBalancer by direction (in, out): the API's latest 5-minute sample, in the API's unit (bits per second).", labelNames: [...labelNames, "direction"], registers,
+      // In bytes, Prometheus's base unit (the API samples bits per second).
+      name: "linode_nodebalancer_traffic_bytes_per_second", help: "Traffic through the NodeBalancer by direction (in, out), in bytes per second: the API's latest 5-minute sample.", labelNames: [...labelNames, "direction"], registers,
       collect() {
         this.reset();
         for (const s of current()) {
-          if (s.trafficIn !== undefined) this.set({ ...labels(s), direction: "in" }, s.trafficIn);
-          if (s.trafficOut !== undefined) this.set({ ...labels(s), direction: "out" }, s.trafficOut);
+          if (s.trafficIn !== undefined) this.set({ ...labels(s), direction: "in" }, s.trafficIn / 8);
+          if (s.trafficOut !== undefined) this.set({ ...labels(s), direction: "out" }, s.trafficOut / 8);
         }
       },
     });
