@@ -87,19 +87,19 @@ describe("helm install + kubectl apply -f examples/", () => {
 
     const apply = await cluster.kubectl(["-n", ns, "apply", "-f", examples]);
     expect(apply.code, apply.stderr).toBe(0);
-    const wait = await cluster.kubectl(["-n", ns, "wait", "--for=condition=Ready", "mdb", "--all", "--timeout=120s"]);
+    const wait = await cluster.kubectl(["-n", ns, "wait", "--for=condition=Ready", "linodedb", "--all", "--timeout=120s"]);
     expect(wait.code, wait.stderr + JSON.stringify(operator.logs.slice(-5))).toBe(0);
-    const listed = await cluster.kubectl(["-n", ns, "get", "mdb"]);
+    const listed = await cluster.kubectl(["-n", ns, "get", "linodedb"]);
     expect(listed.stdout).toMatch(/orders\s+mysql\s+8\s+us-east\s+active\s+True/);
 
     // The example snapshot of orders: taken through the chart's RBAC, and the database active again after it.
     const snap = await cluster.kubectl(["-n", ns, "wait", "--for=jsonpath={.status.phase}=Available", "dbsnap/orders-snapshot", "--timeout=120s"]);
     expect(snap.code, snap.stderr + JSON.stringify(operator.logs.slice(-5))).toBe(0);
     expect((await cluster.kubectl(["-n", ns, "get", "dbsnap"])).stdout).toMatch(/orders-snapshot\s+orders\s+\S+\s+Available\s+True\s+\d+/);
-    await cluster.kubectl(["-n", ns, "wait", "--for=jsonpath={.status.status}=active", "mdb/orders", "--timeout=60s"]);
+    await cluster.kubectl(["-n", ns, "wait", "--for=jsonpath={.status.status}=active", "linodedb/orders", "--timeout=60s"]);
 
     const password = (await cluster.kubectl(["-n", ns, "get", "secret", "orders-connection", "-o", "jsonpath={.data.password}"])).stdout;
-    const id = Number((await cluster.kubectl(["-n", ns, "get", "mdb", "orders", "-o", "jsonpath={.status.id}"])).stdout);
+    const id = Number((await cluster.kubectl(["-n", ns, "get", "linodedb", "orders", "-o", "jsonpath={.status.id}"])).stdout);
     const creds = await (await fetch(`${emulator.url}/databases/mysql/instances/${String(id)}/credentials`, { headers: { authorization: `Bearer ${token}` } })).json() as { password: string };
     expect(Buffer.from(password, "base64").toString()).toBe(creds.password);
 

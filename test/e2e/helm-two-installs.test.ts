@@ -83,9 +83,9 @@ describe("two chart installs for two teams on one cluster", () => {
       expect(apply.code, apply.stderr).toBe(0);
     }
     for (const t of ["red", "blue"] as const) {
-      const wait = await cluster.kubectl(["-n", team(t), "wait", "--for=condition=Ready", "mdb/app", "--timeout=120s"]);
+      const wait = await cluster.kubectl(["-n", team(t), "wait", "--for=condition=Ready", "linodedb/app", "--timeout=120s"]);
       expect(wait.code, wait.stderr).toBe(0);
-      const id = Number((await cluster.kubectl(["-n", team(t), "get", "mdb", "app", "-o", "jsonpath={.status.id}"])).stdout);
+      const id = Number((await cluster.kubectl(["-n", team(t), "get", "linodedb", "app", "-o", "jsonpath={.status.id}"])).stdout);
       const listed = await (await fetch(`${emulator.url}/databases/instances`, { headers: { authorization: `Bearer ${tokens[t]}` } })).json() as { data: { id: number }[] };
       expect(listed.data.map((d) => d.id)).toEqual([id]);
     }
@@ -96,7 +96,7 @@ describe("two chart installs for two teams on one cluster", () => {
     }
 
     for (const t of ["red", "blue"] as const) {
-      const del = await cluster.kubectl(["-n", team(t), "delete", "mdb", "app", "--wait=true", "--timeout=120s"]);
+      const del = await cluster.kubectl(["-n", team(t), "delete", "linodedb", "app", "--wait=true", "--timeout=120s"]);
       expect(del.code, del.stderr).toBe(0);
     }
     for (const token of Object.values(tokens)) {

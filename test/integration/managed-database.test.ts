@@ -158,7 +158,7 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
     const before = await secret("rotated-connection");
     const id = Number(o.status?.id);
     const resetsBefore = await linodeCalls(env.operatorLinode, { route: "credentials/reset" });
-    const res = await cluster.kubectl(["-n", cluster.namespace, "patch", "mdb", "rotated", "--type=merge", "-p", JSON.stringify({ spec: { requests: { resetCredentials: "rotate-1" } } })]);
+    const res = await cluster.kubectl(["-n", cluster.namespace, "patch", "linodedb", "rotated", "--type=merge", "-p", JSON.stringify({ spec: { requests: { resetCredentials: "rotate-1" } } })]);
     expect(res.code, res.stderr).toBe(0);
     const after = await waitFor("new password in the Secret", async () => {
       const d = await secret("rotated-connection");
@@ -190,7 +190,7 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
     const db = await env.linode.databases.engine("mysql").get(created.id);
     expect(db.type).toBe("g6-nanode-1"); // never changed
     expect((await secret("observed-connection")).host).toBe(db.hosts.primary);
-    await cluster.kubectl(["-n", cluster.namespace, "delete", "mdb", "observed", "--wait=true"]);
+    await cluster.kubectl(["-n", cluster.namespace, "delete", "linodedb", "observed", "--wait=true"]);
     expect((await env.linode.databases.engine("mysql").get(created.id)).id).toBe(created.id); // still there
   });
 
@@ -203,9 +203,9 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
     // operator's role writes): set it while the resource is paused, then resume.
     const spec = { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" };
     await apply("lost", spec, { "linode.operator.dev/paused": "true" });
-    const announce = await cluster.kubectl(["-n", cluster.namespace, "patch", "mdb", "lost", "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { createPending: { at: new Date().toISOString(), label } } })]);
+    const announce = await cluster.kubectl(["-n", cluster.namespace, "patch", "linodedb", "lost", "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { createPending: { at: new Date().toISOString(), label } } })]);
     expect(announce.code, announce.stderr).toBe(0);
-    const resume = await cluster.kubectl(["-n", cluster.namespace, "annotate", "mdb", "lost", "linode.operator.dev/paused-"]);
+    const resume = await cluster.kubectl(["-n", cluster.namespace, "annotate", "linodedb", "lost", "linode.operator.dev/paused-"]);
     expect(resume.code, resume.stderr).toBe(0);
     const o = await waitFor("lost Ready", () => readyAt("lost"), 60_000, 200);
     expect(o.status?.id).toBe(orphan.id);
@@ -217,15 +217,15 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
   it("deletes the cloud database before the resource goes; Retain leaves it", async () => {
     const [deleted, retained] = await Promise.all([readyDatabase("deleted"), readyDatabase("retained", postgresql)]);
     const id = Number(deleted.status?.id);
-    const del = await cluster.kubectl(["-n", cluster.namespace, "delete", "mdb", "deleted", "--wait=false"]);
+    const del = await cluster.kubectl(["-n", cluster.namespace, "delete", "linodedb", "deleted", "--wait=false"]);
     expect(del.code, del.stderr).toBe(0);
     await waitFor("deleted gone", () => gone("deleted"), 60_000, 200);
     await expect(env.linode.databases.engine("mysql").get(id)).rejects.toMatchObject({ kind: "notFound" });
 
-    const patch = await cluster.kubectl(["-n", cluster.namespace, "patch", "mdb", "retained", "--type=merge", "-p", '{"spec":{"deletionPolicy":"Retain"}}']);
+    const patch = await cluster.kubectl(["-n", cluster.namespace, "patch", "linodedb", "retained", "--type=merge", "-p", '{"spec":{"deletionPolicy":"Retain"}}']);
     expect(patch.code, patch.stderr).toBe(0);
     const analytics = await waitFor("retain seen", () => readyAt("retained", (x) => x.metadata.generation !== retained.metadata.generation), 30_000, 200);
-    await cluster.kubectl(["-n", cluster.namespace, "delete", "mdb", "retained", "--wait=false"]);
+    await cluster.kubectl(["-n", cluster.namespace, "delete", "linodedb", "retained", "--wait=false"]);
     await waitFor("retained gone", () => gone("retained"), 60_000, 200);
     expect((await env.linode.databases.engine("postgresql").get(Number(analytics.status?.id))).status).toBe("active");
   });

@@ -16,7 +16,7 @@ export const managedDatabaseDefinition: KindDefinition = {
   kind: "ManagedDatabase",
   plural: "manageddatabases",
   singular: "manageddatabase",
-  shortNames: ["mdb"],
+  shortNames: ["linodedb"],
   description: "A Linode managed MySQL or PostgreSQL cluster (1 or 3 nodes), its connection Secret and one-shot actions.",
   spec: managedDatabaseSpecSchema,
   status: managedDatabaseStatusSchema,

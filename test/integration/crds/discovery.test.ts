@@ -56,8 +56,8 @@ describe("CRDs through kubectl", () => {
     ]);
   });
 
-  it("kubectl get mdb shows engine, version, region, status, ready and age", async () => {
-    const [header = "", row = ""] = (await kubectl("get", "mdb")).trim().split("\n");
+  it("kubectl get linodedb shows engine, version, region, status, ready and age", async () => {
+    const [header = "", row = ""] = (await kubectl("get", "linodedb")).trim().split("\n");
     expect(header.split(/\s+/)).toEqual(["NAME", "ENGINE", "VERSION", "REGION", "STATUS", "READY", "SYNCED", "AGE"]);
     expect(row.split(/\s+/).slice(0, 7)).toEqual(["orders", "postgresql", "16", "us-east", "active", "True", "True"]);
     const wide = await kubectl("get", "manageddatabase", "orders", "-o", "wide");
@@ -92,16 +92,16 @@ describe("CRDs through kubectl", () => {
   });
 
   it("kubectl explain describes every field", async () => {
-    const spec = await kubectl("explain", "mdb.spec");
+    const spec = await kubectl("explain", "linodedb.spec");
     expect(spec).toContain("Desired state of a Linode managed database cluster.");
     for (const field of ["engine", "version", "region", "type", "label", "clusterSize", "allowList", "updates", "connectionSecret", "deletionPolicy", "managementPolicy", "databaseId", "requests"]) {
       expect(spec).toMatch(new RegExp(`^\\s+${field}\\s`, "m"));
     }
     expect(spec).toContain("Engine version");
-    expect(await kubectl("explain", "mdb.spec.version")).toContain("Linode never upgrades a database engine");
+    expect(await kubectl("explain", "linodedb.spec.version")).toContain("Linode never upgrades a database engine");
     expect(await kubectl("explain", "nb.spec.configs.checkTimeout")).toContain("must be less than checkInterval");
     expect(await kubectl("explain", "nb.spec.configs.nodes.address")).toContain("192.168.128.0/17");
     expect(await kubectl("explain", "dbsnap.spec.label")).toContain("1..30 ASCII letters or digits");
-    expect(await kubectl("explain", "mdb.status.conditions")).toContain("Ready: the cloud object is usable.");
+    expect(await kubectl("explain", "linodedb.status.conditions")).toContain("Ready: the cloud object is usable.");
   });
 });
