@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes binaries the tests use (kube-apiserver, kube-controller-manager,
-# kubectl, etcd, helm; kubelet on request) from the Go module proxy only, into a cache
+# kubectl, etcd, helm, and Prometheus's promtool, which evaluates the chart's alerts; kubelet on
+# request) from the Go module proxy only, into a cache
 # outside the repository, and reuses that cache when it is complete.
 #
 #   src/local-cluster/build.sh            # prints the bin directory on its last line
@@ -25,11 +26,13 @@ OLDEST_K8S=1.31.14
 ETCD=v3.6.4
 HELM=v3.19.5
 REGISTRY=v3.1.2
+# Prometheus 3.x (its Go module is versioned v0.3xx).
+PROMETHEUS=v0.316.0
 MINOR=$(cut -d. -f2 <<<"$K8S")
 STG="v0.${K8S#1.}"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-want=(kube-apiserver kube-controller-manager kubectl etcd helm)
+want=(kube-apiserver kube-controller-manager kubectl etcd helm promtool)
 [ "${WITH_KUBELET:-}" = 1 ] && want+=(kubelet kube-scheduler registry)
 [ "${WITH_OLDEST:-}" = 1 ] && want+=(kube-apiserver-oldest)
 
@@ -118,6 +121,13 @@ if [ ! -x "$OUT/helm" ]; then
     -X $H/pkg/chartutil.k8sVersionMajor=1 -X $H/pkg/chartutil.k8sVersionMinor=$MINOR \
     -X $H/pkg/lint/rules.k8sVersionMajor=1 -X $H/pkg/lint/rules.k8sVersionMinor=$MINOR" "$H/cmd/helm@$HELM"
   mv "$T/helm" "$OUT/helm"; rm -rf "$T"
+fi
+
+if [ ! -x "$OUT/promtool" ]; then
+  log "building promtool (Prometheus module $PROMETHEUS)"
+  T=$(mktemp -d)
+  GOFLAGS= GOBIN="$T" go install -trimpath -ldflags "-s -w" "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS"
+  mv "$T/promtool" "$OUT/promtool"; rm -rf "$T"
 fi
 
 if [ "${WITH_KUBELET:-}" = 1 ] && [ ! -x "$OUT/registry" ]; then

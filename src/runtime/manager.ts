@@ -60,6 +60,8 @@ export class Manager {
     }
     const le = this.opts.leaderElection;
     if (!le.enabled) {
+      // The one replica there is leads (the leader alert would otherwise see none).
+      this.opts.metrics.leader.set(1);
       await this.startControllers();
       return;
     }

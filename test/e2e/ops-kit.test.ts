@@ -2,12 +2,13 @@
 // as PromQL (Prometheus' own grammar) and a Grafana dashboard the sidecar picks up, both
 // naming only metrics the running operator really exports, and docs/operations.md explaining
 // every alert and metric.
-import { readFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parser } from "@prometheus-io/lezer-promql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
+import { parseAllDocuments, stringify } from "yaml";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
 import { execCapture, useTestCluster } from "../harness/cluster.ts";
 import { installCrds } from "../harness/crds.ts";
@@ -37,6 +38,8 @@ describe("operations kit: alerts and dashboard", () => {
   let emulator: RunningEmulator;
   let operator: OperatorProcess;
   let exported: Set<string>;
+  /** The running operator's /metrics, as scraped. */
+  let exposition: string;
   const helm = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cluster.binDir, "helm"), args);
 
   beforeAll(async () => {
@@ -44,10 +47,13 @@ describe("operations kit: alerts and dashboard", () => {
     emulator = await startEmulator({ port: 0, tokens: ["ops-token"] });
     operator = startOperator([], {
       KUBECONFIG: cluster.adminKubeconfig, LINODE_TOKEN: "ops-token", LINODE_API_URL: emulator.url, LEADER_ELECT: "false",
+      // As the chart runs it for release "ops" in namespace "default": the install the alerts select.
+      POD_NAMESPACE: "default", LEADER_ELECTION_ID: "ops-linode-operator",
       WATCH_NAMESPACES: cluster.namespace, HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
     });
     const started = await operator.waitForLog((l) => l.msg === "operator started", 60_000);
     const text = await (await fetch(`http://127.0.0.1:${String(started.metricsPort)}/metrics`)).text();
+    exposition = text;
     exported = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1] ?? ""));
   });
   afterAll(async () => {
@@ -77,6 +83,55 @@ describe("operations kit: alerts and dashboard", () => {
       expect(r.expr).not.toMatch(/\bjob\s*=/);
       expect(docs).toContain(`### ${r.alert}`);
       expect(r.annotations.runbook_url).toBe(`${RUNBOOK}#${r.alert.toLowerCase()}`);
+    }
+  });
+
+  it("the alerts evaluate as meant on the running operator's own metrics, scraped under two job names at once (promtool)", async () => {
+    const rule = await render("templates/prometheusrule.yaml") as { spec: { groups: unknown[] } };
+    const dir = await mkdtemp(join(tmpdir(), "alerts-"));
+    try {
+      await writeFile(join(dir, "rules.yml"), stringify({ groups: rule.spec.groups }));
+      // Every sample of the real exposition, held for 40 minutes, as a target of each job.
+      const samples = [...exposition.matchAll(/^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/gm)]
+        .map((m) => ({ name: m[1] ?? "", labels: m[2] ?? "", value: Number(m[3]) }))
+        .filter((x) => Number.isFinite(x.value));
+      expect(samples.find((x) => x.name === "linode_operator_leader")?.labels).toBe('operator="default/ops-linode-operator"');
+      const jobs = ["kubernetes-pods", "ops-linode-operator-metrics"];
+      const scraped = (edit: (x: { name: string; labels: string; value: number }) => { name: string; labels: string; value: number } | undefined = (x) => x) =>
+        jobs.flatMap((job) => samples.map(edit).filter((x) => x !== undefined).map((x) => ({
+          series: `${x.name}{${[x.labels, `job="${job}"`, 'instance="10.1.2.3:8080"'].filter((l) => l !== "").join(",")}}`,
+          values: `${String(x.value)}+0x40`,
+        })));
+      const none = (at: string): unknown[] => ["LinodeOperatorNoLeader", "LinodeOperatorReconcileErrors", "LinodeOperatorResourceNotReady", "LinodeApiRateLimitLow", "LinodeApiErrors"]
+        .map((alertname) => ({ eval_time: at, alertname, exp_alerts: [] }));
+      const runbook = (alert: string): string => `${RUNBOOK}#${alert.toLowerCase()}`;
+      const tests = [
+        { name: "healthy, scraped by two jobs: nothing fires", interval: "1m", input_series: scraped(), alert_rule_test: none("30m") },
+        {
+          name: "no replica leads (seen by both jobs)", interval: "1m",
+          input_series: scraped((x) => (x.name === "linode_operator_leader" ? { ...x, value: 0 } : x)),
+          alert_rule_test: [{ eval_time: "10m", alertname: "LinodeOperatorNoLeader", exp_alerts: [{ exp_labels: { severity: "critical" }, exp_annotations: { summary: "No linode-operator replica leads, so nothing is reconciled.", runbook_url: runbook("LinodeOperatorNoLeader") } }] }],
+        },
+        {
+          name: "only another install is scraped: this one's leader is absent", interval: "1m",
+          input_series: scraped((x) => ({ ...x, labels: x.labels.replace('operator="default/ops-linode-operator"', 'operator="other/linode-operator"') })),
+          alert_rule_test: [{ eval_time: "10m", alertname: "LinodeOperatorNoLeader", exp_alerts: [{ exp_labels: { severity: "critical", operator: "default/ops-linode-operator" }, exp_annotations: { summary: "No linode-operator replica leads, so nothing is reconciled.", runbook_url: runbook("LinodeOperatorNoLeader") } }] }],
+        },
+        {
+          // 0.1 failures a second, scraped by both jobs: reported as 0.1 (100m), not 0.2.
+          name: "reconciles failing, counted once though scraped twice", interval: "1m",
+          input_series: [
+            ...scraped(),
+            ...jobs.map((job) => ({ series: `linode_operator_reconcile_total{kind="ManagedDatabase",result="error",job="${job}",instance="10.1.2.3:8080"}`, values: "0+6x40" })),
+          ],
+          alert_rule_test: [{ eval_time: "30m", alertname: "LinodeOperatorReconcileErrors", exp_alerts: [{ exp_labels: { severity: "warning", kind: "ManagedDatabase" }, exp_annotations: { summary: "ManagedDatabase reconciles keep failing (100m/s).", runbook_url: runbook("LinodeOperatorReconcileErrors") } }] }],
+        },
+      ];
+      await writeFile(join(dir, "tests.yml"), stringify({ rule_files: ["rules.yml"], evaluation_interval: "1m", tests }));
+      const r = await execCapture(join(cluster.binDir, "promtool"), ["test", "rules", join(dir, "tests.yml")]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
