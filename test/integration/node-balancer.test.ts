@@ -29,8 +29,12 @@ const checked = { check: "connection", checkInterval: 2, checkTimeout: 1 };
 const http80 = { port: 80, ...checked, nodes: [{ label: "web-1", address: "192.168.10.5:80" }, { label: "web-2", address: "10.0.0.6:80" }] };
 const https443 = { port: 443, protocol: "https", tlsSecretRef: { name: "web-tls" }, nodes: [{ label: "web-1", address: "192.168.10.5:443" }] };
 
-describe("NodeBalancer", () => {
-  const cluster = useTestCluster("nb");
+/**
+ * An operator env of its own on a namespace of its own (registered as the describe's hooks),
+ * and what the tests need from it.
+ */
+function nodeBalancerEnv(prefix: string) {
+  const cluster = useTestCluster(prefix);
   let env: OperatorEnv;
   // Health checks every 2 emulated seconds; statistics exist 1 s after a create and are read every 0.5 s.
   beforeAll(async () => {
@@ -89,6 +93,13 @@ describe("NodeBalancer", () => {
     return { id: status(nb).id ?? 0, nb };
   };
 
+  return { get env(): OperatorEnv { return env; }, cluster, ns, create, get, patch, status, condOf, settled, reason, count, mutations, delta, tlsSecret, fingerprint, cloud, key, firstCert, httpsWith, webNb };
+}
+
+describe("NodeBalancer", () => {
+  const s = nodeBalancerEnv("nb");
+  const { ns, create, get, patch, status, condOf, settled, reason, count, mutations, delta, tlsSecret, fingerprint, cloud, key, firstCert, httpsWith, webNb } = s;
+
   it("creates the NodeBalancer with both configs and their nodes in one call, and becomes Ready once a backend is UP", async () => {
     const before = mutations();
     const { id, nb } = await webNb("web");
@@ -128,7 +139,7 @@ describe("NodeBalancer", () => {
     const t0 = Date.now();
     await tlsSecret("renewed-tls", renewed);
     await waitFor("the new fingerprint in the API", async () =>
-      ((await env.linode.nodeBalancers.listAllConfigs(id)).find((c) => c.port === 443)?.sslFingerprint === fingerprint(renewed) ? true : undefined), 30_000, 50);
+      ((await s.env.linode.nodeBalancers.listAllConfigs(id)).find((c) => c.port === 443)?.sslFingerprint === fingerprint(renewed) ? true : undefined), 30_000, 50);
     const seconds = (Date.now() - t0) / 1000;
     console.log(`[nb] TLS Secret changed → new fingerprint in the API after ${seconds.toFixed(2)} s`);
     await settled("renewed", (o) => status(o).configs?.find((c) => c.port === 443)?.sslFingerprint === fingerprint(renewed));
@@ -150,10 +161,10 @@ describe("NodeBalancer", () => {
     const c80 = (await cloud(id)).find((c) => c.port === 80);
     const node = c80?.nodes.find((n) => n.address === "10.0.0.6:80");
     if (c80 === undefined || node === undefined) throw new Error("no node to change");
-    await env.linode.nodeBalancers.updateNode(id, c80.id, node.id, { label: "tampered" });
+    await s.env.linode.nodeBalancers.updateNode(id, c80.id, node.id, { label: "tampered" });
     const before = mutations();
     await waitFor("the label put back", async () => {
-      const n = (await env.linode.nodeBalancers.listAllNodes(id, c80.id)).find((x) => x.address === "10.0.0.6:80");
+      const n = (await s.env.linode.nodeBalancers.listAllNodes(id, c80.id)).find((x) => x.address === "10.0.0.6:80");
       return n?.label === "web-2" ? true : undefined;
     }, 30_000, 100);
     expect(delta(before)).toEqual({ [`POST ${CONFIG}/rebuild`]: 1 });
@@ -163,7 +174,7 @@ describe("NodeBalancer", () => {
     // Refused, it waits for a change and is not looked at again: another NodeBalancer, polled
     // every drift poll (2 s), shows the operator's time going by meanwhile.
     await Promise.all([webNb("refused"), create("ticker", { configs: [] })]);
-    env.emulator.rejectNodeAddresses({ "192.168.99.99": "No Linode in us-east has the private address 192.168.99.99" });
+    s.env.emulator.rejectNodeAddresses({ "192.168.99.99": "No Linode in us-east has the private address 192.168.99.99" });
     try {
       const current = (await get("refused")).spec as { configs: { nodes: unknown[] }[] };
       const [c80, c443] = current.configs;
@@ -172,38 +183,26 @@ describe("NodeBalancer", () => {
       await patch("refused", { configs: [{ ...c80, nodes: [...(c80?.nodes ?? []), { label: "ghost", address: "192.168.99.99:80" }] }, c443] });
       const c = await reason("refused", "Synced", "ApiRejected");
       expect(c.message).toContain("No Linode in us-east has the private address 192.168.99.99");
-      const passes = env.passes("NodeBalancer", key("refused"));
-      await env.afterPasses("NodeBalancer", key("ticker"), 3);
+      const passes = s.env.passes("NodeBalancer", key("refused"));
+      await s.env.afterPasses("NodeBalancer", key("ticker"), 3);
       expect(rebuilds() - before).toBe(1);
       // At most the pass that wrote ApiRejected, if it had not ended yet: no retry of its own.
-      expect(env.passes("NodeBalancer", key("refused")) - passes).toBeLessThanOrEqual(1);
+      expect(s.env.passes("NodeBalancer", key("refused")) - passes).toBeLessThanOrEqual(1);
       await patch("refused", { configs: current.configs });
       await settled("refused");
     } finally {
-      env.emulator.rejectNodeAddresses({});
+      s.env.emulator.rejectNodeAddresses({});
     }
   });
 
   it("Ready follows the backends' health: no backend UP on a checked config is NoBackendUp, with the counts", async () => {
     const { id } = await webNb("health");
     const nodes = (await cloud(id)).find((c) => c.port === 80)?.nodes ?? [];
-    for (const n of nodes) await fetch(`${env.emulator.adminUrl}/nodes/${String(n.id)}/status`, { method: "PUT", body: JSON.stringify({ status: "DOWN" }), headers: { "content-type": "application/json" } });
+    for (const n of nodes) await fetch(`${s.env.emulator.adminUrl}/nodes/${String(n.id)}/status`, { method: "PUT", body: JSON.stringify({ status: "DOWN" }), headers: { "content-type": "application/json" } });
     const c = await reason("health", "Ready", "NoBackendUp");
     expect(c.message).toContain("config 80: no backend UP (2 DOWN)");
-    for (const n of nodes) await fetch(`${env.emulator.adminUrl}/nodes/${String(n.id)}/status`, { method: "PUT", body: JSON.stringify({ status: "UP" }), headers: { "content-type": "application/json" } });
+    for (const n of nodes) await fetch(`${s.env.emulator.adminUrl}/nodes/${String(n.id)}/status`, { method: "PUT", body: JSON.stringify({ status: "UP" }), headers: { "content-type": "application/json" } });
     await settled("health");
-  });
-
-  it("statistics become metrics per NodeBalancer; a new one without statistics is not an error", async () => {
-    const { id } = await webNb("counted");
-    // Until its statistics exist (1 s after the create) the NodeBalancer is Synced all the same.
-    const text = await waitFor("NodeBalancer metrics", async () => {
-      const t = await env.registry.metrics();
-      return t.includes(`linode_nodebalancer_connections{namespace="${ns()}",name="counted",id="${String(id)}"}`) ? t : undefined;
-    }, 30_000, 200);
-    expect(text).toContain(`linode_nodebalancer_traffic{namespace="${ns()}",name="counted",id="${String(id)}",direction="in"}`);
-    expect(text).toContain(`linode_nodebalancer_traffic{namespace="${ns()}",name="counted",id="${String(id)}",direction="out"}`);
-    expect(condOf(await get("counted"), "Synced")?.status).toBe("True");
   });
 
   it("a missing TLS Secret is TLSSecretNotFound, an invalid one TLSSecretInvalid; nothing is created until it is right", async () => {
@@ -226,19 +225,19 @@ describe("NodeBalancer", () => {
   });
 
   it("a label taken by a NodeBalancer it did not create is LabelInUse: nothing created, adopted or deleted", async () => {
-    const theirs = await env.linode.nodeBalancers.create({ region: "us-east", label: "someone-elses" });
+    const theirs = await s.env.linode.nodeBalancers.create({ region: "us-east", label: "someone-elses" });
     const posts = count("POST", NB);
     await create("clash", { label: "someone-elses" });
     const c = await reason("clash", "Synced", "LabelInUse");
     expect(c.message).toContain(`spec.nodeBalancerId: ${String(theirs.id)}`);
     expect(count("POST", NB)).toBe(posts);
-    await env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "clash" });
+    await s.env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "clash" });
     await waitFor("clash gone", async () => get("clash").then(() => undefined, () => true), 30_000, 100);
-    expect((await env.linode.nodeBalancers.get(theirs.id)).label).toBe("someone-elses");
+    expect((await s.env.linode.nodeBalancers.get(theirs.id)).label).toBe("someone-elses");
   });
 
   it("adopts by id read-only with managementPolicy Observe: mirrors, reports differences, changes nothing", async () => {
-    const theirs = await env.linode.nodeBalancers.create({ region: "us-east", label: "observed-nb", configs: [{ port: 8080, protocol: "tcp", nodes: [{ label: "b-1", address: "192.168.30.1:8080" }] }] });
+    const theirs = await s.env.linode.nodeBalancers.create({ region: "us-east", label: "observed-nb", configs: [{ port: 8080, protocol: "tcp", nodes: [{ label: "b-1", address: "192.168.30.1:8080" }] }] });
     const before = mutations();
     await create("observed", { nodeBalancerId: theirs.id, managementPolicy: "Observe", clientConnThrottle: 5, configs: [] });
     const o = await waitFor("observed mirrored", async () => { const x = await get("observed"); return status(x).id === theirs.id && condOf(x, "Synced") !== undefined ? x : undefined; }, 30_000, 100);
@@ -246,20 +245,20 @@ describe("NodeBalancer", () => {
     expect(condOf(o, "Synced")).toMatchObject({ status: "True", reason: "Observing" });
     expect(condOf(o, "Synced")?.message).toContain("clientConnThrottle 0 → 5");
     expect(condOf(o, "Synced")?.message).toContain("remove config 8080");
-    await env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "observed" });
+    await s.env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "observed" });
     await waitFor("observed gone", async () => get("observed").then(() => undefined, () => true), 30_000, 100);
     expect(delta(before)).toEqual({});
-    expect((await env.linode.nodeBalancers.get(theirs.id)).label).toBe("observed-nb");
+    expect((await s.env.linode.nodeBalancers.get(theirs.id)).label).toBe("observed-nb");
   });
 
   it("a NodeBalancer deleted behind its back is ExternalResourceGone, not replaced; a recreate token makes one, once", async () => {
     await create("fragile", { configs: [{ port: 80, protocol: "tcp", nodes: [{ label: "f-1", address: "192.168.40.1:80" }] }] });
     const first = status(await settled("fragile")).id ?? 0;
-    await env.linode.nodeBalancers.delete(first);
+    await s.env.linode.nodeBalancers.delete(first);
     await reason("fragile", "Ready", "ExternalResourceGone");
     const posts = count("POST", NB);
     // Three more looks at it: still gone, nothing created.
-    await env.repass("NodeBalancer", key("fragile"), 3);
+    await s.env.repass("NodeBalancer", key("fragile"), 3);
     expect(count("POST", NB)).toBe(posts);
     expect(condOf(await get("fragile"), "Ready")?.reason).toBe("ExternalResourceGone");
     await patch("fragile", { requests: { recreate: "r1" } });
@@ -268,21 +267,41 @@ describe("NodeBalancer", () => {
     expect((await cloud(status(again).id ?? 0)).map((c) => c.port)).toEqual([80]);
   });
 
+});
+
+// Statistics reads have a budget of their own (50 a minute per token): an env of their own, so
+// that the other tests' NodeBalancers have not spent it by the time these read.
+describe("NodeBalancer statistics", () => {
+  const s = nodeBalancerEnv("nb-stats");
+  const { ns, create, get, status, condOf, settled, webNb } = s;
+
+  it("statistics become metrics per NodeBalancer; a new one without statistics is not an error", async () => {
+    const { id } = await webNb("counted");
+    // Until its statistics exist (1 s after the create) the NodeBalancer is Synced all the same.
+    const text = await waitFor("NodeBalancer metrics", async () => {
+      const t = await s.env.registry.metrics();
+      return t.includes(`linode_nodebalancer_connections{namespace="${ns()}",name="counted",id="${String(id)}"}`) ? t : undefined;
+    }, 30_000, 200);
+    expect(text).toContain(`linode_nodebalancer_traffic_bytes_per_second{namespace="${ns()}",name="counted",id="${String(id)}",direction="in"}`);
+    expect(text).toContain(`linode_nodebalancer_traffic_bytes_per_second{namespace="${ns()}",name="counted",id="${String(id)}",direction="out"}`);
+    expect(condOf(await get("counted"), "Synced")?.status).toBe("True");
+  });
+
   it("deletes the cloud NodeBalancer before the resource goes; Retain leaves it (with the firewall it was created with)", async () => {
     const [{ id: doomed }, keptNb] = await Promise.all([webNb("doomed"), create("kept", { deletionPolicy: "Retain", firewallId: 4242 }).then(() => settled("kept"))]);
     expect(status(keptNb).firewalls?.map((f) => f.id)).toEqual([4242]);
     const kept = status(keptNb).id ?? 0;
     // The doomed one's statistics are metrics (1 s after its create) until it goes.
-    await waitFor("doomed's metrics", async () => ((await env.registry.metrics()).includes(`name="doomed",id="${String(doomed)}"`) ? true : undefined), 30_000, 200);
-    await env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "kept" });
-    await env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "doomed" });
+    await waitFor("doomed's metrics", async () => ((await s.env.registry.metrics()).includes(`name="doomed",id="${String(doomed)}"`) ? true : undefined), 30_000, 200);
+    await s.env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "kept" });
+    await s.env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "doomed" });
     await waitFor("both resources gone", async () => {
       const left = await Promise.all(["kept", "doomed"].map((n) => get(n).then(() => n, () => undefined)));
       return left.every((l) => l === undefined) ? true : undefined;
     }, 30_000, 100);
-    expect((await env.linode.nodeBalancers.get(kept)).id).toBe(kept);
-    await expect(env.linode.nodeBalancers.get(doomed)).rejects.toMatchObject({ kind: "notFound" });
+    expect((await s.env.linode.nodeBalancers.get(kept)).id).toBe(kept);
+    await expect(s.env.linode.nodeBalancers.get(doomed)).rejects.toMatchObject({ kind: "notFound" });
     // Its statistics go with it.
-    expect(await env.registry.metrics()).not.toContain(`name="doomed",id="${String(doomed)}"`);
+    expect(await s.env.registry.metrics()).not.toContain(`name="doomed",id="${String(doomed)}"`);
   });
 });
