@@ -28,3 +28,11 @@ export const commonStatusFields = {
     "x-kubernetes-list-map-keys": ["type"],
   }),
 };
+
+/** What the runtime records of a kind's connection Secret: a kind with a connection adds these to its status. */
+export const connectionStatusFields = {
+  connectionSecretName: z.string().optional().meta({ description: "Name of the Secret holding the connection details." }),
+  binding: z.object({ name: z.string().meta({ description: "Name of the Secret (in this namespace)." }) }).optional().meta({
+    description: "The Secret a ServiceBinding projects (the Service Binding spec's Provisioned Service duck type).",
+  }),
+};

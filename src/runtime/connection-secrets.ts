@@ -82,6 +82,13 @@ export class ConnectionSecrets {
     const desired = this.manifest(owner, name, details);
     const cached = this.controlled(owner, name);
     if (cached !== undefined) {
+      if ((cached.type ?? "Opaque") !== desired.type) {
+        // A Secret's type cannot change: ours is replaced. A pod that mounts it keeps the files it
+        // has until the new one appears (the kubelet does not empty a volume whose Secret is gone).
+        await this.kube.deleteSecret({ namespace: desired.metadata.namespace, name });
+        await this.kube.createSecret(desired);
+        return "written";
+      }
       if (sameContent(cached, desired)) return "unchanged";
       await this.kube.applySecret(desired);
       return "written";
@@ -95,7 +102,12 @@ export class ConnectionSecrets {
     // It exists: ours (our cache has not seen it yet) is applied; anyone else's is left alone.
     const existing = await this.kube.getSecret({ namespace: desired.metadata.namespace, name });
     if (controllerUid(existing) !== owner.metadata.uid) return "conflict";
-    await this.kube.applySecret(desired);
+    if ((existing.type ?? "Opaque") !== desired.type) {
+      await this.kube.deleteSecret({ namespace: desired.metadata.namespace, name });
+      await this.kube.createSecret(desired);
+    } else {
+      await this.kube.applySecret(desired);
+    }
     return "written";
   }
 
@@ -124,7 +136,7 @@ export class ConnectionSecrets {
 
   private manifest(owner: KubeObject, name: string, details: ConnectionDetails): SecretManifest {
     return {
-      type: "Opaque",
+      type: details.type ?? "Opaque",
       metadata: {
         name,
         namespace: owner.metadata.namespace ?? "",

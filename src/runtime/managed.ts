@@ -172,6 +172,8 @@ export interface PublishedConnection {
 
 export interface ConnectionDetails {
   data: Record<string, string>;
+  /** The Secret's type (default Opaque), e.g. servicebinding.io/mysql; a Secret of another type is replaced (the type is immutable). */
+  type?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
 }

@@ -264,7 +264,8 @@ export class ManagedReconciler {
       if (publisher.read(m.obj, name) === undefined) pass.unpublished = { reason: R.SecretPending, message: `the connection Secret is not published yet: ${errorMessage(err)}` };
       throw err;
     }
-    pass.status.merge({ connectionSecretName: name });
+    // binding.name: the Service Binding spec's Provisioned Service, so a ServiceBinding can name this resource.
+    pass.status.merge({ connectionSecretName: name, binding: { name } });
     return undefined;
   }
 

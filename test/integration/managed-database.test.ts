@@ -58,15 +58,17 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
     expect(db.label).toBe(derivedLabel({ clusterId: env.clusterId, namespace: cluster.namespace, name: "orders" }));
     expect(db.status).toBe("active");
     expect(db.allowList).toEqual(["203.0.113.7/32"]);
-    expect(o.status).toMatchObject({ status: "active", hosts: { primary: db.hosts.primary }, port: db.port, version: db.version, connectionSecretName: "orders-connection" });
+    expect(o.status).toMatchObject({ status: "active", hosts: { primary: db.hosts.primary }, port: db.port, version: db.version, connectionSecretName: "orders-connection", binding: { name: "orders-connection" } });
     expect(condition(o, "Synced")?.status).toBe("True");
 
     const data = await secret("orders-connection");
     const creds = await env.linode.databases.engine("mysql").getCredentials(id);
     expect(data).toMatchObject({ type: "mysql", provider: "linode", host: db.hosts.primary, port: String(db.port), username: creds.username, password: creds.password });
     expect(data.uri).toContain(`@${String(db.hosts.primary)}:${String(db.port)}/`);
+    expect(data.uri).toMatch(/\?ssl-mode=VERIFY_IDENTITY&ssl-ca=\/bindings\/orders\/ca\.crt$/);
     expect(new X509Certificate(data["ca.crt"] ?? "").ca).toBe(true);
     const s = await cluster.core.readNamespacedSecret({ namespace: cluster.namespace, name: "orders-connection" });
+    expect(s.type).toBe("servicebinding.io/mysql");
     expect(s.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "ManagedDatabase", name: "orders", uid: o.metadata.uid, controller: true });
   });
 

@@ -67,7 +67,7 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
       return out.split("\n").find((l) => l.endsWith(" Running"))?.split(" ")[0];
     }, 500);
   const mountedPasswordHash = async (pod: string): Promise<string> =>
-    (await kubectl(["exec", pod, "--", "sha256sum", "/etc/db/password"])).split(" ")[0] ?? "";
+    (await kubectl(["exec", pod, "--", "sha256sum", "/bindings/orders/password"])).split(" ")[0] ?? "";
   const ordersId = async (): Promise<number> => Number(await kubectl(["get", "manageddatabase", "orders", "-o", "jsonpath={.status.id}"]));
   const emulatorPasswordHash = async (): Promise<string> =>
     sha256((await emulatorGet<{ password: string }>(`/v4/databases/mysql/instances/${await ordersId()}/credentials`)).password);
@@ -235,7 +235,7 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     console.log(`[e2e] restore from the snapshot recorded and the database Ready again ${secs(Date.now() - t0)} after it was requested`);
   });
 
-  it("the example application mounts the Secret: logs show host, port and a PEM CA, never the password; the mounted password is the emulator's", async () => {
+  it("the example application mounts the Secret (type servicebinding.io/mysql, named in status.binding): logs show host, port, a URI that verifies the server against the mounted CA, never the password; the mounted password is the emulator's", async () => {
     const pod = await appPod();
     const host = Buffer.from(await kubectl(["get", "secret", "orders-connection", "-o", "jsonpath={.data.host}"]), "base64").toString();
     const port = Buffer.from(await kubectl(["get", "secret", "orders-connection", "-o", "jsonpath={.data.port}"]), "base64").toString();
@@ -245,7 +245,10 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     });
     console.log(`[e2e] application pod logs: ${logs.trim().replace(/\n/g, " | ")}`);
     expect(logs).toContain(`database host: ${host} port: ${port} type: mysql`);
-    expect(logs).toContain("ca.crt: PEM certificate");
+    expect(logs).toContain("uri verifies the server with: ssl-mode=VERIFY_IDENTITY&ssl-ca=/bindings/orders/ca.crt");
+    expect(logs).toContain("ca.crt: PEM certificate at /bindings/orders/ca.crt");
+    expect(await kubectl(["get", "secret", "orders-connection", "-o", "jsonpath={.type}"])).toBe("servicebinding.io/mysql");
+    expect(await kubectl(["get", "manageddatabase", "orders", "-o", "jsonpath={.status.binding.name}"])).toBe("orders-connection");
     const password = (await emulatorGet<{ password: string }>(`/v4/databases/mysql/instances/${await ordersId()}/credentials`)).password;
     expect(logs).not.toContain(password);
     expect(await mountedPasswordHash(pod)).toBe(sha256(password));

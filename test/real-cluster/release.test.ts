@@ -3,8 +3,9 @@
 // the current issues were filed at, built the same way), pushed to a real OCI registry
 // (distribution's) on the test network's loopback; `helm install oci://…` with the kubelet
 // pulling the image from that registry; and an upgrade from the previous release that must lose
-// nothing: no cloud object created, changed or deleted, no Ready flap, no Secret rewritten,
-// finalizers intact.
+// nothing: no cloud object created, changed or deleted, no Ready flap, finalizers intact, and the
+// one Secret change the release brings (the Service Binding type) made without a moment where an
+// application's mount is empty.
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
@@ -17,7 +18,8 @@ import { until } from "../../src/local-cluster/procs.ts";
 import { execCapture } from "../../src/local-cluster/exec.ts";
 import { startRealCluster, type NetnsEmulator, type NetnsRegistry, type RealCluster } from "../../src/local-cluster/real-node.ts";
 import { buildRelease, type Release } from "../../scripts/release.ts";
-import { kubectlOk, realClusterPrerequisites, waitDefaultServiceAccount } from "./real-cluster-helpers.ts";
+import { busyboxArchive } from "../../src/local-cluster/oci-archive.ts";
+import { busyboxPod, kubectlOk, realClusterPrerequisites, waitDefaultServiceAccount } from "./real-cluster-helpers.ts";
 
 const pre = await realClusterPrerequisites({ cluster: true, images: true });
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -26,7 +28,7 @@ const PREVIOUS = "53683cb";
 const TOKEN = "release-token";
 const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
-interface Obj { metadata: { name: string; resourceVersion: string; finalizers?: string[]; annotations?: Record<string, string> }; status?: { externalId?: string; conditions?: { type: string; status: string; lastTransitionTime: string }[] }; data?: Record<string, string> }
+interface Obj { type?: string; metadata: { name: string; uid?: string; resourceVersion: string; finalizers?: string[]; annotations?: Record<string, string> }; status?: { externalId?: string; conditions?: { type: string; status: string; lastTransitionTime: string }[] }; data?: Record<string, string> }
 
 describe.skipIf(!pre.ok)("the release, from an OCI registry: install, and upgrade from the previous release", () => {
   let c: RealCluster | undefined;
@@ -85,6 +87,7 @@ describe.skipIf(!pre.ok)("the release, from an OCI registry: install, and upgrad
     if (releasesDone.status === "rejected") throw releasesDone.reason;
     const rc = clusterDone.value;
     registry = await rc.startRegistry();
+    await rc.importImage(await busyboxArchive());
     emu = await rc.startEmulator(["--host", rc.nodeIp, "--token", TOKEN, "--provision-seconds", "2"]);
     // Published as the CI workflow publishes: the image to the registry, the chart with helm push.
     const env = await buildahEnv();
@@ -137,7 +140,7 @@ describe.skipIf(!pre.ok)("the release, from an OCI registry: install, and upgrad
     await kubectl(["delete", "namespace", ns, "--wait=false"]);
   });
 
-  it("an upgrade from the previous release creates, changes and deletes nothing in Linode, flaps no Ready, rewrites no Secret, keeps the finalizers", async () => {
+  it("an upgrade from the previous release creates, changes and deletes nothing in Linode, flaps no Ready, keeps the finalizers; the connection Secret moves to the Service Binding type with the same data and the app's mount never empties", async () => {
     const ns = "upgrade";
     const prev = previous?.version ?? "";
     // A drift window of 10 s, so the previous release settles (sees what the snapshot changed) within the test.
@@ -161,6 +164,14 @@ describe.skipIf(!pre.ok)("the release, from an OCI registry: install, and upgrad
     }, 500);
     const before = await Promise.all(objects.map(([k, n]) => get(k, ns, n)));
     const secretBefore = await get("secret", ns, "orders-connection");
+    // An application reading its mounted credentials ten times a second, saying so whenever the file is not there.
+    await kubectl(["apply", "-n", ns, "-f", "-"], busyboxPod("reader", {
+      volumes: [{ name: "db", secret: { secretName: "orders-connection" } }],
+    }, {
+      command: ["sh", "-c", "echo started; while true; do test -s /bindings/orders/password || echo \"EMPTY $(date +%s)\"; sleep 0.1; done"],
+      volumeMounts: [{ name: "db", mountPath: "/bindings/orders", readOnly: true }],
+    }));
+    await until("the reader running", 60_000, async () => ((await kubectl(["get", "pod", "reader", "-n", ns, "-o", "jsonpath={.status.phase}"])) === "Running" ? true : undefined), 250);
     const mutationsBefore = (await emulatorMutations()).length;
 
     // The documented step for 0.1.0 (README, "Upgrading"): the release owns its CRDs once.
@@ -187,10 +198,26 @@ describe.skipIf(!pre.ok)("the release, from an OCI registry: install, and upgrad
     }
     // Nothing sent to Linode but reads.
     expect((await emulatorMutations()).slice(mutationsBefore)).toEqual([]);
-    // The connection Secret: not written (same content, same resourceVersion).
-    const secretAfter = await get("secret", ns, "orders-connection");
-    expect(secretAfter.data).toEqual(secretBefore.data);
-    expect(secretAfter.metadata.resourceVersion).toBe(secretBefore.metadata.resourceVersion);
+    // The connection Secret: the one write the upgrade makes. 0.2.0 gives it the Service Binding
+    // type (servicebinding.io/mysql, was Opaque) and a `uri` that verifies the server against the
+    // mounted CA (VERIFY_IDENTITY, was REQUIRED); a type cannot change, so it is replaced (a new
+    // uid), every other key the same. The application's mounted files were there throughout.
+    const secretAfter = await until("the connection Secret of the Service Binding type", 60_000, async () => {
+      const s = await get("secret", ns, "orders-connection").catch(() => undefined);
+      return s?.type === "servicebinding.io/mysql" ? s : undefined;
+    }, 250);
+    expect(secretBefore.type).toBe("Opaque");
+    expect(secretAfter.metadata.uid).not.toBe(secretBefore.metadata.uid);
+    const decoded = (o: Obj): Record<string, string> => Object.fromEntries(Object.entries(o.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]));
+    const [was, now] = [decoded(secretBefore), decoded(secretAfter)];
+    expect({ ...now, uri: undefined }).toEqual({ ...was, uri: undefined });
+    expect(was.uri).toMatch(/\?ssl-mode=REQUIRED$/);
+    expect(now.uri).toBe(was.uri?.replace("?ssl-mode=REQUIRED", "?ssl-mode=VERIFY_IDENTITY&ssl-ca=/bindings/orders/ca.crt"));
+    expect(await kubectl(["get", "manageddatabase", "orders", "-n", ns, "-o", "jsonpath={.status.binding.name}"])).toBe("orders-connection");
+    const readerLog = await kubectl(["logs", "reader", "-n", ns]);
+    expect(readerLog).toContain("started");
+    expect(readerLog).not.toContain("EMPTY");
+    expect(await kubectl(["get", "pod", "reader", "-n", ns, "-o", "jsonpath={.status.containerStatuses[0].restartCount}"])).toBe("0");
     // The CRDs are the release's now: upgraded with it, and kept if it is uninstalled.
     const crd = await get("crd", undefined, "manageddatabases.linode.operator.dev");
     expect(crd.metadata.annotations?.["helm.sh/resource-policy"]).toBe("keep");

@@ -41,6 +41,8 @@ interface Given {
   /** Steers the cloud before the pass (e.g. a failure to inject). */
   steer?: (cloud: GadgetCloud, kube: MemoryKube) => void;
   connection?: boolean;
+  /** The type the kind gives its connection Secret (default Opaque). */
+  connectionType?: string;
   /** The kind only reads its cloud objects (its external client has no create, update or delete). */
   readOnly?: boolean;
   /** Secrets in the namespace (e.g. one the pass published before), as data. */
@@ -122,7 +124,7 @@ async function onePass(given: Given): Promise<PassResult> {
     normal: (_o, reason) => { events.push(`Normal/${reason}`); },
     warning: (_o, reason) => { events.push(`Warning/${reason}`); },
   };
-  const controller = new Controller(cloud.kind(POLL, { connection: given.connection ?? false, readOnly: given.readOnly ?? false }), {
+  const controller = new Controller(cloud.kind(POLL, { connection: given.connection ?? false, readOnly: given.readOnly ?? false, ...(given.connectionType !== undefined ? { connectionType: given.connectionType } : {}) }), {
     kube, log: createLogger({ level: "silent" }), events: recorder,
   }, { concurrency: 1, namespaces: [ns] });
   await controller.syncCaches();
@@ -318,7 +320,7 @@ const cases: Case[] = [
     name: "the connection Secret: published owned by the object, recorded in status, Ready",
     given: { object: { ...recorded("7", { size: 7 }), spec: { size: 7 } }, cloud: { 7: gadget(7) }, connection: true },
     want: {
-      ready: ["True", "Available"], status: { connectionSecretName: "g-gadget" }, events: ["Normal/ConnectionSecretPublished"],
+      ready: ["True", "Available"], status: { connectionSecretName: "g-gadget", binding: { name: "g-gadget" } }, events: ["Normal/ConnectionSecretPublished"],
       check: (r) => {
         const created = r.kube.writesTo("secrets");
         expect(created.map((w) => w.method)).toEqual(["create"]);
@@ -328,8 +330,19 @@ const cases: Case[] = [
   },
   {
     name: "the connection Secret already holds the content: not written again",
-    given: { object: { ...recorded("7", { ...inSync(), size: 7, connectionSecretName: "g-gadget" }), spec: { size: 7 } }, cloud: { 7: gadget(7) }, connection: true, secrets: { "g-gadget": { data: { size: "7" }, ownedByG: true } } },
+    given: { object: { ...recorded("7", { ...inSync(), size: 7, connectionSecretName: "g-gadget", binding: { name: "g-gadget" } }), spec: { size: 7 } }, cloud: { 7: gadget(7) }, connection: true, secrets: { "g-gadget": { data: { size: "7" }, ownedByG: true } } },
     want: { writes: [], events: [], check: (r) => { expect(r.kube.writesTo("secrets").filter((w) => w.method === "apply")).toHaveLength(1); } },
+  },
+  {
+    name: "a connection Secret of another type (the type is immutable): replaced, deleted then created, not patched",
+    given: { object: { ...recorded("7", { ...inSync(), size: 7 }), spec: { size: 7 } }, cloud: { 7: gadget(7) }, connection: true, connectionType: "servicebinding.io/gadget", secrets: { "g-gadget": { data: { size: "7" }, ownedByG: true } } },
+    want: {
+      ready: ["True", "Available"], events: ["Normal/ConnectionSecretPublished"],
+      check: (r) => {
+        expect(r.kube.writesTo("secrets").map((w) => w.method)).toEqual(["apply", "delete", "create"]);
+        expect(r.kube.writesTo("secrets").at(-1)?.body).toMatchObject({ type: "servicebinding.io/gadget" });
+      },
+    },
   },
   {
     name: "paused: the one write is Synced=False Paused; no finalizer, no cloud call",

@@ -10,7 +10,7 @@ import { decodeCaCertificate } from "../../linode/index.ts";
 import { ConditionReasons as R, TerminalError, type ConnectionDetails, type ConnectionSource, type Managed, type Observed, type PublishedConnection } from "../../runtime/contract.ts";
 import { nameWithSuffix } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
-import { connectionSecretData } from "./connection-secret.ts";
+import { bindingSecretType, connectionSecretData } from "./connection-secret.ts";
 import type { ObservedStatus } from "./external.ts";
 import { recentReset } from "./requests.ts";
 import type { ManagedDatabaseSpec } from "./schema.ts";
@@ -65,6 +65,7 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
     try {
       data = connectionSecretData({
         engine: m.spec.engine, host, port: db.port, ...creds, sslConnection: db.sslConnection,
+        caPath: m.spec.connectionSecret?.caPath ?? `/bindings/${m.key.name}/ca.crt`,
         ...(db.hosts.secondary !== null ? { secondaryHost: db.hosts.secondary } : {}),
       }, m.spec.connectionSecret?.extraData);
     } catch (err) {
@@ -72,6 +73,7 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
     }
     return {
       data,
+      type: bindingSecretType(m.spec.engine),
       ...(m.spec.connectionSecret?.labels !== undefined ? { labels: m.spec.connectionSecret.labels } : {}),
       annotations: {
         ...m.spec.connectionSecret?.annotations, [DATABASE_ID_ANNOTATION]: String(db.id),

@@ -2,7 +2,7 @@
 // crds/ from it) and for the controller (which parses specs with it, so zod defaults are the
 // CRD defaults). Cross-field rules live as CEL in `.meta()`: the API server enforces them.
 import { z } from "zod";
-import { commonStatusFields, immutable, immutableOnceSet, immutableOptional, type CelRule } from "../../runtime/contract.ts";
+import { commonStatusFields, connectionStatusFields, immutable, immutableOnceSet, immutableOptional, type CelRule } from "../../runtime/contract.ts";
 import {
   accountRecordSchema, actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,
@@ -60,6 +60,9 @@ export const connectionSecretSchema = z.object({
       { rule: "self.all(k, !k.startsWith('linode.operator.dev/') && k != 'app.kubernetes.io/managed-by')", message: "labels under linode.operator.dev/ and app.kubernetes.io/managed-by are the operator's own" },
     ],
   }),
+  caPath: z.string().min(2).max(1024).regex(/^\/[^?#\s]*$/).optional().meta({
+    description: "Where the application finds ca.crt, for the uri's verification of the server (sslmode=verify-full&sslrootcert= for PostgreSQL, ssl-mode=VERIFY_IDENTITY&ssl-ca= for MySQL). Default: /bindings/<metadata.name>/ca.crt, where a Service Binding named like this resource projects the Secret (SERVICE_BINDING_ROOT=/bindings).",
+  }),
   annotations: z.record(z.string(), z.string().max(65_536)).optional().meta({
     description: "Extra annotations on the Secret (Kubernetes annotation syntax).",
     maxProperties: 64,
@@ -67,7 +70,7 @@ export const connectionSecretSchema = z.object({
       qualifiedKeys("annotations"),
     ],
   }),
-}).meta({ description: "Where the credentials, host, port and CA certificate are published (a Secret keyed per the Service Binding spec)." });
+}).meta({ description: "Where the credentials, host, port and CA certificate are published: a Secret of type servicebinding.io/<engine>, keyed per the Service Binding spec, named in status.binding.name." });
 
 export const restoreRequestSchema = z.object({
   token: requestTokenSchema.meta({ description: "Any new value performs the restore once." }),
@@ -203,7 +206,7 @@ export const managedDatabaseStatusSchema = z.object({
   clusterSize: z.int().optional().meta({ description: "Number of nodes reported by the API." }),
   totalDiskSizeGb: z.int().optional().meta({ description: "Total disk size in GB." }),
   usedDiskSizeGb: z.int().optional().meta({ description: "Used disk space in GB." }),
-  connectionSecretName: z.string().optional().meta({ description: "Name of the Secret holding the connection details." }),
+  ...connectionStatusFields,
   backups: z.array(z.object({
     id: z.int().meta({ description: "Backup id (for spec.requests.restore.backupId)." }),
     type: z.string().meta({ description: "snapshot (made on request) or auto (daily)." }),
