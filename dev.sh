@@ -2,6 +2,7 @@
 # One entry point that sets everything up on a fresh machine, then does the job:
 #   ./dev.sh demo        the emulator, a local control plane and the operator, live
 #   ./dev.sh test        type-check, lint and every test suite (what CI runs)
+#   ./dev.sh release     the release folder (npm run release: image, chart, CRDs, package, checksums)
 #   ./dev.sh <command>   any other `linode-operator` command (run, emulator, help, ...)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -17,6 +18,7 @@ fi
 
 case "${1:-help}" in
   test) shift; exec npm test -- "$@" ;;
+  release) shift; exec npm run release -- "$@" ;;
   # The built command through its own #! line, as the npm bin and the image start it.
   *) npm run --silent build; exec dist/cli/main.js "$@" ;;
 esac

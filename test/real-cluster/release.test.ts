@@ -131,6 +131,11 @@ describe.skipIf(!pre.ok)("the release, from an OCI registry: install, and upgrad
     // Pulled from the registry (a digest there), not imported.
     expect(pod?.status.containerStatuses?.[0]).toMatchObject({ ready: true, imageID: expect.stringMatching(/^127\.0\.0\.1:5000\/linode-operator@sha256:/) as string });
     console.log(`[release] helm install from oci:// Ready in ${secs(Date.now() - t0)} (chart and image pulled from the registry)`);
+    // The licences travel with the image.
+    const podName = await kubectl(["get", "pods", "-n", ns, "-l", "app.kubernetes.io/name=linode-operator", "-o", "jsonpath={.items[0].metadata.name}"]);
+    const inImage = await kubectl(["exec", "-n", ns, podName, "--", "head", "-n", "1", "/app/LICENSE", "/app/dist/THIRD-PARTY-LICENSES.txt"]);
+    expect(inImage).toContain("Apache License");
+    expect(inImage).toContain("includes these packages");
     const crds = await kubectl(["get", "crd", "-o", "name"]);
     expect(crds).toContain("manageddatabases.linode.operator.dev");
     await helm(["uninstall", "fresh", "-n", ns, "--wait"]);
