@@ -9,6 +9,7 @@ import { databaseSnapshotType as snapType } from "../../src/resources/database-s
 import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
 import { nodeBalancerType as nbType } from "../../src/resources/node-balancer/index.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { derivedLabel } from "../../src/resources/shared/derived-label.ts";
 import type { ResourceType } from "../../src/kube/types.ts";
 import { Registry } from "prom-client";
 import { useTestCluster } from "../harness/cluster.ts";
@@ -65,18 +66,27 @@ describe("credentialsRef and pause", () => {
     env.deps.kube.mergePatchCustom(t, { namespace: ns(), name }, { metadata: { annotations: { "linode.operator.dev/paused": value } } });
   const count = (key: string): number => env.emulator.requestCounts()[key] ?? 0;
   const ids = async (c: LinodeClient): Promise<number[]> => (await c.databases.engine("mysql").listAll()).map((d) => d.id);
-  const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+  const key = (name: string): string => `${ns()}/${name}`;
+  /** Which of these resources' databases an account holds, by their derived labels: each must be in its own account only. */
+  const holds = async (c: LinodeClient, names: string[]): Promise<string[]> => {
+    const labels = new Map(names.map((n) => [derivedLabel({ clusterId: env.clusterId, namespace: ns(), name: n }), n]));
+    return (await c.databases.engine("mysql").listAll()).flatMap((d) => labels.get(d.label) ?? []).sort();
+  };
 
   it("each resource's database lives in the account of the token its credentialsRef names; without one, in the operator's", async () => {
-    await tokenSecret("team-a", TEAM_A);
-    await tokenSecret("team-b", TEAM_B);
-    await create(mdb, "a1", { ...base, credentialsRef: { name: "team-a" } });
-    await create(mdb, "b1", { ...base, credentialsRef: { name: "team-b" } });
+    await tokenSecret("accounts-a", TEAM_A);
+    await tokenSecret("accounts-b", TEAM_B);
+    await create(mdb, "a1", { ...base, credentialsRef: { name: "accounts-a" } });
+    await create(mdb, "b1", { ...base, credentialsRef: { name: "accounts-b" } });
     await create(mdb, "own", base);
     const [a1, b1, own] = await Promise.all([ready(mdb, "a1"), ready(mdb, "b1"), ready(mdb, "own")]);
-    expect(await ids(as(TEAM_A))).toEqual([a1.status?.id]);
-    expect(await ids(as(TEAM_B))).toEqual([b1.status?.id]);
-    expect(await ids(env.linode)).toEqual([own.status?.id]);
+    const names = ["a1", "b1", "own"];
+    expect(await holds(as(TEAM_A), names)).toEqual(["a1"]);
+    expect(await holds(as(TEAM_B), names)).toEqual(["b1"]);
+    expect(await holds(env.linode, names)).toEqual(["own"]);
+    expect(await ids(as(TEAM_A))).toContain(a1.status?.id);
+    expect(await ids(as(TEAM_B))).toContain(b1.status?.id);
+    expect(await ids(env.linode)).toContain(own.status?.id);
     // The connection Secret holds team A's credentials, read with team A's token.
     const creds = await as(TEAM_A).databases.engine("mysql").getCredentials(a1.status?.id as number);
     const secret = await cluster.core.readNamespacedSecret({ namespace: ns(), name: "a1-connection" });
@@ -84,12 +94,15 @@ describe("credentialsRef and pause", () => {
   });
 
   it("a snapshot acts in its database's account; a NodeBalancer in the account its credentialsRef names", async () => {
-    await create(snapType, "a1-snap", { databaseRef: { name: "a1" } });
-    const snap = await ready(snapType, "a1-snap");
-    const a1 = await get(mdb, "a1");
-    const backups = await as(TEAM_A).databases.engine("mysql").listAllBackups(a1.status?.id as number);
+    await tokenSecret("acting-a", TEAM_A);
+    await tokenSecret("acting-b", TEAM_B);
+    await create(mdb, "snapped", { ...base, credentialsRef: { name: "acting-a" } });
+    const db = await ready(mdb, "snapped");
+    await create(snapType, "snapped-snap", { databaseRef: { name: "snapped" } });
+    const snap = await ready(snapType, "snapped-snap");
+    const backups = await as(TEAM_A).databases.engine("mysql").listAllBackups(db.status?.id as number);
     expect(backups.map((b) => b.id)).toContain(snap.status?.backupId);
-    await create(nbType, "web", { region: "us-east", credentialsRef: { name: "team-b" }, configs: [{ port: 80, check: "none", nodes: [{ label: "web-1", address: "192.168.10.5:80" }] }] });
+    await create(nbType, "web", { region: "us-east", credentialsRef: { name: "acting-b" }, configs: [{ port: 80, check: "none", nodes: [{ label: "web-1", address: "192.168.10.5:80" }] }] });
     const nb = await ready(nbType, "web");
     expect((await as(TEAM_B).nodeBalancers.listAll()).map((n) => n.id)).toEqual([nb.status?.id]);
     expect(await env.linode.nodeBalancers.listAll()).toEqual([]);
@@ -99,26 +112,33 @@ describe("credentialsRef and pause", () => {
   });
 
   it("a rotated token in the Secret is what the next change is sent with", async () => {
-    await tokenSecret("team-a", TEAM_A_ROTATED);
-    const id = (await get(mdb, "a1")).status?.id as number;
-    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "a1" }, { spec: { allowList: ["203.0.113.9"] } });
+    await tokenSecret("rotating", TEAM_A);
+    await create(mdb, "rotated", { ...base, credentialsRef: { name: "rotating" } });
+    const id = (await ready(mdb, "rotated")).status?.id as number;
+    await tokenSecret("rotating", TEAM_A_ROTATED);
+    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "rotated" }, { spec: { allowList: ["203.0.113.9"] } });
     const put = await waitFor("the allow list update", () => {
       const m = env.emulator.mutations().find((x) => x.method === "PUT" && x.path.endsWith(`/instances/${String(id)}`));
       return Promise.resolve(m);
     }, 30_000, 100);
     expect(put.token).toBe(`${TEAM_A_ROTATED.slice(0, 4)}…`);
     expect(put.status).toBe(200);
-    await ready(mdb, "a1");
+    await ready(mdb, "rotated");
   });
 
   it("a missing Secret is CredentialsNotFound and a refused token CredentialsInvalid, each without a loop; a good token then proceeds", async () => {
+    // Refused, "late" waits for its Secret to change and is not looked at again: a database
+    // polled every drift poll (2 s) shows the operator's time going by meanwhile.
+    await create(mdb, "ticker", base);
+    await ready(mdb, "ticker");
     const posts = count(POST_DB);
     await create(mdb, "late", { ...base, credentialsRef: { name: "late-token" } });
     const missing = await condWith(mdb, "late", "Ready", "CredentialsNotFound");
     expect(missing.message).toContain("late-token");
-    // Without the label it is not one of the operator's to read: still not found, and the message says how.
+    // Without the label it is not one of the operator's to read: looked at three more times with
+    // it there, still not found, and the message says how.
     await tokenSecret("late-token", "not-a-real-token", false);
-    await sleep(1_000);
+    await env.repass("ManagedDatabase", key("late"), 3);
     const unlabelled = cond(await get(mdb, "late"), "Ready");
     expect(unlabelled?.reason).toBe("CredentialsNotFound");
     expect(unlabelled?.message).toContain("linode.operator.dev/credentials=true");
@@ -128,8 +148,11 @@ describe("credentialsRef and pause", () => {
     // Not tried again until the Secret changes (every client of the operator counts into one registry).
     const refused = await linodeCalls(env.operatorLinode, { status: "401" });
     expect(refused).toBeGreaterThanOrEqual(1);
-    await sleep(3_000);
+    const passes = env.passes("ManagedDatabase", key("late"));
+    await env.afterPasses("ManagedDatabase", key("ticker"), 3);
     expect(await linodeCalls(env.operatorLinode, { status: "401" }) - refused).toBe(0);
+    // At most the pass that wrote CredentialsInvalid, if it had not ended yet.
+    expect(env.passes("ManagedDatabase", key("late")) - passes).toBeLessThanOrEqual(1);
     // Only the create found the token out (refused: nothing made); the missing Secret sent nothing.
     expect(count(POST_DB) - posts).toBe(1);
     await tokenSecret("late-token", TEAM_B);
@@ -142,7 +165,8 @@ describe("credentialsRef and pause", () => {
     await create(mdb, "held", base, { "linode.operator.dev/paused": "true" });
     const paused = await condWith(mdb, "held", "Synced", "Paused");
     expect(paused.message).toContain("linode.operator.dev/paused");
-    await sleep(1_500);
+    // Three more looks at it: nothing created, no finalizer.
+    await env.repass("ManagedDatabase", key("held"), 3);
     expect(count(POST_DB)).toBe(posts);
     expect((await get(mdb, "held")).metadata.finalizers ?? []).toEqual([]);
     await annotate(mdb, "held", null);
@@ -152,10 +176,17 @@ describe("credentialsRef and pause", () => {
     await annotate(mdb, "held", "true");
     await condWith(mdb, "held", "Synced", "Paused");
     const puts = count("PUT /databases/mysql/instances/{instanceId}");
+    const deletes = count("DELETE /databases/mysql/instances/{instanceId}");
     await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "held" }, { spec: { allowList: ["203.0.113.10"] } });
     await env.deps.kube.deleteCustom(mdb, { namespace: ns(), name: "held" });
-    await sleep(2_000);
+    // A pass saw the new spec (still Paused, at its generation), then three more looks: nothing changed or deleted.
+    await waitFor("Paused at the new generation", async () => {
+      const o = await get(mdb, "held");
+      return cond(o, "Synced")?.reason === "Paused" && o.status?.observedGeneration === o.metadata.generation ? true : undefined;
+    }, 30_000, 100);
+    await env.repass("ManagedDatabase", key("held"), 3);
     expect(count("PUT /databases/mysql/instances/{instanceId}")).toBe(puts);
+    expect(count("DELETE /databases/mysql/instances/{instanceId}")).toBe(deletes);
     expect((await get(mdb, "held")).metadata.finalizers).toContain("linode.operator.dev/finalizer");
     expect(await ids(env.linode)).toContain(id);
 
@@ -165,11 +196,16 @@ describe("credentialsRef and pause", () => {
   });
 
   it("deleting a resource deletes its database in its own account", async () => {
-    const id = (await get(mdb, "a1")).status?.id as number;
-    await env.deps.kube.deleteCustom(snapType, { namespace: ns(), name: "a1-snap" });
-    await gone(snapType, "a1-snap");
-    await env.deps.kube.deleteCustom(mdb, { namespace: ns(), name: "a1" });
-    await gone(mdb, "a1");
+    await tokenSecret("deleting", TEAM_A);
+    await create(mdb, "doomed", { ...base, credentialsRef: { name: "deleting" } });
+    const id = (await ready(mdb, "doomed")).status?.id as number;
+    await create(snapType, "doomed-snap", { databaseRef: { name: "doomed" } });
+    await ready(snapType, "doomed-snap");
+    expect(await ids(as(TEAM_A))).toContain(id);
+    await env.deps.kube.deleteCustom(snapType, { namespace: ns(), name: "doomed-snap" });
+    await gone(snapType, "doomed-snap");
+    await env.deps.kube.deleteCustom(mdb, { namespace: ns(), name: "doomed" });
+    await gone(mdb, "doomed");
     expect(await ids(as(TEAM_A))).not.toContain(id);
   });
 });
