@@ -38,15 +38,20 @@ function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   return r.data;
 }
 
+const seedDatabasesSchema = z.object({
+  count: z.number().int().min(0).max(100_000),
+  engine: z.enum(["mysql", "postgresql"]).default("mysql"),
+  status: z.enum(["active", "provisioning"]).default("active"),
+  region: z.string().default("us-east"),
+  type: z.string().default("g6-nanode-1"),
+  labelPrefix: z.string().default("seed"),
+  /** The platform these databases are on (default: the server's --platform). */
+  platform: z.enum(["legacy", "current"]).optional(),
+});
+
 const seedSchema = z.object({
-  databases: z.object({
-    count: z.number().int().min(0).max(100_000),
-    engine: z.enum(["mysql", "postgresql"]).default("mysql"),
-    status: z.enum(["active", "provisioning"]).default("active"),
-    region: z.string().default("us-east"),
-    type: z.string().default("g6-nanode-1"),
-    labelPrefix: z.string().default("seed"),
-  }).optional(),
+  /** One group of databases, or several (e.g. one per platform), created in order. */
+  databases: z.union([seedDatabasesSchema, z.array(seedDatabasesSchema)]).optional(),
   nodebalancers: z.object({
     count: z.number().int().min(0).max(100_000),
     region: z.string().default("us-east"),
@@ -65,6 +70,9 @@ const advanceSchema = z.object({ seconds: z.number().min(0).optional(), ms: z.nu
 const statusSchema = z.object({
   status: z.enum(["provisioning", "active", "suspending", "suspended", "resuming", "restoring", "failed", "degraded", "updating", "backing_up"]),
 });
+
+/** Statuses the current platform does not have (its enum lacks them: no backups, restore is a fork). */
+const LEGACY_ONLY_STATUSES: ReadonlySet<string> = new Set(["backing_up", "restoring"]);
 
 /** UP or DOWN stick until set again; unknown starts a new check; auto lets the checks decide again. */
 const nodeStatusSchema = z.object({ status: z.enum(["unknown", "UP", "DOWN", "auto"]) });
@@ -132,7 +140,7 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
     ["PUT", /^\/_emulator\/state$/, (_m, body) => {
       const data = body as SerializedState | undefined;
       if (data?.version !== 1 || !Array.isArray(data.databases) || !Array.isArray(data.nodebalancers)) throw new AdminError(400, "not an emulator state dump");
-      Object.assign(ctx.state, deserializeState(data));
+      Object.assign(ctx.state, deserializeState(data, ctx.platform));
       deps.onMutation();
       return {};
     }],
@@ -141,7 +149,11 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
     ["PUT", /^\/_emulator\/databases\/(\d+)\/status$/, (m, body) => {
       const db = allAccounts(ctx.state).map((a) => a.databases.get(Number(m[1]))).find((d) => d !== undefined);
       if (db === undefined) throw new AdminError(404, "no such database");
-      db.status = parse(statusSchema, body).status;
+      const status = parse(statusSchema, body).status;
+      if (db.platform === "current" && LEGACY_ONLY_STATUSES.has(status)) {
+        throw new AdminError(400, `status ${status} does not exist on the current platform (database ${String(db.id)})`);
+      }
+      db.status = status;
       db.pending = null;
       db.updated = ctx.clock.now();
       deps.onMutation();
@@ -200,23 +212,26 @@ function clockView(ctx: EmulatorContext): Record<string, unknown> {
   return { now: new Date(s.now).toISOString(), now_ms: s.now, time_scale: s.timeScale };
 }
 
+function seedDatabases(ctx: EmulatorContext, d: z.output<typeof seedDatabasesSchema>): Record<string, unknown> {
+  let first = 0;
+  let last = 0;
+  const engineId = d.engine === "mysql" ? "mysql/8" : "postgresql/16";
+  const platform = d.platform ?? ctx.platform;
+  for (let i = 0; i < d.count; i++) {
+    // Labels carry the next id so they stay unique without an O(n) uniqueness scan.
+    const label = `${d.labelPrefix}-${ctx.state.counters.database + 1}`.slice(-32);
+    const db = createRecord(ctx, d.engine, { label, region: d.region, type: d.type, engine: engineId }, undefined, platform);
+    if (d.status === "active") { db.status = "active"; db.pending = null; }
+    if (i === 0) first = db.id;
+    last = db.id;
+  }
+  return { count: d.count, first_id: first, last_id: last, platform };
+}
+
 function seed(ctx: EmulatorContext, input: z.output<typeof seedSchema>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  if (input.databases !== undefined && input.databases.count > 0) {
-    const d = input.databases;
-    let first = 0;
-    let last = 0;
-    const engineId = d.engine === "mysql" ? "mysql/8" : "postgresql/16";
-    for (let i = 0; i < d.count; i++) {
-      // Labels carry the next id so they stay unique without an O(n) uniqueness scan.
-      const label = `${d.labelPrefix}-${ctx.state.counters.database + 1}`.slice(-32);
-      const db = createRecord(ctx, d.engine, { label, region: d.region, type: d.type, engine: engineId });
-      if (d.status === "active") { db.status = "active"; db.pending = null; }
-      if (i === 0) first = db.id;
-      last = db.id;
-    }
-    out.databases = { count: d.count, first_id: first, last_id: last };
-  }
+  if (Array.isArray(input.databases)) out.databases = input.databases.map((d) => seedDatabases(ctx, d));
+  else if (input.databases !== undefined && input.databases.count > 0) out.databases = seedDatabases(ctx, input.databases);
   if (input.nodebalancers !== undefined && input.nodebalancers.count > 0) {
     const n = input.nodebalancers;
     let first = 0;

@@ -19,9 +19,11 @@ const HELP = `Usage: linode-operator emulator [options]
   --time-scale X           emulated seconds per real second (default 1; 0 = frozen)
   --stats-delay-seconds S  emulated seconds before a new NodeBalancer has statistics (default 300,
                            as on the real API, which answers 400 until then)
-  --platform P             database responses in the spec's shape (legacy, the default) or the
-                           real API's current one (current: no replication fields or secondary
-                           host, a standby host, engine_config, a high port, full versions)
+  --platform P             the platform new databases are created on: the spec's (legacy, the
+                           default) or the real API's current one (current: no replication
+                           fields, secondary host or backups; a standby host, engine_config, a
+                           high port, full versions). Each database keeps its own platform and
+                           is served in its shape; the seed endpoint can make either
   --rate-limit N           requests per token per window (0 disables rate limiting)
   --rate-window S          rate-limit window in seconds (default 60)
   --fault-error-rate P     fraction of requests answered 500 (0..1)

@@ -18,7 +18,7 @@ export const emulatorConfigSchema = z.object({
   timeScale: z.number().min(0).optional(),
   seed: z.number().int().optional(),
   statsDelaySeconds: z.number().min(0).optional(),
-  /** The database response shape: the spec's ("legacy") or today's real API ("current"). */
+  /** The platform new databases get: the spec's ("legacy", default) or today's real API's ("current"). */
   platform: z.enum(["legacy", "current"]).optional(),
 });
 

@@ -4,7 +4,9 @@ import type { Clock } from "./clock.ts";
 import type { Faults } from "./faults.ts";
 import type { Random } from "./random.ts";
 import type { RateLimiter } from "./rate-limit.ts";
-import type { State } from "./store.ts";
+import type { DatabasePlatform, State } from "./store.ts";
+
+export type { DatabasePlatform } from "./store.ts";
 
 export interface EmulatorContext {
   state: State;
@@ -20,10 +22,12 @@ export interface EmulatorContext {
   statsDelayMs: number;
   caCertPem: string;
   /**
-   * Which database platform's response shape is served: "legacy" (the spec's, rdbms-legacy)
-   * or "current" (rdbms-default, the real API since 2025: no replication fields, no secondary
-   * host or week_of_month; a standby host, engine_config, private_network, updates.pending,
-   * a high port and the full engine version). See shared/reference/real-api-facts.md §3.
+   * The platform new databases are created on (the server's --platform): "legacy" (the spec's,
+   * rdbms-legacy) or "current" (rdbms-default, the real API since 2025: no replication fields,
+   * no secondary host or week_of_month, no backups; a standby host, engine_config,
+   * private_network, updates.pending, a high port and the full engine version). Each database
+   * keeps its own (DatabaseRecord.platform) and is served in its shape, whatever this says
+   * later. See shared/reference/real-api-facts.md §3 and current-platform.md.
    */
   platform: DatabasePlatform;
   /**
@@ -32,8 +36,6 @@ export interface EmulatorContext {
    */
   rejectedNodeAddresses: Map<string, string>;
 }
-
-export type DatabasePlatform = "legacy" | "current";
 
 export interface RequestContext {
   ctx: EmulatorContext;

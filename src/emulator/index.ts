@@ -48,7 +48,10 @@ export interface EmulatorOptions {
   rateLimits?: Partial<RateLimitConfig> | false;
   /** Emulated seconds before a new NodeBalancer has statistics (default 300). */
   statsDelaySeconds?: number;
-  /** The database response shape: the spec's ("legacy", default) or today's ("current"). */
+  /**
+   * The platform new databases are created on, each then served in its own platform's shape:
+   * the spec's ("legacy", default) or today's real API's ("current").
+   */
   platform?: DatabasePlatform;
 }
 
@@ -102,8 +105,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     : rateLimitConfigSchema.parse({ ...config.rateLimits, ...(opts.rateLimits ?? {}) });
   const faultConfig = faultConfigSchema.parse({ ...config.faults, ...(opts.faults ?? {}) });
   const provisionSeconds = opts.provisionSeconds ?? config.provisionSeconds ?? 1;
+  const platform = opts.platform ?? config.platform ?? "legacy";
   const ctx: EmulatorContext = {
-    state: saved !== null ? deserializeState(saved) : emptyState(),
+    state: saved !== null ? deserializeState(saved, platform) : emptyState(),
     clock,
     random: new Random(seed),
     auth,
@@ -114,7 +118,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     statsDelayMs: (opts.statsDelaySeconds ?? config.statsDelaySeconds ?? 300) * 1000,
     rejectedNodeAddresses: new Map(),
     caCertPem: generateDatabaseCa(),
-    platform: opts.platform ?? config.platform ?? "legacy",
+    platform,
   };
   const counts = new Map<string, number>();
   const mutations: MutationRecord[] = [];

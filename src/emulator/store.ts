@@ -6,6 +6,13 @@ export type DbStatus =
   | "provisioning" | "active" | "suspending" | "suspended" | "resuming" | "restoring"
   | "failed" | "degraded" | "updating" | "backing_up";
 
+/**
+ * A database's platform: "legacy" (`rdbms-legacy`, the spec's) or "current" (`rdbms-default`,
+ * what the real API creates today; shared/reference/current-platform.md). Each database has
+ * its own; one account may hold both.
+ */
+export type DatabasePlatform = "legacy" | "current";
+
 export interface Updates {
   frequency: "weekly" | "monthly";
   duration: number;
@@ -31,12 +38,15 @@ export interface PendingTransition {
 
 export interface DatabaseRecord {
   id: number;
+  /** Set at creation (from the server's --platform, or the seed's); never changes. */
+  platform: DatabasePlatform;
   engine: DbEngine;
   version: string;
   label: string;
   region: string;
   type: string;
-  cluster_size: 1 | 3;
+  /** 2 only on the current platform (dedicated plans). */
+  cluster_size: 1 | 2 | 3;
   encrypted: boolean;
   ssl_connection: boolean;
   allow_list: string[];
@@ -206,8 +216,13 @@ const serializeObjects = (o: AccountObjects): SerializedObjects => ({
   firewalls: [...o.firewalls.values()],
 });
 
-const deserializeObjects = (o: SerializedObjects): AccountObjects => ({
-  databases: new Map(o.databases.map((d) => [d.id, d])),
+const deserializeObjects = (o: SerializedObjects, platform: DatabasePlatform): AccountObjects => ({
+  // A database saved before databases had a platform of their own (`platform` absent) was
+  // created and served under the server-wide --platform, and a state file is normally loaded by
+  // the same command line that wrote it: such databases take the loading server's platform (not
+  // legacy), so they keep the shape they were served in (a database created under
+  // --platform current already has the current platform's port, version and encryption).
+  databases: new Map(o.databases.map((d) => [d.id, { ...d, platform: (d as Partial<DatabaseRecord>).platform ?? platform }])),
   nodebalancers: new Map(o.nodebalancers.map((n) => [n.id, n])),
   firewalls: new Map(o.firewalls.map((f) => [f.id, f])),
 });
@@ -222,10 +237,11 @@ export function serializeState(state: State, now: number): SerializedState {
   };
 }
 
-export function deserializeState(data: SerializedState): State {
+/** `platform`: what databases saved without one get (the loading server's --platform). */
+export function deserializeState(data: SerializedState, platform: DatabasePlatform): State {
   return {
-    ...deserializeObjects(data),
+    ...deserializeObjects(data, platform),
     counters: { ...data.counters },
-    accounts: new Map(Object.entries(data.accounts ?? {}).map(([name, o]) => [name, deserializeObjects(o)])),
+    accounts: new Map(Object.entries(data.accounts ?? {}).map(([name, o]) => [name, deserializeObjects(o, platform)])),
   };
 }

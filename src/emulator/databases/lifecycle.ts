@@ -28,7 +28,8 @@ export function settle(ctx: EmulatorContext, db: DatabaseRecord): void {
     // leaves the cluster in failed state."
     if (p.effect === "restore" && db.credentialsReset) db.status = "failed";
   }
-  if (db.status !== "provisioning") autoBackups(ctx, db, now);
+  // The current platform keeps its daily backups out of sight (restore points for a fork).
+  if (db.status !== "provisioning" && db.platform === "legacy") autoBackups(ctx, db, now);
 }
 
 /** Daily automatic backups at 00:00 UTC, each kept 7 days, at most 7 stored. */

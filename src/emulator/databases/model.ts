@@ -4,7 +4,7 @@ import type { EmulatorContext } from "../context.ts";
 import { findDatabaseType, findRegion, ENGINES } from "../catalog.ts";
 import { ApiError, badRequest, type ApiErrorItem } from "../errors.ts";
 import { normalizeCidr } from "../ip.ts";
-import { nextId, type DatabaseRecord, type DbEngine, type Updates } from "../store.ts";
+import { nextId, type DatabasePlatform, type DatabaseRecord, type DbEngine, type Updates } from "../store.ts";
 
 export function normalizeAllowList(list: readonly string[]): string[] {
   // The live API appends /32 to bare addresses and returns the list sorted.
@@ -24,7 +24,7 @@ export interface CreateInput {
   region: string;
   type: string;
   engine: string;
-  cluster_size?: 1 | 3 | null | undefined;
+  cluster_size?: 1 | 2 | 3 | null | undefined;
   encrypted?: boolean | null | undefined;
   ssl_connection?: boolean | null | undefined;
   allow_list?: string[] | null | undefined;
@@ -32,15 +32,20 @@ export interface CreateInput {
   replication_commit_type?: unknown;
 }
 
-export function checkCreate(ctx: EmulatorContext, engine: DbEngine, input: CreateInput): void {
+/** `platform`: the one the new database gets (the server's --platform). */
+export function checkCreate(ctx: EmulatorContext, engine: DbEngine, input: CreateInput, platform: DatabasePlatform = ctx.platform): void {
   const errors: ApiErrorItem[] = [];
   const engineInfo = ENGINES.find((e) => e.id === input.engine);
   if (engineInfo?.engine !== engine) errors.push({ field: "engine", reason: `Invalid engine ${input.engine}; must be one of ${ENGINES.filter((e) => e.engine === engine).map((e) => e.id).join(", ")}` });
   const region = findRegion(input.region);
   if (region === undefined) errors.push({ field: "region", reason: "Region not found" });
   else if (!region.capabilities.includes("Managed Databases")) errors.push({ field: "region", reason: "Managed Databases are not available in this region" });
-  if (findDatabaseType(input.type) === undefined) errors.push({ field: "type", reason: "Type not found" });
+  const type = findDatabaseType(input.type);
+  if (type === undefined) errors.push({ field: "type", reason: "Type not found" });
   const size = input.cluster_size ?? 1;
+  // Two nodes: the current platform only, on dedicated plans (current-platform.md).
+  if (size === 2 && platform === "legacy") errors.push({ field: "cluster_size", reason: "Must be 1 or 3" });
+  else if (size === 2 && type !== undefined && type.class !== "dedicated") errors.push({ field: "cluster_size", reason: "A 2 node cluster needs a dedicated plan" });
   const repl = input.replication_type;
   if (repl !== undefined && repl !== null) {
     if (size === 1 && repl !== "none") errors.push({ field: "replication_type", reason: "Must be none for a single node cluster" });
@@ -64,12 +69,13 @@ const FULL_VERSIONS: Record<string, string> = {
   "mysql/8": "8.0.35", "postgresql/13": "13.16", "postgresql/14": "14.13", "postgresql/15": "15.8", "postgresql/16": "16.4", "postgresql/17": "17.2",
 };
 
-export function createRecord(ctx: EmulatorContext, engine: DbEngine, input: CreateInput, owner?: string): DatabaseRecord {
+/** `platform`: the new database's, for good (default: the server's --platform). */
+export function createRecord(ctx: EmulatorContext, engine: DbEngine, input: CreateInput, owner?: string, platform: DatabasePlatform = ctx.platform): DatabaseRecord {
   const now = ctx.clock.now();
   const id = nextId(ctx.state, "database");
   const size = input.cluster_size ?? 1;
   const type = findDatabaseType(input.type);
-  const current = ctx.platform === "current";
+  const current = platform === "current";
   const major = ENGINES.find((e) => e.id === input.engine)?.version ?? input.engine.split("/")[1] ?? "";
   const version = current ? (FULL_VERSIONS[input.engine] ?? major) : major;
   const updates: Updates = {
@@ -82,6 +88,7 @@ export function createRecord(ctx: EmulatorContext, engine: DbEngine, input: Crea
   };
   const record: DatabaseRecord = {
     id,
+    platform,
     engine,
     version,
     label: input.label,

@@ -1,7 +1,7 @@
-// Response shapes of database objects: the spec's (legacy platform) instance or the current
-// platform's, the reduced all-engines shape, and backups.
+// Response shapes of database objects, each in its own platform's shape (db.platform): the
+// spec's (legacy platform) instance or the current platform's, the all-engines list's items (the
+// spec's reduced shape for legacy databases), and backups.
 import { apiTime } from "../clock.ts";
-import type { DatabasePlatform } from "../context.ts";
 import { documentationIPv4 } from "../ip.ts";
 import type { BackupRecord, DatabaseRecord } from "../store.ts";
 
@@ -19,11 +19,13 @@ function members(db: DatabaseRecord): Record<string, string> {
   return out;
 }
 
-/** The current platform's hosts (facts §3): a primary and, for 3 nodes, a standby replica. */
-function currentHosts(db: DatabaseRecord): { primary: string | null; standby: string | null } {
-  if (db.status === "provisioning") return { primary: null, standby: null };
+/**
+ * The current platform's hosts (recorded): a primary and, for 2- and 3-node clusters, a standby
+ * replica, already set in the create response (legacy: null until provisioned).
+ */
+function currentHosts(db: DatabaseRecord): { primary: string; standby: string | null } {
   const stem = `a${String(db.id)}-akamai-prod-${String(db.hostTag)}-default.g2a.akamaidb.net`;
-  return { primary: stem, standby: db.cluster_size === 3 ? `replica-${stem}` : null };
+  return { primary: stem, standby: db.cluster_size > 1 ? `replica-${stem}` : null };
 }
 
 function currentUpdates(db: DatabaseRecord): Record<string, unknown> {
@@ -31,16 +33,33 @@ function currentUpdates(db: DatabaseRecord): Record<string, unknown> {
   return { ...rest, pending: [] };
 }
 
-export function renderDatabase(db: DatabaseRecord, platform: DatabasePlatform = "legacy"): Record<string, unknown> {
-  if (platform === "current") {
+/** The major version a current-platform database was created with (`8.0.35` → `8`, `14.13` → `14`). */
+function majorVersion(version: string): string {
+  return version.split(".")[0] ?? version;
+}
+
+export interface RenderOptions {
+  /**
+   * The answer to the create (POST) itself: on the current platform it shows the major version
+   * asked for (later reads the full one) and no oldest_restore_time (recorded: TestDatabase_List,
+   * TestDatabase_MySQL_Suite).
+   */
+  createResponse?: boolean;
+}
+
+/** A database in its own platform's shape (db.platform). */
+export function renderDatabase(db: DatabaseRecord, opts: RenderOptions = {}): Record<string, unknown> {
+  if (db.platform === "current") {
+    const provisioning = db.status === "provisioning";
     return {
-      id: db.id, label: db.label, type: db.type, engine: db.engine, version: db.version, region: db.region,
+      id: db.id, label: db.label, type: db.type, engine: db.engine,
+      version: opts.createResponse === true ? majorVersion(db.version) : db.version, region: db.region,
       status: db.status, port: db.port, encrypted: db.encrypted, allow_list: [...db.allow_list],
       cluster_size: db.cluster_size, hosts: currentHosts(db), created: apiTime(db.created), updated: apiTime(db.updated),
-      total_disk_size_gb: db.total_disk_size_gb, used_disk_size_gb: db.status === "provisioning" ? null : db.used_disk_size_gb,
+      total_disk_size_gb: db.total_disk_size_gb, used_disk_size_gb: provisioning ? null : db.used_disk_size_gb,
       members: members(db), ssl_connection: db.ssl_connection, updates: currentUpdates(db),
       platform: "rdbms-default", engine_config: {}, private_network: null,
-      oldest_restore_time: db.status === "provisioning" ? null : apiTime(db.created),
+      ...(opts.createResponse === true ? {} : { oldest_restore_time: provisioning ? null : apiTime(db.created) }),
     };
   }
   const out: Record<string, unknown> = {
@@ -70,24 +89,33 @@ export function renderDatabase(db: DatabaseRecord, platform: DatabasePlatform = 
   return out;
 }
 
-export function renderReduced(db: DatabaseRecord, platform: DatabasePlatform = "legacy"): Record<string, unknown> {
+/** The spec's reduced shape of GET /databases/instances (legacy databases). */
+export function renderReduced(db: DatabaseRecord): Record<string, unknown> {
   return {
     allow_list: [...db.allow_list],
     cluster_size: db.cluster_size,
     created: apiTime(db.created),
     encrypted: db.encrypted,
     engine: db.engine,
-    hosts: platform === "current" ? currentHosts(db) : hosts(db),
+    hosts: hosts(db),
     id: db.id,
-    ...(platform === "current" ? {} : { instance_uri: `/v4/databases/${db.engine}/instances/${db.id}` }),
+    instance_uri: `/v4/databases/${db.engine}/instances/${db.id}`,
     label: db.label,
     region: db.region,
     status: db.status,
     type: db.type,
     updated: apiTime(db.updated),
-    updates: platform === "current" ? currentUpdates(db) : { ...db.updates },
+    updates: { ...db.updates },
     version: db.version,
   };
+}
+
+/**
+ * An item of GET /databases/instances: a current-platform database is the full object there
+ * (recorded: TestDatabase_List), a legacy one the spec's reduced shape.
+ */
+export function renderListItem(db: DatabaseRecord): Record<string, unknown> {
+  return db.platform === "current" ? renderDatabase(db) : renderReduced(db);
 }
 
 export function renderBackup(b: BackupRecord): Record<string, unknown> {

@@ -20,7 +20,8 @@ const base = {
   region: z.string({ error: (i) => (i.input === undefined ? "region is required" : "Must be a string") }),
   type: z.string({ error: (i) => (i.input === undefined ? "type is required" : "Must be a string") }),
   engine: z.string({ error: (i) => (i.input === undefined ? "engine is required" : "Must be a string") }),
-  cluster_size: z.union([z.literal(1), z.literal(3)], { error: "Must be 1 or 3" }).nullish(),
+  // 2 is the current platform's (dedicated plans only); checkCreate refuses it on legacy.
+  cluster_size: z.union([z.literal(1), z.literal(2), z.literal(3)], { error: "Must be 1, 2 or 3" }).nullish(),
   encrypted: z.boolean({ error: "Must be a boolean" }).nullish(),
   ssl_connection: z.boolean({ error: "Must be a boolean" }).nullish(),
   allow_list: allowListSchema.nullish(),
