@@ -19,6 +19,15 @@ export type DatabaseEngineInfo = Camelize<z.output<typeof engineSchema>>;
 export type DatabaseType = Camelize<z.output<typeof databaseTypeSchema>>;
 export type MaintenanceWindow = NonNullable<Database["updates"]>;
 
+/**
+ * Which database platform a database is on: `legacy` (rdbms-legacy, the spec's: backups and
+ * in-place restore) or `current` (rdbms-default and anything newer: restore by fork, suspend,
+ * engine parameters, private networks). A database without the field predates it: legacy.
+ */
+export type DatabasePlatform = "legacy" | "current";
+export const databasePlatform = (db: Pick<Database, "platform">): DatabasePlatform =>
+  (db.platform === undefined || db.platform === "rdbms-legacy" ? "legacy" : "current");
+
 export interface MaintenanceWindowInput {
   frequency: "weekly" | "monthly" | (string & {});
   /** Hours. */

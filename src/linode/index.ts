@@ -22,8 +22,8 @@ export { createLinodeClientMetrics, type LinodeClientMetrics } from "./metrics.t
 export { camelize, snakify, type Camelize } from "./case.ts";
 export { redact } from "./redact.ts";
 export {
-  DatabaseEngineApi, DatabasesApi, decodeCaCertificate,
-  type Database, type DatabaseBackup, type DatabaseCreateRequest, type DatabaseCredentials, type DatabaseEngineInfo,
+  DatabaseEngineApi, DatabasesApi, databasePlatform, decodeCaCertificate,
+  type Database, type DatabasePlatform, type DatabaseBackup, type DatabaseCreateRequest, type DatabaseCredentials, type DatabaseEngineInfo,
   type DatabaseSslCertificate, type DatabaseType, type DatabaseUpdateRequest, type MaintenanceWindow,
   type MaintenanceWindowInput, type SnapshotCreateRequest,
 } from "./databases.ts";

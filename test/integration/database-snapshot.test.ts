@@ -249,3 +249,36 @@ describe("an Available snapshot's refresh", () => {
     await gone(() => getSnap("solo"), "solo");
   });
 });
+
+describe("on Linode's current database platform (no backups API)", () => {
+  const cluster = useTestCluster("snap-current");
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "current", provisionSeconds: 0.5, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  afterAll(async () => { await env.stop(); });
+  const { ns, key, createSnap, getDb, getSnap, condOf, snapReason, readyDb } = helpers(cluster, () => env);
+  /** Every call about backups the operator sent (reads included), and every change the emulator saw under /backups. */
+  const backupCalls = async (): Promise<number> => (await linodeCalls(env.operatorLinode, { route: "backups" })) + env.emulator.mutations().filter((m) => m.path.includes("/backups")).length;
+
+  it("status says the platform; a DatabaseSnapshot is UnsupportedOnPlatform and a restore request refused with the same reason, not one backups call sent", async () => {
+    const id = await readyDb("current-db");
+    const db = await getDb("current-db");
+    expect(db.status?.platform).toBe("current");
+    // No backups listed for status: the current platform has no backups API.
+    expect(db.status?.backups).toBeUndefined();
+
+    await createSnap("current-snap", "current-db");
+    const snap = await snapReason("current-snap", "UnsupportedOnPlatform");
+    expect(snap.message).toContain("current platform");
+    expect((await getSnap("current-snap")).status?.phase).toBe("Failed");
+
+    await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "current-db" }, { spec: { requests: { restore: { token: "r1", backupId: 1 } } } });
+    const synced = await waitFor("restore refused", async () => { const c = condOf(await getDb("current-db"), "Synced"); return c?.reason === "UnsupportedOnPlatform" ? c : undefined; }, 60_000, 100);
+    expect(synced.message).toContain("token r1 is not sent");
+    // Three more passes of each: still nothing about backups sent.
+    await env.repass("DatabaseSnapshot", key("current-snap"), 3);
+    await env.repass("ManagedDatabase", key("current-db"), 3);
+    expect(await backupCalls()).toBe(0);
+    expect(condOf(await getDb("current-db"), "Ready")?.status).toBe("True");
+    expect(id).toBeGreaterThan(0);
+  });
+});

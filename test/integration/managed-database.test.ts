@@ -58,7 +58,7 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
     expect(db.label).toBe(derivedLabel({ clusterId: env.clusterId, namespace: cluster.namespace, name: "orders" }));
     expect(db.status).toBe("active");
     expect(db.allowList).toEqual(["203.0.113.7/32"]);
-    expect(o.status).toMatchObject({ status: "active", hosts: { primary: db.hosts.primary }, port: db.port, version: db.version, connectionSecretName: "orders-connection", binding: { name: "orders-connection" } });
+    expect(o.status).toMatchObject({ status: "active", platform, hosts: { primary: db.hosts.primary }, port: db.port, version: db.version, connectionSecretName: "orders-connection", binding: { name: "orders-connection" } });
     expect(condition(o, "Synced")?.status).toBe("True");
 
     const data = await secret("orders-connection");

@@ -94,7 +94,9 @@ export const databaseSchema = z.object({
   updates: maintenanceWindowSchema.nullish().transform((v) => v ?? null),
   total_disk_size_gb: optionalNullableNumber,
   used_disk_size_gb: optionalNullableNumber,
-  replication_type: optionalNullableString,
+  // The API has spelt PostgreSQL's asynchronous replication both `asynch` (the spec's enum) and
+  // `async` (the spec's own sample): one spelling here, so no comparison ever sees a difference.
+  replication_type: optionalNullableString.transform((v) => (v === "async" ? "asynch" : v)),
   replication_commit_type: replicationCommitTypeSchema,
   instance_uri: z.string().optional(),
   members: z.record(z.string(), z.string()).optional(),

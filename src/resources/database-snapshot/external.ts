@@ -43,6 +43,10 @@ function targetOf(m: Managed<DatabaseSnapshotSpec>): TargetDatabase | undefined 
   return view?.id === undefined ? undefined : { ...view, id: view.id };
 }
 
+/** Why no snapshot of a current-platform database can be taken. */
+const unsupported = (db: DatabaseView): string =>
+  `ManagedDatabase ${db.name}'s database is on Linode's current platform (status.platform: current), which has no backups: a snapshot cannot be taken there, and nothing is sent. A restore there is a point-in-time fork into a new cluster; delete this DatabaseSnapshot`;
+
 /** The database a create announced for this snapshot targeted ("engine/id" in status.createPending). */
 function pendingTarget(m: Managed<DatabaseSnapshotSpec>): { engine: DatabaseEngine; id: number } | undefined {
   const match = /^(mysql|postgresql)\/(\d+)$/.exec(m.createPending?.database ?? "");
@@ -114,8 +118,11 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     }
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     // A create that may have happened is looked for where it was sent, with the label it was sent with.
-    const target = pendingTarget(m) ?? targetOf(m);
+    const pending = pendingTarget(m);
+    const target = pending ?? targetOf(m);
     if (target === undefined) return { exists: false };
+    // No backups to look through on the current platform (no call; readyToCreate says why).
+    if (pending === undefined && targetOf(m)?.platform === "current") return { exists: false };
     const label = m.createPending?.label ?? this.labelFor(m);
     const explicit = m.spec.label !== undefined && !deleting;
     if (m.createPending === undefined && !explicit) return { exists: false };
@@ -146,6 +153,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     if (target.paused) {
       return waiting(DatabaseSnapshotReasons.DatabasePaused, `ManagedDatabase ${target.name} is paused (annotation linode.operator.dev/paused: "true"): no snapshot is taken until it is removed`);
     }
+    if (target.platform === "current") return waiting(SharedReasons.UnsupportedOnPlatform, unsupported(target), "Failed");
     // Snapshots of one database are taken in creation order: an earlier one still to be taken goes
     // first, unless it cannot move by itself (paused, refused, missing credentials).
     const ahead = this.self.byIndex(referrersIndex(databaseReference.name), `${m.key.namespace}/${m.spec.databaseRef.name}`)

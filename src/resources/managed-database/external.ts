@@ -1,7 +1,7 @@
 // ManagedDatabase ↔ Linode: how to observe, create, update and delete a managed MySQL or
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
-import { isNotFound, type Database, type DatabaseCreateRequest, type LinodeClient } from "../../linode/index.ts";
+import { databasePlatform, isNotFound, type Database, type DatabaseCreateRequest, type LinodeClient } from "../../linode/index.ts";
 import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, type AfterObserve, type Created, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
@@ -88,7 +88,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     // Created by this resource within the refresh period: no backup to list yet (none is taken
     // at creation; the first automatic one shows at the next refresh or snapshot).
     const fresh = m.spec.databaseId === undefined && Date.now() - apiTime(db.created) < KindTimings.freshDatabaseMillis;
-    const backups = db.status === "provisioning" ? undefined : await this.deps.backups.latest(engine, db.id, this.deps.snapshotsMark(m), fresh, signal);
+    // The current platform has no backups API: nothing is listed (no call), and status shows none.
+    const backups = db.status === "provisioning" || databasePlatform(db) === "current" ? undefined : await this.deps.backups.latest(engine, db.id, this.deps.snapshotsMark(m), fresh, signal);
     const restored = lastRestore(m);
     const failedAfterRestore = db.status === "failed" && restored !== undefined;
     return {
@@ -176,6 +177,7 @@ function statusOf(db: Database): ObservedStatus {
     id: db.id,
     label: db.label,
     status: db.status,
+    platform: databasePlatform(db),
     hosts: {
       ...(db.hosts.primary !== null ? { primary: db.hosts.primary } : {}),
       ...(db.hosts.secondary !== null ? { secondary: db.hosts.secondary } : {}),

@@ -4,13 +4,15 @@ import type { DatabaseEngine } from "../../linode/index.ts";
 import { isPaused, isTrue, type Decoded, type KubeObject, type ManagedObject } from "../../runtime/contract.ts";
 import { recordedAccount } from "../shared/credentials.ts";
 import type { AccountRecord, CredentialsRef } from "../shared/schema.ts";
-import { managedDatabaseSpecSchema } from "./schema.ts";
+import { managedDatabaseSpecSchema, managedDatabaseStatusSchema } from "./schema.ts";
 
 export interface DatabaseView {
   name: string;
   engine: DatabaseEngine;
   /** The cloud database's id, once it has one. */
   id: number | undefined;
+  /** The database platform it is on, once observed. */
+  platform: "legacy" | "current" | undefined;
   managementPolicy: "Manage" | "Observe";
   /** Reconciliation is paused (nothing may change it). */
   paused: boolean;
@@ -26,10 +28,12 @@ export function databaseView(obj: KubeObject): Decoded<DatabaseView> {
   const spec = managedDatabaseSpecSchema.safeParse(managed.spec);
   if (!spec.success) return { notReady: "its spec is invalid" };
   const id = typeof managed.status?.id === "number" ? managed.status.id : undefined;
+  const platform = managedDatabaseStatusSchema.shape.platform.safeParse(managed.status?.platform);
   const value: DatabaseView = {
     name: obj.metadata.name,
     engine: spec.data.engine,
     id,
+    platform: platform.success ? platform.data : undefined,
     managementPolicy: spec.data.managementPolicy,
     paused: isPaused(managed),
     account: recordedAccount(managed),

@@ -3,7 +3,7 @@
 // succeeded, so a later failure in the same pass never repeats it. A patch and a restore are
 // at most once (an unknown outcome is reported, never sent again); a credentials reset at
 // least once (only a crash between the reset and its record repeats it).
-import { isNotFound, LinodeApiError, wasNeverSent, type Database, type LinodeClient } from "../../linode/index.ts";
+import { databasePlatform, isNotFound, LinodeApiError, wasNeverSent, type Database, type LinodeClient } from "../../linode/index.ts";
 import { ConditionReasons as R, reference, RetryAfterError, TerminalError, type ActionOutcome, type AfterObserve, type EventRecorder, type Managed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindTimings } from "../shared/constants.ts";
 import { translateLinodeError } from "../shared/linode-errors.ts";
@@ -12,6 +12,7 @@ import { databaseSnapshotType } from "../database-snapshot/definition.ts";
 import { snapshotView, type SnapshotView } from "../database-snapshot/reference-view.ts";
 import { lastRequestsSchema, type ManagedDatabaseSpec, type ManagedDatabaseStatus } from "./schema.ts";
 import { ManagedDatabaseReasons, ManagedDatabaseEvents } from "./reasons.ts";
+import { SharedReasons } from "../shared/reasons.ts";
 
 type LastRequests = NonNullable<ManagedDatabaseStatus["lastRequests"]>;
 
@@ -127,7 +128,9 @@ export class DatabaseRequests {
     let refused: { reason: string; message: string } | undefined;
     let lastSentRestore: number | undefined;
     if (restore !== undefined && (restore.token !== done.restore?.token || done.restore.completedAt === undefined)) {
-      const backup = this.restoreSource(m, db, restore);
+      const backup = databasePlatform(db) === "current"
+        ? { refused: { reason: SharedReasons.UnsupportedOnPlatform, message: `the restore requested by token ${restore.token} is not sent: the database is on Linode's current platform (status.platform: current), which has no backups to restore in place; a restore there is a point-in-time fork into a new cluster` } }
+        : this.restoreSource(m, db, restore);
       if ("refused" in backup) {
         refused = backup.refused;
       } else if (resetToken !== undefined && restore.force !== true && done.restore?.token !== restore.token) {

@@ -194,6 +194,9 @@ export const managedDatabaseStatusSchema = z.object({
   id: z.int().optional().meta({ description: "Linode id of the database." }),
   label: z.string().optional().meta({ description: "Label of the cloud database." }),
   status: z.string().optional().meta({ description: "The API's state: provisioning, active, updating, failed, ..." }),
+  platform: z.enum(["legacy", "current"]).optional().meta({
+    description: "Linode's database platform the database is on: legacy (rdbms-legacy: backups, DatabaseSnapshots and in-place restore) or current (rdbms-default: no backups API; restore is a fork into a new cluster).",
+  }),
   hosts: z.object({
     primary: z.string().optional().meta({ description: "Primary host name." }),
     secondary: z.string().optional().meta({ description: "Secondary (private network) host name, where there is one." }),

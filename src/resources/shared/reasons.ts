@@ -10,6 +10,7 @@ export const sharedReasonMeanings = {
   BackingUp: "Ready=False while the API reports the database backing_up.",
   LabelInUse: "The label is taken by a cloud object this resource did not create: never adopted, never deleted.",
   ImmutableFieldMismatch: "The cloud object differs in what the API cannot change; nothing is sent.",
+  UnsupportedOnPlatform: "What the spec asks for does not exist on the database's platform (status.platform): backups, DatabaseSnapshots and in-place restore exist only on the legacy platform. Nothing is sent.",
 } as const;
 
 export const SharedReasons = reasonNames(sharedReasonMeanings);

@@ -35,7 +35,7 @@ describe("CRDs through kubectl", () => {
     for (const c of created) expect(c.ok, JSON.stringify(c)).toBe(true);
     const custom = cluster.kc.makeApiClient(CustomObjectsApi);
     const statuses: [string, string, Record<string, unknown>][] = [
-      [managedDatabase.plural, "orders", readyStatus({ id: 41, status: "active", hosts: { primary: "a41.example.net" }, port: 5432 })],
+      [managedDatabase.plural, "orders", readyStatus({ id: 41, status: "active", version: "16.4", type: "g6-dedicated-2", clusterSize: 1, platform: "current", hosts: { primary: "a41.example.net" }, port: 5432 })],
       [databaseSnapshot.plural, "orders-nightly", readyStatus({ phase: "Available", backupId: 9001, label: "ordersnightly1a2b", databaseId: 41 })],
       [nodeBalancer.plural, "web", readyStatus({ id: 7, hostname: "203-0-113-10.ip.linodeusercontent.com", ipv4: "203.0.113.10", ipv6: "2001:db8::10", ports: "80,443", configs: [{ port: 80, id: 3, nodesStatus: { up: 1, down: 0 }, nodes: [{ label: "web-1", address: "192.168.210.120:80", id: 11, status: "UP" }] }] })],
     ];
@@ -56,12 +56,13 @@ describe("CRDs through kubectl", () => {
     ]);
   });
 
-  it("kubectl get linodedb shows engine, version, region, status, ready and age", async () => {
+  it("kubectl get linodedb shows engine, the version the API reports, region, status, ready and age; -o wide the plan, nodes and platform", async () => {
     const [header = "", row = ""] = (await kubectl("get", "linodedb")).trim().split("\n");
     expect(header.split(/\s+/)).toEqual(["NAME", "ENGINE", "VERSION", "REGION", "STATUS", "READY", "SYNCED", "AGE"]);
-    expect(row.split(/\s+/).slice(0, 7)).toEqual(["orders", "postgresql", "16", "us-east", "active", "True", "True"]);
+    expect(row.split(/\s+/).slice(0, 7)).toEqual(["orders", "postgresql", "16.4", "us-east", "active", "True", "True"]);
     const wide = await kubectl("get", "manageddatabase", "orders", "-o", "wide");
     expect(wide).toContain("a41.example.net");
+    expect(wide.split("\n")[1]?.split(/\s+/)).toEqual(expect.arrayContaining(["g6-dedicated-2", "1", "current"]));
   });
 
   it("kubectl get dbsnap shows database, label, phase, ready, backup id and age", async () => {
