@@ -43,6 +43,10 @@ describe("ManagedDatabase ownership and integrity", () => {
   };
   const gone = (name: string, namespace = ns()): Promise<true> => waitFor(`${name} gone`, async () => get(name, namespace).then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)), 60_000, 100);
   const mysql = (): ReturnType<OperatorEnv["linode"]["databases"]["engine"]> => env.linode.databases.engine("mysql");
+  const key = (name: string): string => `${ns()}/${name}`;
+  /** Requests of a method to one database's path (or under it) the emulator answered: what was sent to it, whatever other tests' objects do. */
+  const sentTo = (id: number, method: string): number => env.emulator.mutations().filter((m) => m.method === method
+    && (m.path === `/databases/mysql/instances/${String(id)}` || m.path.startsWith(`/databases/mysql/instances/${String(id)}/`))).length;
 
   it("1: two namespaces naming the same label: the second is LabelInUse, and deleting it leaves the database alone", async () => {
     const other = `${ns()}-b`;
@@ -94,7 +98,7 @@ describe("ManagedDatabase ownership and integrity", () => {
       expect(lr.patch?.token).toBe("p1");
       expect(lr.patch?.startedAt).toBeDefined();
       expect(lr.patch?.completedAt).toBeUndefined();
-      await new Promise((r) => setTimeout(r, 3_000)); // several passes
+      await env.repass("ManagedDatabase", key("tokens"), 3); // three more passes
       expect(await linodeCalls(env.operatorLinode, { route: "credentials/reset" }) - resets).toBe(1);
       expect(await linodeCalls(env.operatorLinode, { route: "/patch" }) - patches).toBe(1);
       const creds = await mysql().getCredentials(id);
@@ -115,7 +119,7 @@ describe("ManagedDatabase ownership and integrity", () => {
     const id = Number(o.status?.id);
     const before = await waitFor("Secret", () => secretData("outside-connection"), 30_000, 200);
     const reads = await linodeCalls(env.operatorLinode, { route: "/credentials", method: "GET" });
-    await new Promise((r) => setTimeout(r, 5_000)); // two drift windows, nothing changed
+    await env.repass("ManagedDatabase", key("outside"), 3); // three drift passes, nothing changed
     expect(await linodeCalls(env.operatorLinode, { route: "/credentials", method: "GET" }) - reads).toBe(0);
     await mysql().resetCredentials(id); // Cloud Manager, linode-cli, ...
     const started = Date.now();
@@ -129,8 +133,11 @@ describe("ManagedDatabase ownership and integrity", () => {
   });
 
   it("4: a Secret the user already has is never written: SecretConflict, and it survives the resource with all its keys", async () => {
-    await cluster.core.createNamespacedSecret({ namespace: ns(), body: { metadata: { name: "mine-connection" }, stringData: { note: "keep me", password: "hunter2" } } });
-    await create("mine", base);
+    const users = await cluster.core.createNamespacedSecret({ namespace: ns(), body: { metadata: { name: "mine-connection" }, stringData: { note: "keep me", password: "hunter2" } } });
+    const mine = await create("mine", base);
+    // A dependent of "mine" that the garbage collector deletes once "mine" is gone: when it is
+    // gone, the collector has dealt with what "mine" owned.
+    await cluster.core.createNamespacedConfigMap({ namespace: ns(), body: { metadata: { name: "mine-gc-canary", ownerReferences: [{ apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", name: "mine", uid: mine.metadata.uid ?? "" }] } } });
     const c = await condWith("mine", "Ready", "SecretConflict");
     expect(c.message).toMatch(/mine-connection already exists/);
     const s = await cluster.core.readNamespacedSecret({ namespace: ns(), name: "mine-connection" });
@@ -142,8 +149,12 @@ describe("ManagedDatabase ownership and integrity", () => {
     for (const name of ["mine", "copycat"]) await env.deps.kube.deleteCustom(mdb, { namespace: ns(), name });
     await gone("mine");
     await gone("copycat");
-    await new Promise((r) => setTimeout(r, 1_000)); // garbage collection would have run
+    await waitFor("the garbage collector ran for mine", async () => cluster.core.readNamespacedConfigMap({ namespace: ns(), name: "mine-gc-canary" }).then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)), 60_000, 100);
     expect(await secretData("mine-connection")).toEqual({ note: "keep me", password: "hunter2" });
+    // Never written by anyone since the user made it (no owner added on the way out either).
+    const after = await cluster.core.readNamespacedSecret({ namespace: ns(), name: "mine-connection" });
+    expect(after.metadata?.resourceVersion).toBe(users.metadata?.resourceVersion);
+    expect(after.metadata?.ownerReferences ?? []).toEqual([]);
   });
 
   it("4b: renaming connectionSecret.name removes the old Secret this resource owned", async () => {
@@ -161,14 +172,16 @@ describe("ManagedDatabase ownership and integrity", () => {
     const o = await ready("retarget");
     const own = Number(o.status?.id);
     const other = await mysql().create({ ...base, label: "someone-elses" });
-    const puts = await linodeCalls(env.operatorLinode, { method: "PUT" });
-    const deletes = await linodeCalls(env.operatorLinode, { method: "DELETE" });
+    const sent = (): number[] => [own, other.id].flatMap((id) => ["POST", "PUT", "DELETE"].map((m) => sentTo(id, m)));
+    const before = sent();
     await patchSpec("retarget", { databaseId: other.id });
     const c = await condWith("retarget", "Synced", "DatabaseIdMismatch");
     expect(c.message).toContain(String(own));
+    // Three more looks at it: still refused, nothing sent to either database.
+    await env.repass("ManagedDatabase", key("retarget"), 3);
+    expect((await cond("retarget", "Synced"))?.reason).toBe("DatabaseIdMismatch");
     expect((await get("retarget")).metadata.annotations?.["linode.operator.dev/external-id"]).toBe(String(own));
-    expect(await linodeCalls(env.operatorLinode, { method: "PUT" }) - puts).toBe(0);
-    expect(await linodeCalls(env.operatorLinode, { method: "DELETE" }) - deletes).toBe(0);
+    expect(sent()).toEqual(before);
     expect((await mysql().get(own)).status).toBe("active");
     expect((await mysql().get(other.id)).label).toBe("someone-elses");
   });
@@ -176,12 +189,15 @@ describe("ManagedDatabase ownership and integrity", () => {
   it("6: adoption keeps the database's label and compares what cannot change: ImmutableFieldMismatch, nothing sent", async () => {
     const theirs = await mysql().create({ ...base, label: "adopted-as-is", region: "us-west" });
     await waitFor("active", async () => ((await mysql().get(theirs.id)).status === "active" ? true : undefined), 30_000, 200);
-    const puts = await linodeCalls(env.operatorLinode, { method: "PUT" });
+    const sent = (): number[] => ["POST", "PUT", "DELETE"].map((m) => sentTo(theirs.id, m));
+    const before = sent();
     await create("mismatch", { ...base, databaseId: theirs.id, allowList: ["203.0.113.9"], deletionPolicy: "Retain" });
     const c = await condWith("mismatch", "Synced", "ImmutableFieldMismatch");
     expect(c.message).toMatch(/region \(spec us-east, database us-west\)/);
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(await linodeCalls(env.operatorLinode, { method: "PUT" }) - puts).toBe(0);
+    // Three more looks at it: still a mismatch, nothing sent to the database.
+    await env.repass("ManagedDatabase", key("mismatch"), 3);
+    expect((await cond("mismatch", "Synced"))?.reason).toBe("ImmutableFieldMismatch");
+    expect(sent()).toEqual(before);
     expect((await get("mismatch")).status?.status).toBe("active");
     // Region is immutable at admission: with a spec that matches, the allowList is converged
     // and the label left as the database had it.
@@ -213,7 +229,9 @@ describe("ManagedDatabase ownership and integrity", () => {
     await mysql().delete(id);
     const c = await condWith("vanish", "Ready", "ExternalResourceGone");
     expect(c.message).toMatch(/spec\.requests\.recreate/);
-    await new Promise((r) => setTimeout(r, 3_000));
+    // Three more looks at it: still gone, nothing created.
+    await env.repass("ManagedDatabase", key("vanish"), 3);
+    expect((await cond("vanish", "Ready"))?.reason).toBe("ExternalResourceGone");
     expect(await linodeCalls(env.operatorLinode, { method: "POST", route: "/databases/mysql/instances" }) - posts).toBe(0);
     const events = await cluster.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: ns() });
     expect(events.items.some((e) => e.regarding?.name === "vanish" && e.type === "Warning" && e.reason === "ExternalResourceGone")).toBe(true);
