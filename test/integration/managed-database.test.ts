@@ -51,6 +51,22 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
       && (filter.suffix === undefined ? m.path === base || m.path.startsWith(`${base}/`) : m.path === `${base}${filter.suffix}`)).length;
   };
 
+  it("a version the API does not offer is UnknownEngineVersion before anything is sent, naming those it offers", async () => {
+    const creates = (): number => env.emulator.mutations().filter((m) => m.method === "POST" && m.path === "/databases/mysql/instances").length;
+    const before = creates();
+    await apply("unoffered", { ...mysql, version: "8.0" });
+    const c = await waitFor("UnknownEngineVersion", async () => { const x = condition(await get("unoffered"), "Synced"); return x?.reason === "UnknownEngineVersion" ? x : undefined; }, 30_000, 100);
+    expect(c.message).toContain("versions 8 ");
+    expect(c.message).toContain('not "8.0"');
+    // Announced nothing, created nothing.
+    expect((await get("unoffered")).status?.createPending).toBeUndefined();
+    expect(creates()).toBe(before);
+    const label = derivedLabel({ clusterId: env.clusterId, namespace: cluster.namespace, name: "unoffered" });
+    expect((await env.linode.databases.engine("mysql").listAll()).filter((d) => d.label === label)).toEqual([]);
+    const res = await cluster.kubectl(["-n", cluster.namespace, "delete", "linodedb", "unoffered", "--wait=true"]);
+    expect(res.code, res.stderr).toBe(0);
+  });
+
   it("creates a MySQL database and publishes a working connection Secret", async () => {
     const o = await readyDatabase("orders");
     const id = Number(o.status?.id);

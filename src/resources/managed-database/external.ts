@@ -2,7 +2,7 @@
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
 import { databasePlatform, isNotFound, type Database, type DatabaseCreateRequest, type LinodeClient } from "../../linode/index.ts";
-import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, type AfterObserve, type Created, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
+import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
@@ -11,6 +11,7 @@ import { normalizeAllowList } from "./allow-list.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
 import { diffDatabase, immutableMismatches, isEmptyDiff, type DatabaseDiff } from "./diff.ts";
 import type { BackupsReader } from "./backups.ts";
+import type { EngineCatalog } from "./engines.ts";
 import { lastRestore, recentReset, type DatabaseRequests } from "./requests.ts";
 import type { ManagedDatabaseSpec, ManagedDatabaseStatus } from "./schema.ts";
 import { ManagedDatabaseReasons, ManagedDatabaseEvents } from "./reasons.ts";
@@ -24,6 +25,7 @@ export interface ManagedDatabaseExternalDeps {
   linode: LinodeClient;
   cache: DatabaseListCache;
   backups: BackupsReader;
+  engines: EngineCatalog;
   /** What this cluster's DatabaseSnapshots of the database look like now: a change re-reads its backups. */
   snapshotsMark(m: Managed<ManagedDatabaseSpec>): string;
   /** The database behind a cloud id, so a list that finds it changed can wake it. */
@@ -110,6 +112,12 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
       ...(active && isEmptyDiff(diff) && recentReset(m) === undefined ? {} : { pollMillis: this.deps.poll.pendingMillis }),
     };
+  }
+
+  /** A version the API does not offer is refused before the create is announced or sent. */
+  async readyToCreate(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Deferral | undefined> {
+    await this.deps.engines.check(m.spec.engine, m.spec.version, signal);
+    return undefined;
   }
 
   /** The label a create about to be sent carries: a lost one is looked for by exactly that. */

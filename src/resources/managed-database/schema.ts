@@ -97,7 +97,7 @@ export const managedDatabaseSpecSchema = z.object({
     "x-kubernetes-validations": [immutable("engine", `a different engine is a different cluster; ${newCluster}`)],
   }),
   version: z.string().min(1).max(32).regex(/^[0-9]+(\.[0-9]+)*$/).meta({
-    description: "Engine version, e.g. \"8\" or \"8.0\" (MySQL), \"16\" (PostgreSQL). Immutable: Linode never upgrades a database engine.",
+    description: "Engine version, as the API offers it (GET /databases/engines: a major version, e.g. \"8\" for MySQL, \"16\" for PostgreSQL); another is UnknownEngineVersion, nothing sent. The full version the database runs is status.version. Immutable: Linode never upgrades a database engine.",
     "x-kubernetes-validations": [immutable("version", `the Linode API never upgrades a database engine; a new engine version needs a new cluster, so ${newCluster}`)],
   }),
   region: linodeSlugSchema.meta({
