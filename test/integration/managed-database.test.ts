@@ -67,6 +67,24 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
     expect(res.code, res.stderr).toBe(0);
   });
 
+  it("a resize to a smaller plan, or to a plan the API does not list, is ResizeNotAllowed naming the plans' disks; nothing is sent", async () => {
+    const o = await readyDatabase("shrunk", { ...mysql, type: "g6-standard-2" });
+    const id = Number(o.status?.id);
+    const refusedWith = async (type: string): Promise<string> => {
+      await apply("shrunk", { ...mysql, type });
+      const c = await waitFor(`ResizeNotAllowed for ${type}`, async () => { const x = condition(await get("shrunk"), "Synced"); return x?.reason === "ResizeNotAllowed" && x.message?.includes(type) === true ? x : undefined; }, 30_000, 100);
+      return c.message ?? "";
+    };
+    expect(await refusedWith("g6-nanode-1")).toMatch(/cannot be resized to a smaller plan: g6-nanode-1 has a 25 GB disk, g6-standard-2 80 GB; plans and their disks are g6-nanode-1 25 GB, .*g6-standard-2 80 GB/);
+    expect(await refusedWith("g6-bogus-9")).toContain("lists no database plan g6-bogus-9");
+    await env.repass("ManagedDatabase", key("shrunk"), 3);
+    expect(sentTo("mysql", id, { method: "PUT" })).toBe(0);
+    expect((await env.linode.databases.engine("mysql").get(id)).type).toBe("g6-standard-2");
+    // Back to what it is: in step again.
+    await apply("shrunk", { ...mysql, type: "g6-standard-2" });
+    await waitFor("Synced again", async () => (condition(await get("shrunk"), "Synced")?.status === "True" ? true : undefined), 30_000, 100);
+  });
+
   it("creates a MySQL database and publishes a working connection Secret", async () => {
     const o = await readyDatabase("orders");
     const id = Number(o.status?.id);

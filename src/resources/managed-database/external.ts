@@ -11,7 +11,7 @@ import { normalizeAllowList } from "./allow-list.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
 import { diffDatabase, immutableMismatches, isEmptyDiff, type DatabaseDiff } from "./diff.ts";
 import type { BackupsReader } from "./backups.ts";
-import type { EngineCatalog } from "./engines.ts";
+import type { DatabaseCatalog } from "./catalog.ts";
 import { lastRestore, recentReset, type DatabaseRequests } from "./requests.ts";
 import type { ManagedDatabaseSpec, ManagedDatabaseStatus } from "./schema.ts";
 import { ManagedDatabaseReasons, ManagedDatabaseEvents } from "./reasons.ts";
@@ -25,7 +25,8 @@ export interface ManagedDatabaseExternalDeps {
   linode: LinodeClient;
   cache: DatabaseListCache;
   backups: BackupsReader;
-  engines: EngineCatalog;
+  /** What the API offers (engine versions, plans), read when needed. */
+  catalog: DatabaseCatalog;
   /** What this cluster's DatabaseSnapshots of the database look like now: a change re-reads its backups. */
   snapshotsMark(m: Managed<ManagedDatabaseSpec>): string;
   /** The database behind a cloud id, so a list that finds it changed can wake it. */
@@ -86,6 +87,9 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
 
     const diff = diffDatabase(m.spec, m.spec.label, db);
     const mismatches = immutableMismatches(m.spec, db);
+    // A resize the API would refuse is not sent (it would refuse the whole update): said why, naming the plans.
+    const resize = db.type !== m.spec.type && mismatches.length === 0 && m.policies.management === "Manage"
+      ? await this.deps.catalog.resizeRefusal(db.type, m.spec.type, signal) : undefined;
     const active = db.status === "active";
     // Created by this resource within the refresh period: no backup to list yet (none is taken
     // at creation; the first automatic one shows at the next refresh or snapshot).
@@ -110,13 +114,14 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       diff: diff.summary,
       delta: diff,
       ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
+      ...(resize !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.ResizeNotAllowed, message: `spec.type asks for a resize the API does not allow, so nothing is sent: ${resize}` } } : {}),
       ...(active && isEmptyDiff(diff) && recentReset(m) === undefined ? {} : { pollMillis: this.deps.poll.pendingMillis }),
     };
   }
 
   /** A version the API does not offer is refused before the create is announced or sent. */
   async readyToCreate(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Deferral | undefined> {
-    await this.deps.engines.check(m.spec.engine, m.spec.version, signal);
+    await this.deps.catalog.checkVersion(m.spec.engine, m.spec.version, signal);
     return undefined;
   }
 

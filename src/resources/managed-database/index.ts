@@ -12,7 +12,7 @@ import { databaseSnapshotType } from "../database-snapshot/definition.ts";
 import { managedDatabaseDefinition, managedDatabaseSettings, managedDatabaseType } from "./definition.ts";
 import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
 import { BackupsReader } from "./backups.ts";
-import { EngineCatalog } from "./engines.ts";
+import { DatabaseCatalog } from "./catalog.ts";
 import { DatabaseRequests, restoreSnapshotReference } from "./requests.ts";
 import { managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
 import { ManagedDatabaseReasons } from "./reasons.ts";
@@ -43,9 +43,9 @@ export const managedDatabaseKind: OperatorKind = {
       const cache = new DatabaseListCache(linode, changed);
       const requests = new DatabaseRequests({ linode, cache, events, poll: deps.poll });
       const backups = new BackupsReader(linode, backupsRefreshHours * 3_600_000);
-      const engines = new EngineCatalog(linode);
+      const catalog = new DatabaseCatalog(linode);
       return {
-        external: new ManagedDatabaseExternal({ linode, cache, backups, engines, snapshotsMark, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId }),
+        external: new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotsMark, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId }),
         connection: new DatabaseConnection(linode),
       };
     });

@@ -8,6 +8,7 @@ export const managedDatabaseReasonMeanings = {
   RestoreAfterCredentialsReset: "A restore after a credentials reset leaves the cluster failed (the spec): refused unless the request says force: true.",
   RestoreFailed: "The cluster is failed after a restore.",
   SnapshotOfAnotherDatabase: "The restore names a DatabaseSnapshot of another database.",
+  ResizeNotAllowed: "spec.type asks for a plan the API does not list, or a smaller disk than the database has (clusters cannot be resized to smaller plans): nothing is sent; the message lists the plans and their disks.",
   UnknownEngineVersion: "spec.version is not a version the API offers for the engine (GET /databases/engines): nothing is sent; the message lists those that exist.",
 } as const;
 

@@ -1,0 +1,61 @@
+// What the API offers (GET /databases/engines, GET /databases/types), read once a day per
+// account and only when needed: a version it does not list is refused before a create is sent
+// (UnknownEngineVersion), and a resize to a plan it does not list, or to a smaller disk, before
+// the update is sent (ResizeNotAllowed): each names what exists, instead of the API's refusal
+// after the fact.
+import type { DatabaseEngine, DatabaseEngineInfo, DatabaseType, LinodeClient } from "../../linode/index.ts";
+import { TerminalError } from "../../runtime/contract.ts";
+import { linodeCall } from "../shared/linode-errors.ts";
+import { ManagedDatabaseReasons } from "./reasons.ts";
+
+const REFRESH_MILLIS = 24 * 3_600_000;
+
+/** One list, read when first needed and again after a day. */
+class Daily<T> {
+  private read: { at: number; items: T[] } | undefined;
+  private readonly load: (signal: AbortSignal) => Promise<T[]>;
+
+  constructor(load: (signal: AbortSignal) => Promise<T[]>) {
+    this.load = load;
+  }
+
+  async get(signal: AbortSignal): Promise<T[]> {
+    if (this.read !== undefined && Date.now() - this.read.at < REFRESH_MILLIS) return this.read.items;
+    this.read = { at: Date.now(), items: await this.load(signal) };
+    return this.read.items;
+  }
+}
+
+export class DatabaseCatalog {
+  private readonly engines: Daily<DatabaseEngineInfo>;
+  private readonly types: Daily<DatabaseType>;
+
+  constructor(linode: LinodeClient) {
+    this.engines = new Daily((signal) => linodeCall("listing the database engines", () => linode.databases.listAllEngines({ signal })));
+    this.types = new Daily((signal) => linodeCall("listing the database plans", () => linode.databases.listAllTypes({ signal })));
+  }
+
+  /** Throws UnknownEngineVersion when the API does not offer `version` of `engine`. */
+  async checkVersion(engine: DatabaseEngine, version: string, signal: AbortSignal): Promise<void> {
+    const offered = (await this.engines.get(signal)).filter((e) => e.engine === engine).map((e) => e.version);
+    if (offered.includes(version)) return;
+    throw new TerminalError(ManagedDatabaseReasons.UnknownEngineVersion, `the API offers ${engine} ${offered.length > 0 ? `versions ${offered.join(", ")}` : "in no version"} (GET /databases/engines), not "${version}": nothing was sent; set spec.version to one of them (the API reports the full version in status.version)`);
+  }
+
+  /**
+   * Why the database cannot be resized from plan `from` to plan `to`, if it cannot: the API
+   * does not list `to`, or its disk is smaller ("clusters can't be resized to smaller plans").
+   */
+  async resizeRefusal(from: string, to: string, signal: AbortSignal): Promise<string | undefined> {
+    const types = await this.types.get(signal);
+    const target = types.find((t) => t.id === to);
+    const current = types.find((t) => t.id === from);
+    const sizes = (): string => types.filter((t) => t.deprecated !== true && t.disk !== undefined).sort((a, b) => (a.disk ?? 0) - (b.disk ?? 0))
+      .map((t) => `${t.id} ${String(Math.round((t.disk ?? 0) / 1024))} GB`).join(", ");
+    if (target === undefined) return `the API lists no database plan ${to} (GET /databases/types): plans and their disks are ${sizes()}`;
+    if (current?.disk !== undefined && target.disk !== undefined && target.disk < current.disk) {
+      return `a cluster cannot be resized to a smaller plan: ${to} has a ${String(Math.round(target.disk / 1024))} GB disk, ${from} ${String(Math.round(current.disk / 1024))} GB; plans and their disks are ${sizes()}`;
+    }
+    return undefined;
+  }
+}
