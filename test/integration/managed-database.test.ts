@@ -94,6 +94,8 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
     expect(db.allowList).toEqual(["203.0.113.7/32"]);
     expect(o.status).toMatchObject({ status: "active", platform, hosts: { primary: db.hosts.primary }, port: db.port, version: db.version, connectionSecretName: "orders-connection", binding: { name: "orders-connection" } });
     expect(condition(o, "Synced")?.status).toBe("True");
+    // The window the API applies, though the spec leaves it to Linode.
+    expect(o.status?.updates).toEqual({ frequency: db.updates?.frequency, duration: db.updates?.duration, hourOfDay: db.updates?.hourOfDay, dayOfWeek: db.updates?.dayOfWeek, ...(db.updates?.weekOfMonth !== null && db.updates?.weekOfMonth !== undefined ? { weekOfMonth: db.updates.weekOfMonth } : {}) });
 
     const data = await secret("orders-connection");
     const creds = await env.linode.databases.engine("mysql").getCredentials(id);

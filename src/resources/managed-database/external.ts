@@ -1,7 +1,7 @@
 // ManagedDatabase ↔ Linode: how to observe, create, update and delete a managed MySQL or
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
-import { databasePlatform, isNotFound, type Database, type DatabaseCreateRequest, type LinodeClient } from "../../linode/index.ts";
+import { databasePlatform, isNotFound, type Database, type DatabaseCreateRequest, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
 import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
@@ -84,6 +84,12 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       return { exists: false };
     }
     this.deps.seen(db.id, key);
+    if (db.updates !== null) {
+      for (const p of newPendingUpdates(m.obj.status?.pendingUpdates, pendingOf(db.updates))) {
+        const { reason, action } = ManagedDatabaseEvents.MaintenancePlanned;
+        this.deps.events.normal(m.obj, reason, action, `Linode plans maintenance${p.description !== undefined ? ` (${p.description})` : ""}${p.plannedFor !== undefined ? ` for ${p.plannedFor}` : ""}${p.deadline !== undefined ? `, applied by ${p.deadline} at the latest` : ""}`);
+      }
+    }
 
     const diff = diffDatabase(m.spec, m.spec.label, db);
     const mismatches = immutableMismatches(m.spec, db);
@@ -203,5 +209,25 @@ function statusOf(db: Database): ObservedStatus {
     clusterSize: db.clusterSize,
     ...(db.totalDiskSizeGb !== null ? { totalDiskSizeGb: db.totalDiskSizeGb } : {}),
     ...(db.usedDiskSizeGb !== null ? { usedDiskSizeGb: db.usedDiskSizeGb } : {}),
+    ...(db.updates !== null ? { updates: windowOf(db.updates), ...(db.updates.pending.length > 0 ? { pendingUpdates: pendingOf(db.updates) } : {}) } : {}),
   };
+}
+
+const windowOf = (u: MaintenanceWindow): NonNullable<ObservedStatus["updates"]> => ({
+  frequency: u.frequency, duration: u.duration,
+  ...(u.hourOfDay !== null ? { hourOfDay: u.hourOfDay } : {}),
+  ...(u.dayOfWeek !== null ? { dayOfWeek: u.dayOfWeek } : {}),
+  ...(u.weekOfMonth !== null ? { weekOfMonth: u.weekOfMonth } : {}),
+});
+
+const pendingOf = (u: MaintenanceWindow): NonNullable<ObservedStatus["pendingUpdates"]> => u.pending.map((p) => ({
+  ...(p.description !== null && p.description !== undefined ? { description: p.description } : {}),
+  ...(p.plannedFor !== null ? { plannedFor: p.plannedFor } : {}),
+  ...(p.deadline !== null ? { deadline: p.deadline } : {}),
+}));
+
+/** Pending updates in `now` that `before` (what status showed) did not list: each is news. */
+export function newPendingUpdates(before: unknown, now: NonNullable<ObservedStatus["pendingUpdates"]>): NonNullable<ObservedStatus["pendingUpdates"]> {
+  const seen = new Set((Array.isArray(before) ? before : []).map((p) => JSON.stringify(p)));
+  return now.filter((p) => !seen.has(JSON.stringify(p)));
 }

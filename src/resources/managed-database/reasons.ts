@@ -16,6 +16,7 @@ export const ManagedDatabaseReasons = reasonNames(managedDatabaseReasonMeanings)
 
 export const ManagedDatabaseEvents = {
   CredentialsReset: { reason: "CredentialsReset", action: "ResetCredentials" },
+  MaintenancePlanned: { reason: "MaintenancePlanned", action: "Observe" },
   Patched: { reason: "Patched", action: "Patch" },
   Restored: { reason: "Restored", action: "Restore" },
   RestoreFailed: { reason: "RestoreFailed", action: "Restore" },

@@ -207,6 +207,18 @@ export const managedDatabaseStatusSchema = z.object({
   region: z.string().optional().meta({ description: "Region reported by the API." }),
   type: z.string().optional().meta({ description: "Plan type reported by the API." }),
   clusterSize: z.int().optional().meta({ description: "Number of nodes reported by the API." }),
+  updates: z.object({
+    frequency: z.string().meta({ description: "weekly or monthly." }),
+    duration: z.int().meta({ description: "Longest window, in hours." }),
+    hourOfDay: z.int().optional().meta({ description: "Hour (UTC) the window begins." }),
+    dayOfWeek: z.int().optional().meta({ description: "Day of the week, 1 = Monday .. 7 = Sunday." }),
+    weekOfMonth: z.int().optional().meta({ description: "Week of the month (monthly windows, legacy platform)." }),
+  }).optional().meta({ description: "The maintenance window the API applies (also when the spec leaves it to Linode)." }),
+  pendingUpdates: z.array(z.object({
+    description: z.string().optional().meta({ description: "What the update does." }),
+    plannedFor: z.string().optional().meta({ description: "When it is planned (the next window)." }),
+    deadline: z.string().optional().meta({ description: "When it is applied at the latest." }),
+  })).optional().meta({ description: "Maintenance Linode has planned for the database (current platform); a new one is also a Normal Event, MaintenancePlanned." }),
   totalDiskSizeGb: z.int().optional().meta({ description: "Total disk size in GB." }),
   usedDiskSizeGb: z.int().optional().meta({ description: "Used disk space in GB." }),
   ...connectionStatusFields,
