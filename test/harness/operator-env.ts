@@ -14,6 +14,7 @@ import { LinodeAccounts } from "../../src/resources/shared/credentials.ts";
 import type { ResourceDeps } from "../../src/resources/shared/deps.ts";
 import type { TestCluster } from "./cluster.ts";
 import { installCrds } from "./crds.ts";
+import { passCounter } from "./pass-counter.ts";
 import { runtimeDeps } from "./operator-runtime.ts";
 
 export interface OperatorEnv {
@@ -79,13 +80,9 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000, ...opts.clientRetry } });
   const operatorLinode = clientFor(opts.token ?? TOKEN);
   let writes = 0;
-  const passCounts = new Map<string, number>();
-  const passWaiters = new Set<() => void>();
-  const countPass = (kind: string) => (key: string): void => {
-    passCounts.set(`${kind}|${key}`, (passCounts.get(`${kind}|${key}`) ?? 0) + 1);
-    for (const w of passWaiters) w();
-  };
-  const passes = (kind: string, key: string): number => passCounts.get(`${kind}|${key}`) ?? 0;
+  const counter = passCounter();
+  const countPass = (kind: string) => (key: string): void => { counter.onPass(`${kind} ${key}`); };
+  const passes = (kind: string, key: string): number => counter.passes(`${kind} ${key}`);
   const clusterId = `test-${cluster.namespace}`;
   const informers = new InformerPool(deps.kube, { namespaces: [cluster.namespace, ...(opts.extraNamespaces ?? [])] });
   const required = new Set(opts.requireCredentialsRef ?? []);
@@ -112,23 +109,7 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   const controller = controllers.ManagedDatabase;
   if (controller === undefined) throw new Error("no ManagedDatabase controller");
   const linode = new LinodeClient({ token: TOKEN, baseUrl: emulator.url, registry: new Registry(), rateLimit: false });
-  const afterPasses = (kind: string, key: string, count: number, timeoutMillis = 60_000): Promise<void> => {
-    const target = passes(kind, key) + count;
-    return new Promise<void>((resolve, reject) => {
-      const check = (): void => {
-        if (passes(kind, key) < target) return;
-        passWaiters.delete(check);
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        passWaiters.delete(check);
-        reject(new Error(`${kind} ${key}: ${String(passes(kind, key))} of ${String(target)} passes within ${String(timeoutMillis)} ms`));
-      }, timeoutMillis);
-      passWaiters.add(check);
-      check();
-    });
-  };
+  const afterPasses = (kind: string, key: string, count: number, timeoutMillis?: number): Promise<void> => counter.afterPasses(`${kind} ${key}`, count, timeoutMillis);
   return {
     emulator, linode, deps, controller, controllers, operatorLinode, clusterId, registry,
     statusWrites: () => writes,

@@ -4,6 +4,7 @@ import { Controller } from "../../src/runtime/controller.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { useTestCluster } from "../harness/cluster.ts";
 import { metricValue, runtimeDeps, waitFor } from "../harness/operator-runtime.ts";
+import { passCounter } from "../harness/pass-counter.ts";
 import { GadgetCloud, gadgetCrd, gadgetType } from "../fixtures/gadget-kind.ts";
 
 describe("generic runtime on a real API server", () => {
@@ -11,6 +12,8 @@ describe("generic runtime on a real API server", () => {
   const cloud = new GadgetCloud();
   let deps: ReturnType<typeof runtimeDeps>;
   let controller: Controller;
+  const counted = passCounter();
+  const key = (name: string): string => `${cluster.namespace}/${name}`;
 
   const get = (name: string): Promise<ManagedObject> => deps.kube.getCustom<ManagedObject>(gadgetType, { namespace: cluster.namespace, name });
   const reconciles = (): Promise<number> => metricValue(deps.metrics, "linode_operator_reconcile_total", { kind: "Gadget", result: "success" });
@@ -24,7 +27,7 @@ describe("generic runtime on a real API server", () => {
     expect(applied.code, applied.stderr).toBe(0);
     await cluster.kubectl(["wait", "--for=condition=Established", `crd/${gadgetCrd.metadata.name}`, "--timeout=30s"]);
     deps = runtimeDeps(cluster.adminKubeconfig);
-    controller = new Controller(cloud.kind({ pendingMillis: 200, readyMillis: 60_000 }), deps, {
+    controller = new Controller(cloud.kind({ pendingMillis: 200, readyMillis: 60_000 }), { ...deps, onPass: counted.onPass }, {
       concurrency: 2, namespaces: [cluster.namespace], backoff: { baseMillis: 300, maxMillis: 10_000, jitter: 0.2 }, coalesceMillis: 2_000,
     });
     await controller.start();
@@ -34,6 +37,12 @@ describe("generic runtime on a real API server", () => {
   const create = (name: string, size: number): Promise<ManagedObject> => deps.kube.createCustom(gadgetType, cluster.namespace, {
     apiVersion: `${gadgetType.group}/${gadgetType.version}`, kind: gadgetType.kind, metadata: { name }, spec: { size },
   });
+  const resize = (name: string, size: number): Promise<ManagedObject> => deps.kube.mergePatchCustom<ManagedObject>(gadgetType, { namespace: cluster.namespace, name }, { spec: { size } });
+  /** A Gadget of the test's own, Ready: no test relies on another's objects. */
+  const readyGadget = async (name: string, size = 1): Promise<ManagedObject> => {
+    await create(name, size);
+    return waitFor(`${name} ready`, () => ready(name));
+  };
 
   it("creates the cloud object, records its id, adds the finalizer and reports Ready", async () => {
     await create("g1", 1);
@@ -45,21 +54,30 @@ describe("generic runtime on a real API server", () => {
   });
 
   it("turns a burst of spec changes into exactly one reconcile and one update", async () => {
-    await waitFor("g1 ready", () => ready("g1"));
+    await Promise.all([readyGadget("burst"), readyGadget("fence")]);
     const reconcilesBefore = await reconciles();
     const updatesBefore = cloud.updates.length;
+    const passes = counted.passes(key("burst"));
+    const fencePasses = counted.passes(key("fence"));
     const started = Date.now();
     let last: ManagedObject | undefined;
-    for (let size = 2; size <= 11; size++) {
-      last = await deps.kube.mergePatchCustom<ManagedObject>(gadgetType, { namespace: cluster.namespace, name: "g1" }, { spec: { size } });
-    }
+    for (let size = 2; size <= 11; size++) last = await resize("burst", size);
     const burstMillis = Date.now() - started;
+    // The fence: another object edited right after the burst, so reconciled one coalescing
+    // window after every edit of the burst: once its pass is done and the queue is empty,
+    // anything the burst could still cause has run.
+    await resize("fence", 2);
     expect(burstMillis).toBeLessThan(2_000); // the burst fits in the coalescing window
-    const o = await waitFor("g1 at size 11", async () => { const x = await ready("g1"); return x?.metadata.generation === last?.metadata.generation ? x : undefined; });
+    const o = await waitFor("burst at size 11", async () => { const x = await ready("burst"); return x?.metadata.generation === last?.metadata.generation ? x : undefined; });
     expect(o.status?.size).toBe(11);
-    await new Promise((r) => setTimeout(r, 1_500)); // anything late would show up by now
-    expect(await reconciles() - reconcilesBefore).toBe(1);
-    expect(cloud.updates.slice(updatesBefore)).toEqual([{ key: `${cluster.namespace}/g1`, size: 11 }]);
+    await waitFor("the fence reconciled", () => (counted.passes(key("fence")) > fencePasses ? true : undefined));
+    await waitFor("the queue idle", () => (controller.queue.length === 0 && controller.queue.inFlight === 0 ? true : undefined), 30_000, 20);
+    expect(counted.passes(key("burst")) - passes).toBe(1);
+    expect(counted.passes(key("fence")) - fencePasses).toBe(1);
+    expect(await reconciles() - reconcilesBefore).toBe(2); // the burst's one and the fence's
+    const updates = cloud.updates.slice(updatesBefore);
+    expect(updates.filter((u) => u.key === key("burst"))).toEqual([{ key: key("burst"), size: 11 }]);
+    expect(updates).toHaveLength(2);
   });
 
   it("writes no status when nothing changed, however often it polls", async () => {
@@ -67,22 +85,25 @@ describe("generic runtime on a real API server", () => {
     const ns = `${cluster.namespace}-poll`;
     await cluster.core.createNamespace({ body: { metadata: { name: ns } } });
     let writes = 0;
-    const poller = new Controller(cloud.kind({ pendingMillis: 300, readyMillis: 300 }), { ...deps, onStatusWrite: () => { writes++; } }, { concurrency: 1, namespaces: [ns] });
+    const polled = passCounter();
+    const poller = new Controller(cloud.kind({ pendingMillis: 300, readyMillis: 300 }), { ...deps, onStatusWrite: () => { writes++; }, onPass: polled.onPass }, { concurrency: 1, namespaces: [ns] });
     await poller.start();
     try {
       await deps.kube.createCustom(gadgetType, ns, { apiVersion: `${gadgetType.group}/${gadgetType.version}`, kind: gadgetType.kind, metadata: { name: "p" }, spec: { size: 1 } });
       const getP = (): Promise<ManagedObject> => deps.kube.getCustom<ManagedObject>(gadgetType, { namespace: ns, name: "p" });
       await waitFor("p ready", async () => { const o = await getP(); return o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true ? o : undefined; });
-      await new Promise((r) => setTimeout(r, 500));
+      // One more pass ended after Ready was seen: the pass that wrote it is over.
+      await polled.afterPasses(`${ns}/p`, 1);
       const rv = (await getP()).metadata.resourceVersion;
       const writesBefore = writes;
       const polls = cloud.observeCalls.filter((c) => c.key === `${ns}/p`).length;
-      await new Promise((r) => setTimeout(r, 3_000));
+      const started = Date.now();
+      await polled.afterPasses(`${ns}/p`, 6);
       const pollsDuring = cloud.observeCalls.filter((c) => c.key === `${ns}/p`).length - polls;
       expect(pollsDuring).toBeGreaterThanOrEqual(6); // it did poll (every ~300 ms)…
       expect(writes - writesBefore).toBe(0); // …and wrote nothing
       expect((await getP()).metadata.resourceVersion).toBe(rv);
-      process.stdout.write(`steady state: ${pollsDuring} polls in 3 s, ${writes - writesBefore} status writes\n`);
+      process.stdout.write(`steady state: ${pollsDuring} polls in ${String(Date.now() - started)} ms, ${writes - writesBefore} status writes\n`);
       await deps.kube.deleteCustom(gadgetType, { namespace: ns, name: "p" });
       await waitFor("p gone", async () => getP().then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)));
     } finally {
@@ -117,17 +138,18 @@ describe("generic runtime on a real API server", () => {
   });
 
   it("deletes the cloud object before letting the resource go; Retain keeps it", async () => {
-    const g1 = await get("g1");
-    const id1 = g1.metadata.annotations?.["linode.operator.dev/external-id"] ?? "";
-    await deps.kube.deleteCustom(gadgetType, { namespace: cluster.namespace, name: "g1" });
-    await waitFor("g1 gone", async () => get("g1").then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)));
+    const [deleted, retained] = await Promise.all([readyGadget("deleted"), readyGadget("retained")]);
+    const id1 = deleted.metadata.annotations?.["linode.operator.dev/external-id"] ?? "";
+    expect(cloud.objects.has(id1)).toBe(true);
+    await deps.kube.deleteCustom(gadgetType, { namespace: cluster.namespace, name: "deleted" });
+    await waitFor("deleted gone", async () => get("deleted").then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)));
     expect(cloud.objects.has(id1)).toBe(false);
 
-    await deps.kube.mergePatchCustom(gadgetType, { namespace: cluster.namespace, name: "g2" }, { spec: { deletionPolicy: "Retain" } });
-    const g2 = await waitFor("g2 retain seen", async () => { const x = await ready("g2"); return x; });
+    await deps.kube.mergePatchCustom(gadgetType, { namespace: cluster.namespace, name: "retained" }, { spec: { deletionPolicy: "Retain" } });
+    const g2 = await waitFor("retain seen", async () => { const x = await ready("retained"); return x !== undefined && x.metadata.generation !== retained.metadata.generation ? x : undefined; });
     const id2 = g2.metadata.annotations?.["linode.operator.dev/external-id"] ?? "";
-    await deps.kube.deleteCustom(gadgetType, { namespace: cluster.namespace, name: "g2" });
-    await waitFor("g2 gone", async () => get("g2").then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)));
+    await deps.kube.deleteCustom(gadgetType, { namespace: cluster.namespace, name: "retained" });
+    await waitFor("retained gone", async () => get("retained").then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)));
     expect(cloud.objects.has(id2)).toBe(true);
   });
 });
