@@ -68,11 +68,13 @@ const clockSchema = z.object({
 const advanceSchema = z.object({ seconds: z.number().min(0).optional(), ms: z.number().min(0).optional() });
 
 const statusSchema = z.object({
-  status: z.enum(["provisioning", "active", "suspending", "suspended", "resuming", "restoring", "failed", "degraded", "updating", "backing_up"]),
+  status: z.enum(["provisioning", "active", "suspending", "suspended", "resuming", "restoring", "failed", "degraded", "updating", "backing_up", "resizing"]),
 });
 
 /** Statuses the current platform does not have (its enum lacks them: no backups, restore is a fork). */
 const LEGACY_ONLY_STATUSES: ReadonlySet<string> = new Set(["backing_up", "restoring"]);
+/** Statuses the legacy platform does not have (the spec's enum lacks it: no in-place resize of the node count). */
+const CURRENT_ONLY_STATUSES: ReadonlySet<string> = new Set(["resizing"]);
 
 /** UP or DOWN stick until set again; unknown starts a new check; auto lets the checks decide again. */
 const nodeStatusSchema = z.object({ status: z.enum(["unknown", "UP", "DOWN", "auto"]) });
@@ -152,6 +154,9 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
       const status = parse(statusSchema, body).status;
       if (db.platform === "current" && LEGACY_ONLY_STATUSES.has(status)) {
         throw new AdminError(400, `status ${status} does not exist on the current platform (database ${String(db.id)})`);
+      }
+      if (db.platform === "legacy" && CURRENT_ONLY_STATUSES.has(status)) {
+        throw new AdminError(400, `status ${status} does not exist on the legacy platform (database ${String(db.id)})`);
       }
       db.status = status;
       db.pending = null;

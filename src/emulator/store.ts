@@ -4,7 +4,9 @@ import { DEFAULT_ACCOUNT } from "./auth.ts";
 export type DbEngine = "mysql" | "postgresql";
 export type DbStatus =
   | "provisioning" | "active" | "suspending" | "suspended" | "resuming" | "restoring"
-  | "failed" | "degraded" | "updating" | "backing_up";
+  | "failed" | "degraded" | "updating" | "backing_up"
+  // The current platform's (SNEW status enum): an in-place resize (plan or node count).
+  | "resizing";
 
 /**
  * A database's platform: "legacy" (`rdbms-legacy`, the spec's) or "current" (`rdbms-default`,
@@ -19,6 +21,28 @@ export interface Updates {
   hour_of_day: number;
   day_of_week: number;
   week_of_month: number | null;
+}
+
+/**
+ * A current-platform database's engine parameters as stored (and returned): the engine's
+ * top-level parameters and groups (MySQL `mysql`, `binlog_retention_period`; PostgreSQL `pg`,
+ * `pglookout`, `pg_stat_monitor_enable`, `shared_buffers_percentage`, `work_mem`), each group
+ * an object of parameter values. Checked against databases/engine-config.ts.
+ */
+export type EngineConfig = Record<string, unknown>;
+
+/** A current-platform database's VPC attachment (`private_network`), as given. */
+export interface PrivateNetwork {
+  vpc_id: number;
+  subnet_id: number;
+  public_access: boolean;
+}
+
+/** What a forked (point-in-time restored) database was forked from. */
+export interface ForkRecord {
+  source: number;
+  /** Emulated ms of the restore point. */
+  restore_time: number;
 }
 
 export interface BackupRecord {
@@ -72,6 +96,12 @@ export interface DatabaseRecord {
   backups: BackupRecord[];
   /** Token owner who created it (restricted users get a read_write grant on what they create). */
   owner?: string | undefined;
+  /** Current platform: engine parameters ({} when none; legacy: always {}). */
+  engine_config: EngineConfig;
+  /** Current platform: the VPC it is attached to, or null. */
+  private_network: PrivateNetwork | null;
+  /** Current platform: the database and time it was forked from, or null. */
+  fork: ForkRecord | null;
 }
 
 export interface NodeRecord {
@@ -222,7 +252,11 @@ const deserializeObjects = (o: SerializedObjects, platform: DatabasePlatform): A
   // the same command line that wrote it: such databases take the loading server's platform (not
   // legacy), so they keep the shape they were served in (a database created under
   // --platform current already has the current platform's port, version and encryption).
-  databases: new Map(o.databases.map((d) => [d.id, { ...d, platform: (d as Partial<DatabaseRecord>).platform ?? platform }])),
+  // Databases saved before engine parameters, private networks and forks existed have none.
+  databases: new Map(o.databases.map((d) => {
+    const old = d as Partial<DatabaseRecord>;
+    return [d.id, { ...d, platform: old.platform ?? platform, engine_config: old.engine_config ?? {}, private_network: old.private_network ?? null, fork: old.fork ?? null }];
+  })),
   nodebalancers: new Map(o.nodebalancers.map((n) => [n.id, n])),
   firewalls: new Map(o.firewalls.map((f) => [f.id, f])),
 });

@@ -4,6 +4,8 @@
 import { apiTime } from "../clock.ts";
 import { documentationIPv4 } from "../ip.ts";
 import type { BackupRecord, DatabaseRecord } from "../store.ts";
+import { renderEngineConfig } from "./engine-config.ts";
+import { oldestRestoreTime } from "./model.ts";
 
 export function hosts(db: DatabaseRecord): { primary: string | null; secondary: string | null } {
   if (db.status === "provisioning") return { primary: null, secondary: null };
@@ -25,7 +27,18 @@ function members(db: DatabaseRecord): Record<string, string> {
  */
 function currentHosts(db: DatabaseRecord): { primary: string; standby: string | null } {
   const stem = `a${String(db.id)}-akamai-prod-${String(db.hostTag)}-default.g2a.akamaidb.net`;
-  return { primary: stem, standby: db.cluster_size > 1 ? `replica-${stem}` : null };
+  const primary = db.private_network !== null && !db.private_network.public_access ? privateHost(stem) : stem;
+  return { primary, standby: db.cluster_size > 1 ? `replica-${primary}` : null };
+}
+
+/**
+ * The host name of a database in a VPC without public access. GUESS: nothing recorded shows
+ * the hosts of a database with a private network; the emulator prefixes `private-` to the
+ * public name (so `hosts.primary` becomes `private-a<id>-akamai-prod-…`, the standby
+ * `replica-private-a<id>-…`); with public_access true the public names stay. Change here.
+ */
+function privateHost(publicHost: string): string {
+  return `private-${publicHost}`;
 }
 
 function currentUpdates(db: DatabaseRecord): Record<string, unknown> {
@@ -39,12 +52,19 @@ function majorVersion(version: string): string {
 }
 
 export interface RenderOptions {
+  /** Emulated now (oldest_restore_time is at most seven days back from it). Default: the record's `updated`. */
+  now?: number;
   /**
    * The answer to the create (POST) itself: on the current platform it shows the major version
    * asked for (later reads the full one) and no oldest_restore_time (recorded: TestDatabase_List,
    * TestDatabase_MySQL_Suite).
    */
   createResponse?: boolean;
+}
+
+function restorePoint(db: DatabaseRecord, now: number): string | null {
+  const at = oldestRestoreTime(db, now);
+  return at === null ? null : apiTime(at);
 }
 
 /** A database in its own platform's shape (db.platform). */
@@ -58,8 +78,11 @@ export function renderDatabase(db: DatabaseRecord, opts: RenderOptions = {}): Re
       cluster_size: db.cluster_size, hosts: currentHosts(db), created: apiTime(db.created), updated: apiTime(db.updated),
       total_disk_size_gb: db.total_disk_size_gb, used_disk_size_gb: provisioning ? null : db.used_disk_size_gb,
       members: members(db), ssl_connection: db.ssl_connection, updates: currentUpdates(db),
-      platform: "rdbms-default", engine_config: {}, private_network: null,
-      ...(opts.createResponse === true ? {} : { oldest_restore_time: provisioning ? null : apiTime(db.created) }),
+      platform: "rdbms-default", engine_config: renderEngineConfig(db.engine_config),
+      private_network: db.private_network === null ? null : { ...db.private_network },
+      // Not recorded on the current platform (linodego reads it: DatabaseFork{source, restore_time}).
+      fork: db.fork === null ? null : { source: db.fork.source, restore_time: apiTime(db.fork.restore_time) },
+      ...(opts.createResponse === true ? {} : { oldest_restore_time: restorePoint(db, opts.now ?? db.updated) }),
     };
   }
   const out: Record<string, unknown> = {
@@ -114,8 +137,8 @@ export function renderReduced(db: DatabaseRecord): Record<string, unknown> {
  * An item of GET /databases/instances: a current-platform database is the full object there
  * (recorded: TestDatabase_List), a legacy one the spec's reduced shape.
  */
-export function renderListItem(db: DatabaseRecord): Record<string, unknown> {
-  return db.platform === "current" ? renderDatabase(db) : renderReduced(db);
+export function renderListItem(db: DatabaseRecord, now?: number): Record<string, unknown> {
+  return db.platform === "current" ? renderDatabase(db, now === undefined ? {} : { now }) : renderReduced(db);
 }
 
 export function renderBackup(b: BackupRecord): Record<string, unknown> {

@@ -1,16 +1,20 @@
 // Handlers of /databases/*: engines, types, the all-engines list, and for each engine the
-// instance CRUD, backups, credentials, patch, SSL and (real API) suspend/resume.
+// instance CRUD, backups, credentials, patch, SSL, the engine parameters catalogue and (current
+// platform) suspend/resume, forks, engine parameters, private networks and in-place resizes.
 import { grantCreated, requireEntity, requireGlobalGrant, requireUnrestricted, entityPermission } from "../auth.ts";
 import { DATABASE_TYPES, ENGINES, findDatabaseType, renderDatabaseType } from "../catalog.ts";
 import type { RequestContext, Route, RouteResult } from "../context.ts";
-import { badRequest, notFound } from "../errors.ts";
+import { ApiError, badRequest, notFound } from "../errors.ts";
 import { applyFilter, type Filterable } from "../filter.ts";
 import { pageRequest, paginate } from "../pagination.ts";
 import { intParam } from "../router.ts";
-import type { DatabaseRecord, DbEngine } from "../store.ts";
+import type { DatabaseRecord, DbEngine, DbStatus } from "../store.ts";
 import { parseBody } from "../validation.ts";
+import { checkEngineConfig, engineConfigCatalogue, mergeEngineConfig } from "./engine-config.ts";
 import { begin, requireNotStatus, requireStatus, settle } from "./lifecycle.ts";
-import { checkCreate, checkResize, createRecord, findDatabase, labelTaken, normalizeAllowList } from "./model.ts";
+import {
+  checkCreate, checkFork, checkResize, checkVersionUpgrade, createRecord, findDatabase, labelTaken, legacyRefusal, normalizeAllowList, privateNetwork,
+} from "./model.ts";
 import { renderBackup, renderDatabase, renderListItem } from "./render.ts";
 import { mysqlCreateSchema, postgresCreateSchema, snapshotSchema, updateSchema } from "./schemas.ts";
 
@@ -73,6 +77,19 @@ function loadForBackups(req: RequestContext, engine: DbEngine, level: "read_only
   return db;
 }
 
+/**
+ * Suspend and resume on a legacy database. The spec (the legacy platform's) has no such routes
+ * and nothing is recorded; the emulator's choice: 400 with a reason, the database unchanged.
+ */
+function refuseOnLegacy(db: DatabaseRecord, what: string): void {
+  if (db.platform === "legacy") {
+    throw badRequest(`${what} is not available on the legacy database platform (rdbms-legacy); only databases on the current platform (rdbms-default) can be suspended and resumed`);
+  }
+}
+
+/** A suspended cluster (or one on its way in or out) has no running nodes. */
+const SUSPENDED: readonly DbStatus[] = ["suspending", "suspended", "resuming"];
+
 function findBackup(db: DatabaseRecord, req: RequestContext) {
   const id = intParam(req.params, "backupId");
   const backup = db.backups.find((b) => b.id === id);
@@ -87,7 +104,7 @@ function engineRoutes(engine: DbEngine): Route[] {
   return [
     {
       method: "GET", template: base, area: "databases", level: "read_only",
-      handler: (req) => list(req, visibleDatabases(req, engine), DB_FILTERS, (db) => renderDatabase(db)),
+      handler: (req) => list(req, visibleDatabases(req, engine), DB_FILTERS, (db) => renderDatabase(db, { now: req.ctx.clock.now() })),
     },
     {
       method: "POST", template: base, area: "databases", level: "read_write",
@@ -96,61 +113,20 @@ function engineRoutes(engine: DbEngine): Route[] {
         const input = parseBody(createSchema, req.body);
         // A new database is created on the server's platform (--platform) and keeps it.
         checkCreate(req.ctx, engine, input, req.ctx.platform);
-        const db = createRecord(req.ctx, engine, input, req.principal.user.username, req.ctx.platform);
+        // A fork (current platform; checkCreate refused it on legacy): its source as the caller may see it.
+        const fork = checkFork(req.ctx, engine, input, (id) => entityPermission(req.principal, "database", id));
+        const db = createRecord(req.ctx, engine, input, req.principal.user.username, req.ctx.platform, fork);
         grantCreated(req.principal, "database", db.id);
         return { body: renderDatabase(db, { createResponse: true }) };
       },
     },
     {
       method: "GET", template: one, area: "databases", level: "read_only",
-      handler: (req) => ({ body: renderDatabase(load(req, engine, "read_only")) }),
+      handler: (req) => ({ body: renderDatabase(load(req, engine, "read_only"), { now: req.ctx.clock.now() }) }),
     },
     {
       method: "PUT", template: one, area: "databases", level: "read_write",
-      handler: (req) => {
-        const db = load(req, engine, "read_write");
-        const input = parseBody(updateSchema, req.body);
-        requireStatus(db, ["active"], "update the database");
-        if (input.label != null && labelTaken(req.ctx, engine, input.label, db.id)) {
-          throw badRequest("Label must be unique among your databases", "label");
-        }
-        if (input.type != null && input.type !== db.type) checkResize(db, input.type);
-        const updates = { ...db.updates };
-        if (input.updates != null) {
-          const u = input.updates;
-          if (u.frequency != null) updates.frequency = u.frequency;
-          if (u.duration != null) updates.duration = u.duration;
-          if (u.hour_of_day != null) updates.hour_of_day = u.hour_of_day;
-          if (u.day_of_week != null) updates.day_of_week = u.day_of_week;
-          if (u.week_of_month !== undefined && db.platform === "legacy") updates.week_of_month = u.week_of_month;
-          if (db.platform === "current" && updates.frequency !== "weekly") {
-            throw badRequest("frequency must be weekly", "updates.frequency");
-          }
-          if (updates.frequency === "weekly") updates.week_of_month = null;
-          else if (updates.week_of_month === null) {
-            throw badRequest("week_of_month is required when frequency is monthly", "updates.week_of_month");
-          }
-        }
-        let busy = false;
-        if (input.label != null) db.label = input.label;
-        db.updates = updates;
-        if (input.allow_list != null) {
-          // Allow-list changes take a short time to apply (spec), so the cluster is briefly updating.
-          db.allow_list = normalizeAllowList(input.allow_list);
-          busy = true;
-        }
-        if (input.type != null && input.type !== db.type) {
-          db.type = input.type;
-          db.total_disk_size_gb = findDatabaseType(input.type)?.totalDiskGb ?? db.total_disk_size_gb;
-          busy = true;
-        }
-        db.updated = req.ctx.clock.now();
-        // Legacy: the answer and the next reads say `updating` (recorded). Current: the answer says
-        // `active` and so do the reads after it (recorded for an allow_list change). A resize there
-        // is not recorded; its documented `resizing` phase is not emulated (it applies at once).
-        if (busy && db.platform === "legacy") begin(req.ctx, db, "updating", "active");
-        return { body: renderDatabase(db) };
-      },
+      handler: (req) => updateDatabase(req, engine),
     },
     {
       method: "DELETE", template: one, area: "databases", level: "read_write",
@@ -228,6 +204,8 @@ function engineRoutes(engine: DbEngine): Route[] {
         const db = load(req, engine, "read_write");
         requireUnrestricted(req.principal);
         requireNotStatus(db, "provisioning", "reset credentials");
+        // Not while suspended (no running nodes to change the password on): a choice, the sources are silent.
+        for (const status of SUSPENDED) requireNotStatus(db, status, "reset credentials");
         // The new password takes several (emulated) seconds to appear.
         db.pendingPassword = { value: req.ctx.random.string(24), at: req.ctx.clock.now() + req.ctx.transitionMs };
         db.updated = req.ctx.clock.now();
@@ -256,6 +234,7 @@ function engineRoutes(engine: DbEngine): Route[] {
       method: "POST", template: `${one}/suspend`, area: "databases", level: "read_write",
       handler: (req) => {
         const db = load(req, engine, "read_write");
+        refuseOnLegacy(db, "Suspending a database");
         requireStatus(db, ["active"], "suspend the database");
         begin(req.ctx, db, "suspending", "suspended");
         return OK;
@@ -265,12 +244,101 @@ function engineRoutes(engine: DbEngine): Route[] {
       method: "POST", template: `${one}/resume`, area: "databases", level: "read_write",
       handler: (req) => {
         const db = load(req, engine, "read_write");
+        refuseOnLegacy(db, "Resuming a database");
         requireStatus(db, ["suspended"], "resume the database");
         begin(req.ctx, db, "resuming", "active");
         return OK;
       },
     },
   ];
+}
+
+/**
+ * PUT …/instances/{id}. Both platforms: label, allow_list, updates, type (a larger plan). The
+ * current platform also: cluster_size, version (a major upgrade), engine_config (merged; null
+ * removes a parameter), private_network (set, replace, or null to detach). On legacy these four
+ * are refused when they ask for a change (400 naming the field). The status must be active (spec
+ * and SNEW), and engine_config has its own reason while suspended (SNEW: "cannot update
+ * engine_config while suspended").
+ *
+ * Transitions: legacy as recorded (an allow_list change or resize answers `updating`). Current:
+ * an update answers `active` (recorded), except a resize (type, cluster_size) which goes
+ * `resizing` and a version upgrade which goes `updating`, each for the provisioning time, then
+ * `active`. The new values show at once, in the answer and in reads during the transition (the
+ * API records what was asked; nothing recorded says otherwise). engine_config and
+ * private_network apply at once without a transition (not recorded either).
+ */
+function updateDatabase(req: RequestContext, engine: DbEngine): RouteResult {
+  const db = load(req, engine, "read_write");
+  const input = parseBody(updateSchema, req.body);
+  const current = db.platform === "current";
+  const major = (v: string) => (v.includes("/") ? v.split("/")[1] ?? "" : v).split(".")[0] ?? "";
+  if (!current) {
+    const refused = [
+      ...(input.engine_config != null ? [legacyRefusal("engine_config", "Engine parameters (engine_config)")] : []),
+      ...(input.private_network != null ? [legacyRefusal("private_network", "A private network (private_network)")] : []),
+      ...(input.cluster_size != null && input.cluster_size !== db.cluster_size ? [legacyRefusal("cluster_size", "Changing the number of nodes in place (cluster_size)")] : []),
+      ...(input.version != null && major(input.version) !== major(db.version) ? [legacyRefusal("version", "An in-place version upgrade (version); a new engine version needs a new cluster")] : []),
+    ];
+    if (refused.length > 0) throw new ApiError(400, refused);
+  }
+  if (input.engine_config != null && SUSPENDED.includes(db.status)) {
+    throw badRequest(`Cannot update engine_config while the database is ${db.status}; resume it first.`, "engine_config");
+  }
+  requireStatus(db, ["active"], "update the database");
+  if (input.label != null && labelTaken(req.ctx, engine, input.label, db.id)) {
+    throw badRequest("Label must be unique among your databases", "label");
+  }
+  const configErrors = checkEngineConfig(engine, input.engine_config);
+  if (configErrors.length > 0) throw new ApiError(400, configErrors);
+  const newType = input.type != null && input.type !== db.type ? checkResize(db, input.type) : null;
+  const newSize = current && input.cluster_size != null && input.cluster_size !== db.cluster_size ? input.cluster_size : null;
+  if (newSize === 2 && (newType ?? findDatabaseType(db.type))?.class !== "dedicated") {
+    throw badRequest("A 2 node cluster needs a dedicated plan", "cluster_size");
+  }
+  const newVersion = current && input.version != null ? checkVersionUpgrade(db, input.version) : null;
+  const updates = { ...db.updates };
+  if (input.updates != null) {
+    const u = input.updates;
+    if (u.frequency != null) updates.frequency = u.frequency;
+    if (u.duration != null) updates.duration = u.duration;
+    if (u.hour_of_day != null) updates.hour_of_day = u.hour_of_day;
+    if (u.day_of_week != null) updates.day_of_week = u.day_of_week;
+    if (u.week_of_month !== undefined && !current) updates.week_of_month = u.week_of_month;
+    if (current && updates.frequency !== "weekly") {
+      throw badRequest("frequency must be weekly", "updates.frequency");
+    }
+    if (updates.frequency === "weekly") updates.week_of_month = null;
+    else if (updates.week_of_month === null) {
+      throw badRequest("week_of_month is required when frequency is monthly", "updates.week_of_month");
+    }
+  }
+  let busy = false;
+  if (input.label != null) db.label = input.label;
+  db.updates = updates;
+  if (input.allow_list != null) {
+    // Allow-list changes take a short time to apply (spec), so the cluster is briefly updating.
+    db.allow_list = normalizeAllowList(input.allow_list);
+    busy = true;
+  }
+  if (newType !== null) {
+    db.type = newType.id;
+    db.total_disk_size_gb = newType.totalDiskGb;
+  }
+  if (newSize !== null) db.cluster_size = newSize;
+  if (newVersion !== null) db.version = newVersion;
+  if (current && input.engine_config != null) db.engine_config = mergeEngineConfig(db.engine_config, input.engine_config as Record<string, unknown>);
+  if (current && input.private_network !== undefined) db.private_network = input.private_network === null ? null : privateNetwork(input.private_network);
+  db.updated = req.ctx.clock.now();
+  if (!current) {
+    // Legacy: the answer and the next reads say `updating` (recorded).
+    if (busy || newType !== null) begin(req.ctx, db, "updating", "active");
+  } else if (newType !== null || newSize !== null) {
+    begin(req.ctx, db, "resizing", "active");
+  } else if (newVersion !== null) {
+    begin(req.ctx, db, "updating", "active");
+  }
+  return { body: renderDatabase(db, { now: req.ctx.clock.now() }) };
 }
 
 export function databaseRoutes(): Route[] {
@@ -301,8 +369,14 @@ export function databaseRoutes(): Route[] {
     },
     {
       method: "GET", template: "/databases/instances", area: "databases", level: "read_only",
-      handler: (req) => list(req, visibleDatabases(req, null), DB_FILTERS, renderListItem),
+      handler: (req) => list(req, visibleDatabases(req, null), DB_FILTERS, (db) => renderListItem(db, req.ctx.clock.now())),
     },
+    // The engine parameters a current-platform database's engine_config may set (recorded:
+    // X-Accepted-Oauth-Scopes `*`, like engines and types).
+    ...(["mysql", "postgresql"] as const).map((engine): Route => ({
+      method: "GET", template: `/databases/${engine}/config`, area: null, level: "read_only",
+      handler: () => ({ body: engineConfigCatalogue(engine) }),
+    })),
     ...engineRoutes("mysql"),
     ...engineRoutes("postgresql"),
   ];

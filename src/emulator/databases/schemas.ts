@@ -15,6 +15,28 @@ export const allowListSchema = z.array(allowListEntry, { error: "Must be an arra
 
 export const databaseLabel = label(3, 32);
 
+const positiveId = z.number({ error: (i) => (i.input === undefined ? undefined : "Must be a positive integer") })
+  .int({ error: "Must be a positive integer" })
+  .positive({ error: "Must be a positive integer" });
+
+/**
+ * The current platform's VPC attachment. There are no VPCs in the emulator: any positive
+ * integer ids are accepted (the real API checks that the VPC and subnet exist and are in the
+ * database's region). public_access defaults to false (SNEW).
+ */
+export const privateNetworkSchema = z.object({
+  vpc_id: positiveId,
+  subnet_id: positiveId,
+  public_access: z.boolean({ error: "Must be a boolean" }).nullish(),
+}, { error: "Must be an object" });
+
+/** The current platform's point-in-time restore into a new database (current-platform.md). */
+export const forkSchema = z.object({
+  source: positiveId,
+  // A date-time (the API's `YYYY-MM-DDTHH:MM:SS`, UTC, or ISO 8601 with a zone); checked in model.ts.
+  restore_time: z.string({ error: "Must be a date-time string" }).nullish(),
+}, { error: "Must be an object" });
+
 const base = {
   label: databaseLabel,
   region: z.string({ error: (i) => (i.input === undefined ? "region is required" : "Must be a string") }),
@@ -25,6 +47,11 @@ const base = {
   encrypted: z.boolean({ error: "Must be a boolean" }).nullish(),
   ssl_connection: z.boolean({ error: "Must be a boolean" }).nullish(),
   allow_list: allowListSchema.nullish(),
+  // Current platform only (model.ts refuses them on legacy): engine parameters, checked against
+  // the engine's catalogue (engine-config.ts), a VPC, and a fork's source and restore point.
+  engine_config: z.unknown().optional(),
+  private_network: privateNetworkSchema.nullish(),
+  fork: forkSchema.nullish(),
 };
 
 export const mysqlCreateSchema = z.object({
@@ -55,6 +82,12 @@ export const updateSchema = z.object({
   allow_list: allowListSchema.nullish(),
   type: z.string({ error: "Must be a string" }).nullish(),
   updates: updatesSchema.nullish(),
+  // Current platform only (routes.ts refuses a change of them on legacy).
+  cluster_size: z.union([z.literal(1), z.literal(2), z.literal(3)], { error: "Must be 1, 2 or 3" }).nullish(),
+  version: z.string({ error: "Must be a string" }).nullish(),
+  engine_config: z.unknown().optional(),
+  // Absent: unchanged; null: detached; an object: set or replaced.
+  private_network: privateNetworkSchema.nullable().optional(),
 });
 
 export const snapshotSchema = z.object({
