@@ -140,6 +140,16 @@ export class DatabaseEngineApi {
     return this.transport.request({ method: "POST", route: `${this.base}/{instanceId}/backups/{backupId}/restore`, params: { instanceId, backupId }, schema: emptySchema }, opts);
   }
 
+  /** Current platform: stops the cluster (and its billing), keeping its data; it must be active. */
+  suspend(instanceId: number, opts?: CallOptions): Promise<void> {
+    return this.transport.request({ method: "POST", route: `${this.base}/{instanceId}/suspend`, params: { instanceId }, schema: emptySchema }, opts);
+  }
+
+  /** Current platform: starts a suspended cluster again. */
+  resume(instanceId: number, opts?: CallOptions): Promise<void> {
+    return this.transport.request({ method: "POST", route: `${this.base}/{instanceId}/resume`, params: { instanceId }, schema: emptySchema }, opts);
+  }
+
   getCredentials(instanceId: number, opts?: CallOptions): Promise<DatabaseCredentials> {
     return this.transport.request({ method: "GET", route: `${this.base}/{instanceId}/credentials`, params: { instanceId }, schema: credentialsSchema }, opts);
   }

@@ -7,6 +7,8 @@ import type { ManagedDatabaseSpec } from "./schema.ts";
 
 export interface DatabaseDiff {
   update: DatabaseUpdateRequest;
+  /** Suspend or resume the cluster (the current platform's actions, not fields of the update). */
+  power?: "suspend" | "resume";
   /** Human-readable summary, e.g. "allowList, type g6-nanode-1 → g6-standard-2". */
   summary: string;
 }
@@ -45,10 +47,13 @@ export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefine
       parts.push("updates (maintenance window)");
     }
   }
-  return { update, summary: parts.join(", ") };
+  // Suspended or resumed outside is put back; a transition under way is left to finish.
+  const power = spec.suspended && db.status === "active" ? "suspend" as const : !spec.suspended && db.status === "suspended" ? "resume" as const : undefined;
+  if (power !== undefined) parts.push(power === "suspend" ? "suspended (suspend the cluster)" : "resumed (resume the cluster)");
+  return { update, ...(power !== undefined ? { power } : {}), summary: parts.join(", ") };
 }
 
-export const isEmptyDiff = (d: DatabaseDiff): boolean => Object.keys(d.update).length === 0;
+export const isEmptyDiff = (d: DatabaseDiff): boolean => Object.keys(d.update).length === 0 && d.power === undefined;
 
 /** `8` matches `8`, `8.0` and `8.0.35` (the API reports the full version of the major it was given). */
 function sameVersion(want: string, have: string): boolean {

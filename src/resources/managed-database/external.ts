@@ -44,6 +44,7 @@ const apiTime = (s: string): number => Date.parse(/([zZ]|[+-]\d\d:\d\d)$/.test(s
 const deletable = new Set(["active", "failed", "degraded"]);
 const pendingReason: Record<string, string> = {
   provisioning: R.Creating, updating: R.Updating, resizing: R.Updating, resuming: R.Updating,
+  suspending: ManagedDatabaseReasons.Suspended, suspended: ManagedDatabaseReasons.Suspended,
   backing_up: SharedReasons.BackingUp, restoring: ManagedDatabaseReasons.Restoring,
 };
 
@@ -66,7 +67,9 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     // One list per engine per poll interval serves every database's look: a settled one accepts
     // a list up to a ready poll old (a list that finds a database changed wakes it at once), one
     // still changing a list up to a pending poll old. Our own changes invalidate the cache.
-    const maxAge = isTrue(m.obj.status?.conditions, "Ready") ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis;
+    // A cluster suspended as the spec asks is settled too: it is not looked at every few seconds for as long as it sleeps.
+    const restingSuspended = m.spec.suspended && m.obj.status?.status === "suspended";
+    const maxAge = isTrue(m.obj.status?.conditions, "Ready") || restingSuspended ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis;
     const api = this.deps.linode.databases.engine(engine);
     const db = await locateOwned(m, {
       kind: "ManagedDatabase", what: `${engine} database`, idField: "databaseId", named: m.spec.databaseId, mismatchReason: ManagedDatabaseReasons.DatabaseIdMismatch,
@@ -93,6 +96,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
 
     const diff = diffDatabase(m.spec, m.spec.label, db);
     const mismatches = immutableMismatches(m.spec, db);
+    const legacySuspend = m.spec.suspended && databasePlatform(db) === "legacy";
     // A resize the API would refuse is not sent (it would refuse the whole update): said why, naming the plans.
     const resize = db.type !== m.spec.type && mismatches.length === 0 && m.policies.management === "Manage"
       ? await this.deps.catalog.resizeRefusal(db.type, m.spec.type, signal) : undefined;
@@ -115,13 +119,18 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       ready: active,
       ...(active ? {} : failedAfterRestore
         ? { readyReason: ManagedDatabaseReasons.RestoreFailed, readyMessage: `the database is failed after restoring backup ${String(restored.backupId ?? "?")} (request ${restored.token}); the spec: a restore after a credentials reset leaves the cluster failed` }
-        : { readyReason: pendingReason[db.status] ?? R.Unavailable, readyMessage: `the database is ${db.status}` }),
+        : { readyReason: pendingReason[db.status] ?? R.Unavailable, readyMessage: db.status === "suspended" || db.status === "suspending"
+          ? `the cluster is ${db.status}${m.spec.suspended ? " as spec.suspended asks" : " (outside: it is resumed)"}: stopped and not billed, its data and the connection Secret kept${m.spec.suspended ? "; set spec.suspended: false to resume it" : ""}`
+          : `the database is ${db.status}` }),
       upToDate: isEmptyDiff(diff),
       diff: diff.summary,
       delta: diff,
       ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
       ...(resize !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.ResizeNotAllowed, message: `spec.type asks for a resize the API does not allow, so nothing is sent: ${resize}` } } : {}),
-      ...(active && isEmptyDiff(diff) && recentReset(m) === undefined ? {} : { pollMillis: this.deps.poll.pendingMillis }),
+      ...(legacySuspend ? { unfixable: { reason: SharedReasons.UnsupportedOnPlatform, message: "spec.suspended: true, but the database is on Linode's legacy platform (status.platform: legacy), which cannot suspend a cluster: nothing is sent" } } : {}),
+      ...((active || (db.status === "suspended" && m.spec.suspended)) && isEmptyDiff(diff) && recentReset(m) === undefined
+        ? (active ? {} : { pollMillis: this.deps.poll.readyMillis })
+        : { pollMillis: this.deps.poll.pendingMillis }),
     };
   }
 
@@ -159,17 +168,38 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
 
   async update(m: Managed<ManagedDatabaseSpec>, observed: ObservedDatabase, signal: AbortSignal): Promise<void> {
     const db = observed.external;
+    const api = this.deps.linode.databases.engine(m.spec.engine);
+    if (observed.delta.power === "resume") {
+      // Resumed first: every other change waits until the cluster is active again.
+      await linodeCall("resuming the cluster", () => api.resume(db.id, { signal }));
+      this.deps.cache.invalidate(m.spec.engine, db.id);
+      return;
+    }
     if (db.status !== "active") {
       throw new RetryAfterError(R.Waiting, `the database is ${db.status}; changes are applied once it is active`, this.deps.poll.pendingMillis);
     }
     const diff = observed.delta;
     if (isEmptyDiff(diff)) return;
-    await linodeCall(`updating ${diff.summary}`, () => this.deps.linode.databases.engine(m.spec.engine).update(db.id, diff.update, { signal }));
-    this.deps.cache.invalidate(m.spec.engine, db.id);
+    if (Object.keys(diff.update).length > 0) {
+      await linodeCall(`updating ${diff.summary}`, () => api.update(db.id, diff.update, { signal }));
+      this.deps.cache.invalidate(m.spec.engine, db.id);
+    }
+    // Suspended last, once what else the spec asks for is applied.
+    if (diff.power === "suspend") {
+      await linodeCall("suspending the cluster", () => api.suspend(db.id, { signal }));
+      this.deps.cache.invalidate(m.spec.engine, db.id);
+    }
   }
 
   async delete(m: Managed<ManagedDatabaseSpec>, observed: ObservedDatabase, signal: AbortSignal): Promise<{ gone: boolean }> {
     const db = observed.external;
+    if (db.status === "suspended") {
+      // Assumed (the sources are silent; the emulator does so): the API deletes a running cluster
+      // only, as it changes one. Resumed, then deleted once active.
+      await linodeCall("resuming the cluster to delete it", () => this.deps.linode.databases.engine(m.spec.engine).resume(db.id, { signal }));
+      this.deps.cache.invalidate(m.spec.engine, db.id);
+      throw new RetryAfterError(R.Waiting, "the database was suspended: it is resumed so that it can be deleted, and deleted once active", this.deps.poll.pendingMillis);
+    }
     if (!deletable.has(db.status)) {
       throw new RetryAfterError(R.Waiting, `the database is ${db.status}; it is deleted as soon as its status allows`, this.deps.poll.pendingMillis);
     }

@@ -7,6 +7,7 @@ export const managedDatabaseReasonMeanings = {
   Restoring: "Ready=False while the API restores the database from a backup.",
   RestoreAfterCredentialsReset: "A restore after a credentials reset leaves the cluster failed (the spec): refused unless the request says force: true.",
   RestoreFailed: "The cluster is failed after a restore.",
+  Suspended: "Ready=False while the cluster is suspended or suspending (spec.suspended: true, or outside: then it is resumed): stopped, not billed, its data and connection Secret kept.",
   SnapshotOfAnotherDatabase: "The restore names a DatabaseSnapshot of another database.",
   ResizeNotAllowed: "spec.type asks for a plan the API does not list, or a smaller disk than the database has (clusters cannot be resized to smaller plans): nothing is sent; the message lists the plans and their disks.",
   UnknownEngineVersion: "spec.version is not a version the API offers for the engine (GET /databases/engines): nothing is sent; the message lists those that exist.",

@@ -138,6 +138,9 @@ export const managedDatabaseSpecSchema = z.object({
   }),
   updates: maintenanceWindowSchema.optional(),
   connectionSecret: connectionSecretSchema.optional(),
+  suspended: z.boolean().default(false).meta({
+    description: "Current platform only: true suspends the cluster (it stops, and its billing with it; its data is kept; Linode deletes a cluster suspended for 180 days), false resumes it. While suspended, Ready is False with reason Suspended and the connection Secret is kept. On the legacy platform true is UnsupportedOnPlatform.",
+  }),
   credentialsRef: credentialsRefSchema.optional(),
   deletionPolicy: deletionPolicySchema,
   managementPolicy: managementPolicySchema.meta({

@@ -1,0 +1,115 @@
+// Linode's current database platform on a real API server and the emulator over HTTP: what
+// exists only there (suspend and resume, ...) and what the legacy platform refuses
+// (UnsupportedOnPlatform, nothing sent). Each platform in an env of its own, with a short
+// drift window so a change made outside is seen within the test.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
+import { useTestCluster, type TestCluster } from "../harness/cluster.ts";
+import { startOperatorEnv, type OperatorEnv } from "../harness/operator-env.ts";
+import { waitFor } from "../harness/operator-runtime.ts";
+
+const mysql = { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowList: ["203.0.113.7"] };
+
+function helpers(cluster: TestCluster, envOf: () => OperatorEnv) {
+  const ns = (): string => cluster.namespace;
+  const key = (name: string): string => `${ns()}/${name}`;
+  const apply = async (name: string, spec: Record<string, unknown>): Promise<void> => {
+    const res = await cluster.kubectl(["-n", ns(), "apply", "-f", "-"], { input: JSON.stringify({ apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name }, spec }) });
+    expect(res.code, res.stderr).toBe(0);
+  };
+  const get = (name: string): Promise<ManagedObject> => envOf().deps.kube.getCustom<ManagedObject>(mdb, { namespace: ns(), name });
+  const condition = (o: ManagedObject, type: string): { status: string; reason: string; message?: string } | undefined => o.status?.conditions?.find((c) => c.type === type);
+  const readyAt = async (name: string, pred: (o: ManagedObject) => boolean = () => true): Promise<ManagedObject | undefined> => {
+    const o = await get(name);
+    return condition(o, "Ready")?.status === "True" && o.status?.observedGeneration === o.metadata.generation && pred(o) ? o : undefined;
+  };
+  const readyDatabase = async (name: string, spec: Record<string, unknown> = mysql): Promise<ManagedObject> => {
+    await apply(name, spec);
+    return waitFor(`${name} Ready`, () => readyAt(name), 60_000, 200);
+  };
+  const secret = async (name: string): Promise<Record<string, string>> => {
+    const s = await cluster.core.readNamespacedSecret({ namespace: ns(), name });
+    return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
+  };
+  /** POSTs the emulator answered under one database's path, ending in `suffix`. */
+  const posts = (id: number, suffix: string): number => envOf().emulator.mutations().filter((m) => m.method === "POST" && m.path === `/databases/mysql/instances/${String(id)}${suffix}`).length;
+  return { key, apply, get, condition, readyAt, readyDatabase, secret, posts };
+}
+
+describe("current platform: suspend and resume", () => {
+  const cluster = useTestCluster("current");
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "current", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  afterAll(async () => { await env.stop(); });
+  const { key, apply, get, condition, readyAt, readyDatabase, secret, posts } = helpers(cluster, () => env);
+
+  it("spec.suspended suspends (Ready=False Suspended, the Secret kept), puts back a resume made outside within the drift window, and resumes", async () => {
+    const id = Number((await readyDatabase("sleepy")).status?.id);
+    const api = env.linode.databases.engine("mysql");
+    const secretBefore = await secret("sleepy-connection");
+    await apply("sleepy", { ...mysql, suspended: true });
+    const suspended = (): Promise<ManagedObject> => waitFor("Suspended", async () => {
+      const x = await get("sleepy");
+      return condition(x, "Ready")?.reason === "Suspended" && x.status?.status === "suspended" ? x : undefined;
+    }, 60_000, 100);
+    const s = await suspended();
+    expect(condition(s, "Ready")?.status).toBe("False");
+    expect(condition(s, "Ready")?.message).toContain("as spec.suspended asks");
+    expect(condition(s, "Synced")?.status).toBe("True");
+    expect(posts(id, "/suspend")).toBe(1);
+    expect(await secret("sleepy-connection")).toEqual(secretBefore);
+    // Three passes while it sleeps: nothing more is sent.
+    await env.repass("ManagedDatabase", key("sleepy"), 3);
+    expect(posts(id, "/suspend")).toBe(1);
+
+    // Resumed outside: suspended again within the drift window.
+    await api.resume(id);
+    await waitFor("resumed outside", async () => ((await api.get(id)).status === "active" ? true : undefined), 30_000, 100);
+    await waitFor("suspended again", () => (posts(id, "/suspend") === 2 ? true : undefined), 30_000, 100);
+    await suspended();
+
+    // Resumed by the spec.
+    await apply("sleepy", { ...mysql, suspended: false });
+    await waitFor("Ready again", () => readyAt("sleepy", (x) => x.status?.status === "active"), 60_000, 100);
+    expect(posts(id, "/resume")).toBe(2); // the outside one, and ours
+    expect(await secret("sleepy-connection")).toEqual(secretBefore);
+  });
+});
+
+describe("current platform: a suspended database deleted", () => {
+  const cluster = useTestCluster("current-del");
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "current", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  afterAll(async () => { await env.stop(); });
+  const { apply, get, readyDatabase, posts } = helpers(cluster, () => env);
+
+  it("is resumed (the API deletes a running cluster), then deleted; the resource goes", async () => {
+    const id = Number((await readyDatabase("doomed")).status?.id);
+    await apply("doomed", { ...mysql, suspended: true });
+    await waitFor("suspended", async () => ((await get("doomed")).status?.status === "suspended" ? true : undefined), 60_000, 100);
+    const del = await cluster.kubectl(["-n", cluster.namespace, "delete", "linodedb", "doomed", "--wait=true", "--timeout=60s"]);
+    expect(del.code, del.stderr).toBe(0);
+    await expect(env.linode.databases.engine("mysql").get(id)).rejects.toMatchObject({ status: 404 });
+    expect(posts(id, "/resume")).toBe(1);
+  });
+});
+
+describe("legacy platform: what only the current one has is refused", () => {
+  const cluster = useTestCluster("legacy");
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "legacy", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  afterAll(async () => { await env.stop(); });
+  const { key, apply, get, condition, readyDatabase, posts } = helpers(cluster, () => env);
+
+  it("spec.suspended: true is UnsupportedOnPlatform; nothing is sent, the database stays active and Ready", async () => {
+    const id = Number((await readyDatabase("awake")).status?.id);
+    await apply("awake", { ...mysql, suspended: true });
+    const c = await waitFor("UnsupportedOnPlatform", async () => { const x = condition(await get("awake"), "Synced"); return x?.reason === "UnsupportedOnPlatform" ? x : undefined; }, 30_000, 100);
+    expect(c.message).toContain("legacy platform");
+    await env.repass("ManagedDatabase", key("awake"), 3);
+    expect(posts(id, "/suspend")).toBe(0);
+    expect((await env.linode.databases.engine("mysql").get(id)).status).toBe("active");
+    expect(condition(await get("awake"), "Ready")?.status).toBe("True");
+  });
+});
