@@ -21,7 +21,6 @@ const TEAM_B = "bbbb-boundary-team-b";
 const teams = { tokens: [{ token: TEAM_A, account: "team-a" }, { token: TEAM_B, account: "team-b" }] };
 const EXTERNAL_ID = "linode.operator.dev/external-id";
 type Cond = { status: string; reason: string; message?: string };
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Kubernetes and Linode helpers over one env, for objects in any namespace. */
 function kit(cluster: TestCluster, env: () => OperatorEnv) {
@@ -62,6 +61,8 @@ function kit(cluster: TestCluster, env: () => OperatorEnv) {
     /** Mutations the emulator recorded on one path (e.g. one database's). */
     mutationsOn: (path: string, method?: string): number => env().emulator.mutations().filter((x) => x.path === path && (method === undefined || x.method === method)).length,
     close: async (): Promise<void> => { await Promise.all(clients.map((c) => c.close())); },
+    /** Makes the operator look at an object `times` more times, one pass after the other (enqueued, whatever its cadence). */
+    repass: (t: ResourceType, namespace: string, name: string, times: number): Promise<void> => env().repass(t.kind, `${namespace}/${name}`, times),
   };
   return api;
 }
@@ -98,7 +99,8 @@ describe("a namespace is a boundary", () => {
     const c = await k.condWith(mdb, B(), "orders", "Synced", "ExternalIdInUse");
     expect(c.message).not.toContain(A());
     expect(k.cond(await k.get(mdb, B(), "orders"), "Ready")?.reason).toBe("ExternalIdInUse");
-    await sleep(3_000); // more than one drift window: the two would have fought here
+    // Three more looks at each: the two would have fought here.
+    await Promise.all([k.repass(mdb, A(), "orders", 3), k.repass(mdb, B(), "orders", 3)]);
     expect(k.mutationsOn(path, "PUT")).toBe(0);
     expect((await mysql().get(id)).allowList).toEqual(allowBefore);
     expect(await k.secret(B(), "orders-connection")).toBeUndefined();
@@ -131,7 +133,9 @@ describe("a namespace is a boundary", () => {
     await k.patch(mdb, A(), "mine", { metadata: { annotations: { [EXTERNAL_ID]: String(other.id) } }, spec: { allowList: ["198.51.100.9"] } });
     const c = await k.condWith(mdb, A(), "mine", "Synced", "DatabaseIdMismatch");
     expect(c.message).toContain(String(other.id));
-    await sleep(2_500);
+    // Three more looks at it: still refused, never followed.
+    await k.repass(mdb, A(), "mine", 3);
+    expect(k.cond(await k.get(mdb, A(), "mine"), "Synced")?.reason).toBe("DatabaseIdMismatch");
     expect(k.mutationsOn(`/databases/mysql/instances/${String(other.id)}`)).toBe(0);
     await k.remove(mdb, A(), "mine");
     await k.gone(mdb, A(), "mine");
@@ -166,7 +170,9 @@ describe("a namespace is a boundary", () => {
     await k.patch(mdb, A(), "both", { spec: { requests: { resetCredentials: "r1", restore: { token: "t1", backupId: backup.id } } } });
     const c = await k.condWith(mdb, A(), "both", "Synced", "RestoreAfterCredentialsReset");
     expect(c.message).toContain("force: true");
-    await sleep(2_000);
+    // Three more looks at it: still refused, never sent.
+    await k.repass(mdb, A(), "both", 3);
+    expect(k.cond(await k.get(mdb, A(), "both"), "Synced")?.reason).toBe("RestoreAfterCredentialsReset");
     expect(k.count("POST /databases/mysql/instances/{instanceId}/backups/{backupId}/restore") - restores).toBe(0);
     expect((await mysql().get(id)).status).toBe("active");
     const last = (await k.get(mdb, A(), "both")).status?.lastRequests as { resetCredentials?: { completedAt?: string }; restore?: unknown };
@@ -182,7 +188,8 @@ describe("a namespace is a boundary", () => {
     const backupId = Number((await k.ready(snapType, A(), "kept-snap")).status?.backupId);
     await k.remove(mdb, A(), "kept");
     await k.gone(mdb, A(), "kept");
-    await sleep(3_000);
+    // Three looks at the snapshot with its ManagedDatabase gone: its backup is read in the team's account.
+    await k.repass(snapType, A(), "kept-snap", 3);
     const snap = await k.get(snapType, A(), "kept-snap");
     expect(k.cond(snap, "Ready")).toMatchObject({ status: "True" });
     await k.remove(snapType, A(), "kept-snap");
@@ -199,7 +206,9 @@ describe("a namespace is a boundary", () => {
     await k.patch(mdb, B(), "switcher", { spec: { credentialsRef: { name: "team-b" }, requests: { recreate: "again" } } });
     const c = await k.condWith(mdb, B(), "switcher", "Synced", "AccountChanged");
     expect(c.message).toMatch(/team-b/);
-    await sleep(2_500);
+    // Three more looks at it: nothing done in either account.
+    await k.repass(mdb, B(), "switcher", 3);
+    expect(k.cond(await k.get(mdb, B(), "switcher"), "Synced")?.reason).toBe("AccountChanged");
     expect(k.count("POST /databases/mysql/instances") - creates).toBe(0);
     expect(await mysql(TEAM_B).listAll()).toEqual([]);
     await k.patch(mdb, B(), "switcher", { spec: { credentialsRef: { name: "team-a" } } });
@@ -239,17 +248,23 @@ describe("a namespace is a boundary", () => {
     await k.condWith(mdb, A(), "quiet", "Synced", "Paused");
     await k.create(snapType, A(), "of-paused", { databaseRef: { name: "quiet" } });
     await k.condWith(snapType, A(), "of-paused", "Ready", "DatabasePaused");
-    await sleep(1_500);
+    // Three more looks at each: still waiting, nothing sent.
+    await Promise.all([k.repass(snapType, A(), "of-observed", 3), k.repass(snapType, A(), "of-paused", 3)]);
     expect(posts() - before).toBe(0);
+    expect(k.cond(await k.get(snapType, A(), "of-observed"), "Ready")?.reason).toBe("DatabaseNotManaged");
+    expect(k.cond(await k.get(snapType, A(), "of-paused"), "Ready")?.reason).toBe("DatabasePaused");
   });
 });
 
-describe("deletion always reaches the account, and a snapshot deleted mid-backup takes its backup with it", () => {
-  const cluster = useTestCluster("ns-del");
+/**
+ * An env on a namespace of its own, with three accounts; a backup takes 2 emulated seconds, so
+ * a snapshot can be deleted while it is taken. `start(reuse)` starts another on the same cloud.
+ */
+function deletionEnv(prefix: string) {
+  const cluster = useTestCluster(prefix);
   let env: OperatorEnv;
   const k = kit(cluster, () => env);
   const ns = (): string => cluster.namespace;
-  // A backup takes 2 emulated seconds here, so a snapshot can be deleted while it is taken.
   const start = (reuse?: OperatorEnv): Promise<OperatorEnv> => startOperatorEnv(cluster, {
     poll: { pendingMillis: 300, readyMillis: 2_000 }, emulatorConfig: teams, provisionSeconds: 2,
     ...(reuse !== undefined ? { reuseEmulator: reuse.emulator } : {}),
@@ -260,6 +275,12 @@ describe("deletion always reaches the account, and a snapshot deleted mid-backup
     await env.stop();
     await env.emulator.close();
   });
+  return { cluster, k, ns, start, get env(): OperatorEnv { return env; }, set env(e: OperatorEnv) { env = e; } };
+}
+
+describe("a snapshot deleted mid-backup takes its backup with it", () => {
+  const d = deletionEnv("ns-mid");
+  const { k, ns } = d;
 
   it("7: a DatabaseSnapshot deleted while its backup is being taken keeps its finalizer until the backup appears, then deletes it", async () => {
     await k.create(mdb, ns(), "db", base);
@@ -267,14 +288,29 @@ describe("deletion always reaches the account, and a snapshot deleted mid-backup
     await k.create(snapType, ns(), "mid", { databaseRef: { name: "db" } });
     const pending = await waitFor("the backup requested", async () => { const o = await k.get(snapType, ns(), "mid"); return o.status?.phase === "BackingUp" ? o : undefined; }, 30_000, 50);
     const label = String(pending.status?.label);
-    expect((await k.as().databases.engine("mysql").get(id)).status).toBe("backing_up");
-    await k.remove(snapType, ns(), "mid");
-    await sleep(500);
-    expect((await k.get(snapType, ns(), "mid")).metadata.finalizers).toContain("linode.operator.dev/finalizer");
+    // Emulated time stands still: the backup cannot appear while the operator looks.
+    d.env.emulator.setTimeScale(0);
+    try {
+      expect((await k.as().databases.engine("mysql").get(id)).status).toBe("backing_up");
+      await k.remove(snapType, ns(), "mid");
+      await waitFor("the deletion seen", async () => ((await k.get(snapType, ns(), "mid")).metadata.deletionTimestamp !== undefined ? true : undefined), 30_000, 50);
+      // Three passes of it since (it is looked at again every pending poll while the backup is taken).
+      await d.env.afterPasses("DatabaseSnapshot", `${ns()}/mid`, 3);
+      expect((await k.get(snapType, ns(), "mid")).metadata.finalizers).toContain("linode.operator.dev/finalizer");
+      expect((await k.as().databases.engine("mysql").get(id)).status).toBe("backing_up");
+    } finally {
+      d.env.emulator.setTimeScale(1);
+    }
     await k.gone(snapType, ns(), "mid");
     await waitFor("active", async () => ((await k.as().databases.engine("mysql").get(id)).status === "active" ? true : undefined), 30_000, 100);
     expect((await k.as().databases.engine("mysql").listAllBackups(id)).filter((b) => b.label === label)).toEqual([]);
   });
+
+});
+
+describe("deletion always reaches the account", () => {
+  const d = deletionEnv("ns-del");
+  const { cluster, k, ns, start } = d;
 
   it("4: a namespace deleted while the operator is down: the token Secret stays until its resources are gone, the cloud objects are deleted, the namespace goes", async () => {
     await k.tokenSecret(ns(), "team-a", TEAM_A);
@@ -286,13 +322,13 @@ describe("deletion always reaches the account, and a snapshot deleted mid-backup
     expect(secret.metadata?.finalizers).toEqual([IN_USE_FINALIZER]);
     const teamA = k.as(TEAM_A);
     expect(await teamA.databases.engine("mysql").listAll()).toHaveLength(1);
-    await env.stop({ keepEmulator: true }); // the operator is down (an upgrade, a failover, a crash)
+    await d.env.stop({ keepEmulator: true }); // the operator is down (an upgrade, a failover, a crash)
     await cluster.core.deleteNamespace({ name: ns() });
     await waitFor("the namespace's objects being deleted", async () => {
       const s = await k.secret(ns(), "team-a");
       return s?.metadata?.deletionTimestamp !== undefined ? true : undefined;
     }, 60_000, 200);
-    env = await start(env);
+    d.env = await start(d.env);
     await waitFor("the namespace gone", async () => cluster.core.readNamespace({ name: ns() }).then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)), 90_000, 500);
     expect(await teamA.databases.engine("mysql").listAll()).toEqual([]);
     expect(await teamA.nodeBalancers.listAll()).toEqual([]);
