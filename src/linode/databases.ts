@@ -52,6 +52,15 @@ export interface DatabaseCreateRequest {
   /** PostgreSQL only. */
   replicationCommitType?: "on" | "local" | "remote_write" | "remote_apply" | "off" | (string & {});
   allowList?: string[];
+  /** Current platform: the VPC subnet the cluster joins. */
+  privateNetwork?: PrivateNetworkInput;
+}
+
+export interface PrivateNetworkInput {
+  vpcId: number;
+  subnetId: number;
+  /** Whether the cluster stays reachable from the internet too (default false). */
+  publicAccess?: boolean;
 }
 
 export interface DatabaseUpdateRequest {
@@ -61,6 +70,8 @@ export interface DatabaseUpdateRequest {
   /** Resize (to a larger type only). */
   type?: string;
   updates?: MaintenanceWindowInput;
+  /** Current platform: set, replace, or (null) leave the VPC. */
+  privateNetwork?: PrivateNetworkInput | null;
 }
 
 export interface SnapshotCreateRequest {

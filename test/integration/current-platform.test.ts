@@ -77,6 +77,41 @@ describe("current platform: suspend and resume", () => {
   });
 });
 
+describe("current platform: a private network (VPC)", () => {
+  const cluster = useTestCluster("current-vpc");
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "current", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  afterAll(async () => { await env.stop(); });
+  const { key, apply, readyAt, readyDatabase, secret } = helpers(cluster, () => env);
+  const puts = (id: number): number => env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`).length;
+
+  it("is set, changed and removed, shown in status; without public access the Secret's host is the private one", async () => {
+    const id = Number((await readyDatabase("vpc-db", { ...mysql, privateNetwork: { vpcId: 7, subnetId: 70 } })).status?.id);
+    const api = env.linode.databases.engine("mysql");
+    expect((await api.get(id)).privateNetwork).toMatchObject({ vpcId: 7, subnetId: 70, publicAccess: false });
+    const inVpc = await waitFor("status shows the VPC", () => readyAt("vpc-db", (o) => (o.status?.privateNetwork as { vpcId?: number } | undefined)?.vpcId === 7), 30_000, 100);
+    expect(inVpc.status?.privateNetwork).toEqual({ vpcId: 7, subnetId: 70, publicAccess: false });
+    const privateHost = (await api.get(id)).hosts.primary ?? "";
+    expect(privateHost).toMatch(/^private-/);
+    await waitFor("the Secret's host is the private one", async () => ((await secret("vpc-db-connection")).host === privateHost ? true : undefined), 30_000, 100);
+
+    await apply("vpc-db", { ...mysql, privateNetwork: { vpcId: 8, subnetId: 80, publicAccess: true } });
+    await waitFor("moved to VPC 8", async () => ((await api.get(id)).privateNetwork?.vpcId === 8 ? true : undefined), 30_000, 100);
+    await waitFor("status follows", () => readyAt("vpc-db", (o) => (o.status?.privateNetwork as { vpcId?: number } | undefined)?.vpcId === 8), 30_000, 100);
+    const publicHost = (await api.get(id)).hosts.primary ?? "";
+    expect(publicHost).not.toMatch(/^private-/);
+    await waitFor("the Secret's host is the public one", async () => ((await secret("vpc-db-connection")).host === publicHost ? true : undefined), 30_000, 100);
+
+    await apply("vpc-db", mysql);
+    await waitFor("left the VPC", async () => ((await api.get(id)).privateNetwork === null ? true : undefined), 30_000, 100);
+    await waitFor("status without a VPC", () => readyAt("vpc-db", (o) => o.status?.privateNetwork === undefined), 30_000, 100);
+    // In step: three more passes send nothing.
+    const sent = puts(id);
+    await env.repass("ManagedDatabase", key("vpc-db"), 3);
+    expect(puts(id)).toBe(sent);
+  });
+});
+
 describe("current platform: a suspended database deleted", () => {
   const cluster = useTestCluster("current-del");
   let env: OperatorEnv;
@@ -101,6 +136,15 @@ describe("legacy platform: what only the current one has is refused", () => {
   beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "legacy", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
   afterAll(async () => { await env.stop(); });
   const { key, apply, get, condition, readyDatabase, posts } = helpers(cluster, () => env);
+
+  it("spec.privateNetwork on an existing legacy database is UnsupportedOnPlatform; nothing is sent", async () => {
+    const id = Number((await readyDatabase("novpc")).status?.id);
+    await apply("novpc", { ...mysql, privateNetwork: { vpcId: 7, subnetId: 70 } });
+    const c = await waitFor("UnsupportedOnPlatform", async () => { const x = condition(await get("novpc"), "Synced"); return x?.reason === "UnsupportedOnPlatform" ? x : undefined; }, 30_000, 100);
+    expect(c.message).toContain("spec.privateNetwork");
+    await env.repass("ManagedDatabase", key("novpc"), 3);
+    expect(env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`)).toEqual([]);
+  });
 
   it("spec.suspended: true is UnsupportedOnPlatform; nothing is sent, the database stays active and Ready", async () => {
     const id = Number((await readyDatabase("awake")).status?.id);

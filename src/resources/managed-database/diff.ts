@@ -1,7 +1,7 @@
 // What differs between the spec and the cloud database, as the fields of one update body.
 // Only what the API can change is compared (label, allowList, type, maintenance window);
 // the rest is immutable and enforced at admission.
-import type { Database, DatabaseUpdateRequest } from "../../linode/index.ts";
+import { databasePlatform, type Database, type DatabaseUpdateRequest } from "../../linode/index.ts";
 import { normalizeAllowList, sameAllowList } from "./allow-list.ts";
 import type { ManagedDatabaseSpec } from "./schema.ts";
 
@@ -45,6 +45,17 @@ export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefine
         ...(want.weekOfMonth !== undefined ? { weekOfMonth: want.weekOfMonth } : {}),
       };
       parts.push("updates (maintenance window)");
+    }
+  }
+  // The VPC: the spec's, or none. (The legacy platform has none, and refuses one: not diffed there.)
+  if (databasePlatform(db) === "current") {
+    const want = spec.privateNetwork;
+    const have = db.privateNetwork ?? null;
+    const same = want === undefined ? have === null
+      : have !== null && have.vpcId === want.vpcId && have.subnetId === want.subnetId && (have.publicAccess ?? false) === want.publicAccess;
+    if (!same) {
+      update.privateNetwork = want === undefined ? null : { vpcId: want.vpcId, subnetId: want.subnetId, publicAccess: want.publicAccess };
+      parts.push(want === undefined ? "privateNetwork (leave the VPC)" : `privateNetwork (VPC ${String(want.vpcId)}, subnet ${String(want.subnetId)})`);
     }
   }
   // Suspended or resumed outside is put back; a transition under way is left to finish.

@@ -96,7 +96,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
 
     const diff = diffDatabase(m.spec, m.spec.label, db);
     const mismatches = immutableMismatches(m.spec, db);
-    const legacySuspend = m.spec.suspended && databasePlatform(db) === "legacy";
+    const legacyOnly = databasePlatform(db) === "legacy" ? [...(m.spec.suspended ? ["spec.suspended: true (suspend the cluster)"] : []), ...(m.spec.privateNetwork !== undefined ? ["spec.privateNetwork (a VPC)"] : [])] : [];
     // A resize the API would refuse is not sent (it would refuse the whole update): said why, naming the plans.
     const resize = db.type !== m.spec.type && mismatches.length === 0 && m.policies.management === "Manage"
       ? await this.deps.catalog.resizeRefusal(db.type, m.spec.type, signal) : undefined;
@@ -127,7 +127,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       delta: diff,
       ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
       ...(resize !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.ResizeNotAllowed, message: `spec.type asks for a resize the API does not allow, so nothing is sent: ${resize}` } } : {}),
-      ...(legacySuspend ? { unfixable: { reason: SharedReasons.UnsupportedOnPlatform, message: "spec.suspended: true, but the database is on Linode's legacy platform (status.platform: legacy), which cannot suspend a cluster: nothing is sent" } } : {}),
+      ...(legacyOnly.length > 0 ? { unfixable: { reason: SharedReasons.UnsupportedOnPlatform, message: `the spec asks for what only Linode's current platform has — ${legacyOnly.join(", ")} — but the database is on the legacy platform (status.platform: legacy): nothing is sent` } } : {}),
       ...((active || (db.status === "suspended" && m.spec.suspended)) && isEmptyDiff(diff) && recentReset(m) === undefined
         ? (active ? {} : { pollMillis: this.deps.poll.readyMillis })
         : { pollMillis: this.deps.poll.pendingMillis }),
@@ -152,6 +152,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       label, region: s.region, type: s.type, version: s.version,
       clusterSize: s.clusterSize, encrypted: s.encrypted, sslConnection: s.sslConnection,
       allowList: normalizeAllowList(s.allowList),
+      ...(s.privateNetwork !== undefined ? { privateNetwork: { vpcId: s.privateNetwork.vpcId, subnetId: s.privateNetwork.subnetId, publicAccess: s.privateNetwork.publicAccess } } : {}),
       ...(s.replicationType !== undefined ? { replicationType: s.replicationType } : {}),
       ...(s.replicationCommitType !== undefined ? { replicationCommitType: s.replicationCommitType } : {}),
     };
@@ -221,7 +222,19 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
   }
 }
 
+/**
+ * Fields the API may stop reporting (a VPC left, maintenance applied): absent here means
+ * removed from status, not kept from an earlier observation.
+ */
+const reportedOrRemoved = ["port", "totalDiskSizeGb", "usedDiskSizeGb", "privateNetwork", "updates", "pendingUpdates"] as const;
+
 function statusOf(db: Database): ObservedStatus {
+  const reported = reportedStatus(db);
+  // The status writer merges fields; one set to undefined is removed (status-patch.ts).
+  return { ...Object.fromEntries(reportedOrRemoved.map((k) => [k, undefined])), ...reported };
+}
+
+function reportedStatus(db: Database): ObservedStatus {
   return {
     id: db.id,
     label: db.label,
@@ -237,6 +250,8 @@ function statusOf(db: Database): ObservedStatus {
     region: db.region,
     type: db.type,
     clusterSize: db.clusterSize,
+    ...(db.privateNetwork !== null && db.privateNetwork !== undefined && db.privateNetwork.vpcId !== null && db.privateNetwork.vpcId !== undefined && db.privateNetwork.subnetId !== null && db.privateNetwork.subnetId !== undefined
+      ? { privateNetwork: { vpcId: db.privateNetwork.vpcId, subnetId: db.privateNetwork.subnetId, publicAccess: db.privateNetwork.publicAccess ?? false } } : {}),
     ...(db.totalDiskSizeGb !== null ? { totalDiskSizeGb: db.totalDiskSizeGb } : {}),
     ...(db.usedDiskSizeGb !== null ? { usedDiskSizeGb: db.usedDiskSizeGb } : {}),
     ...(db.updates !== null ? { updates: windowOf(db.updates), ...(db.updates.pending.length > 0 ? { pendingUpdates: pendingOf(db.updates) } : {}) } : {}),

@@ -138,6 +138,13 @@ export const managedDatabaseSpecSchema = z.object({
   }),
   updates: maintenanceWindowSchema.optional(),
   connectionSecret: connectionSecretSchema.optional(),
+  privateNetwork: z.object({
+    vpcId: linodeIdSchema.meta({ description: "The VPC's id." }),
+    subnetId: linodeIdSchema.meta({ description: "The subnet's id in that VPC." }),
+    publicAccess: z.boolean().default(false).meta({ description: "Whether the cluster stays reachable from the internet too (through its allow list). Default false: only from the VPC." }),
+  }).optional().meta({
+    description: "Current platform only: the VPC subnet the cluster joins. Set, changed or removed (then it leaves the VPC); without public access the API's hosts, and so the Secret's host, are the private ones. On the legacy platform it is UnsupportedOnPlatform.",
+  }),
   suspended: z.boolean().default(false).meta({
     description: "Current platform only: true suspends the cluster (it stops, and its billing with it; its data is kept; Linode deletes a cluster suspended for 180 days), false resumes it. While suspended, Ready is False with reason Suspended and the connection Secret is kept. On the legacy platform true is UnsupportedOnPlatform.",
   }),
@@ -210,6 +217,11 @@ export const managedDatabaseStatusSchema = z.object({
   region: z.string().optional().meta({ description: "Region reported by the API." }),
   type: z.string().optional().meta({ description: "Plan type reported by the API." }),
   clusterSize: z.int().optional().meta({ description: "Number of nodes reported by the API." }),
+  privateNetwork: z.object({
+    vpcId: z.int().meta({ description: "The VPC's id." }),
+    subnetId: z.int().meta({ description: "The subnet's id." }),
+    publicAccess: z.boolean().meta({ description: "Reachable from the internet too." }),
+  }).optional().meta({ description: "The VPC subnet the cluster is in, as the API reports it (current platform)." }),
   updates: z.object({
     frequency: z.string().meta({ description: "weekly or monthly." }),
     duration: z.int().meta({ description: "Longest window, in hours." }),
