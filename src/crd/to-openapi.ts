@@ -65,6 +65,9 @@ export function toStructural(node: OpenApiSchema, path: string): OpenApiSchema {
     );
   } else if (out.additionalProperties === false || out.additionalProperties === true) {
     delete out.additionalProperties;
+  } else if (out["x-kubernetes-preserve-unknown-fields"] === true && isSchema(out.additionalProperties) && Object.keys(out.additionalProperties).length === 0) {
+    // A free-form object (values of any type, e.g. an API's own parameter object): its fields are kept as given.
+    delete out.additionalProperties;
   } else if (out.additionalProperties !== undefined) {
     out.additionalProperties = toStructural(asSchema(out.additionalProperties, `${path}.*`), `${path}.*`);
   }

@@ -7,7 +7,7 @@ import { listAll, listPage, type ListAllOptions, type ListOptions } from "./list
 import type { Page } from "./pagination.ts";
 import { emptySchema } from "./schemas/common.ts";
 import {
-  backupListSchema, backupSchema, credentialsSchema, databaseListSchema, databaseSchema, databaseTypeListSchema,
+  engineConfigCatalogueSchema, backupListSchema, backupSchema, credentialsSchema, databaseListSchema, databaseSchema, databaseTypeListSchema,
   databaseTypeSchema, engineListSchema, engineSchema, sslCertificateSchema, type DatabaseEngine,
 } from "./schemas/databases.ts";
 
@@ -54,6 +54,8 @@ export interface DatabaseCreateRequest {
   allowList?: string[];
   /** Current platform: the VPC subnet the cluster joins. */
   privateNetwork?: PrivateNetworkInput;
+  /** Current platform: the engine's parameters. */
+  engineConfig?: Record<string, unknown>;
 }
 
 export interface PrivateNetworkInput {
@@ -72,6 +74,8 @@ export interface DatabaseUpdateRequest {
   updates?: MaintenanceWindowInput;
   /** Current platform: set, replace, or (null) leave the VPC. */
   privateNetwork?: PrivateNetworkInput | null;
+  /** Current platform: the parameters to change (the API merges them; null removes one). */
+  engineConfig?: Record<string, unknown>;
 }
 
 export interface SnapshotCreateRequest {
@@ -159,6 +163,11 @@ export class DatabaseEngineApi {
   /** Current platform: starts a suspended cluster again. */
   resume(instanceId: number, opts?: CallOptions): Promise<void> {
     return this.transport.request({ method: "POST", route: `${this.base}/{instanceId}/resume`, params: { instanceId }, schema: emptySchema }, opts);
+  }
+
+  /** The engine's tunable parameters (current platform): their types, ranges and whether a change restarts the cluster. */
+  getConfigCatalogue(opts?: CallOptions): Promise<Record<string, unknown>> {
+    return this.transport.request({ method: "GET", route: `/databases/${this.engine}/config`, schema: engineConfigCatalogueSchema }, opts);
   }
 
   getCredentials(instanceId: number, opts?: CallOptions): Promise<DatabaseCredentials> {

@@ -4,6 +4,7 @@
 // drift window so a change made outside is seen within the test.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { snakify } from "../../src/linode/index.ts";
 import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
 import { useTestCluster, type TestCluster } from "../harness/cluster.ts";
 import { startOperatorEnv, type OperatorEnv } from "../harness/operator-env.ts";
@@ -112,6 +113,44 @@ describe("current platform: a private network (VPC)", () => {
   });
 });
 
+describe("current platform: engine parameters", () => {
+  const cluster = useTestCluster("current-params");
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "current", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  afterAll(async () => { await env.stop(); });
+  const { key, apply, get, condition, readyAt, readyDatabase } = helpers(cluster, () => env);
+  const puts = (id: number): number => env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`).length;
+  const config = async (id: number): Promise<Record<string, unknown>> => snakify((await env.linode.databases.engine("mysql").get(id)).engineConfig ?? {}) as Record<string, unknown>;
+
+  it("are set at create, checked before sending (InvalidEngineConfig), changed, put back after drift; a restarting one is a Warning", async () => {
+    const id = Number((await readyDatabase("tuned", { ...mysql, engineConfig: { binlog_retention_period: 900, mysql: { connect_timeout: 20 } } })).status?.id);
+    expect(await config(id)).toMatchObject({ binlog_retention_period: 900, mysql: { connect_timeout: 20 } });
+
+    // Refused before sending: an unknown parameter and one out of range.
+    const sent = puts(id);
+    await apply("tuned", { ...mysql, engineConfig: { binlog_retention_period: 900, mysql: { connect_timeout: 1, no_such_thing: 3 } } });
+    const c = await waitFor("InvalidEngineConfig", async () => { const x = condition(await get("tuned"), "Synced"); return x?.reason === "InvalidEngineConfig" ? x : undefined; }, 30_000, 100);
+    expect(c.message).toContain("mysql.connect_timeout is 1; it accepts integer, 2..3600");
+    expect(c.message).toContain("mysql.no_such_thing is not a parameter");
+    await env.repass("ManagedDatabase", key("tuned"), 3);
+    expect(puts(id)).toBe(sent);
+
+    // A change to one that restarts the cluster: sent once, with a Warning.
+    await apply("tuned", { ...mysql, engineConfig: { binlog_retention_period: 900, mysql: { connect_timeout: 20, innodb_ft_min_token_size: 4 } } });
+    await waitFor("applied", async () => (((await config(id)).mysql as Record<string, unknown> | undefined)?.innodb_ft_min_token_size === 4 ? true : undefined), 30_000, 100);
+    await waitFor("Synced", () => readyAt("tuned", (o) => condition(o, "Synced")?.status === "True"), 30_000, 100);
+    const events = await cluster.kc.makeApiClient((await import("@kubernetes/client-node")).EventsV1Api).listNamespacedEvent({ namespace: cluster.namespace });
+    expect(events.items.filter((e) => e.reason === "EngineRestart" && e.regarding?.name === "tuned").map((e) => e.note)).toEqual([expect.stringContaining("mysql.innodb_ft_min_token_size")]);
+
+    // Changed outside: put back within the drift window; the API's own defaults are left alone.
+    await env.linode.databases.engine("mysql").update(id, { engineConfig: { mysql: { connect_timeout: 30 } } });
+    await waitFor("put back", async () => (((await config(id)).mysql as Record<string, unknown> | undefined)?.connect_timeout === 20 ? true : undefined), 30_000, 100);
+    const settled = puts(id);
+    await env.repass("ManagedDatabase", key("tuned"), 3);
+    expect(puts(id)).toBe(settled);
+  });
+});
+
 describe("current platform: a suspended database deleted", () => {
   const cluster = useTestCluster("current-del");
   let env: OperatorEnv;
@@ -143,6 +182,15 @@ describe("legacy platform: what only the current one has is refused", () => {
     const c = await waitFor("UnsupportedOnPlatform", async () => { const x = condition(await get("novpc"), "Synced"); return x?.reason === "UnsupportedOnPlatform" ? x : undefined; }, 30_000, 100);
     expect(c.message).toContain("spec.privateNetwork");
     await env.repass("ManagedDatabase", key("novpc"), 3);
+    expect(env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`)).toEqual([]);
+  });
+
+  it("spec.engineConfig on a legacy database is UnsupportedOnPlatform; nothing is sent", async () => {
+    const id = Number((await readyDatabase("plain")).status?.id);
+    await apply("plain", { ...mysql, engineConfig: { mysql: { connect_timeout: 20 } } });
+    const c = await waitFor("UnsupportedOnPlatform", async () => { const x = condition(await get("plain"), "Synced"); return x?.reason === "UnsupportedOnPlatform" ? x : undefined; }, 30_000, 100);
+    expect(c.message).toContain("spec.engineConfig");
+    await env.repass("ManagedDatabase", key("plain"), 3);
     expect(env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`)).toEqual([]);
   });
 

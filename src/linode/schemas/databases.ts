@@ -126,3 +126,6 @@ export const credentialsSchema = z.object({
 export const sslCertificateSchema = z.object({
   ca_certificate: z.string().nullable(),
 });
+
+/** GET /databases/{engine}/config: parameters (objects with `type`) and groups of them, as the API nests them. */
+export const engineConfigCatalogueSchema = z.record(z.string(), z.unknown());

@@ -7,6 +7,7 @@ import type { DatabaseEngine, DatabaseEngineInfo, DatabaseType, LinodeClient } f
 import { TerminalError } from "../../runtime/contract.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 import { ManagedDatabaseReasons } from "./reasons.ts";
+import { apiNames } from "./engine-config.ts";
 
 const REFRESH_MILLIS = 24 * 3_600_000;
 
@@ -29,8 +30,12 @@ class Daily<T> {
 export class DatabaseCatalog {
   private readonly engines: Daily<DatabaseEngineInfo>;
   private readonly types: Daily<DatabaseType>;
+  private readonly configs: Record<DatabaseEngine, Daily<Record<string, unknown>>>;
 
   constructor(linode: LinodeClient) {
+    const config = (engine: DatabaseEngine): Daily<Record<string, unknown>> =>
+      new Daily(async (signal) => [apiNames(await linodeCall(`reading the ${engine} parameters`, () => linode.databases.engine(engine).getConfigCatalogue({ signal })))]);
+    this.configs = { mysql: config("mysql"), postgresql: config("postgresql") };
     this.engines = new Daily((signal) => linodeCall("listing the database engines", () => linode.databases.listAllEngines({ signal })));
     this.types = new Daily((signal) => linodeCall("listing the database plans", () => linode.databases.listAllTypes({ signal })));
   }
@@ -40,6 +45,11 @@ export class DatabaseCatalog {
     const offered = (await this.engines.get(signal)).filter((e) => e.engine === engine).map((e) => e.version);
     if (offered.includes(version)) return;
     throw new TerminalError(ManagedDatabaseReasons.UnknownEngineVersion, `the API offers ${engine} ${offered.length > 0 ? `versions ${offered.join(", ")}` : "in no version"} (GET /databases/engines), not "${version}": nothing was sent; set spec.version to one of them (the API reports the full version in status.version)`);
+  }
+
+  /** The engine's parameter catalogue (GET /databases/{engine}/config), with the API's parameter names. */
+  async engineParameters(engine: DatabaseEngine, signal: AbortSignal): Promise<Record<string, unknown>> {
+    return (await this.configs[engine].get(signal))[0] ?? {};
   }
 
   /**

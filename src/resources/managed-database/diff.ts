@@ -3,10 +3,13 @@
 // the rest is immutable and enforced at admission.
 import { databasePlatform, type Database, type DatabaseUpdateRequest } from "../../linode/index.ts";
 import { normalizeAllowList, sameAllowList } from "./allow-list.ts";
+import { apiNames, engineConfigChanges } from "./engine-config.ts";
 import type { ManagedDatabaseSpec } from "./schema.ts";
 
 export interface DatabaseDiff {
   update: DatabaseUpdateRequest;
+  /** The engine parameters the update changes (dotted paths), for the restart warning. */
+  engineConfigPaths?: string[];
   /** Suspend or resume the cluster (the current platform's actions, not fields of the update). */
   power?: "suspend" | "resume";
   /** Human-readable summary, e.g. "allowList, type g6-nanode-1 → g6-standard-2". */
@@ -58,10 +61,20 @@ export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefine
       parts.push(want === undefined ? "privateNetwork (leave the VPC)" : `privateNetwork (VPC ${String(want.vpcId)}, subnet ${String(want.subnetId)})`);
     }
   }
+  let engineConfigPaths: string[] | undefined;
+  // Engine parameters: only those the spec sets (the API keeps defaults of its own).
+  if (databasePlatform(db) === "current" && spec.engineConfig !== undefined) {
+    const changes = engineConfigChanges(spec.engineConfig, apiNames(db.engineConfig));
+    if (changes.paths.length > 0) {
+      update.engineConfig = changes.body;
+      engineConfigPaths = changes.paths;
+      parts.push(`engineConfig (${changes.paths.join(", ")})`);
+    }
+  }
   // Suspended or resumed outside is put back; a transition under way is left to finish.
   const power = spec.suspended && db.status === "active" ? "suspend" as const : !spec.suspended && db.status === "suspended" ? "resume" as const : undefined;
   if (power !== undefined) parts.push(power === "suspend" ? "suspended (suspend the cluster)" : "resumed (resume the cluster)");
-  return { update, ...(power !== undefined ? { power } : {}), summary: parts.join(", ") };
+  return { update, ...(power !== undefined ? { power } : {}), ...(engineConfigPaths !== undefined ? { engineConfigPaths } : {}), summary: parts.join(", ") };
 }
 
 export const isEmptyDiff = (d: DatabaseDiff): boolean => Object.keys(d.update).length === 0 && d.power === undefined;

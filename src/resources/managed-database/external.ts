@@ -12,6 +12,7 @@ import type { DatabaseListCache } from "./database-cache.ts";
 import { diffDatabase, immutableMismatches, isEmptyDiff, type DatabaseDiff } from "./diff.ts";
 import type { BackupsReader } from "./backups.ts";
 import type { DatabaseCatalog } from "./catalog.ts";
+import { engineConfigProblems, restarting } from "./engine-config.ts";
 import { lastRestore, recentReset, type DatabaseRequests } from "./requests.ts";
 import type { ManagedDatabaseSpec, ManagedDatabaseStatus } from "./schema.ts";
 import { ManagedDatabaseReasons, ManagedDatabaseEvents } from "./reasons.ts";
@@ -96,7 +97,14 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
 
     const diff = diffDatabase(m.spec, m.spec.label, db);
     const mismatches = immutableMismatches(m.spec, db);
-    const legacyOnly = databasePlatform(db) === "legacy" ? [...(m.spec.suspended ? ["spec.suspended: true (suspend the cluster)"] : []), ...(m.spec.privateNetwork !== undefined ? ["spec.privateNetwork (a VPC)"] : [])] : [];
+    const legacyOnly = databasePlatform(db) === "legacy" ? [
+      ...(m.spec.suspended ? ["spec.suspended: true (suspend the cluster)"] : []),
+      ...(m.spec.privateNetwork !== undefined ? ["spec.privateNetwork (a VPC)"] : []),
+      ...(m.spec.engineConfig !== undefined ? ["spec.engineConfig (engine parameters)"] : []),
+    ] : [];
+    // Engine parameters the catalogue refuses are not sent (the API would refuse the whole update).
+    const configProblems = databasePlatform(db) === "current" && m.spec.engineConfig !== undefined && diff.engineConfigPaths !== undefined
+      ? engineConfigProblems(m.spec.engineConfig, await this.deps.catalog.engineParameters(engine, signal)) : [];
     // A resize the API would refuse is not sent (it would refuse the whole update): said why, naming the plans.
     const resize = db.type !== m.spec.type && mismatches.length === 0 && m.policies.management === "Manage"
       ? await this.deps.catalog.resizeRefusal(db.type, m.spec.type, signal) : undefined;
@@ -127,6 +135,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       delta: diff,
       ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
       ...(resize !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.ResizeNotAllowed, message: `spec.type asks for a resize the API does not allow, so nothing is sent: ${resize}` } } : {}),
+      ...(configProblems.length > 0 ? { unfixable: { reason: ManagedDatabaseReasons.InvalidEngineConfig, message: `spec.engineConfig has what the ${engine} parameters do not accept, so nothing is sent: ${configProblems.join("; ")}` } } : {}),
       ...(legacyOnly.length > 0 ? { unfixable: { reason: SharedReasons.UnsupportedOnPlatform, message: `the spec asks for what only Linode's current platform has — ${legacyOnly.join(", ")} — but the database is on the legacy platform (status.platform: legacy): nothing is sent` } } : {}),
       ...((active || (db.status === "suspended" && m.spec.suspended)) && isEmptyDiff(diff) && recentReset(m) === undefined
         ? (active ? {} : { pollMillis: this.deps.poll.readyMillis })
@@ -152,6 +161,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       label, region: s.region, type: s.type, version: s.version,
       clusterSize: s.clusterSize, encrypted: s.encrypted, sslConnection: s.sslConnection,
       allowList: normalizeAllowList(s.allowList),
+      ...(s.engineConfig !== undefined ? { engineConfig: s.engineConfig } : {}),
       ...(s.privateNetwork !== undefined ? { privateNetwork: { vpcId: s.privateNetwork.vpcId, subnetId: s.privateNetwork.subnetId, publicAccess: s.privateNetwork.publicAccess } } : {}),
       ...(s.replicationType !== undefined ? { replicationType: s.replicationType } : {}),
       ...(s.replicationCommitType !== undefined ? { replicationCommitType: s.replicationCommitType } : {}),
@@ -184,6 +194,11 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     if (Object.keys(diff.update).length > 0) {
       await linodeCall(`updating ${diff.summary}`, () => api.update(db.id, diff.update, { signal }));
       this.deps.cache.invalidate(m.spec.engine, db.id);
+      const restart = restarting(diff.engineConfigPaths ?? [], await this.deps.catalog.engineParameters(m.spec.engine, signal));
+      if (restart.length > 0) {
+        const { reason, action } = ManagedDatabaseEvents.EngineRestart;
+        this.deps.events.warning(m.obj, reason, action, `changed ${restart.join(", ")}, which the API applies by restarting the cluster: connections drop meanwhile`);
+      }
     }
     // Suspended last, once what else the spec asks for is applied.
     if (diff.power === "suspend") {

@@ -9,6 +9,7 @@ export const managedDatabaseReasonMeanings = {
   RestoreFailed: "The cluster is failed after a restore.",
   Suspended: "Ready=False while the cluster is suspended or suspending (spec.suspended: true, or outside: then it is resumed): stopped, not billed, its data and connection Secret kept.",
   SnapshotOfAnotherDatabase: "The restore names a DatabaseSnapshot of another database.",
+  InvalidEngineConfig: "spec.engineConfig has a parameter the engine does not have, of the wrong type or out of range (GET /databases/{engine}/config): nothing is sent; the message names each and what it accepts.",
   ResizeNotAllowed: "spec.type asks for a plan the API does not list, or a smaller disk than the database has (clusters cannot be resized to smaller plans): nothing is sent; the message lists the plans and their disks.",
   UnknownEngineVersion: "spec.version is not a version the API offers for the engine (GET /databases/engines): nothing is sent; the message lists those that exist.",
 } as const;
@@ -18,6 +19,7 @@ export const ManagedDatabaseReasons = reasonNames(managedDatabaseReasonMeanings)
 export const ManagedDatabaseEvents = {
   CredentialsReset: { reason: "CredentialsReset", action: "ResetCredentials" },
   MaintenancePlanned: { reason: "MaintenancePlanned", action: "Observe" },
+  EngineRestart: { reason: "EngineRestart", action: "Update" },
   Patched: { reason: "Patched", action: "Patch" },
   Restored: { reason: "Restored", action: "Restore" },
   RestoreFailed: { reason: "RestoreFailed", action: "Restore" },

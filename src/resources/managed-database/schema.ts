@@ -138,6 +138,10 @@ export const managedDatabaseSpecSchema = z.object({
   }),
   updates: maintenanceWindowSchema.optional(),
   connectionSecret: connectionSecretSchema.optional(),
+  engineConfig: z.record(z.string(), z.unknown()).optional().meta({
+    description: "Current platform only: the engine's tunable parameters, as the API names and nests them (MySQL: {mysql: {connect_timeout: 10, ...}, binlog_retention_period: 600}; PostgreSQL: {pg: {...}, work_mem: 4, ...}). Checked against the engine's catalogue (GET /databases/{engine}/config) before anything is sent: an unknown parameter, a wrong type or a value out of range is InvalidEngineConfig. Only the parameters set here are managed (drift of them is put back); a change to one that restarts the cluster is a Warning Event. On the legacy platform it is UnsupportedOnPlatform.",
+    "x-kubernetes-preserve-unknown-fields": true,
+  }),
   privateNetwork: z.object({
     vpcId: linodeIdSchema.meta({ description: "The VPC's id." }),
     subnetId: linodeIdSchema.meta({ description: "The subnet's id in that VPC." }),

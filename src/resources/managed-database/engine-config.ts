@@ -1,0 +1,102 @@
+// spec.engineConfig against the engine's parameter catalogue (GET /databases/{engine}/config):
+// parameters are checked before anything is sent (InvalidEngineConfig, naming the parameter and
+// what it accepts), and only the parameters the spec sets are compared with what the API
+// reports (the API adds defaults of its own), so drift of those is put back and nothing else
+// is touched. Parameter names are the API's own (snake_case, as the catalogue lists them).
+import { snakify } from "../../linode/index.ts";
+
+/** A parameter as the catalogue describes it. */
+interface Parameter {
+  type: string | string[];
+  requires_restart?: boolean;
+  minimum?: number;
+  maximum?: number;
+  enum?: unknown[];
+  pattern?: string;
+  minLength?: number;
+  maxLength?: number;
+}
+
+type Tree = Record<string, unknown>;
+
+/** Joins a path's keys (parameter names may hold dots, e.g. pg_stat_monitor.pgsm_max_buckets). */
+const SEP = "\u001f";
+const show = (path: string): string => path.split(SEP).join(".");
+
+const isTree = (v: unknown): v is Tree => v !== null && typeof v === "object" && !Array.isArray(v);
+const isParameter = (v: unknown): v is Parameter => isTree(v) && "type" in v && ("requires_restart" in v || "description" in v);
+
+/** The API's names back (the client camelizes what it reads; parameter names are snake_case). */
+export const apiNames = (v: unknown): Tree => (isTree(v) ? snakify(v) as Tree : {});
+
+/** Every parameter of a catalogue or a config, by path ("mysql.connect_timeout", "work_mem"). */
+function leaves(tree: Tree, isLeaf: (v: unknown) => boolean, prefix = ""): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [k, v] of Object.entries(tree)) {
+    const path = prefix === "" ? k : `${prefix}${SEP}${k}`;
+    if (isLeaf(v)) out.set(path, v);
+    else if (isTree(v)) for (const [p, x] of leaves(v, isLeaf, path)) out.set(p, x);
+  }
+  return out;
+}
+
+const catalogueOf = (catalogue: Tree): Map<string, Parameter> => leaves(catalogue, isParameter) as Map<string, Parameter>;
+/** A config's values: a group is an object, a value anything else (null included). */
+const valuesOf = (config: Tree): Map<string, unknown> => leaves(config, (v) => !isTree(v));
+
+function typeOk(types: string[], v: unknown): boolean {
+  return types.some((t) => (t === "null" && v === null) || (t === "integer" && Number.isInteger(v)) || (t === "number" && typeof v === "number")
+    || (t === "boolean" && typeof v === "boolean") || (t === "string" && typeof v === "string"));
+}
+
+function accepts(p: Parameter): string {
+  const types = Array.isArray(p.type) ? p.type : [p.type];
+  const parts = [types.join(" or ")];
+  if (p.minimum !== undefined || p.maximum !== undefined) parts.push(`${String(p.minimum ?? "…")}..${String(p.maximum ?? "…")}`);
+  if (p.enum !== undefined) parts.push(`one of ${p.enum.map(String).join(", ")}`);
+  if (p.pattern !== undefined) parts.push(`matching ${p.pattern}`);
+  if (p.minLength !== undefined || p.maxLength !== undefined) parts.push(`${String(p.minLength ?? 0)}..${String(p.maxLength ?? "…")} characters`);
+  return parts.join(", ");
+}
+
+/** What is wrong with `config` by `catalogue` (empty: nothing). */
+export function engineConfigProblems(config: Tree, catalogue: Tree): string[] {
+  const params = catalogueOf(catalogue);
+  const problems: string[] = [];
+  for (const [path, v] of valuesOf(config)) {
+    const p = params.get(path);
+    if (p === undefined) {
+      problems.push(`${show(path)} is not a parameter of this engine (GET /databases/{engine}/config lists ${[...params.keys()].slice(0, 12).map(show).join(", ")}${params.size > 12 ? ", …" : ""})`);
+      continue;
+    }
+    const types = Array.isArray(p.type) ? p.type : [p.type];
+    const bad = !typeOk(types, v)
+      || (typeof v === "number" && ((p.minimum !== undefined && v < p.minimum) || (p.maximum !== undefined && v > p.maximum)))
+      || (typeof v === "string" && ((p.enum !== undefined && !p.enum.includes(v)) || (p.pattern !== undefined && !new RegExp(p.pattern).test(v))
+        || (p.minLength !== undefined && v.length < p.minLength) || (p.maxLength !== undefined && v.length > p.maxLength)));
+    if (bad) problems.push(`${show(path)} is ${JSON.stringify(v)}; it accepts ${accepts(p)}`);
+  }
+  return problems;
+}
+
+/** The parameters the spec sets that the database has otherwise, as a nested update body, and their paths (dotted). */
+export function engineConfigChanges(want: Tree, have: Tree): { body: Tree; paths: string[] } {
+  const current = valuesOf(have);
+  const body: Tree = {};
+  const paths: string[] = [];
+  for (const [path, v] of valuesOf(want)) {
+    if (JSON.stringify(current.get(path) ?? null) === JSON.stringify(v)) continue;
+    paths.push(show(path));
+    const keys = path.split(SEP);
+    let node = body;
+    for (const k of keys.slice(0, -1)) node = (node[k] ??= {}) as Tree;
+    node[keys.at(-1) ?? path] = v;
+  }
+  return { body, paths };
+}
+
+/** Which of `paths` (dotted) the catalogue says restart the cluster when changed. */
+export function restarting(paths: string[], catalogue: Tree): string[] {
+  const params = new Map([...catalogueOf(catalogue)].map(([k, v]) => [show(k), v]));
+  return paths.filter((p) => params.get(p)?.requires_restart === true);
+}
