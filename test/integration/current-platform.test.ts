@@ -120,7 +120,7 @@ describe("current platform: engine parameters", () => {
   afterAll(async () => { await env.stop(); });
   const { key, apply, get, condition, readyAt, readyDatabase } = helpers(cluster, () => env);
   const puts = (id: number): number => env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`).length;
-  const config = async (id: number): Promise<Record<string, unknown>> => snakify((await env.linode.databases.engine("mysql").get(id)).engineConfig ?? {}) as Record<string, unknown>;
+  const config = async (id: number): Promise<Record<string, unknown>> => snakify((await env.linode.databases.engine("mysql").get(id)).engineConfig ?? {});
 
   it("are set at create, checked before sending (InvalidEngineConfig), changed, put back after drift; a restarting one is a Warning", async () => {
     const id = Number((await readyDatabase("tuned", { ...mysql, engineConfig: { binlog_retention_period: 900, mysql: { connect_timeout: 20 } } })).status?.id);

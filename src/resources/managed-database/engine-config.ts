@@ -27,7 +27,7 @@ const isTree = (v: unknown): v is Tree => v !== null && typeof v === "object" &&
 const isParameter = (v: unknown): v is Parameter => isTree(v) && "type" in v && ("requires_restart" in v || "description" in v);
 
 /** The API's names back (the client camelizes what it reads; parameter names are snake_case). */
-export const apiNames = (v: unknown): Tree => (isTree(v) ? snakify(v) as Tree : {});
+export const apiNames = (v: unknown): Tree => (isTree(v) ? snakify<Tree>(v) : {});
 
 /** Every parameter of a catalogue or a config, by path ("mysql.connect_timeout", "work_mem"). */
 function leaves(tree: Tree, isLeaf: (v: unknown) => boolean, prefix = ""): Map<string, unknown> {
