@@ -31,7 +31,7 @@ describe("leader election between operator processes", () => {
     const started = await p.waitForLog((l) => l.msg === "operator started");
     const res = await fetch(`http://127.0.0.1:${String(started.metricsPort)}/metrics`);
     const text = await res.text();
-    const m = /^linode_operator_leader (\d+)/m.exec(text);
+    const m = /^linode_operator_leader(?:\{[^}]*\})? (\d+)/m.exec(text);
     return Number(m?.[1] ?? -1);
   };
 
