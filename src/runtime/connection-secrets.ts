@@ -85,8 +85,7 @@ export class ConnectionSecrets {
       if ((cached.type ?? "Opaque") !== desired.type) {
         // A Secret's type cannot change: ours is replaced. A pod that mounts it keeps the files it
         // has until the new one appears (the kubelet does not empty a volume whose Secret is gone).
-        await this.kube.deleteSecret({ namespace: desired.metadata.namespace, name });
-        await this.kube.createSecret(desired);
+        await this.replace(desired);
         return "written";
       }
       if (sameContent(cached, desired)) return "unchanged";
@@ -103,8 +102,7 @@ export class ConnectionSecrets {
     const existing = await this.kube.getSecret({ namespace: desired.metadata.namespace, name });
     if (controllerUid(existing) !== owner.metadata.uid) return "conflict";
     if ((existing.type ?? "Opaque") !== desired.type) {
-      await this.kube.deleteSecret({ namespace: desired.metadata.namespace, name });
-      await this.kube.createSecret(desired);
+      await this.replace(desired);
     } else {
       await this.kube.applySecret(desired);
     }
@@ -127,6 +125,20 @@ export class ConnectionSecrets {
       removed.push(s.metadata.name);
     }
     return removed;
+  }
+
+  /**
+   * Deletes our Secret and creates it anew (a type cannot change). One a failed pass already
+   * deleted is just created; one someone else created in between is not touched (the create
+   * fails, and the next pass's conflict check says whose it is).
+   */
+  private async replace(desired: SecretManifest): Promise<void> {
+    try {
+      await this.kube.deleteSecret({ namespace: desired.metadata.namespace, name: desired.metadata.name });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    await this.kube.createSecret(desired);
   }
 
   private controlled(owner: KubeObject, name: string): SecretObject | undefined {
