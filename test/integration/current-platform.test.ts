@@ -122,6 +122,16 @@ describe("current platform: engine parameters", () => {
   const puts = (id: number): number => env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`).length;
   const config = async (id: number): Promise<Record<string, unknown>> => snakify((await env.linode.databases.engine("mysql").get(id)).engineConfig ?? {});
 
+  it("that the catalogue refuses are InvalidEngineConfig before a create is announced or sent", async () => {
+    const creates = (): number => env.emulator.mutations().filter((m) => m.method === "POST" && m.path === "/databases/mysql/instances").length;
+    const before = creates();
+    await apply("mistuned", { ...mysql, engineConfig: { mysql: { connect_timeout: 99_999 } } });
+    const c = await waitFor("InvalidEngineConfig", async () => { const x = condition(await get("mistuned"), "Synced"); return x?.reason === "InvalidEngineConfig" ? x : undefined; }, 30_000, 100);
+    expect(c.message).toContain("mysql.connect_timeout is 99999; it accepts integer, 2..3600");
+    expect((await get("mistuned")).status?.createPending).toBeUndefined();
+    expect(creates()).toBe(before);
+  });
+
   it("are set at create, checked before sending (InvalidEngineConfig), changed, put back after drift; a restarting one is a Warning", async () => {
     const id = Number((await readyDatabase("tuned", { ...mysql, engineConfig: { binlog_retention_period: 900, mysql: { connect_timeout: 20 } } })).status?.id);
     expect(await config(id)).toMatchObject({ binlog_retention_period: 900, mysql: { connect_timeout: 20 } });

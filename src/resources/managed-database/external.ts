@@ -2,7 +2,7 @@
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
 import { databasePlatform, isNotFound, type Database, type DatabaseCreateRequest, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
-import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
+import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
@@ -146,6 +146,10 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
   /** A version the API does not offer is refused before the create is announced or sent. */
   async readyToCreate(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Deferral | undefined> {
     await this.deps.catalog.checkVersion(m.spec.engine, m.spec.version, signal);
+    if (m.spec.engineConfig !== undefined) {
+      const problems = engineConfigProblems(m.spec.engineConfig, await this.deps.catalog.engineParameters(m.spec.engine, signal));
+      if (problems.length > 0) throw new TerminalError(ManagedDatabaseReasons.InvalidEngineConfig, `spec.engineConfig has what the ${m.spec.engine} parameters do not accept, so nothing was sent: ${problems.join("; ")}`);
+    }
     return undefined;
   }
 
