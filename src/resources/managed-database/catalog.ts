@@ -11,30 +11,35 @@ import { apiNames } from "./engine-config.ts";
 
 const REFRESH_MILLIS = 24 * 3_600_000;
 
-/** One list, read when first needed and again after a day. */
+/**
+ * One answer, read when first needed and again after a day. Passes that ask while it is being
+ * read share that read (many creates at once cost one call); a failed read is not kept.
+ */
 class Daily<T> {
-  private read: { at: number; items: T[] } | undefined;
-  private readonly load: (signal: AbortSignal) => Promise<T[]>;
+  private read: { at: number; value: Promise<T> } | undefined;
+  private readonly load: (signal: AbortSignal) => Promise<T>;
 
-  constructor(load: (signal: AbortSignal) => Promise<T[]>) {
+  constructor(load: (signal: AbortSignal) => Promise<T>) {
     this.load = load;
   }
 
-  async get(signal: AbortSignal): Promise<T[]> {
-    if (this.read !== undefined && Date.now() - this.read.at < REFRESH_MILLIS) return this.read.items;
-    this.read = { at: Date.now(), items: await this.load(signal) };
-    return this.read.items;
+  get(signal: AbortSignal): Promise<T> {
+    if (this.read !== undefined && Date.now() - this.read.at < REFRESH_MILLIS) return this.read.value;
+    const read = { at: Date.now(), value: this.load(signal) };
+    this.read = read;
+    read.value.catch(() => { if (this.read === read) this.read = undefined; });
+    return read.value;
   }
 }
 
 export class DatabaseCatalog {
-  private readonly engines: Daily<DatabaseEngineInfo>;
-  private readonly types: Daily<DatabaseType>;
+  private readonly engines: Daily<DatabaseEngineInfo[]>;
+  private readonly types: Daily<DatabaseType[]>;
   private readonly configs: Record<DatabaseEngine, Daily<Record<string, unknown>>>;
 
   constructor(linode: LinodeClient) {
     const config = (engine: DatabaseEngine): Daily<Record<string, unknown>> =>
-      new Daily(async (signal) => [apiNames(await linodeCall(`reading the ${engine} parameters`, () => linode.databases.engine(engine).getConfigCatalogue({ signal })))]);
+      new Daily(async (signal) => apiNames(await linodeCall(`reading the ${engine} parameters`, () => linode.databases.engine(engine).getConfigCatalogue({ signal }))));
     this.configs = { mysql: config("mysql"), postgresql: config("postgresql") };
     this.engines = new Daily((signal) => linodeCall("listing the database engines", () => linode.databases.listAllEngines({ signal })));
     this.types = new Daily((signal) => linodeCall("listing the database plans", () => linode.databases.listAllTypes({ signal })));
@@ -49,7 +54,7 @@ export class DatabaseCatalog {
 
   /** The engine's parameter catalogue (GET /databases/{engine}/config), with the API's parameter names. */
   async engineParameters(engine: DatabaseEngine, signal: AbortSignal): Promise<Record<string, unknown>> {
-    return (await this.configs[engine].get(signal))[0] ?? {};
+    return this.configs[engine].get(signal);
   }
 
   /**
