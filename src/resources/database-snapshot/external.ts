@@ -118,11 +118,9 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     }
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     // A create that may have happened is looked for where it was sent, with the label it was sent with.
-    const pending = pendingTarget(m);
-    const target = pending ?? targetOf(m);
-    if (target === undefined) return { exists: false };
+    const target = pendingTarget(m) ?? targetOf(m);
     // No backups to look through on the current platform (no call; readyToCreate says why).
-    if (pending === undefined && targetOf(m)?.platform === "current") return { exists: false };
+    if (target === undefined || ("platform" in target && target.platform === "current")) return { exists: false };
     const label = m.createPending?.label ?? this.labelFor(m);
     const explicit = m.spec.label !== undefined && !deleting;
     if (m.createPending === undefined && !explicit) return { exists: false };
