@@ -12,6 +12,9 @@ import { waitFor } from "../harness/operator-runtime.ts";
 
 const mysql = { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowList: ["203.0.113.7"] };
 
+/** An env on one platform, with provisioning quick and a 2 s drift window. */
+const envOptions = (platform: "legacy" | "current"): Parameters<typeof startOperatorEnv>[1] => ({ platform, provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } });
+
 function helpers(cluster: TestCluster, envOf: () => OperatorEnv) {
   const ns = (): string => cluster.namespace;
   const key = (name: string): string => `${ns()}/${name}`;
@@ -41,7 +44,7 @@ function helpers(cluster: TestCluster, envOf: () => OperatorEnv) {
 describe("current platform: suspend and resume", () => {
   const cluster = useTestCluster("current");
   let env: OperatorEnv;
-  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "current", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  beforeAll(async () => { env = await startOperatorEnv(cluster, envOptions("current")); });
   afterAll(async () => { await env.stop(); });
   const { key, apply, get, condition, readyAt, readyDatabase, secret, posts } = helpers(cluster, () => env);
 
@@ -81,7 +84,7 @@ describe("current platform: suspend and resume", () => {
 describe("current platform: a private network (VPC)", () => {
   const cluster = useTestCluster("current-vpc");
   let env: OperatorEnv;
-  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "current", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  beforeAll(async () => { env = await startOperatorEnv(cluster, envOptions("current")); });
   afterAll(async () => { await env.stop(); });
   const { key, apply, readyAt, readyDatabase, secret } = helpers(cluster, () => env);
   const puts = (id: number): number => env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`).length;
@@ -116,7 +119,7 @@ describe("current platform: a private network (VPC)", () => {
 describe("current platform: engine parameters", () => {
   const cluster = useTestCluster("current-params");
   let env: OperatorEnv;
-  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "current", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  beforeAll(async () => { env = await startOperatorEnv(cluster, envOptions("current")); });
   afterAll(async () => { await env.stop(); });
   const { key, apply, get, condition, readyAt, readyDatabase } = helpers(cluster, () => env);
   const puts = (id: number): number => env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`).length;
@@ -164,7 +167,7 @@ describe("current platform: engine parameters", () => {
 describe("current platform: a suspended database deleted", () => {
   const cluster = useTestCluster("current-del");
   let env: OperatorEnv;
-  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "current", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  beforeAll(async () => { env = await startOperatorEnv(cluster, envOptions("current")); });
   afterAll(async () => { await env.stop(); });
   const { apply, get, readyDatabase, posts } = helpers(cluster, () => env);
 
@@ -182,7 +185,7 @@ describe("current platform: a suspended database deleted", () => {
 describe("legacy platform: what only the current one has is refused", () => {
   const cluster = useTestCluster("legacy");
   let env: OperatorEnv;
-  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "legacy", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  beforeAll(async () => { env = await startOperatorEnv(cluster, envOptions("legacy")); });
   afterAll(async () => { await env.stop(); });
   const { key, apply, get, condition, readyDatabase, posts } = helpers(cluster, () => env);
 
