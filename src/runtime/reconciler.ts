@@ -20,7 +20,7 @@
 import { isConflict } from "../kube/errors.ts";
 import { keyOf, type KubeApi } from "../kube/types.ts";
 import { Actions, LAST_REQUESTS } from "./actions.ts";
-import { CREATE_PENDING_ANNOTATION, EXTERNAL_ID_ANNOTATION, FINALIZER, isPaused, PAUSED_ANNOTATION } from "./annotations.ts";
+import { FINALIZER, isPaused } from "./annotations.ts";
 import { getCondition } from "./conditions.ts";
 import type { ConnectionSecrets } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
@@ -35,7 +35,6 @@ import type { References } from "./references.ts";
 import { StatusWriter } from "./status-writer.ts";
 import { Timings, jittered } from "./timings.ts";
 
-export { CREATE_PENDING_ANNOTATION, EXTERNAL_ID_ANNOTATION, FINALIZER, isPaused, PAUSED_ANNOTATION, recordedIdOf };
 
 function createPendingOf(status: ManagedStatus | undefined): CreatePending | undefined {
   const p = status?.createPending;
@@ -465,4 +464,3 @@ function unpublished(pass: Pass, why: { reason: string; message: string }): unde
   return undefined;
 }
 
-export { LAST_REQUESTS };

@@ -10,7 +10,7 @@ import { RetryAfterError } from "../../src/runtime/errors.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
-import { EXTERNAL_ID_ANNOTATION } from "../../src/runtime/reconciler.ts";
+import { EXTERNAL_ID_ANNOTATION } from "../../src/runtime/annotations.ts";
 import { Timings } from "../../src/runtime/timings.ts";
 import { GadgetCloud, gadgetType, type GadgetSpec } from "../fixtures/gadget-kind.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";

@@ -13,7 +13,7 @@ import { RetryAfterError } from "../../src/runtime/errors.ts";
 import type { EventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
-import { EXTERNAL_ID_ANNOTATION, FINALIZER, PAUSED_ANNOTATION } from "../../src/runtime/reconciler.ts";
+import { EXTERNAL_ID_ANNOTATION, FINALIZER, PAUSED_ANNOTATION } from "../../src/runtime/annotations.ts";
 import { Timings } from "../../src/runtime/timings.ts";
 import { GadgetCloud, gadgetType, type GadgetObject, type GadgetSpec } from "../fixtures/gadget-kind.ts";
 import { MemoryKube, type WriteRecord } from "../fixtures/memory-kube.ts";
