@@ -45,7 +45,8 @@ export interface DatabaseCreateRequest {
   type: string;
   /** Engine version, e.g. "8" or "16"; sent as `engine: "<engine>/<version>"`. */
   version: string;
-  clusterSize?: 1 | 3;
+  /** 1 or 3; the current platform also 2 (dedicated plans only). */
+  clusterSize?: 1 | 2 | 3;
   encrypted?: boolean;
   sslConnection?: boolean;
   replicationType?: "none" | "asynch" | "semi_synch" | (string & {});
@@ -56,6 +57,15 @@ export interface DatabaseCreateRequest {
   privateNetwork?: PrivateNetworkInput;
   /** Current platform: the engine's parameters. */
   engineConfig?: Record<string, unknown>;
+  /** Current platform: a point-in-time restore of `source` into the new cluster (restore is a fork). */
+  fork?: ForkInput;
+}
+
+export interface ForkInput {
+  /** The id of the database to fork (same engine and major version, same account). */
+  source: number;
+  /** The point in time, as the API writes times (UTC, `2025-01-02T03:04:05`); omitted: the latest. */
+  restoreTime?: string;
 }
 
 export interface PrivateNetworkInput {
@@ -76,6 +86,10 @@ export interface DatabaseUpdateRequest {
   privateNetwork?: PrivateNetworkInput | null;
   /** Current platform: the parameters to change (the API merges them; null removes one). */
   engineConfig?: Record<string, unknown>;
+  /** Current platform: nodes added or removed in place (1, 2 or 3). */
+  clusterSize?: 1 | 2 | 3;
+  /** Current platform: a major version upgrade in place, e.g. "16". */
+  version?: string;
 }
 
 export interface SnapshotCreateRequest {

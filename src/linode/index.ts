@@ -25,7 +25,7 @@ export {
   DatabaseEngineApi, DatabasesApi, databasePlatform, decodeCaCertificate,
   type Database, type DatabasePlatform, type DatabaseBackup, type DatabaseCreateRequest, type DatabaseCredentials, type DatabaseEngineInfo,
   type DatabaseSslCertificate, type DatabaseType, type DatabaseUpdateRequest, type MaintenanceWindow,
-  type MaintenanceWindowInput, type SnapshotCreateRequest,
+  type ForkInput, type MaintenanceWindowInput, type SnapshotCreateRequest,
 } from "./databases.ts";
 export {
   NodeBalancersApi,

@@ -5,41 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { snakify } from "../../src/linode/index.ts";
-import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
-import { useTestCluster, type TestCluster } from "../harness/cluster.ts";
+import { useTestCluster } from "../harness/cluster.ts";
+import { envOptions, databaseHelpers as helpers, mysql } from "../harness/database-helpers.ts";
 import { startOperatorEnv, type OperatorEnv } from "../harness/operator-env.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
-
-const mysql = { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowList: ["203.0.113.7"] };
-
-/** An env on one platform, with provisioning quick and a 2 s drift window. */
-const envOptions = (platform: "legacy" | "current"): Parameters<typeof startOperatorEnv>[1] => ({ platform, provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } });
-
-function helpers(cluster: TestCluster, envOf: () => OperatorEnv) {
-  const ns = (): string => cluster.namespace;
-  const key = (name: string): string => `${ns()}/${name}`;
-  const apply = async (name: string, spec: Record<string, unknown>): Promise<void> => {
-    const res = await cluster.kubectl(["-n", ns(), "apply", "-f", "-"], { input: JSON.stringify({ apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name }, spec }) });
-    expect(res.code, res.stderr).toBe(0);
-  };
-  const get = (name: string): Promise<ManagedObject> => envOf().deps.kube.getCustom<ManagedObject>(mdb, { namespace: ns(), name });
-  const condition = (o: ManagedObject, type: string): { status: string; reason: string; message?: string } | undefined => o.status?.conditions?.find((c) => c.type === type);
-  const readyAt = async (name: string, pred: (o: ManagedObject) => boolean = () => true): Promise<ManagedObject | undefined> => {
-    const o = await get(name);
-    return condition(o, "Ready")?.status === "True" && o.status?.observedGeneration === o.metadata.generation && pred(o) ? o : undefined;
-  };
-  const readyDatabase = async (name: string, spec: Record<string, unknown> = mysql): Promise<ManagedObject> => {
-    await apply(name, spec);
-    return waitFor(`${name} Ready`, () => readyAt(name), 60_000, 200);
-  };
-  const secret = async (name: string): Promise<Record<string, string>> => {
-    const s = await cluster.core.readNamespacedSecret({ namespace: ns(), name });
-    return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
-  };
-  /** POSTs the emulator answered under one database's path, ending in `suffix`. */
-  const posts = (id: number, suffix: string): number => envOf().emulator.mutations().filter((m) => m.method === "POST" && m.path === `/databases/mysql/instances/${String(id)}${suffix}`).length;
-  return { key, apply, get, condition, readyAt, readyDatabase, secret, posts };
-}
 
 describe("current platform: suspend and resume", () => {
   const cluster = useTestCluster("current");

@@ -164,7 +164,7 @@ describe("generated CRDs", () => {
       });
       return found.sort();
     };
-    expect(transitionFields("ManagedDatabase")).toEqual([".clusterSize", ".databaseId", ".encrypted", ".engine", ".region", ".replicationCommitType", ".replicationType", ".sslConnection", ".version"]);
+    expect(transitionFields("ManagedDatabase")).toEqual([".databaseId", ".encrypted", ".engine", ".region", ".replicationCommitType", ".replicationType", ".restoreFrom", ".sslConnection"]);
     expect(transitionFields("DatabaseSnapshot")).toEqual([".databaseRef", ".label", ".target"]);
     expect(transitionFields("NodeBalancer")).toEqual([".firewallId", ".nodeBalancerId", ".region"]);
   });

@@ -15,7 +15,12 @@ describe("kind schemas at runtime", () => {
 
   it("ManagedDatabase: field limits", () => {
     const base = { engine: "mysql", version: "8.0", region: "us-east", type: "g6-nanode-1" };
-    expect(managedDatabaseSpecSchema.safeParse({ ...base, clusterSize: 2 }).success).toBe(false);
+    expect(managedDatabaseSpecSchema.safeParse({ ...base, clusterSize: 4 }).success).toBe(false);
+    expect(managedDatabaseSpecSchema.safeParse({ ...base, clusterSize: 2 }).success).toBe(true);
+    const pit = (p: Record<string, unknown>) => managedDatabaseSpecSchema.safeParse({ ...base, restoreFrom: { pointInTime: p } }).success;
+    expect(pit({ databaseId: 1, restoreTime: "2026-11-24T18:30:00Z" })).toBe(true);
+    expect(pit({ databaseId: 1, restoreTime: "2026-11-24T19:30:00+01:00" })).toBe(true);
+    expect(pit({ databaseId: 1, restoreTime: "2026-11-24 18:30:00" })).toBe(false);
     expect(managedDatabaseSpecSchema.safeParse({ ...base, label: "ab" }).success).toBe(false);
     expect(managedDatabaseSpecSchema.safeParse({ ...base, updates: { duration: 1, hourOfDay: 24, dayOfWeek: 1 } }).success).toBe(false);
     expect(managedDatabaseSpecSchema.parse({ ...base, updates: { duration: 1, hourOfDay: 0, dayOfWeek: 1 } }).updates?.frequency).toBe("weekly");

@@ -102,6 +102,8 @@ export const databaseSchema = z.object({
   members: z.record(z.string(), z.string()).optional(),
   platform: z.string().optional(),
   oldest_restore_time: z.string().nullish(),
+  // A forked database: what it was forked from, and the point in time.
+  fork: z.object({ source: z.number().int(), restore_time: z.string().nullish() }).nullish(),
   engine_config: z.record(z.string(), z.unknown()).nullish(),
   private_network: z
     .object({ vpc_id: z.number().nullish(), subnet_id: z.number().nullish(), public_access: z.boolean().nullish() })

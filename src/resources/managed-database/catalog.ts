@@ -47,9 +47,23 @@ export class DatabaseCatalog {
 
   /** Throws UnknownEngineVersion when the API does not offer `version` of `engine`. */
   async checkVersion(engine: DatabaseEngine, version: string, signal: AbortSignal): Promise<void> {
+    const refusal = await this.versionRefusal(engine, version, signal);
+    if (refusal !== undefined) throw new TerminalError(ManagedDatabaseReasons.UnknownEngineVersion, `${refusal}: nothing was sent; set spec.version to one of them (the API reports the full version in status.version)`);
+  }
+
+  /** Why `version` of `engine` cannot be asked for (the API does not offer it), if it cannot. */
+  async versionRefusal(engine: DatabaseEngine, version: string, signal: AbortSignal): Promise<string | undefined> {
     const offered = (await this.engines.get(signal)).filter((e) => e.engine === engine).map((e) => e.version);
-    if (offered.includes(version)) return;
-    throw new TerminalError(ManagedDatabaseReasons.UnknownEngineVersion, `the API offers ${engine} ${offered.length > 0 ? `versions ${offered.join(", ")}` : "in no version"} (GET /databases/engines), not "${version}": nothing was sent; set spec.version to one of them (the API reports the full version in status.version)`);
+    if (offered.includes(version)) return undefined;
+    return `the API offers ${engine} ${offered.length > 0 ? `versions ${offered.join(", ")}` : "in no version"} (GET /databases/engines), not "${version}"`;
+  }
+
+  /** Why a cluster of plan `type` cannot have `nodes` nodes, if it cannot: 2 nodes need a dedicated plan (current-platform.md). */
+  async nodesRefusal(type: string, nodes: number, signal: AbortSignal): Promise<string | undefined> {
+    if (nodes !== 2) return undefined;
+    const plan = (await this.types.get(signal)).find((t) => t.id === type);
+    if (plan?.class === undefined || plan.class === "dedicated") return undefined;
+    return `a 2-node cluster needs a dedicated plan, and ${type} is ${plan.class}: choose clusterSize 1 or 3, or a dedicated type (g6-dedicated-*)`;
   }
 
   /** The engine's parameter catalogue (GET /databases/{engine}/config), with the API's parameter names. */

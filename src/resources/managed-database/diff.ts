@@ -1,6 +1,7 @@
 // What differs between the spec and the cloud database, as the fields of one update body.
-// Only what the API can change is compared (label, allowList, type, maintenance window);
-// the rest is immutable and enforced at admission.
+// Only what the API can change is compared (label, allowList, type, maintenance window; on the
+// current platform also nodes, major version, VPC and engine parameters); what it cannot is
+// named by immutableMismatches, and nothing is sent for it.
 import { databasePlatform, type Database, type DatabaseUpdateRequest } from "../../linode/index.ts";
 import { normalizeAllowList, sameAllowList } from "./allow-list.ts";
 import { apiNames, engineConfigChanges } from "./engine-config.ts";
@@ -34,6 +35,17 @@ export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefine
   if (db.type !== spec.type) {
     update.type = spec.type;
     parts.push(`type ${db.type} → ${spec.type}`);
+  }
+  // In place on the current platform only (legacy: immutableMismatches names them).
+  if (databasePlatform(db) === "current") {
+    if (db.clusterSize !== spec.clusterSize) {
+      update.clusterSize = spec.clusterSize;
+      parts.push(`clusterSize ${String(db.clusterSize)} → ${String(spec.clusterSize)}`);
+    }
+    if (isUpgrade(spec.version, db.version)) {
+      update.version = spec.version;
+      parts.push(`version ${db.version} → ${spec.version}`);
+    }
   }
   const want = spec.updates;
   const have = db.updates;
@@ -84,6 +96,13 @@ function sameVersion(want: string, have: string): boolean {
   return have === want || have.startsWith(`${want}.`);
 }
 
+const major = (v: string): number => Number(v.split(".")[0]);
+
+/** The spec asks for a higher major version than the database runs (an in-place upgrade on the current platform). */
+export function isUpgrade(want: string, have: string): boolean {
+  return !sameVersion(want, have) && major(want) > major(have);
+}
+
 /**
  * What differs that the API cannot change (a new cluster would be needed): for an adopted or
  * drifted database, named so the user can fix the spec; nothing is sent for these. Security
@@ -93,9 +112,13 @@ function sameVersion(want: string, have: string): boolean {
 export function immutableMismatches(spec: ManagedDatabaseSpec, db: Database): string[] {
   const out: string[] = [];
   if (db.engine !== spec.engine) out.push(`engine (spec ${spec.engine}, database ${db.engine})`);
-  if (!sameVersion(spec.version, db.version)) out.push(`version (spec ${spec.version}, database ${db.version})`);
+  const current = databasePlatform(db) === "current";
+  // The current platform upgrades a major version in place, never down; the legacy one never changes it.
+  if (!sameVersion(spec.version, db.version) && !(current && isUpgrade(spec.version, db.version))) {
+    out.push(`version (spec ${spec.version}, database ${db.version}${current ? ": a major version is upgraded in place, never downgraded" : ": the legacy platform never changes a cluster's version"})`);
+  }
   if (db.region !== spec.region) out.push(`region (spec ${spec.region}, database ${db.region})`);
-  if (db.clusterSize !== spec.clusterSize) out.push(`clusterSize (spec ${String(spec.clusterSize)}, database ${String(db.clusterSize)})`);
+  if (!current && db.clusterSize !== spec.clusterSize) out.push(`clusterSize (spec ${String(spec.clusterSize)}, database ${String(db.clusterSize)}: the legacy platform cannot add or remove nodes)`);
   if (spec.encrypted && !db.encrypted) out.push("encrypted (spec true, database false)");
   if (spec.sslConnection && !db.sslConnection) out.push("sslConnection (spec true, database false)");
   if (spec.replicationType !== undefined && db.replicationType !== null && db.replicationType !== spec.replicationType) {

@@ -1,7 +1,7 @@
 // ManagedDatabase ↔ Linode: how to observe, create, update and delete a managed MySQL or
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
-import { databasePlatform, isNotFound, type Database, type DatabaseCreateRequest, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
+import { databasePlatform, isNotFound, type Database, type DatabaseCreateRequest, type ForkInput, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
 import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
@@ -13,6 +13,7 @@ import { diffDatabase, immutableMismatches, isEmptyDiff, type DatabaseDiff } fro
 import type { BackupsReader } from "./backups.ts";
 import type { DatabaseCatalog } from "./catalog.ts";
 import { engineConfigProblems, restarting } from "./engine-config.ts";
+import { parseApiTime, planFork, rfc3339 } from "./fork.ts";
 import { lastRestore, recentReset, type DatabaseRequests } from "./requests.ts";
 import type { ManagedDatabaseSpec, ManagedDatabaseStatus } from "./schema.ts";
 import { ManagedDatabaseReasons, ManagedDatabaseEvents } from "./reasons.ts";
@@ -36,10 +37,10 @@ export interface ManagedDatabaseExternalDeps {
   requests: DatabaseRequests;
   events: EventRecorder;
   clusterId: string;
+  /** The Linode account this client acts in (a fork's source must be in it too). */
+  accountId: string;
 }
 
-/** The API's timestamps are UTC without a zone designator. */
-const apiTime = (s: string): number => Date.parse(/([zZ]|[+-]\d\d:\d\d)$/.test(s) ? s : `${s}Z`);
 
 /** States in which the API accepts a delete. */
 const deletable = new Set(["active", "failed", "degraded"]);
@@ -51,6 +52,8 @@ const pendingReason: Record<string, string> = {
 
 export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSpec, Database, ObservedStatus, DatabaseDiff> {
   private readonly deps: ManagedDatabaseExternalDeps;
+  /** The fork readyToCreate checked, for the create of the same pass. */
+  private readonly forks = new WeakMap<Managed<ManagedDatabaseSpec>, ForkInput>();
 
   constructor(deps: ManagedDatabaseExternalDeps) {
     this.deps = deps;
@@ -106,12 +109,14 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     const configProblems = databasePlatform(db) === "current" && m.spec.engineConfig !== undefined && diff.engineConfigPaths !== undefined
       ? engineConfigProblems(m.spec.engineConfig, await this.deps.catalog.engineParameters(engine, signal)) : [];
     // A resize the API would refuse is not sent (it would refuse the whole update): said why, naming the plans.
-    const resize = db.type !== m.spec.type && mismatches.length === 0 && m.policies.management === "Manage"
-      ? await this.deps.catalog.resizeRefusal(db.type, m.spec.type, signal) : undefined;
+    const manage = mismatches.length === 0 && m.policies.management === "Manage";
+    const resize = db.type !== m.spec.type && manage ? await this.deps.catalog.resizeRefusal(db.type, m.spec.type, signal) : undefined;
+    const nodes = (diff.update.clusterSize !== undefined || diff.update.type !== undefined) && manage ? await this.deps.catalog.nodesRefusal(m.spec.type, m.spec.clusterSize, signal) : undefined;
+    const upgrade = diff.update.version !== undefined && manage ? await this.deps.catalog.versionRefusal(engine, m.spec.version, signal) : undefined;
     const active = db.status === "active";
     // Created by this resource within the refresh period: no backup to list yet (none is taken
     // at creation; the first automatic one shows at the next refresh or snapshot).
-    const fresh = m.spec.databaseId === undefined && Date.now() - apiTime(db.created) < KindTimings.freshDatabaseMillis;
+    const fresh = m.spec.databaseId === undefined && Date.now() - parseApiTime(db.created) < KindTimings.freshDatabaseMillis;
     // The current platform has no backups API: nothing is listed (no call), and status shows none.
     const backups = db.status === "provisioning" || databasePlatform(db) === "current" ? undefined : await this.deps.backups.latest(engine, db.id, this.deps.snapshotsMark(m), fresh, signal);
     const restored = lastRestore(m);
@@ -134,7 +139,9 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       diff: diff.summary,
       delta: diff,
       ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
+      ...(nodes !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.ResizeNotAllowed, message: `spec.clusterSize asks for what the API does not allow, so nothing is sent: ${nodes}` } } : {}),
       ...(resize !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.ResizeNotAllowed, message: `spec.type asks for a resize the API does not allow, so nothing is sent: ${resize}` } } : {}),
+      ...(upgrade !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.UnknownEngineVersion, message: `spec.version asks for an upgrade to a version the API does not offer, so nothing is sent: ${upgrade}` } } : {}),
       ...(configProblems.length > 0 ? { unfixable: { reason: ManagedDatabaseReasons.InvalidEngineConfig, message: `spec.engineConfig has what the ${engine} parameters do not accept, so nothing is sent: ${configProblems.join("; ")}` } } : {}),
       ...(legacyOnly.length > 0 ? { unfixable: { reason: SharedReasons.UnsupportedOnPlatform, message: `the spec asks for what only Linode's current platform has — ${legacyOnly.join(", ")} — but the database is on the legacy platform (status.platform: legacy): nothing is sent` } } : {}),
       ...((active || (db.status === "suspended" && m.spec.suspended)) && isEmptyDiff(diff) && recentReset(m) === undefined
@@ -143,13 +150,25 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     };
   }
 
-  /** A version the API does not offer is refused before the create is announced or sent. */
+  /**
+   * What the API would refuse is refused before the create is announced or sent (a version it
+   * does not offer, parameters its catalogue refuses, 2 nodes on a shared plan, a fork it cannot
+   * make); a fork's source not ready yet is waited for.
+   */
   async readyToCreate(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Deferral | undefined> {
     await this.deps.catalog.checkVersion(m.spec.engine, m.spec.version, signal);
     if (m.spec.engineConfig !== undefined) {
       const problems = engineConfigProblems(m.spec.engineConfig, await this.deps.catalog.engineParameters(m.spec.engine, signal));
       if (problems.length > 0) throw new TerminalError(ManagedDatabaseReasons.InvalidEngineConfig, `spec.engineConfig has what the ${m.spec.engine} parameters do not accept, so nothing was sent: ${problems.join("; ")}`);
     }
+    const nodes = await this.deps.catalog.nodesRefusal(m.spec.type, m.spec.clusterSize, signal);
+    if (nodes !== undefined) throw new TerminalError(ManagedDatabaseReasons.ResizeNotAllowed, `spec.clusterSize: ${nodes}; nothing was sent`);
+    const planned = await planFork(m, {
+      get: (engine, id, s) => this.deps.cache.get(engine, id, this.deps.poll.pendingMillis, s),
+      accountId: this.deps.accountId, retryMillis: this.deps.poll.pendingMillis, now: Date.now,
+    }, signal);
+    if (planned !== undefined && "wait" in planned) return planned.wait;
+    if (planned !== undefined) this.forks.set(m, planned.fork);
     return undefined;
   }
 
@@ -170,6 +189,12 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       ...(s.replicationType !== undefined ? { replicationType: s.replicationType } : {}),
       ...(s.replicationCommitType !== undefined ? { replicationCommitType: s.replicationCommitType } : {}),
     };
+    const fork = this.forks.get(m);
+    if (s.restoreFrom !== undefined) {
+      // Never a plain create in place of a fork: readyToCreate checked this one in the same pass.
+      if (fork === undefined) throw new RetryAfterError(R.Waiting, "the fork is checked again before it is sent", this.deps.poll.pendingMillis);
+      req.fork = fork;
+    }
     let db: Database;
     try {
       db = await this.deps.linode.databases.engine(s.engine).create(req, { signal });
@@ -178,6 +203,10 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       throw translateLinodeError(err, "creating the database");
     }
     this.deps.cache.put(s.engine, db);
+    if (fork !== undefined) {
+      const { reason, action } = ManagedDatabaseEvents.Forked;
+      this.deps.events.normal(m.obj, reason, action, `forking database ${String(fork.source)} as of ${fork.restoreTime !== undefined ? rfc3339(parseApiTime(fork.restoreTime)) : "the latest restore point"} into database ${String(db.id)}; the source keeps running (and billing)`);
+    }
     return { externalId: String(db.id), status: { id: db.id } };
   }
 
@@ -245,7 +274,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
  * Fields the API may stop reporting (a VPC left, maintenance applied): absent here means
  * removed from status, not kept from an earlier observation.
  */
-const reportedOrRemoved = ["port", "totalDiskSizeGb", "usedDiskSizeGb", "privateNetwork", "updates", "pendingUpdates"] as const;
+const reportedOrRemoved = ["port", "totalDiskSizeGb", "usedDiskSizeGb", "privateNetwork", "updates", "pendingUpdates", "fork", "oldestRestoreTime"] as const;
 
 function statusOf(db: Database): ObservedStatus {
   const reported = reportedStatus(db);
@@ -269,6 +298,9 @@ function reportedStatus(db: Database): ObservedStatus {
     region: db.region,
     type: db.type,
     clusterSize: db.clusterSize,
+    ...(db.fork !== null && db.fork !== undefined
+      ? { fork: { source: db.fork.source, ...(db.fork.restoreTime !== null && db.fork.restoreTime !== undefined ? { restoreTime: rfc3339(parseApiTime(db.fork.restoreTime)) } : {}) } } : {}),
+    ...(db.oldestRestoreTime !== null && db.oldestRestoreTime !== undefined ? { oldestRestoreTime: rfc3339(parseApiTime(db.oldestRestoreTime)) } : {}),
     ...(db.privateNetwork !== null && db.privateNetwork !== undefined && db.privateNetwork.vpcId !== null && db.privateNetwork.vpcId !== undefined && db.privateNetwork.subnetId !== null && db.privateNetwork.subnetId !== undefined
       ? { privateNetwork: { vpcId: db.privateNetwork.vpcId, subnetId: db.privateNetwork.subnetId, publicAccess: db.privateNetwork.publicAccess ?? false } } : {}),
     ...(db.totalDiskSizeGb !== null ? { totalDiskSizeGb: db.totalDiskSizeGb } : {}),

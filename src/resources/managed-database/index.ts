@@ -13,6 +13,7 @@ import { managedDatabaseDefinition, managedDatabaseSettings, managedDatabaseType
 import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
 import { BackupsReader } from "./backups.ts";
 import { DatabaseCatalog } from "./catalog.ts";
+import { forkSourceReference } from "./fork.ts";
 import { DatabaseRequests, restoreSnapshotReference } from "./requests.ts";
 import { managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
 import { ManagedDatabaseReasons } from "./reasons.ts";
@@ -37,15 +38,19 @@ export const managedDatabaseKind: OperatorKind = {
       .filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name)
       .map((s) => JSON.stringify([s.status?.backupId, s.status?.phase])).sort().join(",");
     const namedId = (spec: ManagedDatabaseSpec): string | undefined => (spec.databaseId !== undefined ? String(spec.databaseId) : undefined);
-    const scope = new AccountScope<ManagedDatabaseSpec>({ accounts: deps.accounts, wanted: (m) => m.spec, namedId, what: "database" });
+    const sourceId = (spec: ManagedDatabaseSpec): { id: string; field: string } | undefined => {
+      const id = spec.restoreFrom?.pointInTime.databaseId;
+      return id === undefined ? undefined : { id: String(id), field: "spec.restoreFrom.pointInTime.databaseId" };
+    };
+    const scope = new AccountScope<ManagedDatabaseSpec>({ accounts: deps.accounts, wanted: (m) => m.spec, namedId, sourceId, what: "database" });
     // Everything that reads the cloud is per account: one account's list never answers for another's.
-    const parts = new PerAccount(({ linode }) => {
+    const parts = new PerAccount(({ linode, id: accountId }) => {
       const cache = new DatabaseListCache(linode, changed);
       const requests = new DatabaseRequests({ linode, cache, events, poll: deps.poll });
       const backups = new BackupsReader(linode, backupsRefreshHours * 3_600_000);
       const catalog = new DatabaseCatalog(linode);
       return {
-        external: new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotsMark, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId }),
+        external: new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotsMark, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId }),
         connection: new DatabaseConnection(linode),
       };
     });
@@ -68,7 +73,7 @@ export const managedDatabaseKind: OperatorKind = {
           return db === undefined ? [] : [`${obj.metadata.namespace ?? ""}/${db}`];
         },
       }],
-      references: [scope.credentials, restoreSnapshotReference],
+      references: [scope.credentials, restoreSnapshotReference, forkSourceReference],
     };
     return kind;
   },

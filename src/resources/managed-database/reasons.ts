@@ -11,6 +11,9 @@ export const managedDatabaseReasonMeanings = {
   SnapshotOfAnotherDatabase: "The restore names a DatabaseSnapshot of another database.",
   InvalidEngineConfig: "spec.engineConfig has a parameter the engine does not have, of the wrong type or out of range (GET /databases/{engine}/config): nothing is sent; the message names each and what it accepts.",
   ResizeNotAllowed: "spec.type asks for a plan the API does not list, or a smaller disk than the database has (clusters cannot be resized to smaller plans): nothing is sent; the message lists the plans and their disks.",
+  WaitingForRestoreSource: "spec.restoreFrom names a source that is not yet active, degraded or failed, or a ManagedDatabase without a database yet: the fork waits for it (nothing is sent).",
+  RestoreTimeOutOfRange: "spec.restoreFrom.pointInTime.restoreTime is before the source's oldest restore point or in the future: nothing is sent; the message gives the valid range.",
+  RestoreSourceMismatch: "spec.restoreFrom names a database the fork cannot be made of: another engine or major version than the spec's, a legacy-platform database (no point-in-time restore), one in another Linode account, or none: nothing is sent.",
   UnknownEngineVersion: "spec.version is not a version the API offers for the engine (GET /databases/engines): nothing is sent; the message lists those that exist.",
 } as const;
 
@@ -22,5 +25,6 @@ export const ManagedDatabaseEvents = {
   EngineRestart: { reason: "EngineRestart", action: "Update" },
   Patched: { reason: "Patched", action: "Patch" },
   Restored: { reason: "Restored", action: "Restore" },
+  Forked: { reason: "Forked", action: "Create" },
   RestoreFailed: { reason: "RestoreFailed", action: "Restore" },
 } as const;

@@ -84,6 +84,26 @@ export const restoreRequestSchema = z.object({
   ],
 });
 
+export const restoreFromSchema = z.object({
+  pointInTime: z.object({
+    databaseRef: localObjectRefSchema.optional().meta({ description: "The ManagedDatabase in this namespace whose database to fork (it must be in the same Linode account as this one: the same credentialsRef)." }),
+    databaseId: linodeIdSchema.optional().meta({
+      description: "The Linode id of the database to fork, when no ManagedDatabase here manages it. Like adoption: with the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed), always with credentialsRef (your own account's token).",
+    }),
+    restoreTime: z.iso.datetime({ offset: true }).optional().meta({
+      description: "The point in time (RFC 3339, e.g. 2026-11-24T18:30:00Z), between the source's status.oldestRestoreTime (about seven days back) and now; otherwise RestoreTimeOutOfRange, nothing sent. Omitted: the latest.",
+      pattern: undefined,
+    }),
+  }).meta({
+    description: "A point-in-time restore of another current-platform database of the same engine and major version (spec.version must be the source's).",
+    "x-kubernetes-validations": [
+      { rule: "has(self.databaseRef) != has(self.databaseId)", message: "pointInTime needs exactly one of databaseRef or databaseId" },
+    ],
+  }),
+}).meta({
+  description: "Create this database as a fork of another (the current platform's restore): a new cluster holding the source's data as of a point in time; the source keeps running (and billing). Waits for the source to be active, degraded or failed (WaitingForRestoreSource). Set at creation only; immutable. The fork made is status.fork. On the legacy platform restore a backup in place instead (spec.requests.restore).",
+});
+
 export const databaseRequestsSchema = z.object({
   resetCredentials: requestTokenSchema.optional().meta({ description: "Any new value resets the root password once (again only if the operator stops between the reset and recording it); the connection Secret is then rewritten." }),
   patch: requestTokenSchema.optional().meta({ description: "Any new value applies operating-system patches now, at most once (a 1-node cluster is unavailable meanwhile). If the outcome is never known (the operator stopped mid-call), it is not sent again: status says so; set a new value to ask again." }),
@@ -97,8 +117,7 @@ export const managedDatabaseSpecSchema = z.object({
     "x-kubernetes-validations": [immutable("engine", `a different engine is a different cluster; ${newCluster}`)],
   }),
   version: z.string().min(1).max(32).regex(/^[0-9]+(\.[0-9]+)*$/).meta({
-    description: "Engine version, as the API offers it (GET /databases/engines: a major version, e.g. \"8\" for MySQL, \"16\" for PostgreSQL); another is UnknownEngineVersion, nothing sent. The full version the database runs is status.version. Immutable: Linode never upgrades a database engine.",
-    "x-kubernetes-validations": [immutable("version", `the Linode API never upgrades a database engine; a new engine version needs a new cluster, so ${newCluster}`)],
+    description: "Engine version, as the API offers it (GET /databases/engines: a major version, e.g. \"8\" for MySQL, \"17\" for PostgreSQL); another is UnknownEngineVersion, nothing sent. The full version the database runs is status.version. On the current platform a higher major version is an in-place upgrade (status updating meanwhile; a lower one is ImmutableFieldMismatch); on the legacy platform it cannot change (ImmutableFieldMismatch, nothing sent): a new engine version there needs a new cluster. A fork (restoreFrom) has its source's version.",
   }),
   region: linodeSlugSchema.meta({
     description: "Linode region id, e.g. us-east. Immutable.",
@@ -108,9 +127,8 @@ export const managedDatabaseSpecSchema = z.object({
   label: z.string().min(3).max(32).optional().meta({
     description: "Label of the cloud database (3..32 characters, unique on the account). Default: derived from namespace and name, so namespaces never collide.",
   }),
-  clusterSize: z.literal([1, 3]).default(1).meta({
-    description: "Number of nodes: 1, or 3 (one primary and two replicas, highly available). Immutable.",
-    "x-kubernetes-validations": [immutable("clusterSize", "the API cannot add or remove nodes of an existing cluster")],
+  clusterSize: z.literal([1, 2, 3]).default(1).meta({
+    description: "Number of nodes: 1, 2 (current platform, dedicated plans only) or 3 (one primary and two replicas, highly available). On the current platform a change adds or removes nodes in place (status resizing meanwhile); on the legacy platform (1 or 3) it cannot change: ImmutableFieldMismatch, nothing sent.",
   }),
   encrypted: z.boolean().default(false).meta({
     description: "Encrypt the cluster's disks. Immutable.",
@@ -121,7 +139,7 @@ export const managedDatabaseSpecSchema = z.object({
     "x-kubernetes-validations": [immutable("sslConnection", "it is chosen when the cluster is created")],
   }),
   replicationType: z.enum(mysqlReplicationTypes).optional().meta({
-    description: "Replication: MySQL none, asynch or semi_synch; PostgreSQL none or asynch. Must be none for 1 node and not none for 3. Default (by the API): none for 1 node, semi_synch (MySQL) or asynch (PostgreSQL) for 3. Immutable.",
+    description: "Replication: MySQL none, asynch or semi_synch; PostgreSQL none or asynch. Must be none for 1 node and not none for 2 or 3. Default (by the API): none for 1 node, semi_synch (MySQL) or asynch (PostgreSQL) for 3. Immutable. Legacy platform: the current one chooses replication itself and does not report it (leave it out there, so clusterSize can change).",
   }),
   replicationCommitType: z.enum(replicationCommitTypes).optional().meta({
     description: "PostgreSQL only: synchronization level of the replicas (on, local, remote_write, remote_apply, off; local or off with asynch replication). Default (by the API): local. Immutable.",
@@ -160,6 +178,7 @@ export const managedDatabaseSpecSchema = z.object({
   databaseId: linodeIdSchema.optional().meta({
     description: "Adopt an existing database by its Linode id instead of creating one. Cannot change once set. With the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed), always with credentialsRef; an id another resource manages is refused (ExternalIdInUse).",
   }),
+  restoreFrom: restoreFromSchema.optional(),
   requests: databaseRequestsSchema.optional(),
 }).meta({
   description: "Desired state of a Linode managed database cluster.",
@@ -171,7 +190,7 @@ export const managedDatabaseSpecSchema = z.object({
     },
     {
       rule: "!has(self.replicationType) || (self.clusterSize == 1) == (self.replicationType == 'none')",
-      message: "replicationType must be none for a 1-node cluster, and asynch (or semi_synch for MySQL) for a 3-node cluster",
+      message: "replicationType must be none for a 1-node cluster, and asynch (or semi_synch for MySQL) for a 2- or 3-node cluster",
       fieldPath: ".replicationType",
     },
     {
@@ -189,6 +208,8 @@ export const managedDatabaseSpecSchema = z.object({
     immutableOptional("replicationType", "it is chosen when the cluster is created"),
     immutableOptional("replicationCommitType", "it is chosen when the cluster is created"),
     immutableOnceSet("databaseId", "it names the cloud database this resource manages; create another ManagedDatabase to adopt a different one"),
+    immutableOptional("restoreFrom", "a database is forked once, when it is created; to restore again, create another ManagedDatabase with restoreFrom"),
+    { rule: "!has(self.restoreFrom) || !has(self.databaseId)", message: "restoreFrom creates a new database; databaseId adopts an existing one: set one of them", fieldPath: ".restoreFrom", reason: "FieldValueForbidden" },
   ],
 });
 
@@ -196,6 +217,7 @@ export type ManagedDatabaseSpec = z.infer<typeof managedDatabaseSpecSchema>;
 export type MaintenanceWindow = z.infer<typeof maintenanceWindowSchema>;
 export type ConnectionSecretSpec = z.infer<typeof connectionSecretSchema>;
 export type DatabaseRequests = z.infer<typeof databaseRequestsSchema>;
+export type RestoreFrom = z.infer<typeof restoreFromSchema>;
 
 export const lastRequestsSchema = z.object({
   resetCredentials: z.object(actionRecord).optional().meta({ description: "The last credentials reset performed." }),
@@ -221,6 +243,11 @@ export const managedDatabaseStatusSchema = z.object({
   region: z.string().optional().meta({ description: "Region reported by the API." }),
   type: z.string().optional().meta({ description: "Plan type reported by the API." }),
   clusterSize: z.int().optional().meta({ description: "Number of nodes reported by the API." }),
+  fork: z.object({
+    source: z.int().meta({ description: "The id of the database it was forked from." }),
+    restoreTime: z.string().optional().meta({ description: "The point in time its data is from (RFC 3339)." }),
+  }).optional().meta({ description: "What the database was forked from (spec.restoreFrom), as the API reports it." }),
+  oldestRestoreTime: z.string().optional().meta({ description: "Current platform: the earliest point in time a fork of this database may ask for (RFC 3339)." }),
   privateNetwork: z.object({
     vpcId: z.int().meta({ description: "The VPC's id." }),
     subnetId: z.int().meta({ description: "The subnet's id." }),

@@ -195,6 +195,8 @@ export interface AccountScopeOptions<Spec> {
   inherited?(obj: ManagedObject): AccountSource[];
   /** The existing cloud object the spec names to adopt, if any. */
   namedId?(spec: Spec): string | undefined;
+  /** An existing cloud object the spec names by id to make the new one from (a fork's source), if any: allowed where adoption is. */
+  sourceId?(spec: Spec): { id: string; field: string } | undefined;
   /** What the cloud object is called in messages, e.g. "database". */
   what: string;
 }
@@ -226,7 +228,11 @@ export class AccountScope<Spec extends AccountSource> {
     const of = (m: Managed<Spec>): ExternalClient<Spec, Ext, Status, Delta> => client(this.of(m));
     return {
       ...this.reader(client),
-      readyToCreate: async (m, signal) => of(m).readyToCreate?.(m, signal),
+      readyToCreate: async (m, signal) => {
+        const source = this.o.sourceId?.(m.spec);
+        if (source !== undefined) this.mayName(m, `making the new ${this.o.what} from the existing one with id ${source.id} (${source.field})`);
+        return of(m).readyToCreate?.(m, signal);
+      },
       intent: (m) => {
         const r = this.resolved(m);
         return { ...client(r.account).intent?.(m), account: r.record.id };
@@ -262,9 +268,7 @@ export class AccountScope<Spec extends AccountSource> {
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     const r = this.resolved(m);
     const named = this.o.namedId?.(m.spec);
-    if (!deleting && named !== undefined && m.externalId === undefined && r.account.operator && !this.o.accounts.adoptionAllowed(m.key.namespace)) {
-      throw new TerminalError(SharedReasons.AdoptionNotAllowed, `adopting the existing ${this.o.what} ${named} by id with the operator's own Linode token is not allowed in namespace ${m.key.namespace}: every namespace on that token shares one account, so naming an id would reach objects other teams manage. Nothing was read. Set spec.credentialsRef to a Secret holding your own account's token, or ask the operator's admin to allow adoption here (--adopt-namespaces, chart value adoptNamespaces)`);
-    }
+    if (!deleting && named !== undefined && m.externalId === undefined) this.mayName(m, `adopting the existing ${this.o.what} ${named} by id`);
     const observed = await client(r.account).observe(m, signal);
     if (observed.exists) return { ...observed, status: { ...observed.status, account: r.record } };
     // Not to be seen with these credentials: gone, or in the account they no longer reach?
@@ -281,6 +285,15 @@ export class AccountScope<Spec extends AccountSource> {
       };
     }
     return observed;
+  }
+
+  /**
+   * Naming an existing cloud object by id (to adopt it, or to fork it) with the operator's own
+   * token reaches what every namespace on that token shares: allowed only where the admin says.
+   */
+  private mayName(m: Managed<Spec>, doing: string): void {
+    if (!this.resolved(m).account.operator || this.o.accounts.adoptionAllowed(m.key.namespace)) return;
+    throw new TerminalError(SharedReasons.AdoptionNotAllowed, `${doing} with the operator's own Linode token is not allowed in namespace ${m.key.namespace}: every namespace on that token shares one account, so naming an id would reach objects other teams manage. Nothing was read. Set spec.credentialsRef to a Secret holding your own account's token, or ask the operator's admin to allow adoption here (--adopt-namespaces, chart value adoptNamespaces)`);
   }
 
   private resolved(m: Managed<Spec>): Resolved {

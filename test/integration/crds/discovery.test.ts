@@ -99,7 +99,13 @@ describe("CRDs through kubectl", () => {
       expect(spec).toMatch(new RegExp(`^\\s+${field}\\s`, "m"));
     }
     expect(spec).toContain("Engine version");
-    expect(await kubectl("explain", "linodedb.spec.version")).toContain("Linode never upgrades a database engine");
+    const flat = async (...args: string[]): Promise<string> => (await kubectl(...args)).replace(/\s+/g, " ");
+    expect(await flat("explain", "linodedb.spec.version")).toContain("a higher major version is an in-place upgrade");
+    const restoreFrom = await kubectl("explain", "linodedb.spec.restoreFrom", "--recursive");
+    for (const field of ["pointInTime", "databaseRef", "databaseId", "restoreTime"]) expect(restoreFrom).toMatch(new RegExp(`^\\s+${field}\\s`, "m"));
+    expect(await flat("explain", "linodedb.spec.restoreFrom")).toContain("as a fork of another");
+    expect(await flat("explain", "linodedb.spec.restoreFrom.pointInTime.restoreTime")).toContain("RestoreTimeOutOfRange");
+    expect(await flat("explain", "linodedb.status.fork")).toContain("forked from");
     expect(await kubectl("explain", "nb.spec.configs.checkTimeout")).toContain("must be less than checkInterval");
     expect(await kubectl("explain", "nb.spec.configs.nodes.address")).toContain("192.168.128.0/17");
     expect(await kubectl("explain", "dbsnap.spec.label")).toContain("1..30 ASCII letters or digits");

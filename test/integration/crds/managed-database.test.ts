@@ -26,11 +26,11 @@ describe("ManagedDatabase CRD", () => {
       ["region with spaces", { region: "US East" }, ["spec.region in body should match"]],
       ["label shorter than 3", { label: "ab" }, ["spec.label in body should be at least 3 chars long"]],
       ["label longer than 32", { label: "a".repeat(33) }, ["spec.label", "32"]],
-      ["clusterSize 2", { clusterSize: 2 }, ["spec.clusterSize: Unsupported value: 2", "supported values: \"1\", \"3\""]],
+      ["clusterSize 4", { clusterSize: 4 }, ["spec.clusterSize: Unsupported value: 4", "supported values: \"1\", \"2\", \"3\""]],
       ["unknown replicationType", { replicationType: "sync" }, ["spec.replicationType: Unsupported value: \"sync\""]],
       ["semi_synch on PostgreSQL", { ...pg3, replicationType: "semi_synch" }, ["spec.replicationType", "semi_synch is MySQL only"]],
       ["asynch on a 1-node cluster", { replicationType: "asynch" }, ["spec.replicationType", "must be none for a 1-node cluster"]],
-      ["none on a 3-node cluster", { clusterSize: 3, replicationType: "none" }, ["spec.replicationType", "must be none for a 1-node cluster, and asynch (or semi_synch for MySQL) for a 3-node cluster"]],
+      ["none on a 3-node cluster", { clusterSize: 3, replicationType: "none" }, ["spec.replicationType", "must be none for a 1-node cluster, and asynch (or semi_synch for MySQL) for a 2- or 3-node cluster"]],
       ["replicationCommitType on MySQL", { replicationCommitType: "local" }, ["spec.replicationCommitType", "PostgreSQL only"]],
       ["unknown replicationCommitType", { ...pg3, replicationCommitType: "sync" }, ["spec.replicationCommitType: Unsupported value"]],
       ["remote_apply with explicit asynch", { ...pg3, replicationType: "asynch", replicationCommitType: "remote_apply" }, ["spec.replicationCommitType", "local or off with asynch"]],
@@ -122,14 +122,13 @@ describe("ManagedDatabase CRD", () => {
 
     const rejected: [string, Record<string, unknown>, string][] = [
       ["engine", { engine: "postgresql" }, "engine is immutable"],
-      ["version", { version: "8.4" }, "version is immutable: the Linode API never upgrades a database engine; a new engine version needs a new cluster"],
       ["region", { region: "eu-west" }, "region is immutable"],
-      ["clusterSize", { clusterSize: 3, replicationType: "semi_synch" }, "clusterSize is immutable"],
       ["encrypted", { encrypted: true }, "encrypted is immutable"],
       ["sslConnection", { sslConnection: false }, "sslConnection is immutable"],
       ["replicationType removed", { replicationType: null }, "replicationType is immutable"],
       ["databaseId changed", { databaseId: 8 }, "databaseId cannot be changed or removed once set"],
       ["databaseId removed", { databaseId: null }, "databaseId cannot be changed or removed once set"],
+      ["restoreFrom added", { restoreFrom: { pointInTime: { databaseId: 3 } } }, "restoreFrom is immutable: a database is forked once, when it is created"],
     ];
     it.each(rejected)("%s cannot change", async (_field, patch, message) => {
       const res = await api.mergePatchSpec(kind, name, patch);
@@ -144,12 +143,38 @@ describe("ManagedDatabase CRD", () => {
       if (!res.ok) expect(res.message).toContain("replicationType is immutable");
     });
 
-    it("mutable fields change: type (resize), label, allow list, window, policies, requests", async () => {
+    it("mutable fields change: type (resize), nodes and version (in place on the current platform; the operator holds the legacy one to them), label, allow list, window, policies, requests", async () => {
       const res = await api.mergePatchSpec(kind, name, {
+        type: "g6-dedicated-4", label: "renamed", allowList: ["203.0.113.0/24"], updates: window,
+        deletionPolicy: "Retain", requests: { patch: "now" }, version: "8.4", clusterSize: 2, replicationType: "none",
+      });
+      expect(res.ok, JSON.stringify(res)).toBe(false);
+      if (!res.ok) expect(res.message).toContain("replicationType must be none for a 1-node cluster");
+      const ok = await api.mergePatchSpec(kind, "no-replication", { type: "g6-dedicated-4", version: "9", clusterSize: 3 });
+      expect(ok.ok, JSON.stringify(ok)).toBe(true);
+      const res2 = await api.mergePatchSpec(kind, name, {
         type: "g6-dedicated-4", label: "renamed", allowList: ["203.0.113.0/24"], updates: window,
         deletionPolicy: "Retain", requests: { patch: "now" },
       });
-      expect(res.ok, JSON.stringify(res)).toBe(true);
+      expect(res2.ok, JSON.stringify(res2)).toBe(true);
+    });
+
+    it("restoreFrom: exactly one source, RFC 3339 times, never with databaseId, immutable once set", async () => {
+      const fork = (name: string, extra: Record<string, unknown>) => api.create(kind, name, { ...base, ...extra });
+      expect((await fork("fork-both", { restoreFrom: { pointInTime: { databaseId: 3, databaseRef: { name: "x" } } } })).ok).toBe(false);
+      expect((await fork("fork-none", { restoreFrom: { pointInTime: {} } })).ok).toBe(false);
+      const badTime = await fork("fork-time", { restoreFrom: { pointInTime: { databaseId: 3, restoreTime: "yesterday" } } });
+      expect(badTime.ok).toBe(false);
+      if (!badTime.ok) expect(badTime.message).toContain("restoreTime");
+      const adopting = await fork("fork-adopt", { databaseId: 4, restoreFrom: { pointInTime: { databaseId: 3 } } });
+      expect(adopting.ok).toBe(false);
+      if (!adopting.ok) expect(adopting.message).toContain("restoreFrom creates a new database; databaseId adopts an existing one");
+      expect((await fork("forked", { restoreFrom: { pointInTime: { databaseRef: { name: "source" }, restoreTime: "2026-11-24T18:30:00Z" } } })).ok).toBe(true);
+      for (const patch of [{ restoreFrom: { pointInTime: { databaseRef: { name: "other" } } } }, { restoreFrom: null }]) {
+        const res = await api.mergePatchSpec(kind, "forked", patch);
+        expect(res.ok, JSON.stringify(patch)).toBe(false);
+        if (!res.ok) expect(res.message).toContain("restoreFrom is immutable");
+      }
     });
 
     it("databaseId may be set once on an object without one", async () => {
