@@ -186,4 +186,64 @@ describe("legacy platform: what only the current one has is refused", () => {
     expect((await env.linode.databases.engine("mysql").get(id)).status).toBe("active");
     expect(condition(await get("awake"), "Ready")?.status).toBe("True");
   });
+
+  it("a clusterSize or version change on a legacy database is ImmutableFieldMismatch; nothing is sent", async () => {
+    const id = Number((await readyDatabase("fixed")).status?.id);
+    for (const [change, field] of [[{ clusterSize: 3 }, "the legacy platform cannot add or remove nodes"], [{ version: "9" }, "the legacy platform never changes a cluster's version"]] as const) {
+      await apply("fixed", { ...mysql, ...change });
+      const c = await waitFor("ImmutableFieldMismatch", async () => { const x = condition(await get("fixed"), "Synced"); return x?.reason === "ImmutableFieldMismatch" && x.message?.includes(field) === true ? x : undefined; }, 30_000, 100);
+      expect(c.status).toBe("False");
+      await env.repass("ManagedDatabase", key("fixed"), 2);
+    }
+    expect(env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`)).toEqual([]);
+    expect(condition(await get("fixed"), "Ready")?.status).toBe("True");
+  });
+});
+
+describe("current platform: nodes and major version change in place", () => {
+  const cluster = useTestCluster("current-resize");
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster, envOptions("current")); });
+  afterAll(async () => { await env.stop(); });
+  const { key, apply, get, condition, readyAt, readyDatabase, reasonOf } = helpers(cluster, () => env);
+  const puts = (engine: string, id: number): number => env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/${engine}/instances/${String(id)}`).length;
+
+  it("clusterSize 1 → 3 adds nodes (status resizing, then 3 nodes); 2 nodes on a shared plan is ResizeNotAllowed, nothing sent", async () => {
+    const id = Number((await readyDatabase("grow")).status?.id);
+    const api = env.linode.databases.engine("mysql");
+    await apply("grow", { ...mysql, type: "g6-nanode-1", clusterSize: 2 });
+    expect((await reasonOf("grow", "Synced", "ResizeNotAllowed")).message).toContain("a 2-node cluster needs a dedicated plan, and g6-nanode-1 is nanode");
+    await env.repass("ManagedDatabase", key("grow"), 2);
+    expect(puts("mysql", id)).toBe(0);
+
+    env.emulator.setTimeScale(0.1); // the resize takes a few seconds: status shows it
+    try {
+      await apply("grow", { ...mysql, clusterSize: 3 });
+      await waitFor("resizing", async () => ((await get("grow")).status?.status === "resizing" ? true : undefined), 30_000, 50);
+    } finally {
+      env.emulator.setTimeScale(1);
+    }
+    const grown = await waitFor("3 nodes", () => readyAt("grow", (o) => o.status?.clusterSize === 3 && o.status.status === "active"), 60_000, 100);
+    expect(condition(grown, "Synced")?.status).toBe("True");
+    expect((await api.get(id)).clusterSize).toBe(3);
+    expect(puts("mysql", id)).toBe(1);
+  });
+
+  it("a higher major version is upgraded in place; a lower one is ImmutableFieldMismatch and one the API does not offer UnknownEngineVersion, nothing sent", async () => {
+    const pg = { ...mysql, engine: "postgresql", version: "14" };
+    const id = Number((await readyDatabase("pg-up", pg)).status?.id);
+    await apply("pg-up", { ...pg, version: "16" });
+    const up = await waitFor("upgraded", () => readyAt("pg-up", (o) => String(o.status?.version).startsWith("16.")), 60_000, 100);
+    expect(condition(up, "Synced")?.status).toBe("True");
+    const sent = puts("postgresql", id);
+    expect(sent).toBe(1);
+
+    await apply("pg-up", { ...pg, version: "15" });
+    expect((await reasonOf("pg-up", "Synced", "ImmutableFieldMismatch")).message).toContain("a major version is upgraded in place, never downgraded");
+    await apply("pg-up", { ...pg, version: "99" });
+    expect((await reasonOf("pg-up", "Synced", "UnknownEngineVersion")).message).toContain("the API offers postgresql versions 13, 14, 15, 16, 17");
+    await env.repass("ManagedDatabase", key("pg-up"), 2);
+    expect(puts("postgresql", id)).toBe(sent);
+    expect(condition(await get("pg-up"), "Ready")?.status).toBe("True");
+  });
 });
