@@ -3,7 +3,9 @@
 // installs the CRDs, runs the operator, applies the example ManagedDatabases,
 // DatabaseSnapshots and NodeBalancers (with a self-signed certificate for their https ports)
 // and shows them becoming Ready, then the connection Secrets' keys and how to read them.
-// Ctrl-C cleans up.
+// By default it shows what a new user meets today: new databases on Linode's current platform,
+// one restored by fork, next to an older (legacy-platform) database adopted by id with a
+// snapshot, as snapshots exist only there. Ctrl-C cleans up.
 import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -41,6 +43,9 @@ leaves this machine.
   --examples DIR          manifests to apply (default: the repository's examples/)
   --exit-when-ready       clean up and exit once everything is Ready (for scripts)
   --provision-seconds S   how long the emulator takes to provision a database (default 5)
+  --platform P            current (default: what Linode creates today; the examples' orders is
+                          restored by fork, and an older legacy database is adopted for the
+                          snapshot) or legacy (every database on the legacy platform)
   -h, --help              show this help
 `;
 
@@ -55,6 +60,7 @@ export async function main(argv: string[]): Promise<number> {
       examples: { type: "string" },
       "exit-when-ready": { type: "boolean", default: false },
       "provision-seconds": { type: "string", default: "5" },
+      platform: { type: "string", default: "current" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -62,6 +68,8 @@ export async function main(argv: string[]): Promise<number> {
   const say = (s: string): void => { process.stdout.write(`${s}\n`); };
   const namespace = values.namespace;
   const examplesDir = values.examples ?? repoDir("examples");
+  const platform = values.platform;
+  if (platform !== "current" && platform !== "legacy") throw new Error(`--platform is current or legacy, not ${platform}`);
   const work = await mkdtemp(join(tmpdir(), "linode-operator-demo-"));
   const cleanups: (() => Promise<void>)[] = [async () => { await rm(work, { recursive: true, force: true }); }];
   const cleanup = async (): Promise<void> => { for (const c of cleanups.reverse()) await c().catch(() => undefined); };
@@ -72,9 +80,9 @@ export async function main(argv: string[]): Promise<number> {
 
   try {
     const token = randomBytes(16).toString("hex");
-    const emulator = await startEmulator({ port: 0, tokens: [token], provisionSeconds: Number(values["provision-seconds"]) });
+    const emulator = await startEmulator({ port: 0, tokens: [token], provisionSeconds: Number(values["provision-seconds"]), platform });
     cleanups.push(() => emulator.close());
-    say(`✓ Linode API emulator on ${emulator.url}`);
+    say(`✓ Linode API emulator on ${emulator.url} (new databases on Linode's ${platform} platform)`);
 
     let kubeconfig: string | undefined;
     let kubectlBin = "kubectl";
@@ -102,7 +110,7 @@ export async function main(argv: string[]): Promise<number> {
     const kube = connectKube(kubeconfig);
     const logFile = join(work, "operator.log");
     const log = createLogger({ level: "info" }, createWriteStream(logFile));
-    const config = { ...operatorConfigSchema.parse({ linodeToken: token, linodeApiUrl: emulator.url, namespaces: [namespace], identity: "demo", leaderElect: false, healthPort: 0, metricsPort: 0, bindAddress: "127.0.0.1" }), kindSettings: {} };
+    const config = { ...operatorConfigSchema.parse({ linodeToken: token, linodeApiUrl: emulator.url, namespaces: [namespace], adoptNamespaces: [namespace], identity: "demo", leaderElect: false, healthPort: 0, metricsPort: 0, bindAddress: "127.0.0.1" }), kindSettings: {} };
     const operator = await assembleOperator({ config, kube, log, defaultMetrics: false, onLostLeadership: () => undefined });
     const { manager } = operator;
     await kubectl(["create", "namespace", namespace]);
@@ -111,6 +119,15 @@ export async function main(argv: string[]): Promise<number> {
     say(`✓ operator running (logs: ${logFile})`);
 
     const manifests = await exampleManifests(examplesDir);
+    if (platform === "current") {
+      manifests.push(...await exampleManifests(join(examplesDir, "current-platform")));
+      // An older database the account already has, on the legacy platform: adopted by id, and
+      // the example snapshots taken of it, as snapshots exist only there.
+      const legacy = await seedLegacyDatabase(emulator.adminUrl);
+      manifests.push(legacyDatabase(legacy));
+      for (const snap of manifests.filter((m) => m.kind === "DatabaseSnapshot")) (snap as unknown as { spec: { databaseRef: { name: string } } }).spec.databaseRef = { name: LEGACY_NAME };
+      say(`✓ an older MySQL database on Linode's legacy platform (id ${String(legacy)}) is adopted as managedDatabase/${LEGACY_NAME}; the example snapshots are of it (the current platform has no snapshots: orders is restored by fork, as orders-restored)`);
+    }
     const databases = manifests.filter((m) => m.kind === "ManagedDatabase");
     const snapshots = manifests.filter((m) => m.kind === "DatabaseSnapshot");
     const balancers = manifests.filter((m) => m.kind === "NodeBalancer");
@@ -195,6 +212,23 @@ How to use it:
 
 interface Manifest { kind: string; metadata: { name: string; namespace?: string } }
 
+const LEGACY_NAME = "orders-legacy";
+
+/** A legacy-platform database made through the emulator's admin API, as one made years ago; its id. */
+async function seedLegacyDatabase(adminUrl: string): Promise<number> {
+  const res = await fetch(`${adminUrl}/seed`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ databases: { count: 1, platform: "legacy", labelPrefix: "orders-2021" } }) });
+  if (!res.ok) throw new Error(`seeding the legacy database failed: ${String(res.status)} ${await res.text()}`);
+  return ((await res.json()) as { databases: { first_id: number } }).databases.first_id;
+}
+
+/** The ManagedDatabase that adopts it (the demo's namespace may adopt with the operator's token). */
+function legacyDatabase(id: number): Manifest {
+  return {
+    apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: LEGACY_NAME },
+    spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowList: ["203.0.113.0/24"], databaseId: id, deletionPolicy: "Delete" },
+  } as Manifest;
+}
+
 async function exampleManifests(dir: string): Promise<Manifest[]> {
   if (!existsSync(dir)) return [];
   const files = (await readdir(dir)).filter((f) => f.endsWith(".yaml") || f.endsWith(".yml")).sort();
@@ -212,12 +246,15 @@ async function exampleManifests(dir: string): Promise<Manifest[]> {
 }
 
 function render(items: ManagedObject[]): string {
-  const rows = [["NAME", "ENGINE", "VERSION", "STATUS", "READY", "SYNCED", "SECRET"]];
+  const rows = [["NAME", "ENGINE", "VERSION", "STATUS", "READY", "SYNCED", "SECRET", "PLATFORM", "FORK OF"]];
+  const byId = new Map(items.map((o) => [(o.status as ManagedDatabaseStatus | undefined)?.id, o.metadata.name]));
   for (const o of items) {
     const spec = o.spec as { engine?: string; version?: string };
     const st = o.status as ManagedDatabaseStatus | undefined;
-    const cond = (t: string): string => st?.conditions?.find((c) => c.type === t)?.status ?? "";
-    rows.push([o.metadata.name, spec.engine ?? "", st?.version ?? spec.version ?? "", st?.status ?? "pending", cond("Ready"), cond("Synced"), st?.connectionSecretName ?? ""]);
+    const condition = (t: string): { status: string; reason: string } | undefined => st?.conditions?.find((c) => c.type === t);
+    const cond = (t: string): string => { const c = condition(t); return c === undefined ? "" : `${c.status}${c.status === "True" ? "" : ` (${c.reason})`}`; };
+    const fork = st?.fork !== undefined ? `${byId.get(st.fork.source) ?? String(st.fork.source)} @ ${st.fork.restoreTime ?? "latest"}` : "";
+    rows.push([o.metadata.name, spec.engine ?? "", st?.version ?? spec.version ?? "", st?.status ?? "pending", cond("Ready"), cond("Synced"), st?.connectionSecretName ?? "", st?.platform ?? "", fork]);
   }
   return table(rows);
 }

@@ -1,5 +1,6 @@
-// `linode-operator demo` as a user runs it: everything comes up, the examples become Ready,
-// the Secret keys are shown (never values), and Ctrl-C leaves no process or temp dir behind.
+// `linode-operator demo` as a user runs it: everything comes up, the examples become Ready —
+// today's platform: orders restored by fork next to an adopted legacy database with its
+// snapshot — the Secret keys are shown (never values), and Ctrl-C leaves no process or temp dir behind.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -28,11 +29,14 @@ describe("linode-operator demo", () => {
     const deadline = Date.now() + 150_000;
     while (!out.includes("Press Ctrl-C") && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
     expect(out).toContain("Press Ctrl-C");
-    expect(out).toMatch(/All 2 databases, 1 snapshot and 1 NodeBalancer are Ready/);
-    expect(out).toMatch(/orders-snapshot\s+orders\s+Available\s+True\s+\d+/);
+    expect(out).toMatch(/All 4 databases, 1 snapshot and 1 NodeBalancer are Ready/);
+    expect(out).toMatch(/orders-snapshot\s+orders-legacy\s+Available\s+True\s+\d+/);
+    expect(out).toMatch(/orders-legacy\s+mysql\s+8\s+active\s+True\s+True\s+orders-legacy-connection\s+legacy\n/);
+    expect(out).toMatch(/orders-restored\s+mysql\s+8\.\S+\s+active\s+True\s+True\s+orders-restored-connection\s+current\s+orders @ \d{4}-\d\d-\d\dT\S+Z/);
+    expect(out).toMatch(/an older MySQL database on Linode's legacy platform \(id \d+\) is adopted as managedDatabase\/orders-legacy/);
     expect(out).toContain("created TLS Secret web-tls (self-signed");
     expect(out).toMatch(/web\s+\S+\.ip\.linodeusercontent\.com\s+\d+\.\d+\.\d+\.\d+\s+80,443\s+True/);
-    expect(out).toMatch(/orders\s+mysql\s+8\s+active\s+True\s+True\s+orders-connection/);
+    expect(out).toMatch(/orders\s+mysql\s+8\.\S+\s+active\s+True\s+True\s+orders-connection\s+current/);
     expect(out).toMatch(/has keys: ca\.crt, database, host, .*password.*uri, username/);
     const workDir = /logs: (\/\S+)\/operator\.log/.exec(out)?.[1] ?? "";
     expect(existsSync(workDir)).toBe(true);
@@ -58,7 +62,7 @@ describe("linode-operator demo", () => {
       });
       expect(res.code, res.stdout + res.stderr).toBe(0);
       expect(res.stdout).not.toContain("local Kubernetes control plane");
-      expect(res.stdout).toMatch(/All 2 databases, 1 snapshot and 1 NodeBalancer are Ready/);
+      expect(res.stdout).toMatch(/All 4 databases, 1 snapshot and 1 NodeBalancer are Ready/);
       const left = await cluster.kubectl(["get", "namespace", ns, "-o", "jsonpath={.status.phase}"]);
       expect(left.code !== 0 || left.stdout === "Terminating").toBe(true);
     });
