@@ -38,6 +38,12 @@ function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   return r.data;
 }
 
+const pendingUpdatesSchema = z.array(z.object({
+  description: z.string().min(1),
+  planned_for: z.string().nullable().default(null),
+  deadline: z.string().nullable().default(null),
+})).max(20);
+
 const seedDatabasesSchema = z.object({
   count: z.number().int().min(0).max(100_000),
   engine: z.enum(["mysql", "postgresql"]).default("mysql"),
@@ -88,6 +94,7 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
         "GET|PUT /_emulator/clock", "POST /_emulator/clock/advance", "GET|POST /_emulator/tokens",
         "DELETE /_emulator/tokens/{token}", "POST /_emulator/users", "GET|PUT /_emulator/rate-limits",
         "GET|PUT|DELETE /_emulator/state", "POST /_emulator/seed", "PUT /_emulator/databases/{id}/status",
+        "PUT /_emulator/databases/{id}/pending-updates",
         "PUT /_emulator/nodes/{id}/status", "GET|PUT /_emulator/rejected-node-addresses",
       ],
     })],
@@ -163,6 +170,16 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
       db.updated = ctx.clock.now();
       deps.onMutation();
       return { id: db.id, status: db.status };
+    }],
+    // Maintenance Linode plans for a current-platform database (updates.pending): what only Linode decides.
+    ["PUT", /^\/_emulator\/databases\/(\d+)\/pending-updates$/, (m, body) => {
+      const db = allAccounts(ctx.state).map((a) => a.databases.get(Number(m[1]))).find((d) => d !== undefined);
+      if (db === undefined) throw new AdminError(404, "no such database");
+      if (db.platform !== "current") throw new AdminError(400, `the legacy platform lists no pending updates (database ${String(db.id)})`);
+      db.pending_updates = parse(pendingUpdatesSchema, body);
+      db.updated = ctx.clock.now();
+      deps.onMutation();
+      return { id: db.id, pending: db.pending_updates };
     }],
     ["GET", /^\/_emulator\/rejected-node-addresses$/, () => Object.fromEntries(ctx.rejectedNodeAddresses)],
     ["PUT", /^\/_emulator\/rejected-node-addresses$/, (_m, body) => {

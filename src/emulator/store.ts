@@ -102,6 +102,15 @@ export interface DatabaseRecord {
   private_network: PrivateNetwork | null;
   /** Current platform: the database and time it was forked from, or null. */
   fork: ForkRecord | null;
+  /** Current platform: maintenance Linode has planned (updates.pending), as the admin API set it; absent: none. */
+  pending_updates?: PendingUpdate[];
+}
+
+/** One planned maintenance, as updates.pending lists it. */
+export interface PendingUpdate {
+  description: string;
+  planned_for: string | null;
+  deadline: string | null;
 }
 
 export interface NodeRecord {

@@ -464,3 +464,24 @@ describe("the state", () => {
     await emu.close();
   });
 });
+
+describe("planned maintenance (updates.pending)", () => {
+  const plan = (emu: RunningEmulator, id: number, body: unknown): Promise<Response> =>
+    fetch(`${emu.adminUrl}/databases/${String(id)}/pending-updates`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+  it("is set through the admin API on a current-platform database, listed in updates.pending, and cleared", async () => {
+    const id = await activeMy();
+    expect((await curApi.get(`${M}/${String(id)}`)).body.updates.pending).toEqual([]);
+    const planned = { description: "OS patches", planned_for: "2026-12-01T03:00:00", deadline: "2026-12-08T03:00:00" };
+    expect((await plan(cur, id, [planned])).status).toBe(200);
+    expect((await curApi.get(`${M}/${String(id)}`)).body.updates.pending).toEqual([planned]);
+    expect((await plan(cur, id, [])).status).toBe(200);
+    expect((await curApi.get(`${M}/${String(id)}`)).body.updates.pending).toEqual([]);
+  });
+
+  it("does not exist on the legacy platform (400), nor for a database that does not (404)", async () => {
+    const res = await legApi.post(M, mysqlBody());
+    expect((await plan(leg, res.body.id as number, [{ description: "x" }])).status).toBe(400);
+    expect((await plan(cur, 99_999_999, [])).status).toBe(404);
+  });
+});

@@ -187,8 +187,11 @@ describe("legacy platform: what only the current one has is refused", () => {
     expect(condition(await get("awake"), "Ready")?.status).toBe("True");
   });
 
-  it("a clusterSize or version change on a legacy database is ImmutableFieldMismatch; nothing is sent", async () => {
-    const id = Number((await readyDatabase("fixed")).status?.id);
+  it("status.updates shows the window; a clusterSize or version change on a legacy database is ImmutableFieldMismatch; nothing is sent", async () => {
+    const fixed = await readyDatabase("fixed");
+    const id = Number(fixed.status?.id);
+    // The window the API applies, also without spec.updates.
+    expect(fixed.status?.updates).toMatchObject({ frequency: "weekly", duration: expect.any(Number) as number, hourOfDay: expect.any(Number) as number });
     for (const [change, field] of [[{ clusterSize: 3 }, "the legacy platform cannot add or remove nodes"], [{ version: "9" }, "the legacy platform never changes a cluster's version"]] as const) {
       await apply("fixed", { ...mysql, ...change });
       const c = await waitFor("ImmutableFieldMismatch", async () => { const x = condition(await get("fixed"), "Synced"); return x?.reason === "ImmutableFieldMismatch" && x.message?.includes(field) === true ? x : undefined; }, 30_000, 100);
@@ -247,3 +250,40 @@ describe("current platform: nodes and major version change in place", () => {
     expect(condition(await get("pg-up"), "Ready")?.status).toBe("True");
   });
 });
+
+describe("maintenance: the window the API applies, and what Linode plans", () => {
+  const cluster = useTestCluster("maintenance");
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster, envOptions("current")); });
+  afterAll(async () => { await env.stop(); });
+  const { key, get, readyAt, readyDatabase } = helpers(cluster, () => env);
+  const plan = async (id: number, pending: unknown[]): Promise<void> => {
+    const res = await fetch(`${new URL(env.emulator.url).origin}/_emulator/databases/${String(id)}/pending-updates`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(pending) });
+    expect(res.status).toBe(200);
+  };
+  const maintenanceEvents = async (name: string): Promise<string[]> => {
+    const events = await cluster.kc.makeApiClient((await import("@kubernetes/client-node")).EventsV1Api).listNamespacedEvent({ namespace: cluster.namespace });
+    return events.items.filter((e) => e.reason === "MaintenancePlanned" && e.regarding?.name === name).map((e) => e.note ?? "");
+  };
+
+  it("status.updates shows the window without spec.updates; a planned update is status.pendingUpdates and one Normal Event; done, it leaves status", async () => {
+    const db = await readyDatabase("patched");
+    const id = Number(db.status?.id);
+    expect(db.status?.updates).toMatchObject({ frequency: "weekly", duration: expect.any(Number) as number, hourOfDay: expect.any(Number) as number, dayOfWeek: expect.any(Number) as number });
+    expect(db.status?.pendingUpdates).toBeUndefined();
+
+    const planned = { description: "OS security patches", planned_for: "2026-12-01T03:00:00", deadline: "2026-12-08T03:00:00" };
+    await plan(id, [planned]);
+    const shown = await waitFor("pendingUpdates", () => readyAt("patched", (o) => Array.isArray(o.status?.pendingUpdates)), 30_000, 100);
+    expect(shown.status?.pendingUpdates).toEqual([{ description: "OS security patches", plannedFor: "2026-12-01T03:00:00", deadline: "2026-12-08T03:00:00" }]);
+    const notes = await waitFor("MaintenancePlanned", async () => { const n = await maintenanceEvents("patched"); return n.length > 0 ? n : undefined; }, 30_000, 100);
+    expect(notes).toEqual(["Linode plans maintenance (OS security patches) for 2026-12-01T03:00:00, applied by 2026-12-08T03:00:00 at the latest"]);
+    // Not news again.
+    await env.repass("ManagedDatabase", key("patched"), 3);
+    expect(await maintenanceEvents("patched")).toHaveLength(1);
+
+    await plan(id, []);
+    await waitFor("pendingUpdates gone", async () => ((await get("patched")).status?.pendingUpdates === undefined ? true : undefined), 30_000, 100);
+  });
+});
+

@@ -43,7 +43,7 @@ function privateHost(publicHost: string): string {
 
 function currentUpdates(db: DatabaseRecord): Record<string, unknown> {
   const { week_of_month: _legacyOnly, ...rest } = db.updates;
-  return { ...rest, pending: [] };
+  return { ...rest, pending: db.pending_updates ?? [] };
 }
 
 /** The major version a current-platform database was created with (`8.0.35` → `8`, `14.13` → `14`). */
