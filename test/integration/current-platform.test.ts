@@ -240,6 +240,9 @@ describe("current platform: nodes and major version change in place", () => {
     expect(condition(up, "Synced")?.status).toBe("True");
     const sent = puts("postgresql", id);
     expect(sent).toBe(1);
+    // kubectl shows what the API reports (the full version, the plan, the nodes, the platform), not the spec.
+    const wide = await cluster.kubectl(["-n", cluster.namespace, "get", "linodedb", "pg-up", "-o", "wide"]);
+    expect(wide.stdout).toMatch(/pg-up\s+postgresql\s+16\.\d+\s+us-east\s+active\s+True\s+True\s+g6-nanode-1\s+1\s+current\s/);
 
     await apply("pg-up", { ...pg, version: "15" });
     expect((await reasonOf("pg-up", "Synced", "ImmutableFieldMismatch")).message).toContain("a major version is upgraded in place, never downgraded");
