@@ -42,10 +42,22 @@ describe("current platform: suspend and resume", () => {
     await waitFor("suspended again", () => (posts(id, "/suspend") === 2 ? true : undefined), 30_000, 100);
     await suspended();
 
-    // Resumed by the spec.
-    await apply("sleepy", { ...mysql, suspended: false });
-    await waitFor("Ready again", () => readyAt("sleepy", (x) => x.status?.status === "active"), 60_000, 100);
+    // Engine parameters changed while it sleeps wait for it to run (the API refuses them meanwhile): nothing sent.
+    const puts = (): number => env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`).length;
+    const putsBefore = puts();
+    const tuned = { ...mysql, engineConfig: { mysql: { connect_timeout: 20 } } };
+    await apply("sleepy", { ...tuned, suspended: true });
+    const waiting = await waitFor("engineConfig waits", async () => { const c = condition(await get("sleepy"), "Synced"); return c?.status === "False" && c.message?.includes("applied once it is active") === true ? c : undefined; }, 30_000, 100);
+    expect(waiting.reason).toBe("Waiting");
+    await env.repass("ManagedDatabase", key("sleepy"), 2);
+    expect(puts()).toBe(putsBefore);
+
+    // Resumed by the spec: the parameters follow.
+    await apply("sleepy", { ...tuned, suspended: false });
+    await waitFor("Ready again", () => readyAt("sleepy", (x) => x.status?.status === "active" && condition(x, "Synced")?.status === "True"), 60_000, 100);
     expect(posts(id, "/resume")).toBe(2); // the outside one, and ours
+    expect(puts()).toBe(putsBefore + 1);
+    expect((await api.get(id)).engineConfig).toMatchObject({ mysql: { connectTimeout: 20 } });
     expect(await secret("sleepy-connection")).toEqual(secretBefore);
   });
 });

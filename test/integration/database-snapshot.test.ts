@@ -269,11 +269,13 @@ describe("on Linode's current database platform (no backups API)", () => {
     await createSnap("current-snap", "current-db");
     const snap = await snapReason("current-snap", "UnsupportedOnPlatform");
     expect(snap.message).toContain("current platform");
+    expect(snap.message).toContain("spec.restoreFrom.pointInTime.databaseRef.name: current-db");
     expect((await getSnap("current-snap")).status?.phase).toBe("Failed");
 
     await env.deps.kube.mergePatchCustom(mdb, { namespace: ns(), name: "current-db" }, { spec: { requests: { restore: { token: "r1", backupId: 1 } } } });
     const synced = await waitFor("restore refused", async () => { const c = condOf(await getDb("current-db"), "Synced"); return c?.reason === "UnsupportedOnPlatform" ? c : undefined; }, 60_000, 100);
     expect(synced.message).toContain("token r1 is not sent");
+    expect(synced.message).toContain("spec.restoreFrom.pointInTime.databaseRef.name: current-db");
     // Three more passes of each: still nothing about backups sent.
     await env.repass("DatabaseSnapshot", key("current-snap"), 3);
     await env.repass("ManagedDatabase", key("current-db"), 3);
