@@ -273,7 +273,7 @@ describe("NodeBalancer", () => {
 // that the other tests' NodeBalancers have not spent it by the time these read.
 describe("NodeBalancer statistics", () => {
   const s = nodeBalancerEnv("nb-stats");
-  const { ns, create, get, status, condOf, settled, webNb } = s;
+  const { ns, create, get, status, condOf, reason, webNb } = s;
 
   it("statistics become metrics per NodeBalancer; a new one without statistics is not an error", async () => {
     const { id } = await webNb("counted");
@@ -288,7 +288,7 @@ describe("NodeBalancer statistics", () => {
   });
 
   it("deletes the cloud NodeBalancer before the resource goes; Retain leaves it (with the firewall it was created with)", async () => {
-    const [{ id: doomed }, keptNb] = await Promise.all([webNb("doomed"), create("kept", { deletionPolicy: "Retain", firewallId: 4242 }).then(() => settled("kept"))]);
+    const [{ id: doomed }, keptNb] = await Promise.all([webNb("doomed"), create("kept", { deletionPolicy: "Retain", firewallId: 4242 }).then(() => reason("kept", "Ready", "NoConfigs")).then(() => get("kept"))]);
     expect(status(keptNb).firewalls?.map((f) => f.id)).toEqual([4242]);
     const kept = status(keptNb).id ?? 0;
     // The doomed one's statistics are metrics (1 s after its create) until it goes.

@@ -74,7 +74,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       externalId: String(nb.id),
       status: statusOf(external),
       ready: health === undefined,
-      ...(health !== undefined ? { readyReason: NodeBalancerReasons.NoBackendUp, readyMessage: health.message } : {}),
+      ...(health !== undefined ? { readyReason: health.reason, readyMessage: health.message } : {}),
       upToDate,
       diff: plan.summary,
       delta: plan,
@@ -176,18 +176,35 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     return undefined;
   }
 
-  /** Why it does not serve yet: a config with health checks and no backend UP. */
-  private health(external: ObservedNodeBalancer): { message: string; pollMillis: number } | undefined {
-    const down = external.configs.filter((c) => c.check !== "none" && !c.nodes.some((n) => n.status === "UP"));
-    if (down.length === 0) return undefined;
-    const message = down.map((c) => {
-      const counts = new Map<string, number>();
-      for (const n of c.nodes) counts.set(n.status, (counts.get(n.status) ?? 0) + 1);
-      return `config ${String(c.port)}: no backend UP (${[...counts].map(([s, k]) => `${String(k)} ${s}`).join(", ") || "no nodes"})`;
-    }).join("; ");
+  /**
+   * Why it does not serve (yet): no configs at all, a config without nodes (its port serves
+   * nothing), or a config with health checks and no backend UP. The reason is the most basic
+   * of these; the message names every config concerned.
+   */
+  private health(external: ObservedNodeBalancer): { reason: string; message: string; pollMillis: number } | undefined {
+    // Only a change of the spec or one made outside fixes these: the drift poll is soon enough.
+    if (external.configs.length === 0) {
+      return {
+        reason: NodeBalancerReasons.NoConfigs,
+        message: "the NodeBalancer has no configs: it serves nothing until spec.configs has a port with at least one node",
+        pollMillis: this.deps.poll.readyMillis,
+      };
+    }
+    const empty = external.configs.filter((c) => c.nodes.length === 0);
+    const down = external.configs.filter((c) => c.nodes.length > 0 && c.check !== "none" && !c.nodes.some((n) => n.status === "UP"));
+    if (empty.length === 0 && down.length === 0) return undefined;
+    const messages = [
+      ...empty.map((c) => `config ${String(c.port)}: no nodes, nothing serves port ${String(c.port)}`),
+      ...down.map((c) => {
+        const counts = new Map<string, number>();
+        for (const n of c.nodes) counts.set(n.status, (counts.get(n.status) ?? 0) + 1);
+        return `config ${String(c.port)}: no backend UP (${[...counts].map(([s, k]) => `${String(k)} ${s}`).join(", ")})`;
+      }),
+    ];
     // Health changes no faster than the checks run: look again one check interval later.
     const interval = Math.min(...down.map((c) => c.checkInterval * 1000));
-    return { message, pollMillis: Math.min(Math.max(interval, this.deps.poll.pendingMillis), this.deps.poll.readyMillis) };
+    const pollMillis = down.length === 0 ? this.deps.poll.readyMillis : Math.min(Math.max(interval, this.deps.poll.pendingMillis), this.deps.poll.readyMillis);
+    return { reason: empty.length > 0 ? NodeBalancerReasons.NoNodes : NodeBalancerReasons.NoBackendUp, message: messages.join("; "), pollMillis };
   }
 }
 

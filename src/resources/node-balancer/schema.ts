@@ -94,7 +94,7 @@ export const nodeBalancerSpecSchema = z.object({
   }),
   firewallId: linodeIdSchema.optional().meta({ description: "Id of a Cloud Firewall to assign at creation. Immutable." }),
   configs: z.array(nodeBalancerConfigSchema).max(32).default([]).meta({
-    description: "Per-port configs, keyed by port. A NodeBalancer serves traffic once a config has a node.",
+    description: "Per-port configs, keyed by port. A NodeBalancer serves traffic once a config has a node: with none it is Ready=False, reason NoConfigs.",
     "x-kubernetes-list-type": "map",
     "x-kubernetes-list-map-keys": ["port"],
   }),
