@@ -121,21 +121,38 @@ export type NodeBalancerSpec = z.infer<typeof nodeBalancerSpecSchema>;
 export type NodeBalancerConfigSpec = z.infer<typeof nodeBalancerConfigSchema>;
 export type NodeBalancerNodeSpec = z.infer<typeof nodeBalancerNodeSchema>;
 
+// Settings are open strings here, not the spec's enums: status mirrors what the API reports,
+// including values it may add (udp, session) that the spec does not offer.
 export const nodeBalancerConfigStatusSchema = z.object({
   port: z.int().meta({ description: "Listening port." }),
   id: z.int().optional().meta({ description: "Linode id of the config." }),
+  protocol: z.string().optional().meta({ description: "Protocol as the API reports it: http, https, tcp (or udp)." }),
+  algorithm: z.string().optional().meta({ description: "Balancing algorithm as the API reports it." }),
+  stickiness: z.string().optional().meta({ description: "Session stickiness as the API reports it." }),
+  check: z.string().optional().meta({ description: "Active health check as the API reports it." }),
+  checkInterval: z.int().optional().meta({ description: "Seconds between health checks." }),
+  checkTimeout: z.int().optional().meta({ description: "Seconds to wait for a health check." }),
+  checkAttempts: z.int().optional().meta({ description: "Failed checks before a backend is marked down." }),
+  checkPath: z.string().optional().meta({ description: "URL path of http and http_body checks (absent when the API reports none)." }),
+  checkBody: z.string().optional().meta({ description: "Text the http_body check expects (absent when the API reports none)." }),
+  checkPassive: z.boolean().optional().meta({ description: "Whether failed requests mark a backend down (passive checks)." }),
+  cipherSuite: z.string().optional().meta({ description: "TLS cipher suite as the API reports it (it reports one for every config; it applies to https only)." }),
+  proxyProtocol: z.string().optional().meta({ description: "Proxy Protocol version sent to the backends: none, v1 or v2." }),
   nodesStatus: z.object({
     up: z.int().meta({ description: "Backends up." }),
     down: z.int().meta({ description: "Backends down." }),
   }).optional().meta({ description: "Backend health counts, updated periodically by the API." }),
+  sslCommonName: z.string().optional().meta({ description: "Common name of the certificate the API holds (https)." }),
   sslFingerprint: z.string().optional().meta({ description: "SHA1 fingerprint of the certificate the API holds (https)." }),
   nodes: z.array(z.object({
     label: z.string().optional().meta({ description: "Label of the backend." }),
     address: z.string().meta({ description: "Address and port of the backend." }),
     id: z.int().optional().meta({ description: "Linode id of the node." }),
     status: z.string().optional().meta({ description: "Health: UP, DOWN or unknown." }),
+    mode: z.string().optional().meta({ description: "Mode as the API reports it: accept, reject, drain or backup." }),
+    weight: z.int().optional().meta({ description: "Weight as the API reports it (the API's default where the spec sets none)." }),
   })).optional().meta({ description: "Backends as the API reports them." }),
-}).meta({ description: "Observed state of one config." });
+}).meta({ description: "Observed state of one config, as the API reports it." });
 
 export const nodeBalancerStatusSchema = z.object({
   id: z.int().optional().meta({ description: "Linode id of the NodeBalancer." }),
