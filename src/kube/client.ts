@@ -116,6 +116,10 @@ export class KubeClient implements KubeApi {
         : this.core.listNamespacedSecret({ ...common, namespace: opts.namespace }, this.opts));
       return { items: res.items as unknown as T[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
     }
+    if (t.group === "" && t.plural === "nodes") {
+      const res = await kubeCall(() => this.core.listNode(common, this.opts));
+      return { items: res.items as unknown as T[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
+    }
     if (t.group === "") throw new TypeError(`listing core ${t.plural} is not supported`);
     const gvp = { group: t.group, version: t.version, plural: t.plural, ...common };
     const res = (await kubeCall(() => opts.namespace === undefined

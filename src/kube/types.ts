@@ -38,6 +38,15 @@ export interface KubeObject {
   [k: string]: unknown;
 }
 
+/** Core v1 Nodes (cluster-scoped). */
+export const nodesType: ResourceType = { group: "", version: "v1", plural: "nodes", kind: "Node" };
+
+/** A Node, as far as the operator reads one: its addresses and whether it takes new pods. */
+export interface NodeObject extends KubeObject {
+  spec?: { unschedulable?: boolean };
+  status?: { addresses?: { type: string; address: string }[]; conditions?: { type: string; status: string }[] };
+}
+
 export interface SecretObject extends KubeObject {
   type?: string;
   /** base64-encoded values, as the API serves them. */

@@ -45,5 +45,5 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
   const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000 };
   const poll = { pendingMillis: deps.config.pollPendingSeconds * 1000, readyMillis: deps.config.pollReadySeconds * 1000 };
   const kindDeps: ResourceDeps = { accounts: deps.accounts, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, log: deps.log, settings: deps.config.kindSettings };
-  return kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, protection, kindDeps }, opts));
+  return kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, protection, readNodes: deps.config.readNodes, kindDeps }, opts));
 }

@@ -7,7 +7,7 @@ export {
   type AfterObserve, type ConnectionDetails, type ConnectionSource, type Created, type Decoded, type Deferral,
   type ExternalClient, type ExternalReader, type KindModule, type KubeObject, type Managed, type ManagedKind,
   type ManagedObject, type ManagedStatus, type Observation, type Observed, type Policies, type PublishedConnection,
-  type Reference, type ReferenceDefinition, type SecretObject, type Target, type Watch,
+  type NodeObject, type Reference, type ReferenceDefinition, type SecretObject, type Target, type Watch, type WatchTarget,
 } from "./managed.ts";
 export {
   columns, reasonNames, resourceTypeOf, settingValue,

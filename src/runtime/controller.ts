@@ -9,18 +9,18 @@
 //   409 conflict      → a quick retry with a fresh copy, not counted as an error;
 //   anything else     → per-key exponential backoff.
 import { errorChain, isConflict } from "../kube/errors.ts";
-import { objectKey, secretsType, type KubeApi, type KubeObject, type SecretObject } from "../kube/types.ts";
+import { nodesType, objectKey, secretsType, type KubeApi, type KubeObject, type NodeObject, type SecretObject } from "../kube/types.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { ConnectionSecrets, ownedSecretSelectors } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
 import type { Logger } from "./logger.ts";
-import type { AnyManagedKind, KindModule, KindStores, ManagedObject, Target } from "./managed.ts";
+import type { AnyManagedKind, KindModule, KindStores, ManagedObject, Target, WatchTarget } from "./managed.ts";
 import { ReferenceProtection } from "./protection.ts";
 import { recordedIdOf } from "./ownership.ts";
 import { ManagedReconciler, type ReconcileResult } from "./reconciler.ts";
 import { References, ownerKeys, wireWatch } from "./references.ts";
-import { InformerPool, type SharedStore } from "./stores.ts";
+import { InformerPool, type Selectors, type SharedStore } from "./stores.ts";
 import { Timings, jittered } from "./timings.ts";
 import { WorkQueue, type BackoffPolicy } from "./workqueue.ts";
 
@@ -56,6 +56,8 @@ export type ControllerDeps<D> = {
   informers?: InformerPool;
   /** Protection of referenced Secrets, shared with the other controllers (one finalizer for all kinds); its own when absent. */
   protection?: ReferenceProtection;
+  /** The operator may list and watch the cluster's Nodes (RBAC granted: the chart's rbac.readNodes). */
+  readNodes?: boolean;
 } & (undefined extends D ? { kindDeps?: D } : {
   /** What the kind needs to build itself (its Linode client, poll intervals, ...). */
   kindDeps: D;
@@ -137,7 +139,9 @@ export class Controller<D = unknown> {
       ? pool.store(target.kind)
       : pool.store(secretsType, target.secrets));
     this.self = pool.store<ManagedObject>(module.type);
-    const stores: KindStores = { self: this.self, kind: (t) => pool.store<ManagedObject>(t), secrets: (selectors) => pool.store(secretsType, selectors) };
+    const nodes = (selectors: Selectors = {}): SharedStore<NodeObject> | undefined => (deps.readNodes === true ? pool.clusterStore<NodeObject>(nodesType, selectors) : undefined);
+    const watchStoreFor = (target: WatchTarget): SharedStore<KubeObject> | undefined => ("nodes" in target ? nodes(target.nodes) : storeFor(target));
+    const stores: KindStores = { self: this.self, kind: (t) => pool.store<ManagedObject>(t), secrets: (selectors) => pool.store(secretsType, selectors), nodes: () => nodes() };
     this.kind = module.build({ deps: deps.kindDeps as D, stores, events: deps.events, wake: (key) => { this.enqueue(key); } });
 
     this.self.onEvent((ev, obj, old) => {
@@ -175,12 +179,12 @@ export class Controller<D = unknown> {
         if (o.metadata.uid !== obj.metadata.uid) this.enqueue(objectKey(o));
       }
     });
-    for (const w of this.kind.watches ?? []) wireWatch(w, storeFor, enqueue);
+    for (const w of this.kind.watches ?? []) wireWatch(w, watchStoreFor, enqueue);
     let connections: ConnectionSecrets | undefined;
     if (this.kind.connection !== undefined) {
       // The Secrets we publish, mapped to their owners: a deleted or edited one is put back.
       const secrets = pool.store<SecretObject>(secretsType, ownedSecretSelectors);
-      wireWatch({ target: { secrets: ownedSecretSelectors }, map: (s) => ownerKeys(s, module.type) }, storeFor, enqueue);
+      wireWatch({ target: { secrets: ownedSecretSelectors }, map: (s) => ownerKeys(s, module.type) }, watchStoreFor, enqueue);
       connections = new ConnectionSecrets(deps.kube, secrets, module.type);
     }
     this.reconciler = new ManagedReconciler(this.kind, {

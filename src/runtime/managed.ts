@@ -3,7 +3,7 @@
 // and delete its cloud object, what it refers to and what connection details it publishes;
 // the runtime does everything else: finalizers, policies, references, conditions, Events,
 // status patches, the connection Secret, backoff.
-import type { KubeObject, ObjectKey, ResourceType, SecretObject } from "../kube/types.ts";
+import type { KubeObject, NodeObject, ObjectKey, ResourceType, SecretObject } from "../kube/types.ts";
 import type { Actions } from "./actions.ts";
 import type { EventRecorder } from "./events.ts";
 import type { ManagedObject } from "./managed-object.ts";
@@ -11,7 +11,7 @@ import type { ReadStore, Selectors } from "./stores.ts";
 import type { PollIntervals } from "./timings.ts";
 
 /** The object shapes kinds see (kinds never import src/kube). */
-export type { KubeObject, SecretObject } from "../kube/types.ts";
+export type { KubeObject, NodeObject, SecretObject } from "../kube/types.ts";
 
 export type { ManagedObject, ManagedStatus } from "./managed-object.ts";
 
@@ -254,8 +254,11 @@ export function reference<Spec, V>(definition: ReferenceDefinition<Spec, V>): Re
 }
 
 /** Another resource whose changes concern this kind's objects, and which of them. */
+/** What a watch may follow: what a reference may, and cluster-scoped Nodes (when the operator may read them). */
+export type WatchTarget = Target | { nodes: Selectors };
+
 export interface Watch {
-  target: Target;
+  target: WatchTarget;
   /** Keys (namespace/name) of this kind's objects an event on `obj` concerns. */
   map(obj: KubeObject): string[];
 }
@@ -304,6 +307,8 @@ export interface KindStores {
   kind(t: ResourceType): ReadStore<ManagedObject>;
   /** Secrets, narrowed by selectors. */
   secrets(selectors?: Selectors): ReadStore<SecretObject>;
+  /** The cluster's Nodes; undefined when the operator may not read them (--read-nodes unset: the chart's rbac.readNodes). */
+  nodes(): ReadStore<NodeObject> | undefined;
 }
 
 export interface KindContext<Deps> {

@@ -4,7 +4,7 @@
 // exactly its referrers: no poll loop waits for a database to become Ready.
 import { objectKey, type KubeObject, type ResourceType } from "../kube/types.ts";
 import { ConditionReasons } from "./reasons.ts";
-import { referrersIndex, type Managed, type ManagedObject, type Reference, type ResolvedRef, type ResolvedRefs, type Target, type Watch } from "./managed.ts";
+import { referrersIndex, type Managed, type ManagedObject, type Reference, type ResolvedRef, type ResolvedRefs, type Target, type Watch, type WatchTarget } from "./managed.ts";
 import type { ReferenceProtection } from "./protection.ts";
 import type { SharedStore } from "./stores.ts";
 
@@ -92,8 +92,9 @@ export class References<Spec> {
 }
 
 /** Subscribes `enqueue` to the keys a secondary watch maps each change to (old and new state). */
-export function wireWatch(watch: Watch, storeFor: StoreFor, enqueue: (key: string) => void): void {
-  storeFor(watch.target).onEvent((_ev, obj, old) => {
+export function wireWatch(watch: Watch, storeFor: (target: WatchTarget) => SharedStore<KubeObject> | undefined, enqueue: (key: string) => void): void {
+  // A target the operator may not read (Nodes without --read-nodes) wakes nothing: the kind says why where it needs it.
+  storeFor(watch.target)?.onEvent((_ev, obj, old) => {
     for (const o of old === undefined ? [obj] : [obj, old]) for (const key of watch.map(o)) enqueue(key);
   });
 }

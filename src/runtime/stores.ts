@@ -94,10 +94,18 @@ export class InformerPool {
   }
 
   store<T extends KubeObject>(t: ResourceType, selectors: Selectors = {}): SharedStore<T> {
-    const id = `${t.group}/${t.version}/${t.plural}?${selectors.labelSelector ?? ""}&${selectors.fieldSelector ?? ""}`;
+    return this.make(t, selectors, this.opts.namespaces !== undefined && this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined]);
+  }
+
+  /** A cache of a cluster-scoped resource (Nodes): one list+watch, whatever namespaces the operator watches. */
+  clusterStore<T extends KubeObject>(t: ResourceType, selectors: Selectors = {}): SharedStore<T> {
+    return this.make(t, selectors, [undefined]);
+  }
+
+  private make<T extends KubeObject>(t: ResourceType, selectors: Selectors, namespaces: (string | undefined)[]): SharedStore<T> {
+    const id = `${namespaces.join(",")}|${t.group}/${t.version}/${t.plural}?${selectors.labelSelector ?? ""}&${selectors.fieldSelector ?? ""}`;
     const existing = this.stores.get(id);
     if (existing !== undefined) return existing as unknown as SharedStore<T>;
-    const namespaces = this.opts.namespaces !== undefined && this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined];
     const informers = namespaces.map((namespace) => {
       const source = resourceSource<T>(this.kube, t, { namespace, ...selectors });
       return new Informer<T>(this.kube, source, {

@@ -45,10 +45,21 @@ describe("the chart, rendered", () => {
     expect(adopting.notes).toContain("allowed in: team-a, team-b");
   });
 
+  it("rbac.readNodes grants get, list and watch on nodes (nothing else) and starts the operator with READ_NODES", async () => {
+    const off = await dryRun("linode.token=t");
+    expect(off.docs.filter((d) => d.kind === "ClusterRole" && JSON.stringify(d).includes("\"nodes\""))).toEqual([]);
+    expect(env(off.docs)).not.toHaveProperty("READ_NODES");
+    const on = await dryRun("linode.token=t", "rbac.readNodes=true");
+    const roles = on.docs.filter((d) => d.kind === "ClusterRole" && JSON.stringify(d).includes("\"nodes\""));
+    expect(roles.map((r) => (r as unknown as { rules: unknown }).rules)).toEqual([[{ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] }]]);
+    expect(on.docs.some((d) => d.kind === "ClusterRoleBinding" && JSON.stringify(d).includes("read-nodes"))).toBe(true);
+    expect(env(on.docs)).toMatchObject({ READ_NODES: "true" });
+  });
+
   it("the kinds' own settings have values, passed only when set", async () => {
     expect(env((await dryRun("linode.token=t")).docs)).not.toHaveProperty("NODEBALANCER_STATS_SECONDS");
-    const set = env((await dryRun("linode.token=t", "nodeBalancerStatsSeconds=0", "backupsRefreshHours=6")).docs);
-    expect(set).toMatchObject({ NODEBALANCER_STATS_SECONDS: "0", BACKUPS_REFRESH_HOURS: "6" });
+    const set = env((await dryRun("linode.token=t", "nodeBalancerStatsSeconds=0", "backupsRefreshHours=6", "allowListIntervalSeconds=30")).docs);
+    expect(set).toMatchObject({ NODEBALANCER_STATS_SECONDS: "0", BACKUPS_REFRESH_HOURS: "6", ALLOW_LIST_INTERVAL_SECONDS: "30" });
     const bad = await helm(["template", "x", chart, "--set", "linode.token=t", "--set", "nodeBalancerStatsSeconds=5"]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/nodeBalancerStatsSeconds/);

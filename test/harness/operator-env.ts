@@ -64,6 +64,10 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   requireCredentialsRef?: string[];
   /** Namespaces ("*": all, the default here) whose resources may adopt by id with the operator's token. */
   adoptNamespaces?: string[];
+  /** More kind settings, by flag (e.g. "allow-list-interval-seconds"). */
+  settings?: Record<string, unknown>;
+  /** The operator may read the cluster's Nodes (the chart's rbac.readNodes). */
+  readNodes?: boolean;
   /** More namespaces to watch besides the cluster's own (another team's). */
   extraNamespaces?: string[];
   /** The operator's Linode clients' retry policy (e.g. a short longest rate-limit wait). */
@@ -100,10 +104,11 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
     settings: {
       ...(opts.statsMillis !== undefined ? { "nodebalancer-stats-seconds": opts.statsMillis / 1000 } : {}),
       ...(opts.backupsRefreshMillis !== undefined ? { "backups-refresh-hours": opts.backupsRefreshMillis / 3_600_000 } : {}),
+      ...opts.settings,
     },
   };
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
-    ...deps, informers, protection, onStatusWrite: () => { writes++; }, onPass: countPass(kind.type.kind), kindDeps,
+    ...deps, informers, protection, readNodes: opts.readNodes ?? false, onStatusWrite: () => { writes++; }, onPass: countPass(kind.type.kind), kindDeps,
   }, { concurrency: 4, coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 } })]));
   await Promise.all(Object.values(controllers).map((c) => c.start()));
   const controller = controllers.ManagedDatabase;

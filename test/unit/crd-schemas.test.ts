@@ -9,7 +9,7 @@ describe("kind schemas at runtime", () => {
   it("ManagedDatabase: defaults", () => {
     expect(managedDatabaseSpecSchema.parse({ engine: "mysql", version: "8.0", region: "us-east", type: "g6-nanode-1" })).toEqual({
       engine: "mysql", version: "8.0", region: "us-east", type: "g6-nanode-1",
-      clusterSize: 1, encrypted: false, sslConnection: true, allowList: [], suspended: false, deletionPolicy: "Delete", managementPolicy: "Manage",
+      clusterSize: 1, encrypted: false, sslConnection: true, allowList: [], allowEmpty: false, suspended: false, deletionPolicy: "Delete", managementPolicy: "Manage",
     });
   });
 

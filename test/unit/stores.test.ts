@@ -69,7 +69,7 @@ describe("shared stores and indexes", () => {
     const { kube, pool } = setup();
     const woken: string[] = [];
     wireWatch({ target: { secrets: {} }, map: (o: KubeObject) => [`${ns}/${o.metadata.labels?.owner ?? ""}`] },
-      (t) => ("kind" in t ? pool.store(t.kind) : pool.store(secretsType, t.secrets)), (key) => woken.push(key));
+      (t) => ("kind" in t ? pool.store(t.kind) : "secrets" in t ? pool.store(secretsType, t.secrets) : undefined), (key) => woken.push(key));
     await pool.startAndSync();
     await kube.applySecret(secret("s", { owner: "a" }));
     await eventually(() => { expect(woken).toEqual([`${ns}/a`]); });

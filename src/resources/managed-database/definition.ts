@@ -10,6 +10,11 @@ export const managedDatabaseSettings = {
     help: "how often each database's backups are listed for status.backups, a call per database (default 24: automatic backups are daily; a snapshot taken here shows at once)",
     schema: z.coerce.number().min(0.01).max(24 * 7).default(24),
   },
+  allowListIntervalSeconds: {
+    flag: "allow-list-interval-seconds", env: "ALLOW_LIST_INTERVAL_SECONDS",
+    help: "the least time between two allow-list updates of one database (default 10: the API asks not to update it in rapid succession; changes meanwhile, such as a node pool rollout, go in the next one)",
+    schema: z.coerce.number().min(0).max(3600).default(10),
+  },
 } as const satisfies Record<string, KindSetting>;
 
 export const managedDatabaseDefinition: KindDefinition = {

@@ -19,17 +19,18 @@ export interface DatabaseDiff {
 
 /**
  * `label` is the spec's label, if it names one: a database keeps the label it has (the one it
- * was created or adopted with) unless the spec says otherwise.
+ * was created or adopted with) unless the spec says otherwise. `allowList` is the one to have
+ * (spec.allowList merged with what allowListFrom resolves to).
  */
-export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefined, db: Database): DatabaseDiff {
+export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefined, db: Database, allowList: readonly string[] = spec.allowList): DatabaseDiff {
   const update: DatabaseUpdateRequest = {};
   const parts: string[] = [];
   if (label !== undefined && db.label !== label) {
     update.label = label;
     parts.push(`label ${db.label} → ${label}`);
   }
-  if (!sameAllowList(spec.allowList, db.allowList)) {
-    update.allowList = normalizeAllowList(spec.allowList);
+  if (!sameAllowList(allowList, db.allowList)) {
+    update.allowList = normalizeAllowList(allowList);
     parts.push("allowList");
   }
   if (db.type !== spec.type) {

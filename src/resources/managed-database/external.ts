@@ -8,6 +8,7 @@ import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { locateOwned } from "../shared/locate.ts";
 import { normalizeAllowList } from "./allow-list.ts";
+import type { AllowListResolution, DesiredAllowList } from "./allow-list-from.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
 import { diffDatabase, immutableMismatches, isEmptyDiff, type DatabaseDiff } from "./diff.ts";
 import type { BackupsReader } from "./backups.ts";
@@ -39,6 +40,10 @@ export interface ManagedDatabaseExternalDeps {
   clusterId: string;
   /** The Linode account this client acts in (a fork's source must be in it too). */
   accountId: string;
+  /** The allow list the spec asks for now: allowList merged with what allowListFrom resolves to. */
+  allowList(spec: ManagedDatabaseSpec): AllowListResolution;
+  /** The least time between two allow-list updates of one database. */
+  allowListIntervalMillis: number;
 }
 
 
@@ -54,6 +59,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
   private readonly deps: ManagedDatabaseExternalDeps;
   /** The fork readyToCreate checked, for the create of the same pass. */
   private readonly forks = new WeakMap<Managed<ManagedDatabaseSpec>, ForkInput>();
+  /** When each database's allow list was last updated by this process (updates of it are spaced). */
+  private readonly allowListUpdated = new Map<number, number>();
 
   constructor(deps: ManagedDatabaseExternalDeps) {
     this.deps = deps;
@@ -98,7 +105,10 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       }
     }
 
-    const diff = diffDatabase(m.spec, m.spec.label, db);
+    const wanted = this.deps.allowList(m.spec);
+    const allowListHeld = allowListProblem(m.spec, wanted, db);
+    // Held back: the diff keeps the database's own list (nothing about it is sent).
+    const diff = diffDatabase(m.spec, m.spec.label, db, allowListHeld === undefined && !("unreadable" in wanted) ? wanted.entries : db.allowList);
     const mismatches = immutableMismatches(m.spec, db);
     const legacyOnly = databasePlatform(db) === "legacy" ? [
       ...(m.spec.suspended ? ["spec.suspended: true (suspend the cluster)"] : []),
@@ -127,6 +137,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       externalId: String(db.id),
       status: {
         ...statusOf(db),
+        ...(m.spec.allowListFrom !== undefined && !("unreadable" in wanted) ? { allowList: allowListStatus(db, wanted) } : {}),
         ...(backups !== undefined ? { backups: backups.slice(0, KindLimits.backupsInStatus).map((b) => ({ id: b.id, type: b.type, label: b.label, created: b.created })) } : {}),
       },
       ready: active,
@@ -143,6 +154,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       ...(resize !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.ResizeNotAllowed, message: `spec.type asks for a resize the API does not allow, so nothing is sent: ${resize}` } } : {}),
       ...(upgrade !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.UnknownEngineVersion, message: `spec.version asks for an upgrade to a version the API does not offer, so nothing is sent: ${upgrade}` } } : {}),
       ...(configProblems.length > 0 ? { unfixable: { reason: ManagedDatabaseReasons.InvalidEngineConfig, message: `spec.engineConfig has what the ${engine} parameters do not accept, so nothing is sent: ${configProblems.join("; ")}` } } : {}),
+      ...(allowListHeld !== undefined ? { unfixable: allowListHeld } : {}),
       ...(legacyOnly.length > 0 ? { unfixable: { reason: SharedReasons.UnsupportedOnPlatform, message: `the spec asks for what only Linode's current platform has — ${legacyOnly.join(", ")} — but the database is on the legacy platform (status.platform: legacy): nothing is sent` } } : {}),
       ...((active || (db.status === "suspended" && m.spec.suspended)) && isEmptyDiff(diff) && recentReset(m) === undefined
         ? (active ? {} : { pollMillis: this.deps.poll.readyMillis })
@@ -163,6 +175,11 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     }
     const nodes = await this.deps.catalog.nodesRefusal(m.spec.type, m.spec.clusterSize, signal);
     if (nodes !== undefined) throw new TerminalError(ManagedDatabaseReasons.ResizeNotAllowed, `spec.clusterSize: ${nodes}; nothing was sent`);
+    const wanted = this.deps.allowList(m.spec);
+    if ("unreadable" in wanted) throw new TerminalError(ManagedDatabaseReasons.NodesNotReadable, wanted.unreadable);
+    if (wanted.empty && !m.spec.allowEmpty) {
+      return { reason: ManagedDatabaseReasons.AllowListWouldBeEmpty, message: "spec.allowListFrom selects no node with an address and spec.allowList is empty: the database is created once there is one to allow (set spec.allowEmpty: true to create it allowing nobody)", retryAfterMillis: this.deps.poll.readyMillis };
+    }
     const planned = await planFork(m, {
       get: (engine, id, s) => this.deps.cache.get(engine, id, this.deps.poll.pendingMillis, s),
       accountId: this.deps.accountId, retryMillis: this.deps.poll.pendingMillis, now: Date.now,
@@ -180,10 +197,11 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
   async create(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Created> {
     const s = m.spec;
     const label = labelOf(m, this.deps.clusterId);
+    const wanted = this.deps.allowList(s);
     const req: DatabaseCreateRequest = {
       label, region: s.region, type: s.type, version: s.version,
       clusterSize: s.clusterSize, encrypted: s.encrypted, sslConnection: s.sslConnection,
-      allowList: normalizeAllowList(s.allowList),
+      allowList: "unreadable" in wanted ? normalizeAllowList(s.allowList) : wanted.entries,
       ...(s.engineConfig !== undefined ? { engineConfig: s.engineConfig } : {}),
       ...(s.privateNetwork !== undefined ? { privateNetwork: { vpcId: s.privateNetwork.vpcId, subnetId: s.privateNetwork.subnetId, publicAccess: s.privateNetwork.publicAccess } } : {}),
       ...(s.replicationType !== undefined ? { replicationType: s.replicationType } : {}),
@@ -224,8 +242,17 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     }
     const diff = observed.delta;
     if (isEmptyDiff(diff)) return;
+    if (diff.update.allowList !== undefined) {
+      // The API asks not to update an allow list in rapid succession: changes meanwhile (a node
+      // pool rolling) wait, and the next update carries them all.
+      const wait = (this.allowListUpdated.get(db.id) ?? -Infinity) + this.deps.allowListIntervalMillis - Date.now();
+      if (wait > 0) {
+        throw new RetryAfterError(R.Waiting, `the allow list changed again within ${String(this.deps.allowListIntervalMillis / 1000)} s of its last update; the next update, carrying every change meanwhile, goes in ${String(Math.ceil(wait / 1000))} s (the API asks not to update it in rapid succession)`, wait);
+      }
+    }
     if (Object.keys(diff.update).length > 0) {
       await linodeCall(`updating ${diff.summary}`, () => api.update(db.id, diff.update, { signal }));
+      if (diff.update.allowList !== undefined) this.allowListUpdated.set(db.id, Date.now());
       this.deps.cache.invalidate(m.spec.engine, db.id);
       const restart = restarting(diff.engineConfigPaths ?? [], await this.deps.catalog.engineParameters(m.spec.engine, signal));
       if (restart.length > 0) {
@@ -274,7 +301,22 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
  * Fields the API may stop reporting (a VPC left, maintenance applied): absent here means
  * removed from status, not kept from an earlier observation.
  */
-const reportedOrRemoved = ["port", "totalDiskSizeGb", "usedDiskSizeGb", "privateNetwork", "updates", "pendingUpdates", "fork", "oldestRestoreTime"] as const;
+const reportedOrRemoved = ["allowList", "port", "totalDiskSizeGb", "usedDiskSizeGb", "privateNetwork", "updates", "pendingUpdates", "fork", "oldestRestoreTime"] as const;
+
+/** Why the allow list the spec asks for is not sent, if it is not (nothing else is sent either). */
+function allowListProblem(spec: ManagedDatabaseSpec, wanted: AllowListResolution, db: Database): { reason: string; message: string } | undefined {
+  if ("unreadable" in wanted) return { reason: ManagedDatabaseReasons.NodesNotReadable, message: wanted.unreadable };
+  if (!wanted.empty || spec.allowEmpty || db.allowList.length === 0) return undefined;
+  return {
+    reason: ManagedDatabaseReasons.AllowListWouldBeEmpty,
+    message: `spec.allowListFrom selects no node with an address now and spec.allowList is empty: the database keeps its allow list (${String(db.allowList.length)} entries) rather than blocking every connection; nothing is sent. Set spec.allowEmpty: true to allow nobody`,
+  };
+}
+
+/** The database's allow list, each entry with where the spec took it from. */
+function allowListStatus(db: Database, wanted: DesiredAllowList): NonNullable<ObservedStatus["allowList"]> {
+  return normalizeAllowList(db.allowList).map((entry) => ({ entry, from: wanted.from.get(entry)?.join("; ") ?? "not asked for (removed at the next update)" }));
+}
 
 function statusOf(db: Database): ObservedStatus {
   const reported = reportedStatus(db);

@@ -14,8 +14,9 @@ import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
 import { BackupsReader } from "./backups.ts";
 import { DatabaseCatalog } from "./catalog.ts";
 import { forkSourceReference } from "./fork.ts";
+import { desiredAllowList, selectsNode, type AllowListResolution } from "./allow-list-from.ts";
 import { DatabaseRequests, restoreSnapshotReference } from "./requests.ts";
-import { managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
+import { allowListFromSchema, managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
 import { ManagedDatabaseReasons } from "./reasons.ts";
 import type { DatabaseDiff } from "./diff.ts";
 
@@ -29,6 +30,9 @@ export const managedDatabaseKind: OperatorKind = {
   type: managedDatabaseType,
   build: ({ deps, events, stores, wake }) => {
     const backupsRefreshHours = settingValue(managedDatabaseSettings.backupsRefreshHours, deps.settings);
+    const allowListIntervalMillis = settingValue(managedDatabaseSettings.allowListIntervalSeconds, deps.settings) * 1000;
+    const nodes = stores.nodes();
+    const allowList = (spec: ManagedDatabaseSpec): AllowListResolution => desiredAllowList(spec, nodes);
     const snapshots = stores.kind(databaseSnapshotType);
     // Which resource manages each cloud database: a list that finds one changed wakes it.
     const keyOf = new Map<number, string>();
@@ -50,7 +54,7 @@ export const managedDatabaseKind: OperatorKind = {
       const backups = new BackupsReader(linode, backupsRefreshHours * 3_600_000);
       const catalog = new DatabaseCatalog(linode);
       return {
-        external: new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotsMark, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId }),
+        external: new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotsMark, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis }),
         connection: new DatabaseConnection(linode),
       };
     });
@@ -67,6 +71,13 @@ export const managedDatabaseKind: OperatorKind = {
       legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
       // A snapshot of it taken or deleted: its status lists the backups again.
       watches: [{
+        // A Node added, removed, relabelled or readdressed: the databases whose allowListFrom selects it (before or after).
+        target: { nodes: {} },
+        map: (node) => stores.self.list().filter((o) => {
+          const from = allowListFromSchema.safeParse((o.spec as { allowListFrom?: unknown } | undefined)?.allowListFrom);
+          return from.success && from.data !== undefined && selectsNode({ allowListFrom: from.data }, node.metadata.labels);
+        }).map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`),
+      }, {
         target: { kind: databaseSnapshotType },
         map: (obj) => {
           const db = snapshotDatabase(obj);

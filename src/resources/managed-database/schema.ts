@@ -7,6 +7,7 @@ import {
   accountRecordSchema, actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,
 } from "../shared/schema.ts";
+import { labelSelectorSchema } from "../shared/label-selector.ts";
 
 export const databaseEngines = ["mysql", "postgresql"] as const;
 export const mysqlReplicationTypes = ["none", "asynch", "semi_synch"] as const;
@@ -84,6 +85,16 @@ export const restoreRequestSchema = z.object({
   ],
 });
 
+/** spec.allowListFrom: where allow-list entries that follow the cluster come from. */
+export const allowListFromSchema = z.array(z.object({
+  nodes: z.object({
+    selector: labelSelectorSchema.prefault({}).meta({ description: "Which Nodes (empty: every Node of the cluster)." }),
+    addressType: z.enum(["ExternalIP", "InternalIP"]).default("ExternalIP").meta({ description: "Which of each Node's addresses: ExternalIP (default: what the database sees when the node connects over the internet) or InternalIP (e.g. through a VPC)." }),
+  }).meta({ description: "The addresses of the cluster's Nodes the selector picks, each as /32 (/128 for IPv6): the list follows Nodes added, removed or relabelled. Needs the operator to read Nodes (the chart's rbac.readNodes=true); otherwise NodesNotReadable." }),
+})).max(8).optional().meta({
+  description: "Allow-list entries that follow the cluster, merged with allowList (deduplicated, canonical). Changes are coalesced: at most one allow-list update per database in flight and none sooner than --allow-list-interval-seconds after the last (the API asks not to update it in rapid succession). status.allowList shows each entry the database has and where it came from.",
+});
+
 export const restoreFromSchema = z.object({
   pointInTime: z.object({
     databaseRef: localObjectRefSchema.optional().meta({ description: "The ManagedDatabase in this namespace whose database to fork (it must be in the same Linode account as this one: the same credentialsRef)." }),
@@ -153,6 +164,10 @@ export const managedDatabaseSpecSchema = z.object({
   ).max(256).default([]).meta({
     description: "IP addresses and CIDR ranges allowed to connect. A bare address means /32 (/128 for IPv6). Empty blocks every connection; 0.0.0.0/0 allows all.",
     "x-kubernetes-list-type": "set",
+  }),
+  allowListFrom: allowListFromSchema,
+  allowEmpty: z.boolean().default(false).meta({
+    description: "With allowListFrom: allow the merged list to be empty (blocking every connection). Default false: an empty result is held back (Synced=False, AllowListWouldBeEmpty) so a selector that matches nothing never locks everyone out.",
   }),
   updates: maintenanceWindowSchema.optional(),
   connectionSecret: connectionSecretSchema.optional(),
@@ -248,6 +263,10 @@ export const managedDatabaseStatusSchema = z.object({
     restoreTime: z.string().optional().meta({ description: "The point in time its data is from (RFC 3339)." }),
   }).optional().meta({ description: "What the database was forked from (spec.restoreFrom), as the API reports it." }),
   oldestRestoreTime: z.string().optional().meta({ description: "Current platform: the earliest point in time a fork of this database may ask for (RFC 3339)." }),
+  allowList: z.array(z.object({
+    entry: z.string().meta({ description: "An entry of the database's allow list, as the API reports it (canonical CIDR)." }),
+    from: z.string().meta({ description: "Where it came from: spec.allowList, node <name> (allowListFrom), or not asked for (then removed at the next update)." }),
+  })).optional().meta({ description: "The database's allow list as the API reports it, with where each entry came from (shown when spec.allowListFrom is set)." }),
   privateNetwork: z.object({
     vpcId: z.int().meta({ description: "The VPC's id." }),
     subnetId: z.int().meta({ description: "The subnet's id." }),
