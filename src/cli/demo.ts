@@ -5,7 +5,8 @@
 // and shows them becoming Ready, then the connection Secrets' keys and how to read them.
 // By default it shows what a new user meets today: new databases on Linode's current platform,
 // one restored by fork, next to an older (legacy-platform) database adopted by id with a
-// snapshot, as snapshots exist only there. Ctrl-C cleans up.
+// snapshot, as snapshots exist only there; and a database whose allow list follows the
+// cluster's nodes. Ctrl-C cleans up.
 import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -34,8 +35,9 @@ const HELP = `Usage: linode-operator demo [options]
 
 Runs the Linode API emulator, a local Kubernetes control plane and the operator, applies the
 example ManagedDatabases, DatabaseSnapshots and NodeBalancers (creating a self-signed TLS
-Secret for each https port that names one not there) and shows them becoming Ready. Nothing
-leaves this machine.
+Secret for each https port that names one not there) and shows them becoming Ready, then a
+node joining the cluster and its address joining a database's allow list. Nothing leaves this
+machine.
 
   --use-current-context   use your current kubectl context (e.g. a kind cluster) instead of a
                           local control plane; only the emulator and the operator run locally
@@ -110,7 +112,7 @@ export async function main(argv: string[]): Promise<number> {
     const kube = connectKube(kubeconfig);
     const logFile = join(work, "operator.log");
     const log = createLogger({ level: "info" }, createWriteStream(logFile));
-    const config = { ...operatorConfigSchema.parse({ linodeToken: token, linodeApiUrl: emulator.url, namespaces: [namespace], adoptNamespaces: [namespace], identity: "demo", leaderElect: false, healthPort: 0, metricsPort: 0, bindAddress: "127.0.0.1" }), kindSettings: {} };
+    const config = { ...operatorConfigSchema.parse({ linodeToken: token, linodeApiUrl: emulator.url, namespaces: [namespace], adoptNamespaces: [namespace], readNodes: true, identity: "demo", leaderElect: false, healthPort: 0, metricsPort: 0, bindAddress: "127.0.0.1" }), kindSettings: {} };
     const operator = await assembleOperator({ config, kube, log, defaultMetrics: false, onLostLeadership: () => undefined });
     const { manager } = operator;
     await kubectl(["create", "namespace", namespace]);
@@ -119,6 +121,19 @@ export async function main(argv: string[]): Promise<number> {
     say(`✓ operator running (logs: ${logFile})`);
 
     const manifests = await exampleManifests(examplesDir);
+    // A database whose allow list follows the cluster's nodes. The local control plane has no
+    // kubelet: two Node objects stand for nodes registering (documentation addresses); a third
+    // joins once everything is Ready.
+    manifests.push(...await exampleManifests(join(examplesDir, "cluster-nodes")));
+    const demoNode = async (n: number): Promise<void> => {
+      const node = { apiVersion: "v1", kind: "Node", metadata: { name: `demo-node-${String(n)}`, labels: { "linode.operator.dev/demo": "true" } }, status: { addresses: [{ type: "ExternalIP", address: `198.51.100.${String(10 + n)}` }, { type: "InternalIP", address: `192.168.128.${String(10 + n)}` }] } };
+      const made = await kubectl(["create", "-f", "-"], JSON.stringify(node));
+      if (made.code !== 0) throw new Error(`registering the demo Node failed: ${made.stderr}`);
+    };
+    if (cp !== undefined) {
+      for (const n of [1, 2]) await demoNode(n);
+      say("✓ Nodes demo-node-1 and demo-node-2 registered (Node objects only: the local control plane runs no kubelet)");
+    }
     if (platform === "current") {
       manifests.push(...await exampleManifests(join(examplesDir, "current-platform")));
       // An older database the account already has, on the legacy platform: adopted by id, and
@@ -187,6 +202,20 @@ How to use it:
   /etc/db/ca.crt, or binds it as a Service Binding. The emulator's hosts resolve nowhere: point
   LINODE_API_URL at the real API (and LINODE_TOKEN at a real token) for real databases.
   Linode API emulator: ${emulator.url} (token ${token}); try: curl -H "Authorization: Bearer ${token}" ${emulator.url}/databases/instances`);
+    }
+    if (ready && cp !== undefined && manifests.some((m) => m.metadata.name === "reports")) {
+      const joined = Date.now();
+      await demoNode(3);
+      const entry = "198.51.100.13/32";
+      let seen = false;
+      while (!state.interrupted && !seen && Date.now() - joined < 60_000) {
+        const reports = await kube.getCustom<ManagedObject>(managedDatabaseType, { namespace, name: "reports" });
+        seen = ((reports.status as ManagedDatabaseStatus | undefined)?.allowList ?? []).some((a) => a.entry === entry);
+        if (!seen) await new Promise((r) => setTimeout(r, 250));
+      }
+      say(seen
+        ? `✓ demo-node-3 joined the cluster: its address ${entry} is in reports' allow list after ${((Date.now() - joined) / 1000).toFixed(1)} s (kubectl get linodedb reports -o jsonpath='{.status.allowList}')`
+        : `✗ demo-node-3 joined the cluster, and its address is not in reports' allow list after 60 s`);
     }
     if (!values["exit-when-ready"] && !state.interrupted) {
       say("\nPress Ctrl-C to stop and clean up.");

@@ -29,11 +29,14 @@ describe("linode-operator demo", () => {
     const deadline = Date.now() + 150_000;
     while (!out.includes("Press Ctrl-C") && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
     expect(out).toContain("Press Ctrl-C");
-    expect(out).toMatch(/All 4 databases, 1 snapshot and 1 NodeBalancer are Ready/);
+    expect(out).toMatch(/All 5 databases, 1 snapshot and 1 NodeBalancer are Ready/);
     expect(out).toMatch(/orders-snapshot\s+orders-legacy\s+Available\s+True\s+\d+/);
     expect(out).toMatch(/orders-legacy\s+mysql\s+8\s+active\s+True\s+True\s+orders-legacy-connection\s+legacy\n/);
     expect(out).toMatch(/orders-restored\s+mysql\s+8\.\S+\s+active\s+True\s+True\s+orders-restored-connection\s+current\s+orders @ \d{4}-\d\d-\d\dT\S+Z/);
     expect(out).toMatch(/an older MySQL database on Linode's legacy platform \(id \d+\) is adopted as managedDatabase\/orders-legacy/);
+    // A node joining the cluster joins the allow list of the database that follows the nodes.
+    expect(out).toContain("Nodes demo-node-1 and demo-node-2 registered");
+    expect(out).toMatch(/✓ demo-node-3 joined the cluster: its address 198\.51\.100\.13\/32 is in reports' allow list after \d+\.\d s/);
     expect(out).toContain("created TLS Secret web-tls (self-signed");
     expect(out).toMatch(/web\s+\S+\.ip\.linodeusercontent\.com\s+\d+\.\d+\.\d+\.\d+\s+80,443\s+True/);
     expect(out).toMatch(/orders\s+mysql\s+8\.\S+\s+active\s+True\s+True\s+orders-connection\s+current/);
@@ -62,7 +65,7 @@ describe("linode-operator demo", () => {
       });
       expect(res.code, res.stdout + res.stderr).toBe(0);
       expect(res.stdout).not.toContain("local Kubernetes control plane");
-      expect(res.stdout).toMatch(/All 4 databases, 1 snapshot and 1 NodeBalancer are Ready/);
+      expect(res.stdout).toMatch(/All 5 databases, 1 snapshot and 1 NodeBalancer are Ready/);
       const left = await cluster.kubectl(["get", "namespace", ns, "-o", "jsonpath={.status.phase}"]);
       expect(left.code !== 0 || left.stdout === "Terminating").toBe(true);
     });
