@@ -174,7 +174,9 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
       // No kube-proxy here: the host network of the test namespace, and the apiserver on loopback.
       "--set", "hostNetwork=true", "--set", "kubernetesServiceHost=127.0.0.1", "--set", `kubernetesServicePort=${cluster().apiPort}`,
       // The emulator is plain http on the node's address: a trusted test network.
-      "--set", `linode.apiUrl=${emu?.url ?? ""}`, "--set", "linode.allowHttp=true", "--set", `linode.token=${TOKEN}`, "--wait", "--timeout", "3m"]);
+      "--set", `linode.apiUrl=${emu?.url ?? ""}`, "--set", "linode.allowHttp=true", "--set", `linode.token=${TOKEN}`,
+      // Allow lists that follow the nodes: the chart's read-only ClusterRole on nodes.
+      "--set", "rbac.readNodes=true", "--wait", "--timeout", "3m"]);
     const [pod] = await readyPods();
     console.log(`[e2e] operator pod Ready ${secs(Date.now() - t0)} after helm install`);
     expect(pod).toBeDefined();
@@ -208,6 +210,37 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     const dbs = await emulatorGet<{ data: { label: string; engine: string; status: string }[] }>("/v4/databases/instances");
     expect(dbs.data.map((d) => `${d.engine}:${d.status}`).sort()).toEqual(["mysql:active", "postgresql:active"]);
     expect(await kubectl(["get", "secret", "analytics-db", "-o", "jsonpath={.data.jdbcUrl}"])).not.toBe("");
+  });
+
+  it("a database's allow list follows the real node (allowListFrom, through the chart's rbac.readNodes); a second Node added and removed shows within seconds", async () => {
+    await kubectl(["label", "node", "localhost", "--overwrite", "linode.operator.dev/e2e-pool=web"]);
+    await kubectl(["apply", "-f", "-"], JSON.stringify({
+      apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "follower" },
+      spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowListFrom: [{ nodes: { selector: { matchLabels: { "linode.operator.dev/e2e-pool": "web" } }, addressType: "InternalIP" } }] },
+    }));
+    await kubectl(["wait", "--for=condition=Ready", "manageddatabase/follower", "--timeout=120s"]);
+    const id = Number(await kubectl(["get", "manageddatabase", "follower", "-o", "jsonpath={.status.id}"]));
+    const allowList = async (): Promise<string[]> => (await emulatorGet<{ allow_list: string[] }>(`/v4/databases/mysql/instances/${String(id)}`)).allow_list.sort();
+    expect(await allowList()).toEqual([`${cluster().nodeIp}/32`]);
+    const until = async (what: string, want: string[]): Promise<number> => {
+      const t0 = Date.now();
+      while (JSON.stringify(await allowList()) !== JSON.stringify([...want].sort())) {
+        if (Date.now() - t0 > 60_000) throw new Error(`${what}: the allow list is ${JSON.stringify(await allowList())} after 60 s`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return Date.now() - t0;
+    };
+    // A Node object only (no kubelet behind it), as a node registering; removed at once so no pod is scheduled on it.
+    await kubectl(["create", "-f", "-"], JSON.stringify({
+      apiVersion: "v1", kind: "Node", metadata: { name: "e2e-extra", labels: { "linode.operator.dev/e2e-pool": "web" } },
+      spec: { unschedulable: true }, status: { addresses: [{ type: "InternalIP", address: "192.168.150.2" }] },
+    }));
+    const added = await until("a Node added", [`${cluster().nodeIp}/32`, "192.168.150.2/32"]);
+    await kubectl(["delete", "node", "e2e-extra"]);
+    const removed = await until("a Node removed", [`${cluster().nodeIp}/32`]);
+    console.log(`[e2e] allowListFrom: a Node added is in the database's allow list after ${secs(added)}, removed after ${secs(removed)} (updates spaced 10 s apart, as the API asks)`);
+    expect(await kubectl(["get", "manageddatabase", "follower", "-o", "jsonpath={.status.allowList[0].from}"])).toBe("node localhost (InternalIP, linode.operator.dev/e2e-pool=web)");
+    await kubectl(["delete", "manageddatabase", "follower", "--wait=true", "--timeout=120s"]);
   });
 
   it("the example NodeBalancer becomes Ready with its https port from the TLS Secret, through the chart's RBAC", async () => {
