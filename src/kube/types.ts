@@ -38,6 +38,13 @@ export interface KubeObject {
   [k: string]: unknown;
 }
 
+/** Core v1 ConfigMaps. */
+export const configMapsType: ResourceType = { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap" };
+
+export interface ConfigMapObject extends KubeObject {
+  data?: Record<string, string>;
+}
+
 /** Core v1 Nodes (cluster-scoped). */
 export const nodesType: ResourceType = { group: "", version: "v1", plural: "nodes", kind: "Node" };
 

@@ -9,7 +9,7 @@
 //   409 conflict      → a quick retry with a fresh copy, not counted as an error;
 //   anything else     → per-key exponential backoff.
 import { errorChain, isConflict } from "../kube/errors.ts";
-import { nodesType, objectKey, secretsType, type KubeApi, type KubeObject, type NodeObject, type SecretObject } from "../kube/types.ts";
+import { configMapsType, nodesType, objectKey, secretsType, type KubeApi, type KubeObject, type NodeObject, type SecretObject } from "../kube/types.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { ConnectionSecrets, ownedSecretSelectors } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError } from "./errors.ts";
@@ -137,7 +137,7 @@ export class Controller<D = unknown> {
     const pool = this.pool;
     const storeFor = (target: Target): SharedStore<KubeObject> => ("kind" in target
       ? pool.store(target.kind)
-      : pool.store(secretsType, target.secrets));
+      : "secrets" in target ? pool.store(secretsType, target.secrets) : pool.store(configMapsType, target.configMaps));
     this.self = pool.store<ManagedObject>(module.type);
     const nodes = (selectors: Selectors = {}): SharedStore<NodeObject> | undefined => (deps.readNodes === true ? pool.clusterStore<NodeObject>(nodesType, selectors) : undefined);
     const watchStoreFor = (target: WatchTarget): SharedStore<KubeObject> | undefined => ("nodes" in target ? nodes(target.nodes) : storeFor(target));

@@ -11,7 +11,7 @@ import type { ReadStore, Selectors } from "./stores.ts";
 import type { PollIntervals } from "./timings.ts";
 
 /** The object shapes kinds see (kinds never import src/kube). */
-export type { KubeObject, NodeObject, SecretObject } from "../kube/types.ts";
+export type { ConfigMapObject, KubeObject, NodeObject, SecretObject } from "../kube/types.ts";
 
 export type { ManagedObject, ManagedStatus } from "./managed-object.ts";
 
@@ -190,7 +190,7 @@ export interface ConnectionSource<Spec, Ext, Status> {
 }
 
 /** Where referenced or watched objects live: another kind, or Secrets (narrowed by selectors). */
-export type Target = { kind: ResourceType } | { secrets: Selectors };
+export type Target = { kind: ResourceType } | { secrets: Selectors } | { configMaps: Selectors };
 
 /**
  * A reference to other objects in the same namespace (a snapshot's databaseRef, a TLS Secret).

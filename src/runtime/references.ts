@@ -16,7 +16,7 @@ export interface Resolution {
   unresolved?: { reason: string; message: string };
 }
 
-const targetKind = (t: Target): string => ("kind" in t ? t.kind.kind : "Secret");
+const targetKind = (t: Target): string => ("kind" in t ? t.kind.kind : "secrets" in t ? "Secret" : "ConfigMap");
 
 export class References<Spec> {
   private readonly declared: { ref: Reference<Spec>; store: SharedStore<KubeObject> }[];

@@ -59,7 +59,9 @@ describe("helm install + kubectl apply -f examples/", () => {
     const canI = async (...args: string[]): Promise<string> => (await cluster.kubectl(["auth", "can-i", ...args, "-n", ns], { kubeconfig })).stdout.trim();
     expect(await canI("patch", "manageddatabases.linode.operator.dev/status")).toBe("yes");
     expect(await canI("create", "leases.coordination.k8s.io")).toBe("yes");
-    expect(await canI("get", "configmaps")).toBe("no");
+    // ConfigMaps: read only (allowListFrom.cidrs; the operator lists only those labelled for it).
+    expect(await canI("list", "configmaps")).toBe("yes");
+    expect(await canI("patch", "configmaps")).toBe("no");
     expect(await canI("delete", "manageddatabases.linode.operator.dev")).toBe("no");
     // Only the verbs the operator uses.
     expect(await canI("update", "manageddatabases.linode.operator.dev")).toBe("no");

@@ -153,3 +153,48 @@ describe("allowListFrom without the right to read Nodes", () => {
     expect(env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`)).toEqual([]);
   });
 });
+
+describe("allowListFrom: cidrs from a ConfigMap", () => {
+  const cluster = useTestCluster("allow-cidrs");
+  let env: OperatorEnv;
+  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "current", poll: { pendingMillis: 300, readyMillis: 5_000 }, settings: { "allow-list-interval-seconds": 0 } }); });
+  afterAll(async () => { await env.stop(); });
+  const { key, apply, get, readyAt, reasonOf, creates } = databaseHelpers(cluster, () => env);
+  const puts = (id: number): number => env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`).length;
+  const configMap = async (name: string, data: Record<string, string>, labelled = true): Promise<void> => {
+    const res = await cluster.kubectl(["-n", cluster.namespace, "apply", "-f", "-"], { input: JSON.stringify({
+      apiVersion: "v1", kind: "ConfigMap", metadata: { name, ...(labelled ? { labels: { "linode.operator.dev/allow-list": "true" } } : {}) }, data,
+    }) });
+    expect(res.code, res.stderr).toBe(0);
+  };
+  const allowListOf = async (id: number): Promise<string[]> => [...(await env.linode.databases.engine("mysql").get(id)).allowList].sort();
+  const spec = { ...mysql, allowList: ["203.0.113.7"], allowListFrom: [{ cidrs: { name: "egress", key: "addresses" } }] };
+
+  it("waits for the labelled ConfigMap (an unlabelled one is not read), then follows its key; a bad entry or a missing key holds the list", async () => {
+    const before = creates();
+    await configMap("egress", { addresses: "198.51.100.70" }, false);
+    await apply("gated", spec);
+    expect((await reasonOf("gated", "Ready", "AllowListSourceNotFound")).message).toContain("with the label linode.operator.dev/allow-list: \"true\"");
+    await env.repass("ManagedDatabase", key("gated"), 2);
+    expect(creates()).toBe(before);
+
+    await configMap("egress", { addresses: "# the NAT gateways\n198.51.100.70, 198.51.100.71\n2001:db8::/64" });
+    const id = Number((await waitFor("created with the ConfigMap's entries", () => readyAt("gated"), 60_000, 100)).status?.id);
+    expect(await allowListOf(id)).toEqual(["198.51.100.70/32", "198.51.100.71/32", "2001:db8::/64", "203.0.113.7/32"]);
+    const shown = await waitFor("status.allowList", async () => { const o = await get("gated"); return Array.isArray(o.status?.allowList) ? o : undefined; }, 30_000, 100);
+    expect(shown.status?.allowList).toContainEqual({ entry: "198.51.100.71/32", from: "ConfigMap egress/addresses" });
+
+    await configMap("egress", { addresses: "198.51.100.72" });
+    await waitFor("follows the edit", async () => (JSON.stringify(await allowListOf(id)) === JSON.stringify(["198.51.100.72/32", "203.0.113.7/32"]) ? true : undefined), 30_000, 100);
+
+    const sent = puts(id);
+    await configMap("egress", { addresses: "198.51.100.73 not-an-address 10.0.0.0/33" });
+    const bad = await reasonOf("gated", "Synced", "InvalidAllowListSource");
+    expect(bad.message).toContain("\"not-an-address\", \"10.0.0.0/33\"");
+    await configMap("egress", { other: "198.51.100.74" });
+    expect((await reasonOf("gated", "Synced", "AllowListSourceNotFound")).message).toContain("ConfigMap egress has no key addresses");
+    await env.repass("ManagedDatabase", key("gated"), 2);
+    expect(puts(id)).toBe(sent);
+    expect(await allowListOf(id)).toEqual(["198.51.100.72/32", "203.0.113.7/32"]);
+  });
+});

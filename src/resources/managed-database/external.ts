@@ -40,8 +40,8 @@ export interface ManagedDatabaseExternalDeps {
   clusterId: string;
   /** The Linode account this client acts in (a fork's source must be in it too). */
   accountId: string;
-  /** The allow list the spec asks for now: allowList merged with what allowListFrom resolves to. */
-  allowList(spec: ManagedDatabaseSpec): AllowListResolution;
+  /** The allow list the spec asks for in this pass: allowList merged with what allowListFrom resolves to. */
+  allowList(m: Managed<ManagedDatabaseSpec>): AllowListResolution;
   /** The least time between two allow-list updates of one database. */
   allowListIntervalMillis: number;
 }
@@ -105,10 +105,10 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       }
     }
 
-    const wanted = this.deps.allowList(m.spec);
+    const wanted = this.deps.allowList(m);
     const allowListHeld = allowListProblem(m.spec, wanted, db);
     // Held back: the diff keeps the database's own list (nothing about it is sent).
-    const diff = diffDatabase(m.spec, m.spec.label, db, allowListHeld === undefined && !("unreadable" in wanted) ? wanted.entries : db.allowList);
+    const diff = diffDatabase(m.spec, m.spec.label, db, allowListHeld === undefined && !("held" in wanted) ? wanted.entries : db.allowList);
     const mismatches = immutableMismatches(m.spec, db);
     const legacyOnly = databasePlatform(db) === "legacy" ? [
       ...(m.spec.suspended ? ["spec.suspended: true (suspend the cluster)"] : []),
@@ -137,7 +137,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       externalId: String(db.id),
       status: {
         ...statusOf(db),
-        ...(m.spec.allowListFrom !== undefined && !("unreadable" in wanted) ? { allowList: allowListStatus(db, wanted) } : {}),
+        ...(m.spec.allowListFrom !== undefined && !("held" in wanted) ? { allowList: allowListStatus(db, wanted) } : {}),
         ...(backups !== undefined ? { backups: backups.slice(0, KindLimits.backupsInStatus).map((b) => ({ id: b.id, type: b.type, label: b.label, created: b.created })) } : {}),
       },
       ready: active,
@@ -175,8 +175,12 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     }
     const nodes = await this.deps.catalog.nodesRefusal(m.spec.type, m.spec.clusterSize, signal);
     if (nodes !== undefined) throw new TerminalError(ManagedDatabaseReasons.ResizeNotAllowed, `spec.clusterSize: ${nodes}; nothing was sent`);
-    const wanted = this.deps.allowList(m.spec);
-    if ("unreadable" in wanted) throw new TerminalError(ManagedDatabaseReasons.NodesNotReadable, wanted.unreadable);
+    const wanted = this.deps.allowList(m);
+    if ("held" in wanted) {
+      // The operator's rights change only with a restart; a ConfigMap appearing or changing wakes the database.
+      if (wanted.held.reason === ManagedDatabaseReasons.NodesNotReadable) throw new TerminalError(wanted.held.reason, `${wanted.held.message}; nothing was created`);
+      return { reason: wanted.held.reason, message: `${wanted.held.message}; the database is created once it can be`, retryAfterMillis: this.deps.poll.readyMillis };
+    }
     if (wanted.empty && !m.spec.allowEmpty) {
       return { reason: ManagedDatabaseReasons.AllowListWouldBeEmpty, message: "spec.allowListFrom selects no node with an address and spec.allowList is empty: the database is created once there is one to allow (set spec.allowEmpty: true to create it allowing nobody)", retryAfterMillis: this.deps.poll.readyMillis };
     }
@@ -197,11 +201,13 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
   async create(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Created> {
     const s = m.spec;
     const label = labelOf(m, this.deps.clusterId);
-    const wanted = this.deps.allowList(s);
+    const wanted = this.deps.allowList(m);
+    // readyToCreate held this pass back if the list could not be made; it cannot have changed since.
+    if ("held" in wanted) throw new RetryAfterError(wanted.held.reason, wanted.held.message, this.deps.poll.pendingMillis);
     const req: DatabaseCreateRequest = {
       label, region: s.region, type: s.type, version: s.version,
       clusterSize: s.clusterSize, encrypted: s.encrypted, sslConnection: s.sslConnection,
-      allowList: "unreadable" in wanted ? normalizeAllowList(s.allowList) : wanted.entries,
+      allowList: wanted.entries,
       ...(s.engineConfig !== undefined ? { engineConfig: s.engineConfig } : {}),
       ...(s.privateNetwork !== undefined ? { privateNetwork: { vpcId: s.privateNetwork.vpcId, subnetId: s.privateNetwork.subnetId, publicAccess: s.privateNetwork.publicAccess } } : {}),
       ...(s.replicationType !== undefined ? { replicationType: s.replicationType } : {}),
@@ -305,7 +311,7 @@ const reportedOrRemoved = ["allowList", "port", "totalDiskSizeGb", "usedDiskSize
 
 /** Why the allow list the spec asks for is not sent, if it is not (nothing else is sent either). */
 function allowListProblem(spec: ManagedDatabaseSpec, wanted: AllowListResolution, db: Database): { reason: string; message: string } | undefined {
-  if ("unreadable" in wanted) return { reason: ManagedDatabaseReasons.NodesNotReadable, message: wanted.unreadable };
+  if ("held" in wanted) return wanted.held;
   if (!wanted.empty || spec.allowEmpty || db.allowList.length === 0) return undefined;
   return {
     reason: ManagedDatabaseReasons.AllowListWouldBeEmpty,

@@ -14,7 +14,7 @@ import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
 import { BackupsReader } from "./backups.ts";
 import { DatabaseCatalog } from "./catalog.ts";
 import { forkSourceReference } from "./fork.ts";
-import { desiredAllowList, selectsNode, type AllowListResolution } from "./allow-list-from.ts";
+import { allowListConfigMapReference, desiredAllowList, selectsNode, type AllowListResolution } from "./allow-list-from.ts";
 import { DatabaseRequests, restoreSnapshotReference } from "./requests.ts";
 import { allowListFromSchema, managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
 import { ManagedDatabaseReasons } from "./reasons.ts";
@@ -32,7 +32,8 @@ export const managedDatabaseKind: OperatorKind = {
     const backupsRefreshHours = settingValue(managedDatabaseSettings.backupsRefreshHours, deps.settings);
     const allowListIntervalMillis = settingValue(managedDatabaseSettings.allowListIntervalSeconds, deps.settings) * 1000;
     const nodes = stores.nodes();
-    const allowList = (spec: ManagedDatabaseSpec): AllowListResolution => desiredAllowList(spec, nodes);
+    const allowList = (m: Managed<ManagedDatabaseSpec>): AllowListResolution =>
+      desiredAllowList(m.spec, { nodes, configMap: (name) => allowListConfigMapReference.value(m, name) });
     const snapshots = stores.kind(databaseSnapshotType);
     // Which resource manages each cloud database: a list that finds one changed wakes it.
     const keyOf = new Map<number, string>();
@@ -84,7 +85,7 @@ export const managedDatabaseKind: OperatorKind = {
           return db === undefined ? [] : [`${obj.metadata.namespace ?? ""}/${db}`];
         },
       }],
-      references: [scope.credentials, restoreSnapshotReference, forkSourceReference],
+      references: [scope.credentials, restoreSnapshotReference, forkSourceReference, allowListConfigMapReference],
     };
     return kind;
   },

@@ -90,7 +90,16 @@ export const allowListFromSchema = z.array(z.object({
   nodes: z.object({
     selector: labelSelectorSchema.prefault({}).meta({ description: "Which Nodes (empty: every Node of the cluster)." }),
     addressType: z.enum(["ExternalIP", "InternalIP"]).default("ExternalIP").meta({ description: "Which of each Node's addresses: ExternalIP (default: what the database sees when the node connects over the internet) or InternalIP (e.g. through a VPC)." }),
-  }).meta({ description: "The addresses of the cluster's Nodes the selector picks, each as /32 (/128 for IPv6): the list follows Nodes added, removed or relabelled. Needs the operator to read Nodes (the chart's rbac.readNodes=true); otherwise NodesNotReadable." }),
+  }).optional().meta({ description: "The addresses of the cluster's Nodes the selector picks, each as /32 (/128 for IPv6): the list follows Nodes added, removed or relabelled. Needs the operator to read Nodes (the chart's rbac.readNodes=true); otherwise NodesNotReadable." }),
+  cidrs: z.object({
+    name: dnsSubdomainSchema.meta({ description: "A ConfigMap in this namespace labelled linode.operator.dev/allow-list: \"true\" (the operator reads no other)." }),
+    key: z.string().min(1).max(253).regex(/^[-._a-zA-Z0-9]+$/).meta({ description: "Its key whose value lists IP addresses or CIDR ranges, separated by whitespace or commas; # starts a comment." }),
+  }).optional().meta({ description: "Entries a ConfigMap key lists (e.g. an egress gateway's addresses), followed as it changes. Missing (AllowListSourceNotFound) or holding anything but addresses and ranges (InvalidAllowListSource): the allow list is held as it is." }),
+}).meta({
+  description: "One source of allow-list entries: nodes or cidrs.",
+  "x-kubernetes-validations": [
+    { rule: "has(self.nodes) != has(self.cidrs)", message: "each allowListFrom entry names exactly one source: nodes or cidrs" },
+  ],
 })).max(8).optional().meta({
   description: "Allow-list entries that follow the cluster, merged with allowList (deduplicated, canonical). Changes are coalesced: at most one allow-list update per database in flight and none sooner than --allow-list-interval-seconds after the last (the API asks not to update it in rapid succession). status.allowList shows each entry the database has and where it came from.",
 });
