@@ -122,6 +122,12 @@ export class KubeClient implements KubeApi {
         : this.core.listNamespacedConfigMap({ ...common, namespace: opts.namespace }, this.opts));
       return { items: res.items as unknown as T[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
     }
+    if (t.group === "" && t.plural === "services") {
+      const res = await kubeCall(() => opts.namespace === undefined
+        ? this.core.listServiceForAllNamespaces(common, this.opts)
+        : this.core.listNamespacedService({ ...common, namespace: opts.namespace }, this.opts));
+      return { items: res.items as unknown as T[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
+    }
     if (t.group === "" && t.plural === "nodes") {
       const res = await kubeCall(() => this.core.listNode(common, this.opts));
       return { items: res.items as unknown as T[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };

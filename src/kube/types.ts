@@ -45,6 +45,25 @@ export interface ConfigMapObject extends KubeObject {
   data?: Record<string, string>;
 }
 
+/** Core v1 Services. */
+export const servicesType: ResourceType = { group: "", version: "v1", plural: "services", kind: "Service" };
+
+/** A Service, as far as the operator reads one: its ports (with their node ports) and traffic policy. */
+export interface ServiceObject extends KubeObject {
+  spec?: {
+    type?: string;
+    externalTrafficPolicy?: string;
+    ports?: { name?: string; port: number; nodePort?: number; protocol?: string }[];
+  };
+}
+
+/** discovery.k8s.io/v1 EndpointSlices: which nodes a Service's ready endpoints run on. */
+export const endpointSlicesType: ResourceType = { group: "discovery.k8s.io", version: "v1", plural: "endpointslices", kind: "EndpointSlice" };
+
+export interface EndpointSliceObject extends KubeObject {
+  endpoints?: { nodeName?: string; conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean } }[];
+}
+
 /** Core v1 Nodes (cluster-scoped). */
 export const nodesType: ResourceType = { group: "", version: "v1", plural: "nodes", kind: "Node" };
 

@@ -9,7 +9,10 @@
 //   409 conflict      → a quick retry with a fresh copy, not counted as an error;
 //   anything else     → per-key exponential backoff.
 import { errorChain, isConflict } from "../kube/errors.ts";
-import { configMapsType, nodesType, objectKey, secretsType, type KubeApi, type KubeObject, type NodeObject, type SecretObject } from "../kube/types.ts";
+import {
+  configMapsType, endpointSlicesType, nodesType, objectKey, secretsType, servicesType,
+  type EndpointSliceObject, type KubeApi, type KubeObject, type NodeObject, type SecretObject, type ServiceObject,
+} from "../kube/types.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { ConnectionSecrets, ownedSecretSelectors } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError } from "./errors.ts";
@@ -140,8 +143,17 @@ export class Controller<D = unknown> {
       : "secrets" in target ? pool.store(secretsType, target.secrets) : pool.store(configMapsType, target.configMaps));
     this.self = pool.store<ManagedObject>(module.type);
     const nodes = (selectors: Selectors = {}): SharedStore<NodeObject> | undefined => (deps.readNodes === true ? pool.clusterStore<NodeObject>(nodesType, selectors) : undefined);
-    const watchStoreFor = (target: WatchTarget): SharedStore<KubeObject> | undefined => ("nodes" in target ? nodes(target.nodes) : storeFor(target));
-    const stores: KindStores = { self: this.self, kind: (t) => pool.store<ManagedObject>(t), secrets: (selectors) => pool.store(secretsType, selectors), nodes: () => nodes() };
+    const readable = <T extends KubeObject>(make: () => SharedStore<T>): SharedStore<T> | undefined => (deps.readNodes === true ? make() : undefined);
+    const services = (selectors: Selectors = {}): SharedStore<ServiceObject> | undefined => readable(() => pool.store<ServiceObject>(servicesType, selectors));
+    const endpointSlices = (selectors: Selectors = {}): SharedStore<EndpointSliceObject> | undefined => readable(() => pool.store<EndpointSliceObject>(endpointSlicesType, selectors));
+    const watchStoreFor = (target: WatchTarget): SharedStore<KubeObject> | undefined => ("nodes" in target ? nodes(target.nodes)
+      : "services" in target ? services(target.services)
+      : "endpointSlices" in target ? endpointSlices(target.endpointSlices)
+      : storeFor(target));
+    const stores: KindStores = {
+      self: this.self, kind: (t) => pool.store<ManagedObject>(t), secrets: (selectors) => pool.store(secretsType, selectors),
+      nodes: () => nodes(), services: () => services(), endpointSlices: () => endpointSlices(),
+    };
     this.kind = module.build({ deps: deps.kindDeps as D, stores, events: deps.events, wake: (key) => { this.enqueue(key); } });
 
     this.self.onEvent((ev, obj, old) => {

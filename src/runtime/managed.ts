@@ -3,7 +3,7 @@
 // and delete its cloud object, what it refers to and what connection details it publishes;
 // the runtime does everything else: finalizers, policies, references, conditions, Events,
 // status patches, the connection Secret, backoff.
-import type { KubeObject, NodeObject, ObjectKey, ResourceType, SecretObject } from "../kube/types.ts";
+import type { EndpointSliceObject, KubeObject, NodeObject, ObjectKey, ResourceType, SecretObject, ServiceObject } from "../kube/types.ts";
 import type { Actions } from "./actions.ts";
 import type { EventRecorder } from "./events.ts";
 import type { ManagedObject } from "./managed-object.ts";
@@ -11,7 +11,7 @@ import type { ReadStore, Selectors } from "./stores.ts";
 import type { PollIntervals } from "./timings.ts";
 
 /** The object shapes kinds see (kinds never import src/kube). */
-export type { ConfigMapObject, KubeObject, NodeObject, SecretObject } from "../kube/types.ts";
+export type { ConfigMapObject, EndpointSliceObject, KubeObject, NodeObject, SecretObject, ServiceObject } from "../kube/types.ts";
 
 export type { ManagedObject, ManagedStatus } from "./managed-object.ts";
 
@@ -254,8 +254,11 @@ export function reference<Spec, V>(definition: ReferenceDefinition<Spec, V>): Re
 }
 
 /** Another resource whose changes concern this kind's objects, and which of them. */
-/** What a watch may follow: what a reference may, and cluster-scoped Nodes (when the operator may read them). */
-export type WatchTarget = Target | { nodes: Selectors };
+/**
+ * What a watch may follow: what a reference may, and what needs the right to read the
+ * cluster's Nodes (--read-nodes): Nodes, and Services and EndpointSlices where it watches.
+ */
+export type WatchTarget = Target | { nodes: Selectors } | { services: Selectors } | { endpointSlices: Selectors };
 
 export interface Watch {
   target: WatchTarget;
@@ -309,6 +312,9 @@ export interface KindStores {
   secrets(selectors?: Selectors): ReadStore<SecretObject>;
   /** The cluster's Nodes; undefined when the operator may not read them (--read-nodes unset: the chart's rbac.readNodes). */
   nodes(): ReadStore<NodeObject> | undefined;
+  /** Services and EndpointSlices where the operator watches; undefined like nodes() (the same right grants them). */
+  services(): ReadStore<ServiceObject> | undefined;
+  endpointSlices(): ReadStore<EndpointSliceObject> | undefined;
 }
 
 export interface KindContext<Deps> {

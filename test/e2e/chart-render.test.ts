@@ -54,6 +54,11 @@ describe("the chart, rendered", () => {
     expect(roles.map((r) => (r as unknown as { rules: unknown }).rules)).toEqual([[{ apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] }]]);
     expect(on.docs.some((d) => d.kind === "ClusterRoleBinding" && JSON.stringify(d).includes("read-nodes"))).toBe(true);
     expect(env(on.docs)).toMatchObject({ READ_NODES: "true" });
+    // Services and EndpointSlices where it watches, read only, with the same value.
+    const rules = (docs: Doc[]): string => JSON.stringify(docs.filter((d) => d.kind === "ClusterRole" || d.kind === "Role"));
+    expect(rules(on.docs)).toContain('"resources":["services"],"verbs":["get","list","watch"]');
+    expect(rules(on.docs)).toContain('"resources":["endpointslices"],"verbs":["get","list","watch"]');
+    expect(rules(off.docs)).not.toContain("endpointslices");
   });
 
   it("the kinds' own settings have values, passed only when set", async () => {

@@ -59,6 +59,16 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: [""]
   resources: ["configmaps"]
   verbs: ["get", "list", "watch"]
+{{- if .Values.rbac.readNodes }}
+# NodeBalancer backends that follow a Service (configs[].nodesFrom.serviceRef): its node ports,
+# and the nodes its endpoints run on. Read only, granted with the Nodes (rbac.readNodes).
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]
