@@ -1,0 +1,119 @@
+// configs[].nodesFrom: backends that follow the workload instead of a hand-kept address list.
+// From a Service: the nodes that can serve its node port — every Ready node with
+// externalTrafficPolicy Cluster, only those running its endpoints with Local — at their private
+// InternalIP and the port's nodePort. From a node selector: the selected Ready nodes at a given
+// port. A node leaving (cordoned, or its endpoints terminating) is drained first and removed
+// once it is gone; a node without a private IPv4 address cannot be a backend (RFC 1918) and is
+// skipped, named.
+import { isIPv4 } from "node:net";
+import type { EndpointSliceObject, NodeObject, ReadStore, ServiceObject } from "../../runtime/contract.ts";
+import { matchesSelector, type LabelSelector } from "../shared/label-selector.ts";
+
+export interface NodesFrom {
+  serviceRef?: { name: string; port: number | string } | undefined;
+  nodes?: { selector: LabelSelector; port: number } | undefined;
+  weight?: number | undefined;
+}
+
+export interface FollowedBackend {
+  address: string;
+  label: string;
+  mode: "accept" | "drain";
+  weight?: number;
+  /** Where it came from, for status and messages. */
+  from: string;
+}
+
+export interface BackendSources {
+  nodes: ReadStore<NodeObject> | undefined;
+  services: ReadStore<ServiceObject> | undefined;
+  endpointSlices: ReadStore<EndpointSliceObject> | undefined;
+}
+
+export type FollowedBackends =
+  | { backends: FollowedBackend[]; skipped: string[] }
+  | { held: { reason: "NodesNotReadable" | "BackendSourceNotFound"; message: string } };
+
+/** Linode's private network and VPCs alike: the NodeBalancer reaches backends on RFC 1918 addresses only. */
+function isPrivate(ip: string): boolean {
+  if (!isIPv4(ip)) return false;
+  const [a = 0, b = 0] = ip.split(".").map(Number);
+  return a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
+}
+
+const isReady = (n: NodeObject): boolean => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+
+/** A node label the API takes (3..32 of letters, digits, '-', '_', '.'). */
+export function backendLabel(nodeName: string): string {
+  const clean = nodeName.replace(/[^a-zA-Z0-9_.-]/g, "-");
+  const cut = clean.length > 32 ? `${clean.slice(0, 23)}-${hash8(clean)}` : clean;
+  return cut.padEnd(3, "_");
+}
+
+function hash8(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
+}
+
+/**
+ * The backends `from` names now, in namespace `namespace`. Held (nothing sent) when a source
+ * cannot be read or does not exist: a config emptied by a missing Service would stop serving.
+ */
+export function followedBackends(from: NodesFrom, namespace: string, sources: BackendSources): FollowedBackends {
+  if (sources.nodes === undefined || (from.serviceRef !== undefined && (sources.services === undefined || sources.endpointSlices === undefined))) {
+    return { held: { reason: "NodesNotReadable", message: "configs[].nodesFrom needs the operator to read the cluster's Nodes (and Services and EndpointSlices here), and it may not: install the chart with rbac.readNodes=true" } };
+  }
+  const skipped: string[] = [];
+  const out = new Map<string, FollowedBackend>();
+  const add = (node: NodeObject, port: number, mode: "accept" | "drain", source: string): void => {
+    const internal = (node.status?.addresses ?? []).filter((a) => a.type === "InternalIP").map((a) => a.address);
+    const ip = internal.find(isPrivate);
+    if (ip === undefined) {
+      skipped.push(`node ${node.metadata.name} has no private IPv4 InternalIP (${internal.join(", ") || "none"}): a NodeBalancer reaches backends on 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 only`);
+      return;
+    }
+    const address = `${ip}:${String(port)}`;
+    const have = out.get(address);
+    // A node serving and draining at once (an endpoint ready, another terminating) still serves.
+    if (have !== undefined && (have.mode === "accept" || mode === "drain")) return;
+    out.set(address, { address, label: backendLabel(node.metadata.name), mode, ...(from.weight !== undefined ? { weight: from.weight } : {}), from: source });
+  };
+  const live = sources.nodes.list().filter((n) => n.metadata.deletionTimestamp === undefined);
+  if (from.nodes !== undefined) {
+    const { selector, port } = from.nodes;
+    for (const n of live) {
+      if (!matchesSelector(n.metadata.labels, selector) || !isReady(n)) continue;
+      add(n, port, n.spec?.unschedulable === true ? "drain" : "accept", `node ${n.metadata.name}`);
+    }
+  }
+  if (from.serviceRef !== undefined) {
+    const { name, port } = from.serviceRef;
+    const svc = sources.services?.get(namespace, name);
+    if (svc === undefined) return { held: { reason: "BackendSourceNotFound", message: `configs[].nodesFrom.serviceRef names Service ${name}, which is not in namespace ${namespace}` } };
+    const sp = (svc.spec?.ports ?? []).find((p) => (typeof port === "number" ? p.port === port : p.name === port));
+    if (sp?.nodePort === undefined) {
+      return { held: { reason: "BackendSourceNotFound", message: `Service ${name} has ${sp === undefined ? `no port ${String(port)}` : `no nodePort on port ${String(port)}`}: backends are the nodes at the port's nodePort, so the Service must be of type NodePort or LoadBalancer` } };
+    }
+    const nodePort = sp.nodePort;
+    if (svc.spec?.externalTrafficPolicy === "Local") {
+      // Only nodes running an endpoint answer on the node port: draining ones until their endpoints go.
+      const modes = new Map<string, "accept" | "drain">();
+      for (const slice of sources.endpointSlices?.list() ?? []) {
+        if (slice.metadata.namespace !== namespace || slice.metadata.labels?.["kubernetes.io/service-name"] !== name) continue;
+        for (const e of slice.endpoints ?? []) {
+          if (e.nodeName === undefined) continue;
+          const mode = e.conditions?.terminating === true ? "drain" : e.conditions?.ready !== false ? "accept" : undefined;
+          if (mode !== undefined && modes.get(e.nodeName) !== "accept") modes.set(e.nodeName, mode);
+        }
+      }
+      for (const n of live) {
+        const mode = modes.get(n.metadata.name);
+        if (mode !== undefined) add(n, nodePort, n.spec?.unschedulable === true ? "drain" : mode, `Service ${name} endpoint on node ${n.metadata.name}`);
+      }
+    } else {
+      for (const n of live) if (isReady(n)) add(n, nodePort, n.spec?.unschedulable === true ? "drain" : "accept", `Service ${name} (node port ${String(nodePort)}) on node ${n.metadata.name}`);
+    }
+  }
+  return { backends: [...out.values()].sort((a, b) => a.address.localeCompare(b.address)), skipped };
+}

@@ -1,0 +1,69 @@
+// NodeBalancer backends that follow a Service or a node selector, as a decision table: which
+// nodes, at which address and port, in which mode; what is skipped (no private address) and
+// what holds the config (no right to read, no Service, no node port).
+import { describe, expect, it } from "vitest";
+import type { EndpointSliceObject, NodeObject, ReadStore, ServiceObject } from "../../src/runtime/contract.ts";
+import { backendLabel, followedBackends, type BackendSources } from "../../src/resources/node-balancer/backends-from.ts";
+
+const store = <T extends { metadata: { name: string; namespace?: string } }>(items: T[]): ReadStore<T & { metadata: { name: string } }> => ({
+  get: (ns, name) => items.find((i) => i.metadata.name === name && (i.metadata.namespace ?? "") === ns) as never,
+  list: () => items as never,
+  byIndex: () => [],
+});
+const node = (name: string, ip: string, opts: { ready?: boolean; cordoned?: boolean; labels?: Record<string, string> } = {}): NodeObject => ({
+  apiVersion: "v1", kind: "Node", metadata: { name, labels: opts.labels ?? {} },
+  spec: { unschedulable: opts.cordoned ?? false },
+  status: { addresses: [{ type: "InternalIP", address: ip }], conditions: [{ type: "Ready", status: opts.ready === false ? "False" : "True" }] },
+});
+const svc = (policy: "Cluster" | "Local", nodePort?: number): ServiceObject => ({
+  apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: "shop" },
+  spec: { type: "NodePort", externalTrafficPolicy: policy, ports: [{ name: "http", port: 80, ...(nodePort !== undefined ? { nodePort } : {}) }] },
+});
+const slice = (endpoints: { nodeName: string; ready?: boolean; terminating?: boolean }[]): EndpointSliceObject => ({
+  apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", metadata: { name: "web-abc", namespace: "shop", labels: { "kubernetes.io/service-name": "web" } },
+  endpoints: endpoints.map((e) => ({ nodeName: e.nodeName, conditions: { ready: e.ready ?? true, terminating: e.terminating ?? false } })),
+});
+const sources = (nodes: NodeObject[], services: ServiceObject[] = [], slices: EndpointSliceObject[] = []): BackendSources =>
+  ({ nodes: store(nodes), services: store(services), endpointSlices: store(slices) });
+const addrs = (r: ReturnType<typeof followedBackends>): string[] => ("backends" in r ? r.backends.map((b) => `${b.address} ${b.mode}`) : [r.held.reason]);
+
+describe("backends from a Service", () => {
+  const nodes = [node("n1", "192.168.128.1"), node("n2", "10.1.0.2"), node("n3", "172.20.0.3", { cordoned: true }), node("down", "192.168.128.9", { ready: false })];
+  it("Cluster policy: every Ready node at the node port; a cordoned one drains; a NotReady one is left out", () => {
+    expect(addrs(followedBackends({ serviceRef: { name: "web", port: 80 } }, "shop", sources(nodes, [svc("Cluster", 30080)])))).toEqual([
+      "10.1.0.2:30080 accept", "172.20.0.3:30080 drain", "192.168.128.1:30080 accept",
+    ]);
+  });
+  it("Local policy: only nodes running an endpoint; terminating endpoints drain; a port named works too", () => {
+    const r = followedBackends({ serviceRef: { name: "web", port: "http" } }, "shop", sources(nodes, [svc("Local", 30080)], [slice([{ nodeName: "n1" }, { nodeName: "n2", terminating: true, ready: false }])]));
+    expect(addrs(r)).toEqual(["10.1.0.2:30080 drain", "192.168.128.1:30080 accept"]);
+  });
+  it("a node with a public InternalIP is skipped and named", () => {
+    const r = followedBackends({ serviceRef: { name: "web", port: 80 } }, "shop", sources([node("pub", "203.0.113.5")], [svc("Cluster", 30080)]));
+    expect("backends" in r && r.backends).toEqual([]);
+    expect("skipped" in r && r.skipped[0]).toContain("node pub has no private IPv4 InternalIP (203.0.113.5)");
+  });
+  it("holds the config when the Service is missing, has no node port, or the operator may not read", () => {
+    expect(addrs(followedBackends({ serviceRef: { name: "web", port: 80 } }, "shop", sources(nodes)))).toEqual(["BackendSourceNotFound"]);
+    expect(addrs(followedBackends({ serviceRef: { name: "web", port: 80 } }, "shop", sources(nodes, [svc("Cluster")])))).toEqual(["BackendSourceNotFound"]);
+    expect(addrs(followedBackends({ serviceRef: { name: "web", port: 80 } }, "shop", { nodes: undefined, services: undefined, endpointSlices: undefined }))).toEqual(["NodesNotReadable"]);
+  });
+});
+
+describe("backends from a node selector", () => {
+  it("takes the selected Ready nodes at the port, with the weight", () => {
+    const r = followedBackends({ nodes: { selector: { matchLabels: { pool: "web" } }, port: 8080 }, weight: 50 }, "shop",
+      sources([node("a", "192.168.128.1", { labels: { pool: "web" } }), node("b", "192.168.128.2", { labels: { pool: "db" } })]));
+    expect("backends" in r && r.backends).toEqual([{ address: "192.168.128.1:8080", label: "a__", mode: "accept", weight: 50, from: "node a" }]);
+  });
+});
+
+describe("backend labels", () => {
+  it("are 3..32 allowed characters, unique for long names", () => {
+    expect(backendLabel("ip-10-0-0-1.ec2.internal")).toBe("ip-10-0-0-1.ec2.internal");
+    const long = backendLabel("gke-cluster-default-pool-1234567890-abcd");
+    expect(long).toHaveLength(32);
+    expect(long).not.toBe(backendLabel("gke-cluster-default-pool-1234567890-abce"));
+    expect(backendLabel("n:1")).toBe("n-1");
+  });
+});
