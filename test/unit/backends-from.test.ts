@@ -6,8 +6,8 @@ import type { EndpointSliceObject, NodeObject, ReadStore, ServiceObject } from "
 import { backendLabel, followedBackends, type BackendSources } from "../../src/resources/node-balancer/backends-from.ts";
 
 const store = <T extends { metadata: { name: string; namespace?: string } }>(items: T[]): ReadStore<T & { metadata: { name: string } }> => ({
-  get: (ns, name) => items.find((i) => i.metadata.name === name && (i.metadata.namespace ?? "") === ns) as never,
-  list: () => items as never,
+  get: (ns, name) => items.find((i) => i.metadata.name === name && (i.metadata.namespace ?? "") === ns),
+  list: () => items,
   byIndex: () => [],
 });
 const node = (name: string, ip: string, opts: { ready?: boolean; cordoned?: boolean; labels?: Record<string, string> } = {}): NodeObject => ({
