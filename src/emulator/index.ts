@@ -9,6 +9,7 @@ import { emulatorConfigSchema, type EmulatorConfigInput } from "./config.ts";
 import type { DatabasePlatform, EmulatorContext, Route } from "./context.ts";
 import { databaseRoutes } from "./databases/routes.ts";
 import { faultConfigSchema, Faults, type FaultConfig } from "./faults.ts";
+import { firewallRoutes } from "./nodebalancers/firewalls.ts";
 import { nodeBalancerRoutes } from "./nodebalancers/routes.ts";
 import { loadStateFile, Saver } from "./persistence.ts";
 import { profileRoutes } from "./profile.ts";
@@ -81,7 +82,7 @@ export interface RunningEmulator {
 
 export function buildRouter(): Router {
   const router = new Router();
-  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes(), ...profileRoutes()];
+  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes(), ...firewallRoutes(), ...profileRoutes()];
   router.add(...routes);
   return router;
 }

@@ -158,10 +158,26 @@ export interface ConfigRecord {
   nodes: Record<string, NodeRecord>;
 }
 
+/** A firewall's assignment to an entity (here always a NodeBalancer: the emulator has no Linodes). */
+export interface FirewallDeviceRecord {
+  id: number;
+  entity_id: number;
+  entity_type: "nodebalancer";
+  created: number;
+}
+
+/**
+ * Firewalls are managed outside this emulator's scope: one named by id is assumed to exist (and
+ * made on first reference) unless it was deleted through the API. Deleted ones stay as
+ * tombstones, since the real API never reuses an id: a deleted firewall is 404 for good.
+ */
 export interface FirewallRecord {
   id: number;
   label: string;
   created: number;
+  deleted?: boolean;
+  /** Absent in state files written before devices existed. */
+  devices?: FirewallDeviceRecord[];
 }
 
 export interface NodeBalancerRecord {
@@ -171,7 +187,8 @@ export interface NodeBalancerRecord {
   type: string;
   client_conn_throttle: number;
   tags: string[];
-  firewall_id: number | null;
+  /** Only in state files written before firewall devices existed: migrated to a device on load. */
+  firewall_id?: number | null;
   ipv4: string;
   ipv6: string;
   created: number;
@@ -187,6 +204,7 @@ export interface Counters {
   config: number;
   node: number;
   address: number;
+  firewall_device: number;
 }
 
 /** One account's objects: accounts never see each other's. */
@@ -226,7 +244,7 @@ export function emptyState(): State {
     ...noObjects(),
     accounts: new Map(),
     // Real ids are large; starting there keeps clients honest about int64 handling.
-    counters: { database: 100_000, backup: 1_400_000, nodebalancer: 1_700_000, config: 2_700_000, node: 2_114_000_000, address: 0 },
+    counters: { database: 100_000, backup: 1_400_000, nodebalancer: 1_700_000, config: 2_700_000, node: 2_114_000_000, address: 0, firewall_device: 3_600_000 },
   };
 }
 
@@ -270,6 +288,19 @@ const deserializeObjects = (o: SerializedObjects, platform: DatabasePlatform): A
   firewalls: new Map(o.firewalls.map((f) => [f.id, f])),
 });
 
+/** A NodeBalancer saved with a `firewall_id` (before devices existed) gets the device it stood for. */
+function migrateFirewallIds(objects: AccountObjects, counters: Counters): void {
+  for (const nb of objects.nodebalancers.values()) {
+    const id = nb.firewall_id;
+    delete nb.firewall_id;
+    if (id == null) continue;
+    const fw = objects.firewalls.get(id) ?? { id, label: `firewall-${String(id)}`, created: nb.created };
+    objects.firewalls.set(id, fw);
+    fw.devices ??= [];
+    if (!fw.devices.some((d) => d.entity_id === nb.id)) fw.devices.push({ id: ++counters.firewall_device, entity_id: nb.id, entity_type: "nodebalancer", created: nb.created });
+  }
+}
+
 export function serializeState(state: State, now: number): SerializedState {
   return {
     version: 1,
@@ -282,9 +313,13 @@ export function serializeState(state: State, now: number): SerializedState {
 
 /** `platform`: what databases saved without one get (the loading server's --platform). */
 export function deserializeState(data: SerializedState, platform: DatabasePlatform): State {
-  return {
+  // Counters saved before firewall devices existed lack theirs.
+  const counters: Counters = { ...emptyState().counters, ...data.counters };
+  const state: State = {
     ...deserializeObjects(data, platform),
-    counters: { ...data.counters },
+    counters,
     accounts: new Map(Object.entries(data.accounts ?? {}).map(([name, o]) => [name, deserializeObjects(o, platform)])),
   };
+  for (const objects of allAccounts(state)) migrateFirewallIds(objects, counters);
+  return state;
 }

@@ -2,6 +2,7 @@
 import { X509Certificate } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateCertificate, type RunningEmulator } from "../../src/emulator/index.ts";
+import { deserializeState, emptyState, serializeState } from "../../src/emulator/store.ts";
 import { client, fields, start } from "./helpers.ts";
 
 let emu: RunningEmulator;
@@ -82,6 +83,56 @@ describe("NodeBalancers", () => {
     expect(res.results).toBe(1);
     expect(res.data[0]).toMatchObject({ id: 4242, status: "enabled", entities: [{ id: withFw, type: "nodebalancer" }] });
     expect((await api.get(`/nodebalancers/${await nb()}/firewalls`)).body.results).toBe(0);
+  });
+  it("assigns and removes firewalls through the firewall's devices (one per NodeBalancer), as the official OpenAPI describes them", async () => {
+    const id = await nb();
+    const fw = 5151;
+    const made = await api.post(`/networking/firewalls/${fw}/devices`, { id, type: "nodebalancer" });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    expect(made.body).toMatchObject({ entity: { id, type: "nodebalancer", url: `/v4/nodebalancers/${id}` } });
+    expect(made.body.created).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const device = made.body.id as number;
+    expect((await api.get(`/networking/firewalls/${fw}/devices/${device}`)).body).toMatchObject({ id: device, entity: { id } });
+    expect((await api.get(`/networking/firewalls/${fw}/devices`)).body).toMatchObject({ results: 1, data: [{ id: device }] });
+    expect(((await api.get(`/nodebalancers/${id}/firewalls`)).body.data as { id: number }[]).map((f) => f.id)).toEqual([fw]);
+    expect((await api.get(`/networking/firewalls/${fw}`)).body).toMatchObject({ id: fw, status: "enabled", entities: [{ id, type: "nodebalancer" }] });
+    // One enabled firewall per NodeBalancer (the reason recorded against the real API); the same one twice is refused too.
+    const second = await api.post(`/networking/firewalls/5152/devices`, { id, type: "nodebalancer" });
+    expect(second.status).toBe(400);
+    expect(second.body.errors[0].reason).toMatch(/^Too many active firewalls attached to NodeBalancer .* \(ID \d+\)$/);
+    expect((await api.post(`/networking/firewalls/${fw}/devices`, { id, type: "nodebalancer" })).status).toBe(400);
+    // Bodies are checked; entities that do not exist are 404 (the emulator has no Linodes).
+    expect(fields(await api.post(`/networking/firewalls/${fw}/devices`, { id }))).toEqual(["type"]);
+    expect((await api.post(`/networking/firewalls/${fw}/devices`, { id: 1, type: "nodebalancer" })).status).toBe(404);
+    expect((await api.post(`/networking/firewalls/${fw}/devices`, { id, type: "linode" })).status).toBe(404);
+    // Removed: the NodeBalancer has none, and takes another.
+    expect((await api.del(`/networking/firewalls/${fw}/devices/${device}`)).body).toEqual({});
+    expect((await api.get(`/networking/firewalls/${fw}/devices/${device}`)).status).toBe(404);
+    expect((await api.get(`/nodebalancers/${id}/firewalls`)).body.results).toBe(0);
+    expect((await api.post(`/networking/firewalls/5152/devices`, { id, type: "nodebalancer" })).status).toBe(200);
+  });
+  it("a deleted firewall leaves its NodeBalancers and is 404 for good, also to a new NodeBalancer", async () => {
+    const fw = 6161;
+    const id = await nb({ firewall_id: fw });
+    expect((await api.del(`/networking/firewalls/${fw}`)).body).toEqual({});
+    expect((await api.get(`/nodebalancers/${id}/firewalls`)).body.results).toBe(0);
+    expect((await api.get(`/networking/firewalls/${fw}`)).status).toBe(404);
+    expect((await api.get(`/networking/firewalls/${fw}/devices`)).status).toBe(404);
+    expect((await api.post(`/networking/firewalls/${fw}/devices`, { id, type: "nodebalancer" })).status).toBe(404);
+    expect(fields(await api.post("/nodebalancers", { region: "us-east", firewall_id: fw }))).toEqual(["firewall_id"]);
+  });
+  it("a deleted NodeBalancer is no firewall's device any more", async () => {
+    const fw = 7171;
+    const id = await nb({ firewall_id: fw });
+    await api.del(`/nodebalancers/${id}`);
+    expect((await api.get(`/networking/firewalls/${fw}/devices`)).body.results).toBe(0);
+  });
+  it("firewall routes need the firewall scope", async () => {
+    emu.context.auth.addToken({ token: "nb-only-token", scopes: "nodebalancers:read_write" });
+    const nbOnly = client(emu, "nb-only-token");
+    const res = await nbOnly.get("/networking/firewalls/5151");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("x-accepted-oauth-scopes")).toBe("firewall:read_only");
   });
   it("has no stats on a fresh NodeBalancer, then stats", async () => {
     const id = await nb();
@@ -215,5 +266,17 @@ describe("nodes", () => {
     ]) {
       expect((await api.post(`/nodebalancers/${id}/configs/${cfg}/nodes`, node(over))).status).toBe(200);
     }
+  });
+});
+
+describe("state files written before firewall devices", () => {
+  it("turn a NodeBalancer's firewall_id into a device, and give the device counter a start", () => {
+    const old = serializeState(emptyState(), 0);
+    const { firewall_device: _dropped, ...counters } = old.counters;
+    const nb = { id: 7, label: "old-nb", region: "us-east", type: "common", client_conn_throttle: 0, tags: [], firewall_id: 4242, ipv4: "203.0.113.1", ipv6: "2001:db8::1", created: 1, updated: 1, configs: {} };
+    const state = deserializeState({ ...old, counters: counters as typeof old.counters, nodebalancers: [nb], firewalls: [{ id: 4242, label: "fw", created: 1 }] }, "legacy");
+    expect(state.nodebalancers.get(7)).not.toHaveProperty("firewall_id");
+    expect(state.firewalls.get(4242)?.devices).toEqual([{ id: emptyState().counters.firewall_device + 1, entity_id: 7, entity_type: "nodebalancer", created: 1 }]);
+    expect(state.counters.firewall_device).toBe(emptyState().counters.firewall_device + 1);
   });
 });

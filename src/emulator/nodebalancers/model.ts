@@ -120,7 +120,7 @@ export function newNodeBalancer(ctx: EmulatorContext, region: string, owner?: st
   const id = nextId(ctx.state, "nodebalancer");
   const n = nextId(ctx.state, "address");
   return {
-    id, label: `nodebalancer${id}`, region, type: "common", client_conn_throttle: 0, tags: [], firewall_id: null,
+    id, label: `nodebalancer${id}`, region, type: "common", client_conn_throttle: 0, tags: [],
     ipv4: documentationIPv4(n), ipv6: documentationIPv6(n), created: now, updated: now, configs: {}, owner,
   };
 }

@@ -1,6 +1,6 @@
-// Response shapes of NodeBalancers, configs, nodes, firewalls and statistics.
+// Response shapes of NodeBalancers, configs, nodes and statistics (firewalls: firewalls.ts).
 import { apiTime } from "../clock.ts";
-import type { ConfigRecord, FirewallRecord, NodeBalancerRecord, NodeRecord } from "../store.ts";
+import type { ConfigRecord, NodeBalancerRecord, NodeRecord } from "../store.ts";
 
 export function renderNodeBalancer(nb: NodeBalancerRecord, statsReady: boolean): Record<string, unknown> {
   return {
@@ -66,27 +66,6 @@ export function renderNode(n: NodeRecord): Record<string, unknown> {
     config_id: n.config_id,
     nodebalancer_id: n.nodebalancer_id,
     vpc_config_id: null,
-  };
-}
-
-export function renderFirewall(fw: FirewallRecord, nbs: NodeBalancerRecord[]): Record<string, unknown> {
-  return {
-    id: fw.id,
-    label: fw.label,
-    created: apiTime(fw.created),
-    updated: apiTime(fw.created),
-    status: "enabled",
-    rules: {
-      // Firewalls are managed elsewhere; an attached one is shown with a typical web rule set.
-      inbound: [{ protocol: "TCP", addresses: { ipv4: ["0.0.0.0/0"] }, action: "ACCEPT", label: "allow-http-https", ports: "80,443" }],
-      inbound_policy: "DROP",
-      outbound: [],
-      outbound_policy: "ACCEPT",
-      version: 1,
-      fingerprint: fw.id.toString(16).padStart(8, "0").slice(-8),
-    },
-    tags: [],
-    entities: nbs.map((nb) => ({ id: nb.id, type: "nodebalancer", label: nb.label, url: `/v4/nodebalancers/${nb.id}`, parent_entity: null })),
   };
 }
 

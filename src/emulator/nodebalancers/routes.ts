@@ -11,7 +11,8 @@ import { parseBody } from "../validation.ts";
 import {
   applyConfig, checkAddress, checkRegion, defaultConfig, findNodeBalancer, makeNode, nbLabelTaken, newNodeBalancer, recheck, settleChecks,
 } from "./model.ts";
-import { renderConfig, renderFirewall, renderNode, renderNodeBalancer, renderStats } from "./render.ts";
+import { attachFirewall, findFirewall, firewallsOf, forgetDevicesOf, renderFirewall } from "./firewalls.ts";
+import { renderConfig, renderNode, renderNodeBalancer, renderStats } from "./render.ts";
 import {
   configSchema, nodeBalancerCreateSchema, nodeBalancerUpdateSchema, nodeCreateSchema, nodeUpdateSchema, rebuildSchema,
 } from "./schemas.ts";
@@ -63,10 +64,11 @@ function touch(req: RequestContext, nb: NodeBalancerRecord): void {
   nb.updated = req.ctx.clock.now();
 }
 
-function ensureFirewall(req: RequestContext, id: number): void {
-  // Firewalls live outside this emulator's scope; one referenced by id is assumed to exist.
-  if (!req.ctx.state.firewalls.has(id)) {
-    req.ctx.state.firewalls.set(id, { id, label: `firewall-${id}`, created: req.ctx.clock.now() });
+function findFirewallOr400(req: RequestContext, id: number) {
+  try {
+    return findFirewall(req.ctx, id);
+  } catch {
+    throw badRequest("Firewall not found", "firewall_id");
   }
 }
 
@@ -89,6 +91,8 @@ export function nodeBalancerRoutes(): Route[] {
         const input = parseBody(nodeBalancerCreateSchema, req.body);
         checkRegion(input.region);
         if (input.label != null && nbLabelTaken(req.ctx, input.label)) throw badRequest("Label must be unique", "label");
+        // Checked before anything is made. A deleted firewall's reason and field are guessed.
+        const firewall = input.firewall_id == null ? undefined : findFirewallOr400(req, input.firewall_id);
         const nb = newNodeBalancer(req.ctx, input.region, req.principal.user.username);
         if (input.label != null) nb.label = input.label;
         nb.client_conn_throttle = input.client_conn_throttle ?? 0;
@@ -105,11 +109,8 @@ export function nodeBalancerRoutes(): Route[] {
           });
           nb.configs[String(record.id)] = record;
         });
-        if (input.firewall_id != null) {
-          ensureFirewall(req, input.firewall_id);
-          nb.firewall_id = input.firewall_id;
-        }
         req.ctx.state.nodebalancers.set(nb.id, nb);
+        if (firewall !== undefined) attachFirewall(req.ctx, firewall, nb);
         grantCreated(req.principal, "nodebalancer", nb.id);
         return { body: renderNodeBalancer(nb, false) };
       },
@@ -133,16 +134,18 @@ export function nodeBalancerRoutes(): Route[] {
     },
     {
       method: "DELETE", template: one, area: "nodebalancers", level: "read_write",
-      handler: (req) => { const nb = load(req, "read_write"); req.ctx.state.nodebalancers.delete(nb.id); return OK; },
+      handler: (req) => {
+        const nb = load(req, "read_write");
+        req.ctx.state.nodebalancers.delete(nb.id);
+        forgetDevicesOf(req.ctx, nb.id);
+        return OK;
+      },
     },
     {
       method: "GET", template: `${one}/firewalls`, area: "nodebalancers", level: "read_only",
       handler: (req) => {
         const nb = load(req, "read_only");
-        const fw = nb.firewall_id === null ? undefined : req.ctx.state.firewalls.get(nb.firewall_id);
-        const attached = fw === undefined ? [] : [fw];
-        const users = (id: number) => [...req.ctx.state.nodebalancers.values()].filter((n) => n.firewall_id === id);
-        return list(req, attached, {}, (f) => renderFirewall(f, users(f.id)));
+        return list(req, firewallsOf(req.ctx, nb.id), {}, (f) => renderFirewall(req.ctx, f));
       },
     },
     {

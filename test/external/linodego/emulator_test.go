@@ -503,6 +503,25 @@ func TestNodeBalancers(t *testing.T) {
 		t.Errorf("unexpected firewalls %+v", fws)
 	}
 
+	// The firewall changed in place through its devices (beyond the spec's NodeBalancer document).
+	devs := try(c.ListFirewallDevices(ctx, 4242, nil)).must(t, "ListFirewallDevices")
+	if len(devs) != 1 || devs[0].Entity.ID != nb.ID || devs[0].Entity.Type != linodego.FirewallDeviceNodeBalancer {
+		t.Errorf("unexpected firewall devices %+v", devs)
+	}
+	if err := c.DeleteFirewallDevice(ctx, 4242, devs[0].ID); err != nil {
+		t.Errorf("DeleteFirewallDevice: %v", err)
+	}
+	dev := try(c.CreateFirewallDevice(ctx, 4343, linodego.FirewallDeviceCreateOptions{ID: nb.ID, Type: linodego.FirewallDeviceNodeBalancer})).must(t, "CreateFirewallDevice")
+	device := try(c.GetFirewallDevice(ctx, 4343, dev.ID)).must(t, "GetFirewallDevice")
+	eq(t, "device entity", device.Entity.ID, nb.ID)
+	if fw := try(c.GetFirewall(ctx, 4343)).must(t, "GetFirewall"); fw.ID != 4343 || fw.Status != linodego.FirewallEnabled {
+		t.Errorf("unexpected firewall %+v", fw)
+	}
+	fws = try(c.ListNodeBalancerFirewalls(ctx, nb.ID, nil)).must(t, "ListNodeBalancerFirewalls")
+	if len(fws) != 1 || fws[0].ID != 4343 {
+		t.Errorf("unexpected firewalls after the change %+v", fws)
+	}
+
 	stats := try(c.GetNodeBalancerStats(ctx, nb.ID)).must(t, "GetNodeBalancerStats")
 	// With no statistics delay the series may still be empty; the shape must parse.
 	if !strings.Contains(stats.Title, newLabel) || len(stats.Data.Traffic.In) != len(stats.Data.Connections) {
