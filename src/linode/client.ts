@@ -1,5 +1,6 @@
 // The entry point reconcilers hold: one per API token, shared by all controllers.
 import { DatabasesApi } from "./databases.ts";
+import { FirewallsApi } from "./firewalls.ts";
 import { HttpTransport, type LinodeClientOptions } from "./http.ts";
 import type { LinodeClientMetrics } from "./metrics.ts";
 import { NodeBalancersApi } from "./nodebalancers.ts";
@@ -7,6 +8,7 @@ import { NodeBalancersApi } from "./nodebalancers.ts";
 export class LinodeClient {
   readonly databases: DatabasesApi;
   readonly nodeBalancers: NodeBalancersApi;
+  readonly firewalls: FirewallsApi;
   readonly metrics: LinodeClientMetrics;
   private readonly transport: HttpTransport;
 
@@ -15,6 +17,7 @@ export class LinodeClient {
     this.metrics = this.transport.metrics;
     this.databases = new DatabasesApi(this.transport);
     this.nodeBalancers = new NodeBalancersApi(this.transport);
+    this.firewalls = new FirewallsApi(this.transport);
   }
 
   /** Closes the keep-alive pool (waits for in-flight calls; abort them first via their signals). */

@@ -33,5 +33,6 @@ export {
   type NodeBalancerConfigRebuildRequest, type NodeBalancerCreateRequest, type NodeBalancerNode,
   type NodeBalancerNodeInput, type NodeBalancerStats, type NodeBalancerUpdateRequest,
 } from "./nodebalancers.ts";
+export { FirewallsApi, type FirewallDevice, type FirewallDeviceCreateRequest } from "./firewalls.ts";
 export { databaseEngines, databaseStatuses, type DatabaseEngine } from "./schemas/databases.ts";
 export { tokenId } from "./token-id.ts";

@@ -1,6 +1,7 @@
 // Every NodeBalancer endpoint through the client against the emulator over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LinodeClient, NodeBalancer, NodeBalancerConfig } from "../../src/linode/index.ts";
+import { firewallDeviceSchema } from "../../src/linode/schemas/firewalls.ts";
 import { label, makeClient, startTestEmulator, type Emulator } from "./helpers.ts";
 
 let emu: Emulator;
@@ -90,6 +91,26 @@ describe("nodebalancers", () => {
     const page = await client.nodeBalancers.listFirewalls(nb.id);
     expect(page.page).toBe(1);
     expect(Array.isArray(await client.nodeBalancers.listAllFirewalls(nb.id))).toBe(true);
+  });
+
+  it("assigns a firewall through its devices, finds the device, removes it; a missing firewall is notFound", async () => {
+    const fw = await client.firewalls.get(9090);
+    expect(fw).toMatchObject({ id: 9090, status: "enabled" });
+    const device = await client.firewalls.createDevice(9090, { id: nb.id, type: "nodebalancer" });
+    expect(device.entity).toMatchObject({ id: nb.id, type: "nodebalancer" });
+    expect((await client.nodeBalancers.listAllFirewalls(nb.id)).map((f) => f.id)).toEqual([9090]);
+    expect((await client.firewalls.listAllDevices(9090)).map((d) => d.id)).toEqual([device.id]);
+    expect((await client.firewalls.listDevices(9090)).results).toBe(1);
+    await client.firewalls.deleteDevice(9090, device.id);
+    expect(await client.nodeBalancers.listAllFirewalls(nb.id)).toEqual([]);
+    await expect(client.firewalls.deleteDevice(9090, device.id)).rejects.toMatchObject({ kind: "notFound", status: 404 });
+  });
+
+  it("parses the firewall device of the official OpenAPI example", () => {
+    const example = { created: "2018-01-01 00:01:01", entity: { id: 321, label: "my-nodebalancer", type: "nodebalancer", url: "/v4/nodebalancers/123" }, id: 654, updated: "2018-01-02 00:01:01" };
+    expect(firewallDeviceSchema.parse(example)).toMatchObject({ id: 654, entity: { id: 321, type: "nodebalancer" } });
+    // Only the ids and the entity's type are relied on.
+    expect(firewallDeviceSchema.parse({ id: 1, entity: { id: 2, type: "nodebalancer" } })).toMatchObject({ created: null, entity: { label: null } });
   });
 
   it("reads stats, or reports them unavailable as a precondition", async () => {
