@@ -166,6 +166,6 @@ describe("generated CRDs", () => {
     };
     expect(transitionFields("ManagedDatabase")).toEqual([".databaseId", ".encrypted", ".engine", ".region", ".replicationCommitType", ".replicationType", ".restoreFrom", ".sslConnection"]);
     expect(transitionFields("DatabaseSnapshot")).toEqual([".databaseRef", ".label", ".target"]);
-    expect(transitionFields("NodeBalancer")).toEqual([".firewallId", ".nodeBalancerId", ".region"]);
+    expect(transitionFields("NodeBalancer")).toEqual([".nodeBalancerId", ".region"]);
   });
 });

@@ -3,7 +3,9 @@
 // every observe: it carries each config's `nodes_status` counts, the health the API updates on
 // its own. The nodes of a config are read again only when the config (or its counts) changed,
 // when we changed it, or when the NodeBalancer's `updated` moved without our doing; firewalls
-// and every config's nodes are also read again a few ready polls apart, whatever happened.
+// after we assigned or removed one; firewalls and every config's nodes are also read again a
+// few ready polls apart, whatever happened (the window in which a firewall removed outside is
+// noticed and put back).
 import type { Firewall, LinodeClient, NodeBalancer, NodeBalancerConfig } from "../../linode/index.ts";
 import type { ObservedConfig } from "./diff.ts";
 
@@ -18,6 +20,8 @@ interface Seen extends Attached {
   nextFullAt: number;
   /** We changed it since the last read: `updated` moves by our doing, and these configs' nodes are stale. */
   ours?: { configIds: Set<number> };
+  /** We assigned or removed a firewall: the list is stale (a device change need not move `updated`). */
+  firewallsStale?: boolean;
 }
 
 /** Same config, same health counts: its nodes as last read still stand. */
@@ -52,7 +56,7 @@ export class ConfigReader {
       configs.push(reuse ? { ...c, nodes: before.nodes } : { ...c, nodes: await api.listAllNodes(nb.id, c.id, { signal }) });
     }
     configs.sort((a, b) => a.port - b.port);
-    const firewalls = full ? await api.listAllFirewalls(nb.id, { signal }) : prev.firewalls;
+    const firewalls = full || prev.firewallsStale === true ? await api.listAllFirewalls(nb.id, { signal }) : prev.firewalls;
     // The first read's next full one falls anywhere in the period: NodeBalancers first read
     // together (a start, a restart) are then re-read a few at a time, not all in one window.
     const nextFullAt = !full ? prev.nextFullAt : at + this.fullRefreshMillis * (prev === undefined ? this.random() : 1);
@@ -68,6 +72,12 @@ export class ConfigReader {
     const ids = prev.ours?.configIds ?? new Set<number>();
     for (const c of configIds) ids.add(c);
     prev.ours = { configIds: ids };
+  }
+
+  /** We assigned or removed a firewall: read the NodeBalancer's firewalls again next time. */
+  firewallsChanged(id: number): void {
+    const prev = this.seen.get(id);
+    if (prev !== undefined) prev.firewallsStale = true;
   }
 
   /** Read everything again next time (it is gone, or we cannot tell what changed). */

@@ -19,8 +19,33 @@ export interface ObservedNodeBalancer {
   firewalls: Firewall[];
 }
 
+/**
+ * Cloud Firewall assignment. spec.firewallId is changed in place through the API's firewall
+ * devices (beyond the spec's NodeBalancer document, which only takes `firewall_id` at creation;
+ * see src/linode/firewalls.ts), not refused as immutable: the real platform assigns and removes a
+ * NodeBalancer's firewall at any time (Cloud Manager, linode-cli `firewalls device-create`,
+ * linodego's CreateFirewallDevice as the Linode CCM uses it), whereas Terraform's
+ * linode_nodebalancer marks firewall_id ForceNew and would replace the NodeBalancer, and with it
+ * its public addresses. Only firewalls this resource answers for are ever removed: the spec's,
+ * and one the spec named before (status.managedFirewallIds). A firewall someone else assigned
+ * is theirs: left in place and shown in status.firewalls.
+ */
+export interface FirewallPlan {
+  /** The spec's firewall, to assign. */
+  attach?: number;
+  /** Firewalls the spec named before and no longer does, still assigned: removed before any assign (a NodeBalancer takes one enabled firewall). */
+  detach: number[];
+  /** The spec's firewall, not assigned, and no longer in the account (deleted outside). */
+  missing?: number;
+  /** Enabled firewalls assigned outside that take the one place the spec's would need. */
+  blockedBy: Firewall[];
+  /** What this resource answers for after this plan (status.managedFirewallIds). */
+  managed: number[];
+}
+
 export interface NodeBalancerPlan {
   update?: NodeBalancerUpdateRequest;
+  firewall: FirewallPlan;
   /** Ports in the spec the cloud lacks. */
   create: NodeBalancerConfigSpec[];
   /** Configs in the cloud on ports the spec no longer has. */
@@ -40,7 +65,7 @@ const sameSet = (a: readonly string[], b: readonly string[]): boolean => a.lengt
  * `label` is the spec's label, if it names one: a NodeBalancer keeps the label it has (created
  * or adopted with) unless the spec says otherwise.
  */
-export function planNodeBalancer(spec: NodeBalancerSpec, label: string | undefined, observed: ObservedNodeBalancer, tls: TlsBySecret): NodeBalancerPlan {
+export function planNodeBalancer(spec: NodeBalancerSpec, label: string | undefined, observed: ObservedNodeBalancer, tls: TlsBySecret, firewall: FirewallPlan = planFirewalls(spec.firewallId, [], observed.firewalls, false)): NodeBalancerPlan {
   const { nb } = observed;
   const update: NodeBalancerUpdateRequest = {};
   const parts: string[] = [];
@@ -70,11 +95,34 @@ export function planNodeBalancer(spec: NodeBalancerSpec, label: string | undefin
   for (const r of rebuild) parts.push(`config ${String(r.spec.port)}: ${r.differs.join(", ")}`);
   for (const c of create) parts.push(`add config ${String(c.port)}`);
   for (const c of remove) parts.push(`remove config ${String(c.port)}`);
-  return { ...(Object.keys(update).length > 0 ? { update } : {}), create, remove, rebuild, summary: parts.join("; ") };
+  for (const id of firewall.detach) parts.push(`remove firewall ${String(id)}`);
+  if (firewall.attach !== undefined) parts.push(`assign firewall ${String(firewall.attach)}`);
+  return { ...(Object.keys(update).length > 0 ? { update } : {}), firewall, create, remove, rebuild, summary: parts.join("; ") };
 }
 
+/**
+ * `recorded`: the firewalls this resource answered for when last observed. `missing`: the
+ * spec's firewall is known not to exist (so it is reported, never sent).
+ */
+export function planFirewalls(want: number | undefined, recorded: readonly number[], attached: readonly Firewall[], missing: boolean): FirewallPlan {
+  const have = new Set(attached.map((f) => f.id));
+  const detach = recorded.filter((id) => id !== want && have.has(id));
+  const ours = new Set([...recorded, ...(want !== undefined ? [want] : [])]);
+  const needed = want !== undefined && !have.has(want);
+  const blockedBy = needed && !missing ? attached.filter((f) => !ours.has(f.id) && f.status === "enabled") : [];
+  return {
+    ...(needed && !missing && blockedBy.length === 0 ? { attach: want } : {}),
+    detach,
+    ...(needed && missing ? { missing: want } : {}),
+    blockedBy,
+    managed: [...(want !== undefined ? [want] : []), ...detach],
+  };
+}
+
+export const noFirewallChange: FirewallPlan = { detach: [], blockedBy: [], managed: [] };
+
 export const isEmptyPlan = (p: NodeBalancerPlan): boolean =>
-  p.update === undefined && p.create.length === 0 && p.remove.length === 0 && p.rebuild.length === 0;
+  p.update === undefined && p.create.length === 0 && p.remove.length === 0 && p.rebuild.length === 0 && p.firewall.attach === undefined && p.firewall.detach.length === 0;
 
 /** What differs in one config (its fields, its certificate, its nodes), named for the summary. */
 function configDifferences(spec: NodeBalancerConfigSpec, config: ObservedConfig, tls: TlsBySecret): string[] {
@@ -158,8 +206,5 @@ export function nodeBodies(c: NodeBalancerConfigSpec, existing?: ObservedConfig)
 export function immutableMismatches(spec: NodeBalancerSpec, observed: ObservedNodeBalancer): string[] {
   const out: string[] = [];
   if (observed.nb.region !== spec.region) out.push(`region (spec ${spec.region}, NodeBalancer ${observed.nb.region})`);
-  if (spec.firewallId !== undefined && !observed.firewalls.some((f) => f.id === spec.firewallId)) {
-    out.push(`firewallId (spec ${String(spec.firewallId)}, NodeBalancer ${observed.firewalls.map((f) => String(f.id)).join(", ") || "none"})`);
-  }
   return out;
 }

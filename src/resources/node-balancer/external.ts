@@ -1,8 +1,12 @@
 // NodeBalancer ↔ Linode: the NodeBalancer comes from a list one sweep shares; its configs,
 // nodes and firewalls are read only when something may have changed (ConfigReader). A create
 // sends everything inline; afterwards each changed config converges with one atomic rebuild.
+import { z } from "zod";
 import { isNotFound, type LinodeClient, type NodeBalancer, type NodeBalancerCreateRequest } from "../../linode/index.ts";
-import { ConditionReasons as R, isTrue, type AfterObserve, type Created, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
+import {
+  ConditionReasons as R, getCondition, isTrue, type AfterObserve, type Created, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed,
+  type PollIntervals,
+} from "../../runtime/contract.ts";
 
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
@@ -10,7 +14,8 @@ import { locateOwned } from "../shared/locate.ts";
 import type { ListCache } from "../shared/list-cache.ts";
 import type { ConfigReader } from "./configs.ts";
 import {
-  configBody, immutableMismatches, isEmptyPlan, nodeBodies, planNodeBalancer, type NodeBalancerPlan, type ObservedNodeBalancer,
+  configBody, immutableMismatches, isEmptyPlan, noFirewallChange, nodeBodies, planFirewalls, planNodeBalancer, type FirewallPlan, type NodeBalancerPlan,
+  type ObservedNodeBalancer,
 } from "./diff.ts";
 import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
 import type { NodeBalancerStatsReader } from "./stats.ts";
@@ -29,7 +34,14 @@ export interface NodeBalancerExternalDeps {
   stats: NodeBalancerStatsReader;
   poll: PollIntervals;
   clusterId: string;
+  events: EventRecorder;
 }
+
+/** What this resource answered for when last observed (its own status, written by earlier passes). */
+const recordedFirewalls = (m: Managed<NodeBalancerSpec>): number[] => {
+  const parsed = z.array(z.int()).safeParse(m.obj.status?.managedFirewallIds);
+  return parsed.success ? parsed.data : [];
+};
 
 export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan> {
   private readonly deps: NodeBalancerExternalDeps;
@@ -59,12 +71,16 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     if (deleting) {
       // Only its existence matters now: no config reads.
       const external = { nb, configs: [], firewalls: [] };
-      return { exists: true, external, externalId: String(nb.id), status: { id: nb.id }, ready: false, readyReason: R.Deleting, upToDate: true, delta: { create: [], remove: [], rebuild: [], summary: "" } };
+      return { exists: true, external, externalId: String(nb.id), status: { id: nb.id }, ready: false, readyReason: R.Deleting, upToDate: true, delta: { firewall: noFirewallChange, create: [], remove: [], rebuild: [], summary: "" } };
     }
     const found = nb;
     const attached = await linodeCall("reading the configs and nodes", () => this.deps.configs.read(found, signal));
     const external: ObservedNodeBalancer = { nb, ...attached };
-    const plan = planNodeBalancer(m.spec, m.spec.label, external, tlsReference.values(m));
+    const want = m.spec.firewallId;
+    // Only a firewall about to be assigned is looked up: a deleted one is reported, never sent.
+    const missing = want !== undefined && m.spec.managementPolicy !== "Observe" && !external.firewalls.some((f) => f.id === want) && !(await this.firewallExists(want, signal));
+    const firewall = planFirewalls(want, recordedFirewalls(m), external.firewalls, missing);
+    const plan = planNodeBalancer(m.spec, m.spec.label, external, tlsReference.values(m), firewall);
     const mismatches = immutableMismatches(m.spec, external);
     const health = this.health(external);
     const upToDate = isEmptyPlan(plan);
@@ -72,7 +88,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       exists: true,
       external,
       externalId: String(nb.id),
-      status: statusOf(external),
+      status: { ...statusOf(external), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined },
       ready: health === undefined,
       ...(health !== undefined ? { readyReason: health.reason, readyMessage: health.message } : {}),
       upToDate,
@@ -147,10 +163,12 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
         touched.push(r.config.id);
         await attempt(`rebuilding config ${String(r.spec.port)}`, () => api.rebuildConfig(id, r.config.id, { ...configBody(r.spec, tls), nodes: nodeBodies(r.spec, r.config) }, { signal }));
       }
+      await this.changeFirewalls(id, plan.firewall, attempt, failures, signal);
     } finally {
       // What we changed is read again; after a failure, everything (a call may have half-happened).
       if (failures.length > 0 || signal.aborted) this.deps.configs.invalidate(id);
       else this.deps.configs.changed(id, touched);
+      if (plan.firewall.attach !== undefined || plan.firewall.detach.length > 0) this.deps.configs.firewallsChanged(id);
       this.deps.cache.invalidate(id);
     }
     if (failures.length > 0) throw failures[0];
@@ -173,7 +191,57 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
 
   async afterObserve(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<AfterObserve | undefined> {
     await this.deps.stats.refresh(this.deps.linode, m.key.namespace, m.key.name, observed.external.nb.id, signal);
-    return undefined;
+    if (m.spec.managementPolicy === "Observe") return undefined;
+    const problem = firewallProblem(observed.delta.firewall);
+    if (problem === undefined) return undefined;
+    // News once, not on every look: the condition already saying so is the record.
+    if (getCondition(m.obj.status?.conditions, "Synced")?.reason !== problem.reason) this.deps.events.warning(m.obj, problem.reason, "Reconcile", problem.message);
+    // Only a change of the spec or one made outside fixes it: the drift poll, no faster.
+    return { notSynced: problem, pollMillis: this.deps.poll.readyMillis };
+  }
+
+  /** Whether the firewall exists (a 404 says it does not; any other failure is the pass's). */
+  private async firewallExists(firewallId: number, signal: AbortSignal): Promise<boolean> {
+    try {
+      await linodeCall(`looking up firewall ${String(firewallId)}`, () => this.deps.linode.firewalls.get(firewallId, { signal }));
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Removes what the spec no longer names, then assigns what it does: in that order, as the
+   * API keeps one enabled firewall per NodeBalancer (an assign after a failed removal would only
+   * be refused, so it is not sent). Gone already is done.
+   */
+  private async changeFirewalls(
+    nodeBalancerId: number, plan: FirewallPlan, attempt: (doing: string, fn: () => Promise<unknown>) => Promise<void>, failures: unknown[], signal: AbortSignal,
+  ): Promise<void> {
+    const api = this.deps.linode.firewalls;
+    const before = failures.length;
+    for (const firewallId of plan.detach) {
+      await attempt(`removing firewall ${String(firewallId)}`, async () => {
+        try {
+          const devices = await api.listAllDevices(firewallId, { signal });
+          const device = devices.find((d) => d.entity.type === "nodebalancer" && d.entity.id === nodeBalancerId);
+          if (device !== undefined) await api.deleteDevice(firewallId, device.id, { signal });
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      });
+    }
+    const attach = plan.attach;
+    if (attach === undefined || failures.length > before) return;
+    await attempt(`assigning firewall ${String(attach)}`, async () => {
+      try {
+        await api.createDevice(attach, { id: nodeBalancerId, type: "nodebalancer" }, { signal });
+      } catch (err) {
+        // Deleted since it was looked up: the next observation reports it (FirewallNotFound).
+        if (!isNotFound(err)) throw err;
+      }
+    });
   }
 
   /**
@@ -206,6 +274,24 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     const pollMillis = down.length === 0 ? this.deps.poll.readyMillis : Math.min(Math.max(interval, this.deps.poll.pendingMillis), this.deps.poll.readyMillis);
     return { reason: empty.length > 0 ? NodeBalancerReasons.NoNodes : NodeBalancerReasons.NoBackendUp, message: messages.join("; "), pollMillis };
   }
+}
+
+/** Why the spec's firewall is not assigned, when only a change of the spec (or outside) can fix it. */
+function firewallProblem(plan: FirewallPlan): { reason: string; message: string } | undefined {
+  if (plan.missing !== undefined) {
+    return {
+      reason: NodeBalancerReasons.FirewallNotFound,
+      message: `spec.firewallId ${String(plan.missing)} names a Cloud Firewall that no longer exists (deleted outside the operator): the NodeBalancer has no firewall from this resource until spec.firewallId names an existing one or is removed`,
+    };
+  }
+  if (plan.blockedBy.length > 0) {
+    const ids = plan.blockedBy.map((f) => `${String(f.id)} (${f.label})`).join(", ");
+    return {
+      reason: NodeBalancerReasons.FirewallConflict,
+      message: `spec.firewallId cannot be assigned: the NodeBalancer takes one enabled firewall and has firewall ${ids}, assigned outside the operator and never named in spec.firewallId; it is not removed by the operator. Remove it, or name it in spec.firewallId`,
+    };
+  }
+  return undefined;
 }
 
 function statusOf(o: ObservedNodeBalancer): NodeBalancerObservedStatus {

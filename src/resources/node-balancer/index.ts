@@ -21,7 +21,7 @@ export { nodeBalancerDefinition, nodeBalancerType } from "./definition.ts";
 export const nodeBalancerKind: OperatorKind = {
   definition: nodeBalancerDefinition,
   type: nodeBalancerType,
-  build: ({ deps, stores }) => {
+  build: ({ deps, stores, events }) => {
     const namedId = (spec: NodeBalancerSpec): string | undefined => (spec.nodeBalancerId !== undefined ? String(spec.nodeBalancerId) : undefined);
     const scope = new AccountScope<NodeBalancerSpec>({ accounts: deps.accounts, wanted: (m) => m.spec, namedId, what: "NodeBalancer" });
     const stats = new NodeBalancerStatsReader({
@@ -35,7 +35,7 @@ export const nodeBalancerKind: OperatorKind = {
       const api = linode.nodeBalancers;
       const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }) });
       const configs = new ConfigReader(linode, deps.poll.readyMillis * KindTimings.nodeBalancerConfigRefreshPolls);
-      return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, clusterId: deps.clusterId });
+      return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, clusterId: deps.clusterId, events });
     });
     const kind: ManagedKind<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan> = {
       type: nodeBalancerType,

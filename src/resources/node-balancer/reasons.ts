@@ -9,6 +9,8 @@ export const nodeBalancerReasonMeanings = {
   NoConfigs: "Ready=False: the NodeBalancer has no configs, so it serves nothing (the cloud NodeBalancer is kept; Synced is unaffected) until spec.configs has a port with at least one node.",
   NoNodes: "Ready=False: a config in the cloud has no nodes, so nothing serves its port (the message names the ports). The spec requires a node per config, so this is an adopted or observed NodeBalancer, or nodes removed outside until the operator puts them back.",
   NoBackendUp: "Ready=False: a config with health checks has no backend UP.",
+  FirewallNotFound: "Synced=False: spec.firewallId names a Cloud Firewall that is not assigned and no longer exists (deleted outside the operator); nothing is sent for it (a Warning Event says so once) until the spec names another or none. The rest of the spec is still applied.",
+  FirewallConflict: "Synced=False: spec.firewallId cannot be assigned because another enabled Cloud Firewall, assigned outside the operator and never named in the spec, holds the NodeBalancer's one place; it is never removed by the operator (a Warning Event says so once). Remove it, or name it in spec.firewallId.",
 } as const;
 
 export const NodeBalancerReasons = reasonNames(nodeBalancerReasonMeanings);

@@ -2,7 +2,7 @@
 // source of truth for the CRD and the controller (zod defaults = CRD defaults = the API's
 // config defaults, so an applied object shows what the API will use).
 import { z } from "zod";
-import { commonStatusFields, immutable, immutableOnceSet, immutableOptional } from "../../runtime/contract.ts";
+import { commonStatusFields, immutable, immutableOnceSet } from "../../runtime/contract.ts";
 import {
   accountRecordSchema, credentialsRefSchema, deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,
@@ -92,7 +92,10 @@ export const nodeBalancerSpecSchema = z.object({
     description: "Tags on the cloud NodeBalancer (organizational only).",
     "x-kubernetes-list-type": "set",
   }),
-  firewallId: linodeIdSchema.optional().meta({ description: "Id of a Cloud Firewall to assign at creation. Immutable." }),
+  // Changeable, beyond the spec (which assigns a firewall only at creation): see FirewallPlan in diff.ts for why and how.
+  firewallId: linodeIdSchema.optional().meta({
+    description: "Id of a Cloud Firewall to assign: at creation, and afterwards through the API's firewall devices (beyond the API spec's NodeBalancer document, which assigns one only at creation; the real platform assigns and removes one at any time, keeping the NodeBalancer and its addresses). A change removes the firewall named before (first: a NodeBalancer takes one enabled firewall) and assigns the new one; removing the field removes it. One removed outside is assigned again within a few polls; one deleted outside is Synced=False, reason FirewallNotFound. A firewall assigned by someone else and never named here is never removed (shown in status.firewalls; Synced=False, reason FirewallConflict, while it keeps this one out).",
+  }),
   configs: z.array(nodeBalancerConfigSchema).max(32).default([]).meta({
     description: "Per-port configs, keyed by port. A NodeBalancer serves traffic once a config has a node: with none it is Ready=False, reason NoConfigs.",
     "x-kubernetes-list-type": "map",
@@ -112,7 +115,6 @@ export const nodeBalancerSpecSchema = z.object({
 }).meta({
   description: "Desired state of a Linode NodeBalancer.",
   "x-kubernetes-validations": [
-    immutableOptional("firewallId", "the API assigns a firewall only when the NodeBalancer is created"),
     immutableOnceSet("nodeBalancerId", "it names the cloud NodeBalancer this resource manages; create another NodeBalancer to adopt a different one"),
   ],
 });
@@ -175,7 +177,10 @@ export const nodeBalancerStatusSchema = z.object({
     id: z.int().meta({ description: "Linode id of the firewall." }),
     label: z.string().optional().meta({ description: "Label of the firewall." }),
     status: z.string().optional().meta({ description: "Status of the firewall, e.g. enabled." }),
-  })).optional().meta({ description: "Cloud Firewalls assigned to the NodeBalancer, as the API lists them." }),
+  })).optional().meta({ description: "Cloud Firewalls assigned to the NodeBalancer, as the API lists them (read again a few polls apart, and after each change the operator makes)." }),
+  managedFirewallIds: z.array(z.int()).optional().meta({
+    description: "The firewalls this resource answers for: spec.firewallId, and one it named before that is still assigned (to be removed). Only these are ever removed from the NodeBalancer.",
+  }),
   lastRequests: z.object({
     recreate: recreateRecordSchema.optional(),
   }).optional().meta({ description: "The request tokens already seen: a token equal to the spec's is never performed again." }),

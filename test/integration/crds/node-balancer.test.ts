@@ -1,6 +1,6 @@
 // NodeBalancer CRD on the real API server: every limit, enum and cross-field rule of the
 // spec (ports keyed and unique, checkTimeout < checkInterval, TLS only and always for https,
-// private IPv4 backends with a port), defaults as the API's, immutable region and firewall.
+// private IPv4 backends with a port), defaults as the API's, immutable region (the firewall may change).
 import { beforeAll, describe, expect, it } from "vitest";
 import { nodeBalancerSpecSchema } from "../../../src/resources/node-balancer/schema.ts";
 import { useTestCluster } from "../../harness/cluster.ts";
@@ -134,12 +134,18 @@ describe("NodeBalancer CRD", () => {
     });
     const cases: [string, string, Record<string, unknown>, string][] = [
       ["region", "open", { region: "eu-west" }, "region is immutable"],
-      ["firewallId changed", "firewalled", { firewallId: 6 }, "firewallId is immutable"],
-      ["firewallId removed", "firewalled", { firewallId: null }, "firewallId is immutable"],
-      ["firewallId added", "open", { firewallId: 6 }, "firewallId is immutable"],
       ["nodeBalancerId changed", "adopted", { nodeBalancerId: 8 }, "nodeBalancerId"],
       ["nodeBalancerId removed", "adopted", { nodeBalancerId: null }, "nodeBalancerId"],
     ];
+    // firewallId is changeable (assigned and removed through the API's firewall devices).
+    it.each([
+      ["changed", "firewalled", { firewallId: 6 }],
+      ["removed", "firewalled", { firewallId: null }],
+      ["added", "open", { firewallId: 6 }],
+    ] as const)("firewallId %s is accepted", async (_name, name, patch) => {
+      const res = await api.mergePatchSpec(kind, name, patch);
+      expect(res.ok, JSON.stringify(res)).toBe(true);
+    });
     it.each(cases)("%s cannot change", async (_name, name, patch, message) => {
       const res = await api.mergePatchSpec(kind, name, patch);
       expect(res.ok, JSON.stringify(res)).toBe(false);
