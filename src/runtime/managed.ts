@@ -264,6 +264,8 @@ export interface Watch {
   target: WatchTarget;
   /** Keys (namespace/name) of this kind's objects an event on `obj` concerns. */
   map(obj: KubeObject): string[];
+  /** Whether an update changed what the kind reads (e.g. a Node's addresses, not its heartbeat); default: every update does. */
+  changed?(obj: KubeObject, old: KubeObject): boolean;
 }
 
 export interface ManagedKind<Spec, Ext, Status, Delta = undefined> {

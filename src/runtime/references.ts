@@ -95,6 +95,7 @@ export class References<Spec> {
 export function wireWatch(watch: Watch, storeFor: (target: WatchTarget) => SharedStore<KubeObject> | undefined, enqueue: (key: string) => void): void {
   // A target the operator may not read (Nodes without --read-nodes) wakes nothing: the kind says why where it needs it.
   storeFor(watch.target)?.onEvent((_ev, obj, old) => {
+    if (old !== undefined && watch.changed !== undefined && !watch.changed(obj, old)) return;
     for (const o of old === undefined ? [obj] : [obj, old]) for (const key of watch.map(o)) enqueue(key);
   });
 }

@@ -8,6 +8,7 @@ import { reference, type ConfigMapObject, type Decoded, type KubeObject, type No
 import { matchesSelector, selectorText } from "../shared/label-selector.ts";
 import { normalizeAllowEntry, normalizeAllowList } from "./allow-list.ts";
 import { ManagedDatabaseReasons } from "./reasons.ts";
+import { SharedReasons } from "../shared/reasons.ts";
 import type { ManagedDatabaseSpec } from "./schema.ts";
 
 /** Only ConfigMaps labelled so are read (and cached): the operator reads no other. */
@@ -70,7 +71,7 @@ export function desiredAllowList(spec: Pick<ManagedDatabaseSpec, "allowList" | "
   for (const source of list) {
     if (source.nodes !== undefined) {
       if (sources.nodes === undefined) {
-        return hold(ManagedDatabaseReasons.NodesNotReadable, "spec.allowListFrom.nodes needs the operator to read the cluster's Nodes, and it may not: install the chart with rbac.readNodes=true (it grants get, list and watch on nodes and starts the operator with --read-nodes)");
+        return hold(SharedReasons.NodesNotReadable, "spec.allowListFrom.nodes needs the operator to read the cluster's Nodes, and it may not: install the chart with rbac.readNodes=true (it grants get, list and watch on nodes and starts the operator with --read-nodes)");
       }
       const { selector, addressType } = source.nodes;
       for (const node of sources.nodes.list()) {

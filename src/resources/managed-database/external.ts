@@ -178,7 +178,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     const wanted = this.deps.allowList(m);
     if ("held" in wanted) {
       // The operator's rights change only with a restart; a ConfigMap appearing or changing wakes the database.
-      if (wanted.held.reason === ManagedDatabaseReasons.NodesNotReadable) throw new TerminalError(wanted.held.reason, `${wanted.held.message}; nothing was created`);
+      if (wanted.held.reason === SharedReasons.NodesNotReadable) throw new TerminalError(wanted.held.reason, `${wanted.held.message}; nothing was created`);
       return { reason: wanted.held.reason, message: `${wanted.held.message}; the database is created once it can be`, retryAfterMillis: this.deps.poll.readyMillis };
     }
     if (wanted.empty && !m.spec.allowEmpty) {

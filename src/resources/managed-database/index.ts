@@ -14,6 +14,7 @@ import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
 import { BackupsReader } from "./backups.ts";
 import { DatabaseCatalog } from "./catalog.ts";
 import { forkSourceReference } from "./fork.ts";
+import { nodeChanged } from "../shared/nodes.ts";
 import { allowListConfigMapReference, desiredAllowList, selectsNode, type AllowListResolution } from "./allow-list-from.ts";
 import { DatabaseRequests, restoreSnapshotReference } from "./requests.ts";
 import { allowListFromSchema, managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
@@ -74,6 +75,7 @@ export const managedDatabaseKind: OperatorKind = {
       watches: [{
         // A Node added, removed, relabelled or readdressed: the databases whose allowListFrom selects it (before or after).
         target: { nodes: {} },
+        changed: nodeChanged,
         map: (node) => stores.self.list().filter((o) => {
           const from = allowListFromSchema.safeParse((o.spec as { allowListFrom?: unknown } | undefined)?.allowListFrom);
           return from.success && from.data !== undefined && selectsNode({ allowListFrom: from.data }, node.metadata.labels);

@@ -14,7 +14,6 @@ export const managedDatabaseReasonMeanings = {
   WaitingForRestoreSource: "spec.restoreFrom names a source that is not yet active, degraded or failed, or a ManagedDatabase without a database yet: the fork waits for it (nothing is sent).",
   RestoreTimeOutOfRange: "spec.restoreFrom.pointInTime.restoreTime is before the source's oldest restore point or in the future: nothing is sent; the message gives the valid range.",
   RestoreSourceMismatch: "spec.restoreFrom names a database the fork cannot be made of: another engine or major version than the spec's, a legacy-platform database (no point-in-time restore), one in another Linode account, or none: nothing is sent.",
-  NodesNotReadable: "spec.allowListFrom.nodes, but the operator may not read the cluster's Nodes (install the chart with rbac.readNodes=true): nothing is sent.",
   AllowListSourceNotFound: "spec.allowListFrom names a ConfigMap (labelled linode.operator.dev/allow-list: \"true\") or key that is not there: the allow list is held as it is (nothing is sent), the create waits.",
   InvalidAllowListSource: "A ConfigMap key spec.allowListFrom names holds something that is not an IP address or CIDR range: the allow list is held as it is; the message names the entries.",
   AllowListWouldBeEmpty: "spec.allowListFrom resolves to no address and allowList is empty: the update (or create) is held rather than blocking every connection, unless spec.allowEmpty is true.",

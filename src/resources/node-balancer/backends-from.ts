@@ -117,3 +117,39 @@ export function followedBackends(from: NodesFrom, namespace: string, sources: Ba
   }
   return { backends: [...out.values()].sort((a, b) => a.address.localeCompare(b.address)), skipped };
 }
+
+/** The spec with each config's followed backends merged into its nodes (static ones win on an address). */
+export interface EffectiveSpec<Spec> {
+  spec: Spec;
+  /** Nodes that cannot be backends, each named with why. */
+  skipped: string[];
+  /** Why the configs cannot be made now (nothing is sent meanwhile). */
+  held?: { reason: string; message: string };
+}
+
+interface ConfigWithNodes {
+  port: number;
+  nodes: { address: string; label: string; weight?: number | undefined; mode?: "accept" | "reject" | "drain" | "backup" | undefined }[];
+  nodesFrom?: NodesFrom | undefined;
+}
+
+export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }>(spec: Spec, namespace: string, sources: BackendSources): EffectiveSpec<Spec> {
+  const skipped: string[] = [];
+  const configs: ConfigWithNodes[] = [];
+  for (const c of spec.configs) {
+    if (c.nodesFrom === undefined) {
+      configs.push(c);
+      continue;
+    }
+    const found = followedBackends(c.nodesFrom, namespace, sources);
+    if ("held" in found) return { spec, skipped, held: { reason: found.held.reason, message: `config ${String(c.port)}: ${found.held.message}; its backends are left as they are` } };
+    skipped.push(...found.skipped.filter((s) => !skipped.includes(s)));
+    const static_ = new Set(c.nodes.map((n) => n.address));
+    const nodes = [...c.nodes, ...found.backends.filter((b) => !static_.has(b.address)).map((b) => ({ address: b.address, label: b.label, mode: b.mode, ...(b.weight !== undefined ? { weight: b.weight } : {}) }))];
+    if (nodes.length === 0) {
+      return { spec, skipped, held: { reason: "NoBackends", message: `config ${String(c.port)}: nodesFrom finds no backend now${found.skipped.length > 0 ? ` (${String(found.skipped.length)} node(s) skipped)` : ""} and the config has no static nodes; its backends are left as they are rather than emptied` } };
+    }
+    configs.push({ ...c, nodes });
+  }
+  return { spec: { ...spec, configs }, skipped };
+}

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { isNotFound, type LinodeClient, type NodeBalancer, type NodeBalancerCreateRequest } from "../../linode/index.ts";
 import {
-  ConditionReasons as R, getCondition, isTrue, type AfterObserve, type Created, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed,
+  ConditionReasons as R, getCondition, isTrue, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed,
   type PollIntervals,
 } from "../../runtime/contract.ts";
 
@@ -20,6 +20,7 @@ import {
 import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
 import type { NodeBalancerStatsReader } from "./stats.ts";
 import { tlsReference } from "./tls.ts";
+import type { EffectiveSpec } from "./backends-from.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
 
@@ -35,6 +36,8 @@ export interface NodeBalancerExternalDeps {
   poll: PollIntervals;
   clusterId: string;
   events: EventRecorder;
+  /** The spec with the backends configs[].nodesFrom finds now merged in. */
+  backends(m: Managed<NodeBalancerSpec>): EffectiveSpec<NodeBalancerSpec>;
 }
 
 /** What this resource answered for when last observed (its own status, written by earlier passes). */
@@ -74,13 +77,17 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       return { exists: true, external, externalId: String(nb.id), status: { id: nb.id }, ready: false, readyReason: R.Deleting, upToDate: true, delta: { firewall: noFirewallChange, create: [], remove: [], rebuild: [], summary: "" } };
     }
     const found = nb;
+    const effective = this.deps.backends(m);
+    // Held: nothing about backends is planned from a source that cannot be read (the spec's own nodes only, and nothing is sent).
+    const spec = effective.spec;
     const attached = await linodeCall("reading the configs and nodes", () => this.deps.configs.read(found, signal));
     const external: ObservedNodeBalancer = { nb, ...attached };
     const want = m.spec.firewallId;
     // Only a firewall about to be assigned is looked up: a deleted one is reported, never sent.
     const missing = want !== undefined && m.spec.managementPolicy !== "Observe" && !external.firewalls.some((f) => f.id === want) && !(await this.firewallExists(want, signal));
     const firewall = planFirewalls(want, recordedFirewalls(m), external.firewalls, missing);
-    const plan = planNodeBalancer(m.spec, m.spec.label, external, tlsReference.values(m), firewall);
+    const plan = planNodeBalancer(spec, m.spec.label, external, tlsReference.values(m), firewall);
+    this.announceSkipped(m, effective.skipped);
     const mismatches = immutableMismatches(m.spec, external);
     const health = this.health(external);
     const upToDate = isEmptyPlan(plan);
@@ -88,15 +95,32 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       exists: true,
       external,
       externalId: String(nb.id),
-      status: { ...statusOf(external), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined },
+      status: { ...statusOf(external), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined, skippedBackends: effective.skipped.length > 0 ? effective.skipped : undefined },
       ready: health === undefined,
       ...(health !== undefined ? { readyReason: health.reason, readyMessage: health.message } : {}),
       upToDate,
       diff: plan.summary,
       delta: plan,
+      ...(effective.held !== undefined && m.spec.managementPolicy !== "Observe" ? { unfixable: effective.held } : {}),
       ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the NodeBalancer differs from the spec in what cannot change, so nothing is sent: ${mismatches.join("; ")}` } } : {}),
       ...(!upToDate ? { pollMillis: this.deps.poll.pendingMillis } : health !== undefined ? { pollMillis: health.pollMillis } : {}),
     };
+  }
+
+  /** Backends nodesFrom cannot find now hold the create (a config is created with its nodes, never empty). */
+  readyToCreate(m: Managed<NodeBalancerSpec>): Promise<Deferral | undefined> {
+    const effective = this.deps.backends(m);
+    this.announceSkipped(m, effective.skipped);
+    if (effective.held === undefined) return Promise.resolve(undefined);
+    // The operator's rights change only with a restart; a Service, EndpointSlice or Node changing wakes it.
+    if (effective.held.reason === SharedReasons.NodesNotReadable) return Promise.reject(new TerminalError(effective.held.reason, `${effective.held.message}; nothing was created`));
+    return Promise.resolve({ reason: effective.held.reason, message: `${effective.held.message}; the NodeBalancer is created once every config has a backend`, retryAfterMillis: this.deps.poll.readyMillis });
+  }
+
+  /** A node skipped as a backend is news once: status lists those already said. */
+  private announceSkipped(m: Managed<NodeBalancerSpec>, skipped: string[]): void {
+    const said = z.array(z.string()).safeParse(m.obj.status?.skippedBackends);
+    for (const s of skipped) if (!(said.success && said.data.includes(s))) this.deps.events.warning(m.obj, "BackendSkipped", "Reconcile", s);
   }
 
   /** The label a create about to be sent carries: a lost one is looked for by exactly that. */
@@ -105,7 +129,9 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   }
 
   async create(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Created> {
-    const s = m.spec;
+    const effective = this.deps.backends(m);
+    if (effective.held !== undefined) throw new RetryAfterError(effective.held.reason, effective.held.message, this.deps.poll.pendingMillis);
+    const s = effective.spec;
     const tls = tlsReference.values(m);
     const label = labelOf(m, this.deps.clusterId);
     const req: NodeBalancerCreateRequest = {

@@ -2,7 +2,9 @@
 // (a reference: a renewed certificate wakes the NodeBalancers that use it), statistics as
 // metrics. The runtime does the rest.
 import type { NodeBalancer } from "../../linode/index.ts";
-import { settingValue, type ManagedKind } from "../../runtime/contract.ts";
+import { settingValue, type Managed, type ManagedKind } from "../../runtime/contract.ts";
+import { nodeChanged } from "../shared/nodes.ts";
+import { withFollowedBackends, type BackendSources, type EffectiveSpec, type NodesFrom } from "./backends-from.ts";
 import { AccountScope, PerAccount } from "../shared/credentials.ts";
 import { KindTimings } from "../shared/constants.ts";
 import type { OperatorKind } from "../shared/deps.ts";
@@ -30,12 +32,20 @@ export const nodeBalancerKind: OperatorKind = {
       ...(deps.registry !== undefined ? { registry: deps.registry } : {}),
       ...(deps.log !== undefined ? { log: deps.log } : {}),
     });
+    const sources: BackendSources = { nodes: stores.nodes(), services: stores.services(), endpointSlices: stores.endpointSlices() };
+    const backends = (m: Managed<NodeBalancerSpec>): EffectiveSpec<NodeBalancerSpec> => withFollowedBackends(m.spec, m.key.namespace, sources);
+    /** The NodeBalancers whose nodesFrom may be concerned by a change in `namespace` (any, for a Node). */
+    const following = (test: (from: NodesFrom, namespace: string) => boolean) => (): string[] => stores.self.list().flatMap((o) => {
+      const parsed = nodeBalancerSpecSchema.shape.configs.safeParse((o.spec as { configs?: unknown } | undefined)?.configs);
+      const namespace = o.metadata.namespace ?? "";
+      return parsed.success && parsed.data.some((c) => c.nodesFrom !== undefined && test(c.nodesFrom, namespace)) ? [`${namespace}/${o.metadata.name}`] : [];
+    });
     // The list cache and what is read per NodeBalancer are per account: one account's list never answers for another's.
     const clients = new PerAccount(({ linode }) => {
       const api = linode.nodeBalancers;
       const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }) });
       const configs = new ConfigReader(linode, deps.poll.readyMillis * KindTimings.nodeBalancerConfigRefreshPolls);
-      return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, clusterId: deps.clusterId, events });
+      return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, clusterId: deps.clusterId, events, backends });
     });
     const kind: ManagedKind<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan> = {
       type: nodeBalancerType,
@@ -48,6 +58,12 @@ export const nodeBalancerKind: OperatorKind = {
       idMismatchReason: NodeBalancerReasons.NodeBalancerIdMismatch,
       legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
       references: [scope.credentials, tlsReference],
+      watches: [
+        // Any Node may be a Service's backend (Cluster policy) or selected: every follower looks again (coalesced by the queue).
+        { target: { nodes: {} }, map: following(() => true), changed: nodeChanged },
+        { target: { services: {} }, map: (svc) => following((f, ns) => f.serviceRef?.name === svc.metadata.name && ns === svc.metadata.namespace)() },
+        { target: { endpointSlices: {} }, map: (slice) => following((f, ns) => f.serviceRef?.name === slice.metadata.labels?.["kubernetes.io/service-name"] && ns === slice.metadata.namespace)() },
+      ],
     };
     return kind;
   },

@@ -6,6 +6,8 @@ export const nodeBalancerReasonMeanings = {
   NodeBalancerIdMismatch: "spec.nodeBalancerId (or the external-id annotation) names another NodeBalancer than the one this resource recorded: refused, never followed.",
   TLSSecretNotFound: "An https config's tlsSecretRef names no kubernetes.io/tls Secret in the namespace.",
   TLSSecretInvalid: "The TLS Secret lacks tls.crt or tls.key, or they do not parse or do not match.",
+  BackendSourceNotFound: "configs[].nodesFrom.serviceRef names a Service that is not in the namespace, or a port without a nodePort: the config's backends are held as they are (nothing is sent); the create waits.",
+  NoBackends: "configs[].nodesFrom finds no backend (no Ready node, no endpoint, or none with a private address) and the config has no static nodes: its backends are held as they are rather than emptied; the create waits.",
   NoConfigs: "Ready=False: the NodeBalancer has no configs, so it serves nothing (the cloud NodeBalancer is kept; Synced is unaffected) until spec.configs has a port with at least one node.",
   NoNodes: "Ready=False: a config in the cloud has no nodes, so nothing serves its port (the message names the ports). The spec requires a node per config, so this is an adopted or observed NodeBalancer, or nodes removed outside until the operator puts them back.",
   NoBackendUp: "Ready=False: a config with health checks has no backend UP.",

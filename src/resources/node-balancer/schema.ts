@@ -7,6 +7,7 @@ import {
   accountRecordSchema, credentialsRefSchema, deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,
 } from "../shared/schema.ts";
+import { labelSelectorSchema } from "../shared/label-selector.ts";
 
 export const nodeBalancerProtocols = ["http", "https", "tcp"] as const;
 export const nodeBalancerAlgorithms = ["roundrobin", "leastconn", "source"] as const;
@@ -64,14 +65,31 @@ export const nodeBalancerConfigSchema = z.object({
   tlsSecretRef: localObjectRefSchema.optional().meta({
     description: "A kubernetes.io/tls Secret (tls.crt, tls.key) in this namespace: the certificate served on https ports. Required for https, not allowed otherwise. A changed Secret is noticed and the config updated.",
   }),
-  nodes: z.array(nodeBalancerNodeSchema).min(1).max(64).meta({
-    description: "Backends for this port (at least one), keyed by address.",
+  nodes: z.array(nodeBalancerNodeSchema).max(64).default([]).meta({
+    description: "Backends for this port, keyed by address: at least one, unless nodesFrom gives them (both may be set: merged, these win on the same address).",
     "x-kubernetes-list-type": "map",
     "x-kubernetes-list-map-keys": ["address"],
+  }),
+  nodesFrom: z.object({
+    serviceRef: z.object({
+      name: z.string().min(1).max(63).regex(/^[a-z]([-a-z0-9]*[a-z0-9])?$/).meta({ description: "A Service in this namespace, of type NodePort or LoadBalancer." }),
+      port: z.union([z.int().min(1).max(65535), z.string().min(1).max(15)]).meta({ description: "Its port, by number or name: backends listen on that port's nodePort.", "x-kubernetes-int-or-string": true, anyOf: undefined, type: undefined }),
+    }).optional().meta({ description: "Backends are the nodes that serve the Service: every Ready node with externalTrafficPolicy Cluster, the nodes running its ready endpoints with Local; each at its private InternalIP and the port's nodePort." }),
+    nodes: z.object({
+      selector: labelSelectorSchema.prefault({}).meta({ description: "Which Nodes (empty: every Node)." }),
+      port: z.int().min(1).max(65535).meta({ description: "The port the backends listen on." }),
+    }).optional().meta({ description: "Backends are the Ready Nodes the selector picks, at their private InternalIP and this port." }),
+    weight: z.int().min(1).max(255).optional().meta({ description: "Weight of each backend found (1..255; unset: the API's default)." }),
+  }).optional().meta({
+    description: "Backends that follow the cluster instead of a hand-kept list: changes converge by one rebuild of the config, coalesced. A node cordoned, or whose endpoints are terminating, is set to drain mode first and removed once gone; a node without a private IPv4 InternalIP (RFC 1918) is skipped with a Warning Event naming it. Needs the operator to read Nodes, Services and EndpointSlices (the chart's rbac.readNodes=true); otherwise NodesNotReadable. A Service missing or without the node port holds the config as it is (BackendSourceNotFound), as does a result with no backend at all (NoBackends).",
+    "x-kubernetes-validations": [
+      { rule: "has(self.serviceRef) != has(self.nodes)", message: "nodesFrom names exactly one source: serviceRef or nodes" },
+    ],
   }),
 }).meta({
   description: "One listening port and its backends.",
   "x-kubernetes-validations": [
+    { rule: "size(self.nodes) > 0 || has(self.nodesFrom)", message: "a config needs at least one node, or nodesFrom", fieldPath: ".nodes" },
     { rule: "self.checkTimeout < self.checkInterval", message: "checkTimeout must be less than checkInterval", fieldPath: ".checkTimeout" },
     { rule: "self.protocol != 'https' || has(self.tlsSecretRef)", message: "tlsSecretRef is required when protocol is https", fieldPath: ".tlsSecretRef", reason: "FieldValueRequired" },
     { rule: "self.protocol == 'https' || !has(self.tlsSecretRef)", message: "tlsSecretRef is only allowed when protocol is https (http and tcp serve no certificate)", fieldPath: ".tlsSecretRef", reason: "FieldValueForbidden" },
@@ -185,6 +203,7 @@ export const nodeBalancerStatusSchema = z.object({
     recreate: recreateRecordSchema.optional(),
   }).optional().meta({ description: "The request tokens already seen: a token equal to the spec's is never performed again." }),
   account: accountRecordSchema.optional(),
+  skippedBackends: z.array(z.string()).optional().meta({ description: "Nodes configs[].nodesFrom found that cannot be backends, each with why (a Warning Event, BackendSkipped, said each once)." }),
   ...commonStatusFields,
 }).meta({ description: "Observed state of the NodeBalancer." });
 

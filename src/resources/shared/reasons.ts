@@ -6,6 +6,7 @@ export const sharedReasonMeanings = {
   CredentialsNotFound: "The credentials Secret spec.credentialsRef names is missing (or, where the operator requires one, spec.credentialsRef is).",
   CredentialsInvalid: "The credentials Secret has no usable token, or the API refused the token (401).",
   AccountChanged: "The credentials now reach another account than the one the cloud object was recorded in: nothing is created, recreated or deleted in either until they point back.",
+  NodesNotReadable: "A ManagedDatabase's allowListFrom.nodes or a NodeBalancer's configs[].nodesFrom, but the operator may not read the cluster's Nodes (and Services and EndpointSlices): install the chart with rbac.readNodes=true. Nothing is sent.",
   AdoptionNotAllowed: "Naming an existing cloud object by id (to adopt it, or to fork it: restoreFrom.pointInTime.databaseId) with the operator's own token, in a namespace the operator's admin has not allowed (--adopt-namespaces).",
   BackingUp: "Ready=False while the API reports the database backing_up.",
   LabelInUse: "The label is taken by a cloud object this resource did not create: never adopted, never deleted.",
