@@ -243,6 +243,53 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     await kubectl(["delete", "manageddatabase", "follower", "--wait=true", "--timeout=120s"]);
   });
 
+  it("a NodeBalancer's backends follow a NodePort Service (nodesFrom): the real node, whose address is not RFC 1918, is skipped and named; a private Node added and removed shows within seconds", async () => {
+    await kubectl(["apply", "-f", "-"], JSON.stringify({
+      apiVersion: "v1", kind: "Service", metadata: { name: "web-np" },
+      spec: { type: "NodePort", selector: { app: "web-np" }, ports: [{ name: "http", port: 80, targetPort: 8080 }] },
+    }));
+    const nodePort = Number(await kubectl(["get", "service", "web-np", "-o", "jsonpath={.spec.ports[0].nodePort}"]));
+    expect(nodePort).toBeGreaterThan(0);
+    await kubectl(["apply", "-f", "-"], JSON.stringify({
+      apiVersion: "linode.operator.dev/v1alpha1", kind: "NodeBalancer", metadata: { name: "follower-nb" },
+      spec: { region: "us-east", configs: [{ port: 80, protocol: "tcp", nodes: [{ label: "static", address: "192.168.200.9:80" }], nodesFrom: { serviceRef: { name: "web-np", port: "http" } } }] },
+    }));
+    const t0 = Date.now();
+    let skipped = "";
+    while (!skipped.includes("node localhost") && Date.now() - t0 < 60_000) {
+      skipped = await kubectl(["get", "nodebalancer", "follower-nb", "-o", "jsonpath={.status.skippedBackends[0]}"]);
+      if (!skipped.includes("node localhost")) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(skipped).toContain(`node localhost has no private IPv4 InternalIP (${cluster().nodeIp})`);
+    const id = Number(await kubectl(["get", "nodebalancer", "follower-nb", "-o", "jsonpath={.status.id}"]));
+    const backends = async (): Promise<string[]> => {
+      const configs = await emulatorGet<{ data: { id: number }[] }>(`/v4/nodebalancers/${String(id)}/configs`);
+      const nodes = await emulatorGet<{ data: { address: string; mode: string }[] }>(`/v4/nodebalancers/${String(id)}/configs/${String(configs.data[0]?.id ?? 0)}/nodes`);
+      return nodes.data.map((n) => `${n.address} ${n.mode}`).sort();
+    };
+    const until = async (what: string, want: string[]): Promise<number> => {
+      const t0 = Date.now();
+      while (JSON.stringify(await backends()) !== JSON.stringify([...want].sort())) {
+        if (Date.now() - t0 > 60_000) throw new Error(`${what}: the backends are ${JSON.stringify(await backends())} after 60 s`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return Date.now() - t0;
+    };
+    await until("the static backend only", ["192.168.200.9:80 accept"]);
+    // A Node object only (no kubelet behind it), Ready and unschedulable so no pod lands on it; removed at once.
+    await kubectl(["create", "-f", "-"], JSON.stringify({
+      apiVersion: "v1", kind: "Node", metadata: { name: "e2e-backend" }, spec: { unschedulable: true },
+      status: { addresses: [{ type: "InternalIP", address: "192.168.151.2" }], conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", message: "e2e" }] },
+    }));
+    // Cordoned, it joins draining: a node being taken out of service never takes new connections.
+    const added = await until("a Node added", ["192.168.200.9:80 accept", `192.168.151.2:${String(nodePort)} drain`]);
+    await kubectl(["delete", "node", "e2e-backend"]);
+    const removed = await until("a Node removed", ["192.168.200.9:80 accept"]);
+    console.log(`[e2e] nodesFrom: a Node added is a backend after ${secs(added)}, removed after ${secs(removed)}`);
+    await kubectl(["delete", "nodebalancer", "follower-nb", "--wait=true", "--timeout=120s"]);
+    await kubectl(["delete", "service", "web-np"]);
+  });
+
   it("the example NodeBalancer becomes Ready with its https port from the TLS Secret, through the chart's RBAC", async () => {
     const t0 = Date.now();
     await kubectl(["wait", "--for=condition=Ready", "nodebalancer/web", "--timeout=120s"]);
