@@ -2,7 +2,21 @@
 import { apiTime } from "../clock.ts";
 import type { ConfigRecord, NodeBalancerRecord, NodeRecord } from "../store.ts";
 
-export function renderNodeBalancer(nb: NodeBalancerRecord, statsReady: boolean): Record<string, unknown> {
+/**
+ * This month's transfer (MB) at emulated time `now`: NodeBalancers carry traffic, so the
+ * counters grow from the first statistics on, each at a rate of its own (derived from its id,
+ * so runs repeat), as the real API's do with traffic. null until the first statistics.
+ */
+export function transferOf(nb: NodeBalancerRecord, now: number, statsReadyAt: number): { in: number | null; out: number | null; total: number | null } {
+  if (now < statsReadyAt) return { in: null, out: null, total: null };
+  const seconds = (now - statsReadyAt) / 1000;
+  const round = (mb: number): number => Math.round(mb * 1000) / 1000;
+  const inbound = round(seconds * (((nb.id * 7919) % 50) + 1) / 1000);
+  const outbound = round(seconds * (((nb.id * 104729) % 80) + 1) / 1000);
+  return { in: inbound, out: outbound, total: round(inbound + outbound) };
+}
+
+export function renderNodeBalancer(nb: NodeBalancerRecord, now: number, statsReadyAt: number): Record<string, unknown> {
   return {
     id: nb.id,
     label: nb.label,
@@ -17,8 +31,8 @@ export function renderNodeBalancer(nb: NodeBalancerRecord, statsReady: boolean):
     client_udp_sess_throttle: 0,
     lke_cluster: null,
     tags: [...nb.tags],
-    // The live API reports null transfer until the first statistics exist.
-    transfer: statsReady ? { in: 0, out: 0, total: 0 } : { in: null, out: null, total: null },
+    // The live API reports null transfer until the first statistics exist, then counts up with traffic.
+    transfer: transferOf(nb, now, statsReadyAt),
   };
 }
 

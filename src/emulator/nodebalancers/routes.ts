@@ -81,7 +81,7 @@ export function nodeBalancerRoutes(): Route[] {
       method: "GET", template: "/nodebalancers", area: "nodebalancers", level: "read_only",
       handler: (req) => {
         const visible = [...req.ctx.state.nodebalancers.values()].filter((nb) => entityPermission(req.principal, "nodebalancer", nb.id) !== null);
-        return list(req, visible, NB_FILTERS, (nb) => renderNodeBalancer(nb, statsReady(req, nb)));
+        return list(req, visible, NB_FILTERS, (nb) => renderNodeBalancer(nb, req.ctx.clock.now(), nb.created + req.ctx.statsDelayMs));
       },
     },
     {
@@ -112,12 +112,12 @@ export function nodeBalancerRoutes(): Route[] {
         req.ctx.state.nodebalancers.set(nb.id, nb);
         if (firewall !== undefined) attachFirewall(req.ctx, firewall, nb);
         grantCreated(req.principal, "nodebalancer", nb.id);
-        return { body: renderNodeBalancer(nb, false) };
+        return { body: renderNodeBalancer(nb, req.ctx.clock.now(), Infinity) };
       },
     },
     {
       method: "GET", template: one, area: "nodebalancers", level: "read_only",
-      handler: (req) => { const nb = load(req, "read_only"); return { body: renderNodeBalancer(nb, statsReady(req, nb)) }; },
+      handler: (req) => { const nb = load(req, "read_only"); return { body: renderNodeBalancer(nb, req.ctx.clock.now(), nb.created + req.ctx.statsDelayMs) }; },
     },
     {
       method: "PUT", template: one, area: "nodebalancers", level: "read_write",
@@ -129,7 +129,7 @@ export function nodeBalancerRoutes(): Route[] {
         if (input.client_conn_throttle != null) nb.client_conn_throttle = input.client_conn_throttle;
         if (input.tags != null) nb.tags = input.tags;
         touch(req, nb);
-        return { body: renderNodeBalancer(nb, statsReady(req, nb)) };
+        return { body: renderNodeBalancer(nb, req.ctx.clock.now(), nb.created + req.ctx.statsDelayMs) };
       },
     },
     {

@@ -8,6 +8,7 @@ import {
   type PollIntervals,
 } from "../../runtime/contract.ts";
 
+import { KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { locateOwned } from "../shared/locate.ts";
@@ -95,7 +96,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       exists: true,
       external,
       externalId: String(nb.id),
-      status: { ...statusOf(external), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined, skippedBackends: effective.skipped.length > 0 ? effective.skipped : undefined },
+      status: { ...statusOf(external, m.obj.status?.transfer), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined, skippedBackends: effective.skipped.length > 0 ? effective.skipped : undefined },
       ready: health === undefined,
       ...(health !== undefined ? { readyReason: health.reason, readyMessage: health.message } : {}),
       upToDate,
@@ -320,16 +321,25 @@ function firewallProblem(plan: FirewallPlan): { reason: string; message: string 
   return undefined;
 }
 
-function statusOf(o: ObservedNodeBalancer): NodeBalancerObservedStatus {
+/** The transfer status shows now: the API's, unless the figures status has are under an hour old (then none: status keeps them). */
+function transferStatus(nb: ObservedNodeBalancer["nb"], shown: unknown): NodeBalancerObservedStatus["transfer"] | undefined {
+  const figures = Object.fromEntries(Object.entries(nb.transfer).filter(([, v]) => v !== null)) as { in?: number; out?: number; total?: number };
+  if (Object.keys(figures).length === 0) return undefined;
+  const at = z.object({ at: z.string() }).safeParse(shown);
+  if (at.success && Date.now() - Date.parse(at.data.at) < KindTimings.transferRefreshMillis) return undefined;
+  return { ...figures, at: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") };
+}
+
+function statusOf(o: ObservedNodeBalancer, shownTransfer: unknown): NodeBalancerObservedStatus {
   const { nb } = o;
-  const transfer = Object.fromEntries(Object.entries(nb.transfer).filter(([, v]) => v !== null)) as { in?: number; out?: number; total?: number };
+  const transfer = transferStatus(nb, shownTransfer);
   return {
     id: nb.id,
     label: nb.label,
     ...(nb.hostname !== null && nb.hostname !== "" ? { hostname: nb.hostname } : {}),
     ...(nb.ipv4 !== null ? { ipv4: nb.ipv4 } : {}),
     ...(nb.ipv6 !== null ? { ipv6: nb.ipv6 } : {}),
-    ...(Object.keys(transfer).length > 0 ? { transfer } : {}),
+    ...(transfer !== undefined ? { transfer } : {}),
     ports: o.configs.map((c) => String(c.port)).join(","),
     configs: o.configs.map((c) => ({
       port: c.port,

@@ -184,7 +184,8 @@ export const nodeBalancerStatusSchema = z.object({
     in: z.number().optional().meta({ description: "Inbound transfer this month (MB)." }),
     out: z.number().optional().meta({ description: "Outbound transfer this month (MB)." }),
     total: z.number().optional().meta({ description: "Total transfer this month (MB)." }),
-  }).optional().meta({ description: "Transfer this month." }),
+    at: z.string().optional().meta({ description: "When these figures were read (RFC 3339)." }),
+  }).optional().meta({ description: "Transfer this month, as the API reports it, refreshed at most hourly: a counter moving alone never costs a status write (the traffic rate is the linode_nodebalancer_traffic_bytes_per_second metric)." }),
   ports: z.string().optional().meta({ description: "The configs' ports, comma-separated (for kubectl get)." }),
   configs: z.array(nodeBalancerConfigStatusSchema).optional().meta({
     description: "Per-port configs as the API reports them.",

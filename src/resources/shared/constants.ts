@@ -23,6 +23,11 @@ export const KindTimings = {
    * backup deleted alone outside the operator waits this long to be reported.
    */
   snapshotRefreshPolls: 6,
+  /**
+   * A NodeBalancer's monthly transfer counts up with its traffic: status shows it refreshed at
+   * most this often, so counters alone never cost status writes (the rate lives in metrics).
+   */
+  transferRefreshMillis: 3_600_000,
 } as const;
 
 export const KindLimits = {
