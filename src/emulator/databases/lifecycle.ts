@@ -34,6 +34,9 @@ export function settle(ctx: EmulatorContext, db: DatabaseRecord): void {
 
 /** Daily automatic backups at 00:00 UTC, each kept 7 days, at most 7 stored. */
 function autoBackups(ctx: EmulatorContext, db: DatabaseRecord, now: number): void {
+  // Automatic backups are made, and expire, only at 00:00 UTC: within the day of the last look
+  // there is nothing to do (every list request settles every record: this keeps it cheap).
+  if (Math.floor(now / DAY_MS) === Math.floor(db.autoBackupsUntil / DAY_MS) && db.autoBackupsUntil <= now) return;
   const firstDay = Math.max(Math.floor(db.autoBackupsUntil / DAY_MS) + 1, Math.floor(now / DAY_MS) - AUTO_BACKUP_DAYS);
   for (let day = firstDay; day * DAY_MS <= now; day++) {
     const at = day * DAY_MS;
