@@ -12,7 +12,7 @@ export const managedDatabaseSettings = {
   },
   allowListIntervalSeconds: {
     flag: "allow-list-interval-seconds", env: "ALLOW_LIST_INTERVAL_SECONDS",
-    help: "the least time between two allow-list updates of one database (default 10: the API asks not to update it in rapid succession; changes meanwhile, such as a node pool rollout, go in the next one)",
+    help: "the least time between two allow-list updates of one database whose list follows the cluster (spec.allowListFrom; default 10: the API asks not to update it in rapid succession; changes meanwhile, such as a node pool rollout, go in the next one)",
     schema: z.coerce.number().min(0).max(3600).default(10),
   },
 } as const satisfies Record<string, KindSetting>;

@@ -248,9 +248,10 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     }
     const diff = observed.delta;
     if (isEmptyDiff(diff)) return;
-    if (diff.update.allowList !== undefined) {
-      // The API asks not to update an allow list in rapid succession: changes meanwhile (a node
-      // pool rolling) wait, and the next update carries them all.
+    if (diff.update.allowList !== undefined && m.spec.allowListFrom !== undefined) {
+      // The API asks not to update an allow list in rapid succession: when it follows the
+      // cluster, changes meanwhile (a node pool rolling) wait, and the next update carries them
+      // all. A list only people edit is sent at once (the work queue coalesces a burst of edits).
       const wait = (this.allowListUpdated.get(db.id) ?? -Infinity) + this.deps.allowListIntervalMillis - Date.now();
       if (wait > 0) {
         throw new RetryAfterError(R.Waiting, `the allow list changed again within ${String(this.deps.allowListIntervalMillis / 1000)} s of its last update; the next update, carrying every change meanwhile, goes in ${String(Math.ceil(wait / 1000))} s (the API asks not to update it in rapid succession)`, wait);

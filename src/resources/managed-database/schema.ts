@@ -101,7 +101,7 @@ export const allowListFromSchema = z.array(z.object({
     { rule: "has(self.nodes) != has(self.cidrs)", message: "each allowListFrom entry names exactly one source: nodes or cidrs" },
   ],
 })).max(8).optional().meta({
-  description: "Allow-list entries that follow the cluster, merged with allowList (deduplicated, canonical). Changes are coalesced: at most one allow-list update per database in flight and none sooner than --allow-list-interval-seconds after the last (the API asks not to update it in rapid succession). status.allowList shows each entry the database has and where it came from.",
+  description: "Allow-list entries that follow the cluster, merged with allowList (deduplicated, canonical). Changes are coalesced: at most one allow-list update per database in flight and, with allowListFrom, none sooner than --allow-list-interval-seconds after the last (the API asks not to update it in rapid succession). status.allowList shows each entry the database has and where it came from.",
 });
 
 export const restoreFromSchema = z.object({
