@@ -106,6 +106,11 @@ describe("CRDs through kubectl", () => {
     expect(await flat("explain", "linodedb.spec.restoreFrom")).toContain("as a fork of another");
     expect(await flat("explain", "linodedb.spec.restoreFrom.pointInTime.restoreTime")).toContain("RestoreTimeOutOfRange");
     expect(await flat("explain", "linodedb.status.fork")).toContain("forked from");
+    expect(await flat("explain", "linodedb.spec.allowListFrom")).toContain("Allow-list entries that follow the cluster");
+    expect(await flat("explain", "linodedb.spec.allowListFrom.nodes")).toContain("rbac.readNodes=true");
+    expect(await flat("explain", "linodedb.spec.allowListFrom.cidrs.name")).toContain("linode.operator.dev/allow-list");
+    expect(await flat("explain", "nb.spec.configs.nodesFrom")).toContain("Backends that follow the cluster");
+    expect(await flat("explain", "nb.spec.configs.nodesFrom.serviceRef.port")).toContain("nodePort");
     expect(await kubectl("explain", "nb.spec.configs.checkTimeout")).toContain("must be less than checkInterval");
     expect(await kubectl("explain", "nb.spec.configs.nodes.address")).toContain("192.168.128.0/17");
     expect(await kubectl("explain", "dbsnap.spec.label")).toContain("1..30 ASCII letters or digits");
