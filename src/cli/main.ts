@@ -5,8 +5,10 @@
 // it V8 keeps the pages a garbage collection freed, so an operator that once held 300 MiB while
 // converging 1,000 databases stayed at 300 MiB idle; with it V8 gives them back when idle and
 // grows the heap less eagerly (peak 166 MiB, idle ~140 MiB; `npm run bench:mdb`). The
-// operator waits on the network, so the CPU it costs does not show.
+// operator waits on the network, so the CPU it costs does not show. A start that bypasses the
+// #! line (`node dist/cli/main.js run`) gets the same setting from applyMemorySettings.
 import { realpathSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 
@@ -46,6 +48,20 @@ export const MIN_NODE = "22.19.0";
 export function nodeAtLeast(version: string, min = MIN_NODE): boolean {
   const [a, b] = [version, min].map((v) => v.replace(/^v/, "").split(".").map((n) => Number.parseInt(n, 10) || 0));
   for (let i = 0; i < 3; i++) if ((a?.[i] ?? 0) !== (b?.[i] ?? 0)) return (a?.[i] ?? 0) > (b?.[i] ?? 0);
+  return true;
+}
+
+/**
+ * The V8 setting that keeps the operator small, applied by the program itself when the process
+ * was started without it (`node dist/cli/main.js`, NODE_OPTIONS unset): V8 reads this flag as it
+ * sizes and shrinks the heap, so setting it before anything is allocated has the #! line's
+ * effect (measured in docs/benchmarks.md). LINODE_OPERATOR_V8_DEFAULTS=1 leaves V8 as started,
+ * to compare. Answers whether it set it.
+ */
+export function applyMemorySettings(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): boolean {
+  const already = [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)].some((a) => a === "--optimize-for-size" || a === "--optimize_for_size");
+  if (already || env.LINODE_OPERATOR_V8_DEFAULTS === "1") return false;
+  setFlagsFromString("--optimize-for-size");
   return true;
 }
 
@@ -97,6 +113,8 @@ function invokedDirectly(): boolean {
 }
 
 if (invokedDirectly()) {
+  // First, before the subcommand allocates anything.
+  applyMemorySettings();
   main(process.argv.slice(2)).then(
     (code) => { process.exitCode = code; },
     (err: unknown) => {

@@ -42,7 +42,8 @@ export async function startBench(opts: { provisionSeconds: number; rateLimits?: 
       const built = await execCapture(process.execPath, [join(root, "scripts/build.ts"), dist]);
       if (built.code !== 0) throw new Error(`npm run build failed: ${built.stderr}`);
       const cli = join(dist, "cli/main.js");
-      launch = { cli, ...(await launcherOf(cli)) };
+      // BENCH_LAUNCH=plain: `node dist/cli/main.js`, bypassing the #! line's flags (how memory depends on the start).
+      launch = { cli, ...(await launcherOf(cli)), ...(process.env.BENCH_LAUNCH === "plain" ? { nodeArgs: [] } : {}) };
     }
     const kubectl = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cp.binDir, "kubectl"), ["--kubeconfig", cp.adminKubeconfig, ...args]);
     const files = await crdFiles();
@@ -58,7 +59,7 @@ export async function startBench(opts: { provisionSeconds: number; rateLimits?: 
       KUBECONFIG: cp.adminKubeconfig, LINODE_TOKEN: "bench-token", LINODE_API_URL: emulator.url,
       LEADER_ELECT: "false", HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1", LOG_LEVEL: "info",
       // glibc malloc tuning to compare (e.g. MALLOC_ARENA_MAX=2) reaches the operator as set.
-      ...launch.env, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MALLOC_"))), ...env,
+      ...launch.env, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MALLOC_") || k === "LINODE_OPERATOR_V8_DEFAULTS")), ...env,
     }, { ...(launch.cli !== undefined ? { cli: launch.cli } : {}), ...(launch.nodeArgs !== undefined ? { nodeArgs: launch.nodeArgs } : {}) });
     procs.push(proc);
     return proc;

@@ -1,0 +1,67 @@
+// Memory however the operator is started: the same scale run (bench:mdb, 600 ManagedDatabases,
+// 2 min of steady state, a 60 s drift window) with the operator started three ways — its bin
+// (the #! line gives V8 --optimize-for-size), `node dist/cli/main.js run` (no flag on the
+// command line: the program applies it itself), and that same plain start with the program
+// told to leave V8's defaults (LINODE_OPERATOR_V8_DEFAULTS=1: how a plain start behaved before).
+// Prints and saves peak and steady RSS per start.
+//   node test/bench/memory-by-start.ts [N] [steadyMinutes]
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { saveResult, type Figure } from "./report/result.ts";
+
+const n = process.argv[2] ?? "600";
+const steady = process.argv[3] ?? "2";
+const say = (s: string): void => { process.stdout.write(`${s}\n`); };
+const scale = fileURLToPath(new URL("./managed-database-scale.ts", import.meta.url));
+
+interface Start { name: string; env: Record<string, string> }
+const starts: Start[] = [
+  { name: "the bin (#! line)", env: {} },
+  { name: "node dist/cli/main.js run", env: { BENCH_LAUNCH: "plain" } },
+  { name: "node dist/cli/main.js run, V8 defaults", env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1" } },
+];
+
+function run(start: Start): Promise<{ peakMiB: number; steadyMiB: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [scale, n, steady, "60"], { env: { ...process.env, ...start.env, BENCH_NO_SAVE: "1" }, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => { out += c; });
+    child.once("exit", (code) => {
+      const m = /operator peak RSS: (\d+) kB; current RSS (\d+) kB/.exec(out);
+      if (code !== 0 || m === null) { reject(new Error(`${start.name}: exit ${String(code)}\n${out}`)); return; }
+      resolve({ peakMiB: Math.round(Number(m[1]) / 1024), steadyMiB: Math.round(Number(m[2]) / 1024) });
+    });
+  });
+}
+
+const rows: (string | number)[][] = [];
+const figures: Figure[] = [];
+const results: Record<string, { peakMiB: number; steadyMiB: number }> = {};
+for (const start of starts) {
+  const r = await run(start);
+  results[start.name] = r;
+  rows.push([start.name, r.peakMiB, r.steadyMiB]);
+  say(`${start.name}: peak RSS ${String(r.peakMiB)} MiB, steady RSS ${String(r.steadyMiB)} MiB`);
+}
+const bin = results[starts[0]?.name ?? ""];
+const plain = results[starts[1]?.name ?? ""];
+if (bin !== undefined && plain !== undefined) {
+  const within = (a: number, b: number): boolean => a <= b * 1.1;
+  figures.push(
+    { label: "peak RSS, bin", value: bin.peakMiB, unit: "MiB" },
+    { label: "peak RSS, node dist/cli/main.js", value: plain.peakMiB, unit: "MiB", target: "≤ 1.1× the bin's", met: within(plain.peakMiB, bin.peakMiB) },
+    { label: "steady RSS, bin", value: bin.steadyMiB, unit: "MiB" },
+    { label: "steady RSS, node dist/cli/main.js", value: plain.steadyMiB, unit: "MiB", target: "≤ 1.1× the bin's", met: within(plain.steadyMiB, bin.steadyMiB) },
+  );
+}
+await saveResult({
+  name: "memory-by-start",
+  title: `Memory however it is started: ${n} ManagedDatabases`,
+  command: "npm run bench:memory-by-start",
+  figures,
+  tables: [{ title: "RSS by start", columns: ["start", "peak RSS (MiB)", "steady RSS (MiB)"], rows }],
+  notes: [
+    `Each start runs bench:mdb (${n} ManagedDatabases, ${steady} min of steady state, 60 s drift window); peak is the process's VmHWM, steady its VmRSS at the end.`,
+    "The program applies V8's --optimize-for-size itself when the start did not (src/cli/main.ts applyMemorySettings); the last row turns that off to show what it saves.",
+  ],
+});
