@@ -108,31 +108,27 @@ export class KubeClient implements KubeApi {
     }));
   }
 
+  /** The core resources the operator lists, in one namespace or all (Nodes are cluster-scoped). */
+  private coreLists(common: { labelSelector?: string | undefined; fieldSelector?: string | undefined; limit: number; _continue?: string | undefined }, namespace: string | undefined):
+    Record<string, (() => Promise<{ items: unknown[]; metadata?: { resourceVersion?: string; _continue?: string } }>) | undefined> {
+    const ns = { ...common, namespace: namespace ?? "" };
+    const all = namespace === undefined;
+    return {
+      secrets: () => (all ? this.core.listSecretForAllNamespaces(common, this.opts) : this.core.listNamespacedSecret(ns, this.opts)),
+      configmaps: () => (all ? this.core.listConfigMapForAllNamespaces(common, this.opts) : this.core.listNamespacedConfigMap(ns, this.opts)),
+      services: () => (all ? this.core.listServiceForAllNamespaces(common, this.opts) : this.core.listNamespacedService(ns, this.opts)),
+      nodes: () => this.core.listNode(common, this.opts),
+    };
+  }
+
   async list<T extends KubeObject>(t: ResourceType, opts: ListOptions = {}): Promise<ListPage<T>> {
     const common = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, _continue: opts.continueToken };
-    if (t.group === "" && t.plural === "secrets") {
-      const res = await kubeCall(() => opts.namespace === undefined
-        ? this.core.listSecretForAllNamespaces(common, this.opts)
-        : this.core.listNamespacedSecret({ ...common, namespace: opts.namespace }, this.opts));
+    if (t.group === "") {
+      const lists = this.coreLists(common, opts.namespace)[t.plural];
+      if (lists === undefined) throw new TypeError(`listing core ${t.plural} is not supported`);
+      const res = await kubeCall(lists);
       return { items: res.items as unknown as T[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
     }
-    if (t.group === "" && t.plural === "configmaps") {
-      const res = await kubeCall(() => opts.namespace === undefined
-        ? this.core.listConfigMapForAllNamespaces(common, this.opts)
-        : this.core.listNamespacedConfigMap({ ...common, namespace: opts.namespace }, this.opts));
-      return { items: res.items as unknown as T[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
-    }
-    if (t.group === "" && t.plural === "services") {
-      const res = await kubeCall(() => opts.namespace === undefined
-        ? this.core.listServiceForAllNamespaces(common, this.opts)
-        : this.core.listNamespacedService({ ...common, namespace: opts.namespace }, this.opts));
-      return { items: res.items as unknown as T[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
-    }
-    if (t.group === "" && t.plural === "nodes") {
-      const res = await kubeCall(() => this.core.listNode(common, this.opts));
-      return { items: res.items as unknown as T[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
-    }
-    if (t.group === "") throw new TypeError(`listing core ${t.plural} is not supported`);
     const gvp = { group: t.group, version: t.version, plural: t.plural, ...common };
     const res = (await kubeCall(() => opts.namespace === undefined
       ? this.custom.listClusterCustomObject(gvp, this.opts)

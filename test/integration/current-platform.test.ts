@@ -102,7 +102,7 @@ describe("current platform: engine parameters", () => {
   let env: OperatorEnv;
   beforeAll(async () => { env = await startOperatorEnv(cluster, envOptions("current")); });
   afterAll(async () => { await env.stop(); });
-  const { key, apply, get, condition, readyAt, readyDatabase } = helpers(cluster, () => env);
+  const { key, apply, get, condition, readyAt, readyDatabase, reasonOf } = helpers(cluster, () => env);
   const puts = (id: number): number => env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`).length;
   const config = async (id: number): Promise<Record<string, unknown>> => snakify((await env.linode.databases.engine("mysql").get(id)).engineConfig ?? {});
 
@@ -110,7 +110,7 @@ describe("current platform: engine parameters", () => {
     const creates = (): number => env.emulator.mutations().filter((m) => m.method === "POST" && m.path === "/databases/mysql/instances").length;
     const before = creates();
     await apply("mistuned", { ...mysql, engineConfig: { mysql: { connect_timeout: 99_999 } } });
-    const c = await waitFor("InvalidEngineConfig", async () => { const x = condition(await get("mistuned"), "Synced"); return x?.reason === "InvalidEngineConfig" ? x : undefined; }, 30_000, 100);
+    const c = await reasonOf("mistuned", "Synced", "InvalidEngineConfig", 30_000);
     expect(c.message).toContain("mysql.connect_timeout is 99999; it accepts integer, 2..3600");
     expect((await get("mistuned")).status?.createPending).toBeUndefined();
     expect(creates()).toBe(before);
@@ -123,7 +123,7 @@ describe("current platform: engine parameters", () => {
     // Refused before sending: an unknown parameter and one out of range.
     const sent = puts(id);
     await apply("tuned", { ...mysql, engineConfig: { binlog_retention_period: 900, mysql: { connect_timeout: 1, no_such_thing: 3 } } });
-    const c = await waitFor("InvalidEngineConfig", async () => { const x = condition(await get("tuned"), "Synced"); return x?.reason === "InvalidEngineConfig" ? x : undefined; }, 30_000, 100);
+    const c = await reasonOf("tuned", "Synced", "InvalidEngineConfig", 30_000);
     expect(c.message).toContain("mysql.connect_timeout is 1; it accepts integer, 2..3600");
     expect(c.message).toContain("mysql.no_such_thing is not a parameter");
     await env.repass("ManagedDatabase", key("tuned"), 3);
@@ -168,12 +168,12 @@ describe("legacy platform: what only the current one has is refused", () => {
   let env: OperatorEnv;
   beforeAll(async () => { env = await startOperatorEnv(cluster, envOptions("legacy")); });
   afterAll(async () => { await env.stop(); });
-  const { key, apply, get, condition, readyDatabase, posts } = helpers(cluster, () => env);
+  const { key, apply, get, condition, readyDatabase, posts, reasonOf } = helpers(cluster, () => env);
 
   it("spec.privateNetwork on an existing legacy database is UnsupportedOnPlatform; nothing is sent", async () => {
     const id = Number((await readyDatabase("novpc")).status?.id);
     await apply("novpc", { ...mysql, privateNetwork: { vpcId: 7, subnetId: 70 } });
-    const c = await waitFor("UnsupportedOnPlatform", async () => { const x = condition(await get("novpc"), "Synced"); return x?.reason === "UnsupportedOnPlatform" ? x : undefined; }, 30_000, 100);
+    const c = await reasonOf("novpc", "Synced", "UnsupportedOnPlatform", 30_000);
     expect(c.message).toContain("spec.privateNetwork");
     await env.repass("ManagedDatabase", key("novpc"), 3);
     expect(env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`)).toEqual([]);
@@ -182,7 +182,7 @@ describe("legacy platform: what only the current one has is refused", () => {
   it("spec.engineConfig on a legacy database is UnsupportedOnPlatform; nothing is sent", async () => {
     const id = Number((await readyDatabase("plain")).status?.id);
     await apply("plain", { ...mysql, engineConfig: { mysql: { connect_timeout: 20 } } });
-    const c = await waitFor("UnsupportedOnPlatform", async () => { const x = condition(await get("plain"), "Synced"); return x?.reason === "UnsupportedOnPlatform" ? x : undefined; }, 30_000, 100);
+    const c = await reasonOf("plain", "Synced", "UnsupportedOnPlatform", 30_000);
     expect(c.message).toContain("spec.engineConfig");
     await env.repass("ManagedDatabase", key("plain"), 3);
     expect(env.emulator.mutations().filter((m) => m.method === "PUT" && m.path === `/databases/mysql/instances/${String(id)}`)).toEqual([]);
@@ -191,7 +191,7 @@ describe("legacy platform: what only the current one has is refused", () => {
   it("spec.suspended: true is UnsupportedOnPlatform; nothing is sent, the database stays active and Ready", async () => {
     const id = Number((await readyDatabase("awake")).status?.id);
     await apply("awake", { ...mysql, suspended: true });
-    const c = await waitFor("UnsupportedOnPlatform", async () => { const x = condition(await get("awake"), "Synced"); return x?.reason === "UnsupportedOnPlatform" ? x : undefined; }, 30_000, 100);
+    const c = await reasonOf("awake", "Synced", "UnsupportedOnPlatform", 30_000);
     expect(c.message).toContain("legacy platform");
     await env.repass("ManagedDatabase", key("awake"), 3);
     expect(posts(id, "/suspend")).toBe(0);

@@ -10,17 +10,16 @@ import { EventsV1Api } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LinodeClient } from "../../src/linode/index.ts";
-import { nodeBalancerType as nbType } from "../../src/resources/node-balancer/index.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { useTestCluster } from "../harness/cluster.ts";
 import { startOperatorEnv, TOKEN, type OperatorEnv } from "../harness/operator-env.ts";
+import { nodeBalancerHelpers } from "../harness/node-balancer-helpers.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
 
 // Its first four characters differ from the operator token's: the mutation log tells them apart.
 const OUTSIDE = "outside-hand-token";
 const DEVICES = "POST /networking/firewalls/{firewallId}/devices";
 const DEVICE = "DELETE /networking/firewalls/{firewallId}/devices/{deviceId}";
-type Cond = { status: string; reason: string; message?: string };
 type FwStatus = { id?: number; firewalls?: { id: number }[]; managedFirewallIds?: number[] };
 
 const config = { port: 80, nodes: [{ label: "web-1", address: "192.168.10.5:80" }] };
@@ -42,21 +41,9 @@ describe("NodeBalancer firewall", () => {
 
   const ns = (): string => cluster.namespace;
   const key = (name: string): string => `${ns()}/${name}`;
-  const create = (name: string, spec: Record<string, unknown>): Promise<ManagedObject> =>
-    env.deps.kube.createCustom(nbType, ns(), { apiVersion: "linode.operator.dev/v1alpha1", kind: "NodeBalancer", metadata: { name }, spec: { region: "us-east", configs: [config], ...spec } });
-  const get = (name: string): Promise<ManagedObject> => env.deps.kube.getCustom<ManagedObject>(nbType, { namespace: ns(), name });
-  const patch = (name: string, spec: Record<string, unknown>): Promise<ManagedObject> => env.deps.kube.mergePatchCustom(nbType, { namespace: ns(), name }, { spec });
+  const { create, get, patch, condOf, settled, reason } = nodeBalancerHelpers(cluster, () => env, { configs: [config] });
   const status = (o: ManagedObject): FwStatus => (o.status ?? {}) as FwStatus;
-  const condOf = (o: ManagedObject, type: string): Cond | undefined => o.status?.conditions?.find((c) => c.type === type);
   const firewallIds = (o: ManagedObject): number[] => (status(o).firewalls ?? []).map((f) => f.id);
-  const settled = (name: string, check: (o: ManagedObject) => boolean = () => true): Promise<ManagedObject> => waitFor(`${name} Ready and Synced`, async () => {
-    const o = await get(name);
-    return condOf(o, "Ready")?.status === "True" && condOf(o, "Synced")?.status === "True" && o.status?.observedGeneration === o.metadata.generation && check(o) ? o : undefined;
-  }, 60_000, 100);
-  const reason = (name: string, type: string, want: string): Promise<Cond> => waitFor(`${name} ${type} ${want}`, async () => {
-    const c = condOf(await get(name), type);
-    return c?.reason === want ? c : undefined;
-  }, 60_000, 100);
   /** The operator's firewall-device calls since `since`, as "POST 123" / "DELETE 123" (the firewall's id). */
   const operatorCalls = (since: number): string[] => env.emulator.mutations()
     .filter((m) => m.receivedAt >= since && m.token === `${TOKEN.slice(0, 4)}…` && m.path.startsWith("/networking/firewalls/"))

@@ -11,6 +11,7 @@ import { nodeBalancerType as nbType } from "../../src/resources/node-balancer/in
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { useTestCluster } from "../harness/cluster.ts";
 import { startOperatorEnv, type OperatorEnv } from "../harness/operator-env.ts";
+import { nodeBalancerHelpers } from "../harness/node-balancer-helpers.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
 
 const NB = "/nodebalancers";
@@ -18,7 +19,6 @@ const ONE = `${NB}/{nodeBalancerId}`;
 const CONFIGS = `${ONE}/configs`;
 const CONFIG = `${CONFIGS}/{configId}`;
 const NODES = `${CONFIG}/nodes`;
-type Cond = { status: string; reason: string; message?: string };
 type NbStatus = {
   id?: number; hostname?: string; ipv4?: string;
   configs?: { port: number; id?: number; sslFingerprint?: string; nodesStatus?: { up: number; down: number }; nodes?: { address: string; label?: string; id?: number; status?: string }[] }[];
@@ -43,20 +43,8 @@ function nodeBalancerEnv(prefix: string) {
   afterAll(async () => { await env.stop(); });
 
   const ns = (): string => cluster.namespace;
-  const create = (name: string, spec: Record<string, unknown>): Promise<ManagedObject> =>
-    env.deps.kube.createCustom(nbType, ns(), { apiVersion: "linode.operator.dev/v1alpha1", kind: "NodeBalancer", metadata: { name }, spec: { region: "us-east", ...spec } });
-  const get = (name: string): Promise<ManagedObject> => env.deps.kube.getCustom<ManagedObject>(nbType, { namespace: ns(), name });
-  const patch = (name: string, spec: Record<string, unknown>): Promise<ManagedObject> => env.deps.kube.mergePatchCustom(nbType, { namespace: ns(), name }, { spec });
+  const { create, get, patch, condOf, settled, reason } = nodeBalancerHelpers(cluster, () => env);
   const status = (o: ManagedObject): NbStatus => (o.status ?? {}) as NbStatus;
-  const condOf = (o: ManagedObject, type: string): Cond | undefined => o.status?.conditions?.find((c) => c.type === type);
-  const settled = (name: string, check: (o: ManagedObject) => boolean = () => true): Promise<ManagedObject> => waitFor(`${name} Ready and Synced`, async () => {
-    const o = await get(name);
-    return condOf(o, "Ready")?.status === "True" && condOf(o, "Synced")?.status === "True" && o.status?.observedGeneration === o.metadata.generation && check(o) ? o : undefined;
-  }, 60_000, 100);
-  const reason = (name: string, type: string, want: string): Promise<Cond> => waitFor(`${name} ${type} ${want}`, async () => {
-    const c = condOf(await get(name), type);
-    return c?.reason === want ? c : undefined;
-  }, 60_000, 100);
   const count = (method: string, route: string): number => env.emulator.requestCounts()[`${method} ${route}`] ?? 0;
   const mutations = (): Record<string, number> => {
     const out: Record<string, number> = {};

@@ -5,6 +5,7 @@
 // port. A node leaving (cordoned, or its endpoints terminating) is drained first and removed
 // once it is gone; a node without a private IPv4 address cannot be a backend (RFC 1918) and is
 // skipped, named.
+import { createHash } from "node:crypto";
 import { isIPv4 } from "node:net";
 import type { EndpointSliceObject, NodeObject, ReadStore, ServiceObject } from "../../runtime/contract.ts";
 import { matchesSelector, type LabelSelector } from "../shared/label-selector.ts";
@@ -50,11 +51,7 @@ export function backendLabel(nodeName: string): string {
   return cut.padEnd(3, "_");
 }
 
-function hash8(s: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h.toString(16).padStart(8, "0");
-}
+const hash8 = (s: string): string => createHash("sha256").update(s).digest("hex").slice(0, 8);
 
 /**
  * The backends `from` names now, in namespace `namespace`. Held (nothing sent) when a source
