@@ -33,7 +33,7 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
   const { config, log, kube } = opts;
   const clusterId = await clusterIdentity(config, kube);
   const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: opts.defaultMetrics ?? true, operator: `${config.leaderElectionNamespace}/${config.leaderElectionId}` });
-  const events = new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: config.identity, log });
+  const events = new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: config.identity, log, entries: metrics.cacheEntries });
   const client = (token: string): LinodeClient => new LinodeClient({
     token, baseUrl: config.linodeApiUrl, registry: metrics.registry, rateLimit: { share: config.linodeApiShare },
     logger: log.child({ component: "linode" }), userAgent: "linode-operator",
@@ -46,6 +46,7 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
     clientFor: client,
     requireRef: (namespace) => required.has("*") || required.has(namespace),
     adoptionAllowed: (namespace) => adopting.has("*") || adopting.has(namespace),
+    entries: metrics.cacheEntries,
   });
   // Owned by our ServiceAccount when it lives beside the Lease: uninstalling then removes it.
   const sa = kube.serviceAccount();

@@ -97,6 +97,8 @@ export class Informer<T extends KubeObject> {
   get(key: string): T | undefined { return this.store.get(key); }
   list(): T[] { return [...this.store.values()]; }
   get size(): number { return this.store.size; }
+  /** How many values index `name` holds (each with the keys of the objects that have it). */
+  indexSize(name: string): number { return this.indices.get(name)?.size ?? 0; }
 
   /** Cached objects whose index `name` holds `value`. */
   byIndex(name: string, value: string): T[] {

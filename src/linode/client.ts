@@ -20,6 +20,11 @@ export class LinodeClient {
     this.firewalls = new FirewallsApi(this.transport);
   }
 
+  /** Calls begun and not settled yet (waiting for the rate-limit budget included). */
+  get inFlight(): number {
+    return this.transport.inFlight;
+  }
+
   /** Closes the keep-alive pool (waits for in-flight calls; abort them first via their signals). */
   close(): Promise<void> {
     return this.transport.close();

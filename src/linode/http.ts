@@ -70,6 +70,7 @@ export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
  * another (a drained list budget must not block a single GET or a PUT).
  */
 export type RateClass = "list" | "read" | "mutation" | "stats";
+const rateClasses: readonly RateClass[] = ["list", "read", "mutation", "stats"];
 
 /** S176: `/stats` routes allow 50 requests a minute, apart from the token's general limit. */
 const STATS_LIMIT_PER_MINUTE = 50;
@@ -117,6 +118,8 @@ export class HttpTransport implements Transport {
   private readonly retry: RetryPolicy;
   private readonly limiter: RateLimiter | undefined;
   private readonly logger: ClientLogger;
+  /** Requests begun and not settled (waiting for the budget, in flight or backing off). */
+  private pending = 0;
 
   constructor(opts: LinodeClientOptions) {
     if (!opts.token) throw new TypeError("LinodeClient: token is required");
@@ -148,11 +151,28 @@ export class HttpTransport implements Transport {
     }
   }
 
+  /** Requests begun and not settled yet: a client with some is not idle, whoever holds it. */
+  get inFlight(): number {
+    return this.pending;
+  }
+
   async close(): Promise<void> {
     if (this.ownsDispatcher) await this.dispatcher.close();
+    // Its account's series would otherwise stay on a shared registry for as long as the process
+    // lives (a rotated-away token's last figure, frozen).
+    for (const group of rateClasses) this.metrics.rateLimitRemaining.remove({ account: this.account, group });
   }
 
   async request<S extends z.ZodType>(spec: RequestSpec<S>, opts: CallOptions = {}): Promise<Camelize<z.output<S>>> {
+    this.pending++;
+    try {
+      return await this.send(spec, opts);
+    } finally {
+      this.pending--;
+    }
+  }
+
+  private async send<S extends z.ZodType>(spec: RequestSpec<S>, opts: CallOptions): Promise<Camelize<z.output<S>>> {
     const policy = opts.retry ? { ...this.retry, ...opts.retry } : this.retry;
     const idempotent = spec.idempotent ?? spec.method !== "POST";
     const path = this.buildPath(spec);

@@ -2,6 +2,7 @@
 // registry). One registry per process, passed in, so tests can create their own.
 import { readFileSync } from "node:fs";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { CacheEntries } from "./cache-entries.ts";
 
 export interface OperatorMetrics {
   registry: Registry;
@@ -14,6 +15,8 @@ export interface OperatorMetrics {
   informerRestarts: Counter<"informer" | "reason">;
   /** 1 while this replica holds the leader lease, else 0. */
   leader: { set(value: 0 | 1): void };
+  /** Where components register the per-object and per-token maps they keep (linode_operator_cache_entries). */
+  cacheEntries: CacheEntries;
   /** Adds a kind whose objects the readiness gauges count at scrape time. */
   countObjects(kind: string, list: () => readonly { status?: { conditions?: readonly { type: string; status: string; lastTransitionTime?: string }[] } }[]): void;
 }
@@ -26,11 +29,14 @@ type Listed = ReturnType<Parameters<OperatorMetrics["countObjects"]>[1]>;
  */
 export function createOperatorMetrics(registry = new Registry(), opts: { defaultMetrics?: boolean; operator?: string } = {}): OperatorMetrics {
   // The standard names (process_*, nodejs_*): the dashboards everyone has expect them unprefixed.
+  // Among them nodejs_eventloop_lag_p99_seconds, over the time since the last scrape.
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const operator = opts.operator ?? "unknown";
   registerBuildInfo(registers, operator);
   const kinds = new Map<string, () => Listed>();
+  const cacheEntries = new CacheEntries();
+  cacheEntries.register(registry);
   const readyOf = (o: Listed[number]) => o.status?.conditions?.find((c) => c.type === "Ready");
   new Gauge({
     name: "linode_operator_resources", help: "Resources by kind and Ready condition status (True, False, Unknown when not reported yet).", labelNames: ["kind", "ready"], registers,
@@ -63,6 +69,7 @@ export function createOperatorMetrics(registry = new Registry(), opts: { default
   return {
     countObjects: (kind, list) => { kinds.set(kind, list); },
     registry,
+    cacheEntries,
     reconcileTotal: new Counter({ name: "linode_operator_reconcile_total", help: "Reconciles by kind and result (success, requeue, deferred, error, terminal, conflict).", labelNames: ["kind", "result"], registers }),
     reconcileDuration: new Histogram({ name: "linode_operator_reconcile_duration_seconds", help: "Reconcile duration by kind.", labelNames: ["kind"], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers }),
     queueDepth: new Gauge({ name: "linode_operator_workqueue_depth", help: "Keys waiting in the work queue.", labelNames: ["kind"], registers }),

@@ -13,7 +13,7 @@ import { InformerPool } from "../runtime/stores.ts";
 import { databaseSnapshotKind } from "./database-snapshot/index.ts";
 import { managedDatabaseKind } from "./managed-database/index.ts";
 import { nodeBalancerKind } from "./node-balancer/index.ts";
-import type { LinodeAccounts } from "./shared/credentials.ts";
+import { accountsRecordedBy, type LinodeAccounts } from "./shared/credentials.ts";
 import type { OperatorKind, ResourceDeps } from "./shared/deps.ts";
 
 export const kinds: OperatorKind[] = [
@@ -39,11 +39,22 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
     namespaces: deps.config.namespaces,
     informer: { logger: deps.log },
     onRestart: (informer, reason) => deps.metrics.informerRestarts.inc({ informer, reason }),
+    cacheEntries: deps.metrics.cacheEntries,
   });
   // One protection for every kind: a token Secret several kinds use carries one finalizer.
-  const protection = new ReferenceProtection(deps.kube, deps.log);
+  const protection = new ReferenceProtection(deps.kube, deps.log, deps.metrics.cacheEntries);
   const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000 };
   const poll = { pendingMillis: deps.config.pollPendingSeconds * 1000, readyMillis: deps.config.pollReadySeconds * 1000 };
-  const kindDeps: ResourceDeps = { accounts: deps.accounts, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, log: deps.log, settings: deps.config.kindSettings };
-  return kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, protection, readNodes: deps.config.readNodes, kindDeps }, opts));
+  const kindDeps: ResourceDeps = { accounts: deps.accounts, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, cacheEntries: deps.metrics.cacheEntries, log: deps.log, settings: deps.config.kindSettings };
+  const controllers = kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, protection, readNodes: deps.config.readNodes, kindDeps }, opts));
+  keepRecordedAccounts(deps.accounts, controllers);
+  return controllers;
+}
+
+/**
+ * The accounts the controllers' objects record are in use, whenever those objects were last
+ * looked at: only the others (a rotated-away token, a team gone) are released once unused.
+ */
+export function keepRecordedAccounts(accounts: LinodeAccounts, controllers: readonly Pick<Controller<ResourceDeps>, "list">[]): void {
+  accounts.usedBy(() => accountsRecordedBy(controllers.flatMap((c) => c.list())));
 }

@@ -13,6 +13,7 @@ import {
   configMapsType, endpointSlicesType, nodesType, objectKey, secretsType, servicesType,
   type EndpointSliceObject, type KubeApi, type KubeObject, type NodeObject, type SecretObject, type ServiceObject,
 } from "../kube/types.ts";
+import type { CacheEntries } from "../metrics/cache-entries.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { ConnectionSecrets, ownedSecretSelectors } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError } from "./errors.ts";
@@ -25,7 +26,7 @@ import { ManagedReconciler, type ReconcileResult } from "./reconciler.ts";
 import { References, ownerKeys, wireWatch } from "./references.ts";
 import { InformerPool, type Selectors, type SharedStore } from "./stores.ts";
 import { Timings, jittered } from "./timings.ts";
-import { WorkQueue, type BackoffPolicy } from "./workqueue.ts";
+import { WorkQueue, trackQueue, type BackoffPolicy } from "./workqueue.ts";
 
 export interface ControllerOptions {
   concurrency: number;
@@ -51,6 +52,8 @@ export type ControllerDeps<D> = {
   events: EventRecorder;
   log: Logger;
   metrics?: OperatorMetrics;
+  /** Where the per-object maps are counted (default: the metrics'). */
+  cacheEntries?: CacheEntries;
   /** Counts status writes, for tests. */
   onStatusWrite?: () => void;
   /** Called after every reconcile pass that ran (whatever its outcome), for tests to count passes instead of waiting for time. */
@@ -161,6 +164,8 @@ export class Controller<D = unknown> {
       if (ev === "delete") {
         this.terminal.delete(key);
         this.ownWrites.delete(key);
+        this.reconciler.forget(key);
+        deps.events.forget?.(obj);
         return;
       }
       if (ev === "update" && (this.isOwnWrite(key, obj.metadata.resourceVersion) || !relevantChange(obj, old))) return;
@@ -212,10 +217,24 @@ export class Controller<D = unknown> {
         }
       },
     });
+    this.trackMaps(deps.cacheEntries ?? m?.cacheEntries);
+  }
+
+  /** Every map kept per key, counted under the kind's name: each drains once its objects are gone. */
+  private trackMaps(entries: CacheEntries | undefined): void {
+    if (entries === undefined) return;
+    const kind = this.kindName;
+    trackQueue(entries, kind, this.queue);
+    entries.track(`${kind}.terminal`, () => this.terminal.size);
+    entries.track(`${kind}.woken`, () => this.woken.size);
+    entries.track(`${kind}.ownWrites`, () => this.ownWrites.size);
+    entries.track(`${kind}.answeredCreates`, () => this.reconciler.answeredCreateCount);
   }
 
   private rememberOwnWrite(key: string, resourceVersion: string | undefined): void {
-    if (resourceVersion === undefined) return;
+    // Gone already: the write that removed the last finalizer, whose delete event came before
+    // its answer. Remembered, it would be kept for good.
+    if (resourceVersion === undefined || this.self.getByKey(key) === undefined) return;
     const list = this.ownWrites.get(key) ?? [];
     list.push(resourceVersion);
     // Bounded: a relist may skip versions, whose events then never come.

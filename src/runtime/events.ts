@@ -5,11 +5,17 @@ import { createHash } from "node:crypto";
 import { microTime } from "../kube/client.ts";
 import type { KubeApi, KubeObject } from "../kube/types.ts";
 import { errorChain, isConflict, isNotFound } from "../kube/errors.ts";
+import type { CacheEntries } from "../metrics/cache-entries.ts";
 
 export interface EventRecorder {
   normal(obj: KubeObject, reason: string, action: string, note: string): void;
   warning(obj: KubeObject, reason: string, action: string, note: string): void;
+  /** The object is gone: what was kept to count repeats of its events is dropped. */
+  forget?(obj: KubeObject): void;
 }
+
+/** A safety net: more series than this (one object with ever-changing notes) starts the count afresh. */
+const MAX_SERIES = 10_000;
 
 export interface EventSink {
   warn(obj: object, msg: string): void;
@@ -20,17 +26,41 @@ export class KubeEventRecorder implements EventRecorder {
   private readonly controller: string;
   private readonly instance: string;
   private readonly log: EventSink | undefined;
-  private readonly series = new Map<string, number>();
+  /** Repeats counted by event name, grouped by the regarded object's uid (dropped with it). */
+  private readonly series = new Map<string, Map<string, number>>();
+  private seriesCount = 0;
 
-  constructor(kube: KubeApi, opts: { controller: string; instance: string; log?: EventSink }) {
+  constructor(kube: KubeApi, opts: { controller: string; instance: string; log?: EventSink; entries?: CacheEntries }) {
     this.kube = kube;
     this.controller = opts.controller;
     this.instance = opts.instance;
     this.log = opts.log;
+    opts.entries?.track("events.series", () => this.seriesCount);
   }
 
   normal(obj: KubeObject, reason: string, action: string, note: string): void { this.record(obj, "Normal", reason, action, note); }
   warning(obj: KubeObject, reason: string, action: string, note: string): void { this.record(obj, "Warning", reason, action, note); }
+
+  forget(obj: KubeObject): void {
+    const uid = obj.metadata.uid ?? "";
+    this.seriesCount -= this.series.get(uid)?.size ?? 0;
+    this.series.delete(uid);
+  }
+
+  /** Counts one more event of this name on the object (or, `restart`, the first again): how many there have been. */
+  private count(uid: string, name: string, restart = false): number {
+    let names = this.series.get(uid);
+    if (names?.has(name) !== true) {
+      // Forgotten while its repeat was on its way: counted no more.
+      if (restart) return 1;
+      if (this.seriesCount >= MAX_SERIES) { this.series.clear(); this.seriesCount = 0; names = undefined; }
+      if (names === undefined) { names = new Map(); this.series.set(uid, names); }
+      this.seriesCount++;
+    }
+    const count = restart ? 1 : (names.get(name) ?? 0) + 1;
+    names.set(name, count);
+    return count;
+  }
 
   private record(obj: KubeObject, type: string, reason: string, action: string, note: string): void {
     void this.emit(obj, type, reason, action, note).catch((err: unknown) => {
@@ -44,9 +74,8 @@ export class KubeEventRecorder implements EventRecorder {
     // Event names are object names: at most 253 characters, whatever the regarded object's name.
     const name = `${obj.metadata.name.slice(0, 253 - hash.length - 1)}.${hash}`;
     const now = microTime();
-    const count = (this.series.get(name) ?? 0) + 1;
-    this.series.set(name, count);
-    if (this.series.size > 10_000) this.series.clear();
+    const uid = obj.metadata.uid ?? "";
+    const count = this.count(uid, name);
     const event = {
       apiVersion: "events.k8s.io/v1", kind: "Event",
       metadata: { name, namespace },
@@ -67,7 +96,7 @@ export class KubeEventRecorder implements EventRecorder {
     } catch (err) {
       if (!isNotFound(err)) throw err;
       // The API server expired it (Events live about an hour): record it anew.
-      this.series.set(name, 1);
+      this.count(uid, name, true);
       await this.kube.createEvent(namespace, event);
     }
   }

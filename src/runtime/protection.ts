@@ -9,10 +9,11 @@
 // Secret look unused.
 import { errorChain, isConflict, isNotFound } from "../kube/errors.ts";
 import { keyOf, objectKey, type JsonPatchOp, type KubeApi, type KubeObject } from "../kube/types.ts";
+import type { CacheEntries } from "../metrics/cache-entries.ts";
 import type { Logger } from "./logger.ts";
 import type { ManagedObject } from "./managed.ts";
 import type { SharedStore } from "./stores.ts";
-import { WorkQueue } from "./workqueue.ts";
+import { WorkQueue, trackQueue } from "./workqueue.ts";
 
 export const IN_USE_FINALIZER = "linode.operator.dev/in-use";
 
@@ -28,9 +29,10 @@ export class ReferenceProtection {
   private worker: Promise<void> | undefined;
   private stopped = false;
 
-  constructor(kube: KubeApi, log?: Logger) {
+  constructor(kube: KubeApi, log?: Logger, entries?: CacheEntries) {
     this.kube = kube;
     this.log = log;
+    trackQueue(entries, "protection", this.queue);
   }
 
   /**

@@ -109,6 +109,16 @@ export class ManagedReconciler {
     this.writer = canWrite(kind.external) ? kind.external : undefined;
   }
 
+  /** Keys whose last create got an answer, held until they create again or are gone. */
+  get answeredCreateCount(): number {
+    return this.answeredCreates.size;
+  }
+
+  /** The object is gone: nothing of it is kept. */
+  forget(key: string): void {
+    this.answeredCreates.delete(key);
+  }
+
   /**
    * Reconciles one object. `obj` must be a private copy: its metadata and status are updated
    * in place as the pass writes them. Throws TerminalError (reported, not retried until

@@ -4,6 +4,7 @@
 // also subscribes to changes and adds indexes.
 import { Informer, resourceSource, type InformerHandler, type InformerOptions } from "../kube/informer.ts";
 import type { KubeApi, KubeObject, ResourceType } from "../kube/types.ts";
+import type { CacheEntries } from "../metrics/cache-entries.ts";
 
 /** What a kind may do with a cache: read it. */
 export interface ReadStore<T extends KubeObject> {
@@ -19,10 +20,19 @@ export interface Selectors { labelSelector?: string; fieldSelector?: string }
 export class SharedStore<T extends KubeObject> implements ReadStore<T> {
   readonly name: string;
   private readonly informers: Informer<T>[];
+  /** Where its objects and index entries are counted, under `name`. */
+  private readonly entries: CacheEntries | undefined;
 
-  constructor(name: string, informers: Informer<T>[]) {
+  constructor(name: string, informers: Informer<T>[], entries?: CacheEntries) {
     this.name = name;
     this.informers = informers;
+    this.entries = entries;
+    entries?.track(`informer.${name}`, () => this.size);
+  }
+
+  /** Objects cached. */
+  get size(): number {
+    return this.informers.reduce((n, i) => n + i.size, 0);
   }
 
   get(namespace: string, name: string): T | undefined {
@@ -52,6 +62,7 @@ export class SharedStore<T extends KubeObject> implements ReadStore<T> {
 
   addIndex(index: string, fn: (obj: T) => string[]): void {
     for (const i of this.informers) i.addIndex(index, fn);
+    this.entries?.track(`informer.${this.name}.index.${index}`, () => this.informers.reduce((n, i) => n + i.indexSize(index), 0));
   }
 
   onEvent(handler: InformerHandler<T>): void {
@@ -80,6 +91,8 @@ export interface InformerPoolOptions {
   namespaces?: string[] | undefined;
   informer?: Omit<InformerOptions, "onRestart">;
   onRestart?: (informer: string, reason: string) => void;
+  /** Where each store's objects and index entries are counted (linode_operator_cache_entries). */
+  cacheEntries?: CacheEntries;
 }
 
 /** Hands out one SharedStore per resource type and selector set, and starts and stops them all. */
@@ -113,7 +126,9 @@ export class InformerPool {
         onRestart: (reason: string) => this.opts.onRestart?.(source.name, reason),
       });
     });
-    const store = new SharedStore<T>(t.plural, informers);
+    // Two stores of one type differ by their selectors (token Secrets, connection Secrets).
+    const selected = [selectors.labelSelector, selectors.fieldSelector].filter((x) => x !== undefined && x !== "").join(",");
+    const store = new SharedStore<T>(selected === "" ? t.plural : `${t.plural}{${selected}}`, informers, this.opts.cacheEntries);
     this.stores.set(id, store as unknown as SharedStore<KubeObject>);
     return store;
   }

@@ -2,6 +2,7 @@
 // (dirty set), never handed to two workers at once (processing set: a key re-added while
 // processing runs once more afterwards), delayed adds keep the earliest due time, and
 // failures back off per key exponentially with jitter until forgotten.
+import type { CacheEntries } from "../metrics/cache-entries.ts";
 import { Timings } from "./timings.ts";
 
 export interface BackoffPolicy {
@@ -17,6 +18,11 @@ export interface QueueObserver {
   added?(key: string): void;
   retried?(key: string, delayMillis: number): void;
   depth?(depth: number): void;
+}
+
+/** Counts a queue's keys, by where they are, as `<prefix>.workqueue.<where>` maps. */
+export function trackQueue(entries: CacheEntries | undefined, prefix: string, queue: WorkQueue): void {
+  for (const where of ["queued", "dirty", "processing", "delayed", "failures"] as const) entries?.track(`${prefix}.workqueue.${where}`, () => queue.sizes[where]);
 }
 
 export class WorkQueue {
@@ -39,6 +45,10 @@ export class WorkQueue {
 
   get length(): number { return this.queue.length; }
   get inFlight(): number { return this.processing.size; }
+  /** Keys it holds, by where (every one must drain back once their objects are gone). */
+  get sizes(): { queued: number; dirty: number; processing: number; delayed: number; failures: number } {
+    return { queued: this.queue.length, dirty: this.dirty.size, processing: this.processing.size, delayed: this.delayed.size, failures: this.failures.size };
+  }
   get isShuttingDown(): boolean { return this.shuttingDown; }
 
   add(key: string): void {

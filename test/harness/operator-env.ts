@@ -9,7 +9,7 @@ import { startEmulator, type EmulatorConfigInput, type RunningEmulator } from ".
 import { Controller } from "../../src/runtime/controller.ts";
 import { ReferenceProtection } from "../../src/runtime/protection.ts";
 import { InformerPool } from "../../src/runtime/stores.ts";
-import { kinds } from "../../src/resources/index.ts";
+import { keepRecordedAccounts, kinds } from "../../src/resources/index.ts";
 import { LinodeAccounts } from "../../src/resources/shared/credentials.ts";
 import type { ResourceDeps } from "../../src/resources/shared/deps.ts";
 import type { TestCluster } from "./cluster.ts";
@@ -44,6 +44,8 @@ export interface OperatorEnv {
   clusterId: string;
   /** The operator's metrics registry (Linode client and kinds' own metrics). */
   registry: Registry;
+  /** The Linode clients of the accounts objects act in. */
+  accounts: LinodeAccounts;
   /** Stops the operator; the emulator too, unless it was another env's or `keepEmulator` (a restart on the same cloud). */
   stop(how?: { keepEmulator?: boolean }): Promise<void>;
 }
@@ -72,6 +74,8 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   extraNamespaces?: string[];
   /** The operator's Linode clients' retry policy (e.g. a short longest rate-limit wait). */
   clientRetry?: Partial<RetryPolicy>;
+  /** How long a token's client no object records is kept after its last use (the operator's: 5 min). */
+  unusedAccountReleaseMillis?: number;
 } = {}): Promise<OperatorEnv> {
   await installCrds(cluster);
   const emulator = opts.reuseEmulator ?? await startEmulator({
@@ -88,17 +92,19 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   const countPass = (kind: string) => (key: string): void => { counter.onPass(`${kind} ${key}`); };
   const passes = (kind: string, key: string): number => counter.passes(`${kind} ${key}`);
   const clusterId = `test-${cluster.namespace}`;
-  const informers = new InformerPool(deps.kube, { namespaces: [cluster.namespace, ...(opts.extraNamespaces ?? [])] });
+  const informers = new InformerPool(deps.kube, { namespaces: [cluster.namespace, ...(opts.extraNamespaces ?? [])], cacheEntries: deps.metrics.cacheEntries });
   const required = new Set(opts.requireCredentialsRef ?? []);
   const adopting = new Set(opts.adoptNamespaces ?? ["*"]);
   const accounts = new LinodeAccounts({
     operator: { token: opts.token ?? TOKEN, client: operatorLinode }, clientFor,
     requireRef: (namespace) => required.has("*") || required.has(namespace),
     adoptionAllowed: (namespace) => adopting.has("*") || adopting.has(namespace),
+    entries: deps.metrics.cacheEntries,
+    ...(opts.unusedAccountReleaseMillis !== undefined ? { unusedReleaseMillis: opts.unusedAccountReleaseMillis } : {}),
   });
-  const protection = new ReferenceProtection(deps.kube, deps.log);
+  const protection = new ReferenceProtection(deps.kube, deps.log, deps.metrics.cacheEntries);
   const kindDeps: ResourceDeps = {
-    accounts, clusterId, registry, log: deps.log,
+    accounts, clusterId, registry, log: deps.log, cacheEntries: deps.metrics.cacheEntries,
     poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 },
     // The kinds' settings as the configuration would hold them, at intervals a test can wait for.
     settings: {
@@ -110,13 +116,14 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
     ...deps, informers, protection, readNodes: opts.readNodes ?? false, onStatusWrite: () => { writes++; }, onPass: countPass(kind.type.kind), kindDeps,
   }, { concurrency: 4, coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 } })]));
+  keepRecordedAccounts(accounts, Object.values(controllers));
   await Promise.all(Object.values(controllers).map((c) => c.start()));
   const controller = controllers.ManagedDatabase;
   if (controller === undefined) throw new Error("no ManagedDatabase controller");
   const linode = new LinodeClient({ token: TOKEN, baseUrl: emulator.url, registry: new Registry(), rateLimit: false });
   const afterPasses = (kind: string, key: string, count: number, timeoutMillis?: number): Promise<void> => counter.afterPasses(`${kind} ${key}`, count, timeoutMillis);
   return {
-    emulator, linode, deps, controller, controllers, operatorLinode, clusterId, registry,
+    emulator, linode, deps, controller, controllers, operatorLinode, clusterId, registry, accounts,
     statusWrites: () => writes,
     passes,
     afterPasses,

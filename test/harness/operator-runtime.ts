@@ -9,11 +9,12 @@ import { createLogger } from "../../src/runtime/logger.ts";
 export function runtimeDeps(kubeconfig: string): { kube: KubeClient; events: KubeEventRecorder; metrics: OperatorMetrics; log: ReturnType<typeof createLogger> } {
   const kube = new KubeClient(loadKubeConfigFromFile(kubeconfig), { fieldManager: "linode-operator" });
   const log = createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+  const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: false });
   return {
     kube,
     log,
-    metrics: createOperatorMetrics(new Registry(), { defaultMetrics: false }),
-    events: new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: "test", log }),
+    metrics,
+    events: new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: "test", log, entries: metrics.cacheEntries }),
   };
 }
 

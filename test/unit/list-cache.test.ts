@@ -87,4 +87,17 @@ describe("ListCache", () => {
     expect(s.lists).toBe(lists + 1);
     expect(changed).toEqual([]);
   });
+
+  it("keeps invalidations only while a read is on its way (one that started before them could bring the old state back)", async () => {
+    const s = source();
+    const open = s.hold();
+    const listing = s.cache.get(1, 10_000, signal);
+    s.cache.invalidate(2);
+    expect(s.cache.invalidations).toBe(1);
+    open();
+    await listing;
+    // The list left 2 out, and nothing is on its way any more: no read can have started before it.
+    expect(s.cache.size).toBe(1);
+    expect(s.cache.invalidations).toBe(0);
+  });
 });

@@ -42,6 +42,11 @@ export class BackupsReader {
     return backups;
   }
 
+  /** Databases whose backups are held. */
+  get size(): number {
+    return this.reads.size;
+  }
+
   /** Forget a database's backups (once it is gone). */
   forget(id: number): void {
     this.reads.delete(id);

@@ -13,6 +13,20 @@ export class DatabaseListCache {
     this.onChange = onChange;
   }
 
+  /** Databases the engines' last lists hold. */
+  get size(): number {
+    let n = 0;
+    for (const c of this.caches.values()) n += c.size;
+    return n;
+  }
+
+  /** Invalidations kept for the reads on their way. */
+  get invalidations(): number {
+    let n = 0;
+    for (const c of this.caches.values()) n += c.invalidations;
+    return n;
+  }
+
   /** The database as of at most `maxAgeMillis` ago; undefined when it does not exist. */
   get(engine: DatabaseEngine, id: number, maxAgeMillis: number, signal: AbortSignal): Promise<Database | undefined> {
     return this.cache(engine).get(id, maxAgeMillis, signal);

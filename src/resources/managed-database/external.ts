@@ -66,6 +66,11 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     this.deps = deps;
   }
 
+  /** Databases whose allow-list update this process still spaces. */
+  get allowListSpaced(): number {
+    return this.allowListUpdated.size;
+  }
+
   /**
    * Finds the database this resource manages, and only that one: the id the user named
    * (spec.databaseId) or the one recorded as created by it. Only after a create that may
@@ -259,7 +264,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     }
     if (Object.keys(diff.update).length > 0) {
       await linodeCall(`updating ${diff.summary}`, () => api.update(db.id, diff.update, { signal }));
-      if (diff.update.allowList !== undefined) this.allowListUpdated.set(db.id, Date.now());
+      if (diff.update.allowList !== undefined) this.spaceAllowList(db.id);
       this.deps.cache.invalidate(m.spec.engine, db.id);
       const restart = restarting(diff.engineConfigPaths ?? [], await this.deps.catalog.engineParameters(m.spec.engine, signal));
       if (restart.length > 0) {
@@ -294,6 +299,13 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     }
     this.deps.cache.invalidate(m.spec.engine, db.id);
     return { gone: false };
+  }
+
+  /** Remembers the update, and forgets those whose interval has passed (a deleted database's with them). */
+  private spaceAllowList(id: number): void {
+    const now = Date.now();
+    for (const [other, at] of this.allowListUpdated) if (now - at >= this.deps.allowListIntervalMillis) this.allowListUpdated.delete(other);
+    this.allowListUpdated.set(id, now);
   }
 
   afterObserve(m: Managed<ManagedDatabaseSpec>, observed: ObservedDatabase, signal: AbortSignal): Promise<AfterObserve | undefined> {

@@ -40,6 +40,7 @@ export const managedDatabaseKind: OperatorKind = {
     const keyOf = new Map<number, string>();
     const seen = (id: number, key: string | undefined): void => { if (key === undefined) keyOf.delete(id); else keyOf.set(id, key); };
     const changed = (id: number): void => { const key = keyOf.get(id); if (key !== undefined) wake(key); };
+    deps.cacheEntries?.track("ManagedDatabase.keyOf", () => keyOf.size);
     const snapshotsMark = (m: Managed<ManagedDatabaseSpec>): string => snapshots.list()
       .filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name)
       .map((s) => JSON.stringify([s.status?.backupId, s.status?.phase])).sort().join(",");
@@ -50,15 +51,18 @@ export const managedDatabaseKind: OperatorKind = {
     };
     const scope = new AccountScope<ManagedDatabaseSpec>({ accounts: deps.accounts, wanted: (m) => m.spec, namedId, sourceId, what: "database" });
     // Everything that reads the cloud is per account: one account's list never answers for another's.
-    const parts = new PerAccount(({ linode, id: accountId }) => {
+    const parts = new PerAccount((account) => {
+      const { linode, id: accountId } = account;
       const cache = new DatabaseListCache(linode, changed);
       const requests = new DatabaseRequests({ linode, cache, events, poll: deps.poll });
       const backups = new BackupsReader(linode, backupsRefreshHours * 3_600_000);
       const catalog = new DatabaseCatalog(linode);
-      return {
-        external: new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotsMark, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis }),
-        connection: new DatabaseConnection(linode),
-      };
+      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotsMark, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis });
+      account.track("ManagedDatabase.listCache", () => cache.size);
+      account.track("ManagedDatabase.listCache.invalidated", () => cache.invalidations);
+      account.track("ManagedDatabase.backups", () => backups.size);
+      account.track("ManagedDatabase.allowListSpaced", () => external.allowListSpaced);
+      return { external, connection: new DatabaseConnection(linode) };
     });
     const kind: ManagedKind<ManagedDatabaseSpec, Database, ObservedStatus, DatabaseDiff> = {
       type: managedDatabaseType,

@@ -16,6 +16,7 @@
 // Adopting an existing object by id with the operator's own token is for namespaces the admin
 // allows: on a shared token every namespace reaches every object of the account.
 import { tokenId, type LinodeClient } from "../../linode/index.ts";
+import type { CacheEntries, Untrack } from "../../metrics/cache-entries.ts";
 import { reference, TerminalError, type ConnectionSource, type ExternalClient, type ExternalReader, type KubeObject, type Managed, type ManagedObject, type Observation, type Reference, type SecretObject, type Selectors } from "../../runtime/contract.ts";
 
 import { accountRecordSchema, type AccountRecord, type CredentialsRef } from "./schema.ts";
@@ -33,9 +34,16 @@ export const CREDENTIALS_LABEL = "linode.operator.dev/credentials";
 export const CREDENTIALS_SECRETS: Selectors = { labelSelector: `${CREDENTIALS_LABEL}=true` };
 const HOW_TO = `kubectl create secret generic NAME --from-literal=token=... && kubectl label secret NAME ${CREDENTIALS_LABEL}=true`;
 
-/** An account unused this long has its client (connections, rate-limit state) and caches released. */
+/**
+ * An account no object records (status.account, or a create announced in it) and unused this
+ * long has its client and caches released: long enough for any pass that resolved it to have
+ * sent its calls (a create is abandoned after a minute), short enough that a rotated-away
+ * token's connections and caches do not outlive the rotation by much.
+ */
+const UNUSED_RELEASE_MILLIS = 5 * 60_000;
+/** An account unused this long is released even while objects record it (they can no longer act with it, e.g. AccountChanged). */
 const IDLE_RELEASE_MILLIS = 60 * 60_000;
-const SWEEP_MILLIS = 5 * 60_000;
+const SWEEP_MILLIS = 60_000;
 
 /** Where the spec asks an object to live now: the Secret its token comes from, or none (the operator's token). */
 export interface AccountSource { credentialsRef?: CredentialsRef | undefined }
@@ -51,17 +59,35 @@ export class Account {
   readonly operator: boolean;
   lastUsed = Date.now();
   private readonly parts = new Map<object, unknown>();
+  private readonly entries: CacheEntries | undefined;
+  private readonly untracks: Untrack[] = [];
 
-  constructor(id: string, linode: LinodeClient, operator: boolean) {
+  constructor(id: string, linode: LinodeClient, operator: boolean, entries?: CacheEntries) {
     this.id = id;
     this.linode = linode;
     this.operator = operator;
+    this.entries = entries;
   }
 
   /** What `owner` built for this account, built on first use. */
   part<T>(owner: object, make: () => T): T {
     if (!this.parts.has(owner)) this.parts.set(owner, make());
     return this.parts.get(owner) as T;
+  }
+
+  /**
+   * Counts a map a part keeps under `map` in linode_operator_cache_entries (summed over
+   * accounts), until the account is released.
+   */
+  track(map: string, size: () => number): void {
+    if (this.entries !== undefined) this.untracks.push(this.entries.track(map, size));
+  }
+
+  /** Forgets the parts and their tracked maps, and closes the client. */
+  async release(): Promise<void> {
+    for (const untrack of this.untracks.splice(0)) untrack();
+    this.parts.clear();
+    await this.linode.close();
   }
 }
 
@@ -74,8 +100,12 @@ export interface AccountsOptions {
   requireRef(namespace: string): boolean;
   /** Namespaces whose objects may adopt an existing cloud object by id with the operator's token. */
   adoptionAllowed?(namespace: string): boolean;
-  /** How long an unused token's client is kept (default an hour). */
+  /** How long a token's client no object records is kept after its last use (default 5 min). */
+  unusedReleaseMillis?: number;
+  /** How long an unused token's client is kept even while objects record it (default an hour). */
   idleReleaseMillis?: number;
+  /** Where the accounts held, and the maps their parts keep, are counted. */
+  entries?: CacheEntries;
 }
 
 /** The Linode clients of every account the operator acts in, one per token. */
@@ -83,15 +113,18 @@ export class LinodeAccounts {
   private readonly opts: AccountsOptions;
   private readonly byToken = new Map<string, Account>();
   private readonly sweeper: NodeJS.Timeout;
+  /** What says which accounts objects record (one per kind, or one for all). */
+  private readonly users: (() => Iterable<string>)[] = [];
 
   /** The operator's own account, when it has a token. */
   readonly operator: Account | undefined;
 
   constructor(opts: AccountsOptions) {
     this.opts = opts;
-    this.operator = opts.operator === undefined ? undefined : new Account(tokenId(opts.operator.token), opts.operator.client, true);
-    this.sweeper = setInterval(() => { void this.releaseIdle(); }, Math.min(SWEEP_MILLIS, opts.idleReleaseMillis ?? IDLE_RELEASE_MILLIS));
+    this.operator = opts.operator === undefined ? undefined : new Account(tokenId(opts.operator.token), opts.operator.client, true, opts.entries);
+    this.sweeper = setInterval(() => { void this.releaseIdle(); }, Math.min(SWEEP_MILLIS, this.unusedMillis, this.idleMillis));
     this.sweeper.unref();
+    opts.entries?.track("linode.accounts", () => this.byToken.size);
   }
 
   requireRef(namespace: string): boolean {
@@ -107,10 +140,19 @@ export class LinodeAccounts {
     if (this.operator?.id === id) return this.touch(this.operator);
     let account = this.byToken.get(id);
     if (account === undefined) {
-      account = new Account(id, this.opts.clientFor(token), false);
+      account = new Account(id, this.opts.clientFor(token), false, this.opts.entries);
       this.byToken.set(id, account);
     }
     return this.touch(account);
+  }
+
+  /**
+   * Adds a source of the account ids objects record (accountsRecordedBy over a kind's cache):
+   * an account one of them names is not released for being unused a while, as it is where
+   * that object lives (a Ready object may not be looked at for a drift window or two).
+   */
+  usedBy(ids: () => Iterable<string>): void {
+    this.users.push(ids);
   }
 
   /** How many tokens' clients are held (the operator's excepted). */
@@ -118,28 +160,65 @@ export class LinodeAccounts {
     return this.byToken.size;
   }
 
+  /** Whether the client of the account with this id (a token's hash) is held. */
+  holds(id: string): boolean {
+    return this.byToken.has(id);
+  }
+
   /**
-   * Closes and forgets the clients of tokens unused for the idle period (a rotated-away token,
-   * a team gone): an object that needs one again gets a new client and fresh caches.
+   * Closes and forgets the clients of tokens no longer used (a rotated-away token once every
+   * object has recorded the new one, a team gone): unused for 5 minutes and recorded by no
+   * object, or unused for an hour. Never one with a call still in flight (waiting for the
+   * budget included), whoever made it. An object that needs one again gets a new client and
+   * fresh caches.
    */
   async releaseIdle(now = Date.now()): Promise<void> {
-    const idle = this.opts.idleReleaseMillis ?? IDLE_RELEASE_MILLIS;
-    const gone = [...this.byToken.values()].filter((a) => now - a.lastUsed >= idle);
+    if (this.byToken.size === 0) return;
+    const recorded = new Set<string>();
+    for (const ids of this.users) for (const id of ids()) recorded.add(id);
+    const gone = [...this.byToken.values()].filter((a) => {
+      if (a.linode.inFlight > 0) return false;
+      const unused = now - a.lastUsed;
+      return unused >= this.idleMillis || (unused >= this.unusedMillis && !recorded.has(a.id));
+    });
     for (const a of gone) this.byToken.delete(a.id);
-    await Promise.all(gone.map((a) => a.linode.close().catch(() => undefined)));
+    await Promise.all(gone.map((a) => a.release().catch(() => undefined)));
   }
 
   /** Closes the clients made for tokens (the operator's own client is its owner's to close). */
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    await Promise.all([...this.byToken.values()].map((a) => a.linode.close()));
+    await Promise.all([...this.byToken.values()].map((a) => a.release()));
     this.byToken.clear();
+  }
+
+  private get unusedMillis(): number {
+    return this.opts.unusedReleaseMillis ?? UNUSED_RELEASE_MILLIS;
+  }
+
+  private get idleMillis(): number {
+    return this.opts.idleReleaseMillis ?? IDLE_RELEASE_MILLIS;
   }
 
   private touch(a: Account): Account {
     a.lastUsed = Date.now();
     return a;
   }
+}
+
+/**
+ * The accounts these objects record: the one each cloud object lives in (status.account), and
+ * the one a create was announced in and not seen yet (status.createPending.account).
+ */
+export function accountsRecordedBy(objects: Iterable<ManagedObject>): Set<string> {
+  const out = new Set<string>();
+  for (const o of objects) {
+    const id = recordedAccount(o)?.id;
+    if (id !== undefined) out.add(id);
+    const pending = (o.status?.createPending as { account?: unknown } | undefined)?.account;
+    if (typeof pending === "string") out.add(pending);
+  }
+  return out;
 }
 
 /** What an object's status recorded of its account, if anything (valid). */

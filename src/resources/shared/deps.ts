@@ -1,5 +1,6 @@
 // What every kind is built from, besides the read handles the runtime gives it.
 import type { Registry } from "prom-client";
+import type { CacheEntries } from "../../metrics/cache-entries.ts";
 import type { KindDefinition, KindModule, Logger, PollIntervals, SettingValues } from "../../runtime/contract.ts";
 import type { LinodeAccounts } from "./credentials.ts";
 
@@ -11,6 +12,8 @@ export interface ResourceDeps {
   clusterId: string;
   /** Where kinds register their own metrics (NodeBalancer statistics). */
   registry?: Registry;
+  /** Where kinds count the per-object maps they keep (linode_operator_cache_entries); per-account ones through Account.track. */
+  cacheEntries?: CacheEntries;
   log?: Logger;
   /** The kinds' own settings, parsed, by flag (each kind reads its own; absent: its default). */
   settings?: SettingValues;

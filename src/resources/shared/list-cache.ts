@@ -23,13 +23,25 @@ export class ListCache<T extends { id: number }> {
   /**
    * When each object (and, under key -1, all) was last invalidated: a list or GET that was
    * already on its way then answers with what we just changed as it was before, and must not
-   * bring it back. One entry per object ever changed: as many as the objects.
+   * bring it back. Only reads on their way can be such, so it is emptied whenever none is.
    */
   private readonly invalidated = new Map<number, number>();
   private tick = 0;
+  /** Lists and GETs on their way. */
+  private reading = 0;
 
   constructor(source: ListSource<T>) {
     this.source = source;
+  }
+
+  /** Objects the last list holds (with what creates and GETs added since). */
+  get size(): number {
+    return this.snapshot?.byId.size ?? 0;
+  }
+
+  /** Invalidations kept for the reads on their way. */
+  get invalidations(): number {
+    return this.invalidated.size;
   }
 
   /** The object as of at most `maxAgeMillis` ago; undefined when it does not exist. */
@@ -59,6 +71,7 @@ export class ListCache<T extends { id: number }> {
 
   private async getOne(id: number, signal: AbortSignal): Promise<T | undefined> {
     const started = this.tick;
+    this.reading++;
     try {
       const obj = await this.source.get(id, signal);
       if ((this.invalidated.get(id) ?? 0) <= started) this.snapshot?.byId.set(id, obj);
@@ -66,7 +79,14 @@ export class ListCache<T extends { id: number }> {
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
+    } finally {
+      this.doneReading();
     }
+  }
+
+  /** A read settled: with none left on its way, no invalidation can matter to any read (each starts after them all). */
+  private doneReading(): void {
+    if (--this.reading === 0) this.invalidated.clear();
   }
 
   private changedSince(previous: Snapshot<T>, now: Snapshot<T>): void {
@@ -83,6 +103,7 @@ export class ListCache<T extends { id: number }> {
     this.inflight ??= (async () => {
       const at = Date.now();
       const started = this.tick;
+      this.reading++;
       try {
         const all = await this.source.listAll(signal);
         // What was invalidated while the list was on its way is left out (read again by GET).
@@ -98,6 +119,7 @@ export class ListCache<T extends { id: number }> {
         return snap;
       } finally {
         this.inflight = undefined;
+        this.doneReading();
       }
     })();
     return this.inflight;

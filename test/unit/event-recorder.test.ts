@@ -1,0 +1,33 @@
+// The event recorder counts repeats of an event (a series on one Event object) per object, and
+// forgets an object's counts once it is gone: under churn, what it keeps follows the objects
+// that exist (linode_operator_cache_entries{map="events.series"}), not all there ever were.
+import { describe, expect, it } from "vitest";
+import { CacheEntries } from "../../src/metrics/cache-entries.ts";
+import { KubeEventRecorder } from "../../src/runtime/events.ts";
+import { MemoryKube } from "../fixtures/memory-kube.ts";
+
+const obj = (name: string, uid: string) => ({ apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name, namespace: "ns", uid } });
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
+
+describe("KubeEventRecorder", () => {
+  it("a repeat is a series on one Event; an object's counts go with it", async () => {
+    const kube = new MemoryKube();
+    const entries = new CacheEntries();
+    const events = new KubeEventRecorder(kube, { controller: "c", instance: "i", entries });
+    const a = obj("a", "uid-a");
+    events.normal(a, "Created", "Create", "created");
+    await settle();
+    events.normal(a, "Created", "Create", "created");
+    events.warning(obj("b", "uid-b"), "Failed", "Update", "refused");
+    await settle();
+    expect(kube.events).toHaveLength(2);
+    expect((kube.events[0] as { series?: { count: number } }).series?.count).toBe(2);
+    expect(entries.sizes().get("events.series")).toBe(2);
+    events.forget(a);
+    expect(entries.sizes().get("events.series")).toBe(1);
+    // Recreated under the same name: a new object, a new series.
+    events.normal(obj("a", "uid-a2"), "Created", "Create", "created");
+    await settle();
+    expect(kube.events).toHaveLength(3);
+  });
+});
