@@ -63,8 +63,8 @@ describe("the chart, rendered", () => {
 
   it("the kinds' own settings have values, passed only when set", async () => {
     expect(env((await dryRun("linode.token=t")).docs)).not.toHaveProperty("NODEBALANCER_STATS_SECONDS");
-    const set = env((await dryRun("linode.token=t", "nodeBalancerStatsSeconds=0", "backupsRefreshHours=6", "allowListIntervalSeconds=30")).docs);
-    expect(set).toMatchObject({ NODEBALANCER_STATS_SECONDS: "0", BACKUPS_REFRESH_HOURS: "6", ALLOW_LIST_INTERVAL_SECONDS: "30" });
+    const set = env((await dryRun("linode.token=t", "nodeBalancerStatsSeconds=0", "backupsRefreshHours=6", "allowListIntervalSeconds=30", "pollHealthSeconds=900", "nodeBalancerRereadSeconds=1800")).docs);
+    expect(set).toMatchObject({ NODEBALANCER_STATS_SECONDS: "0", BACKUPS_REFRESH_HOURS: "6", ALLOW_LIST_INTERVAL_SECONDS: "30", POLL_HEALTH_SECONDS: "900", NODEBALANCER_REREAD_SECONDS: "1800" });
     const bad = await helm(["template", "x", chart, "--set", "linode.token=t", "--set", "nodeBalancerStatsSeconds=5"]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/nodeBalancerStatsSeconds/);

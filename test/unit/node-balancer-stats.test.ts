@@ -34,7 +34,7 @@ describe("NodeBalancer statistics", () => {
     const { linode, calls } = fakeLinode();
     const registry = new Registry();
     let exists = true;
-    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 60_000, exists: () => exists });
+    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 60_000, exists: () => exists, random: () => 0 });
     await reader.refresh(linode, "ns", "web", 11, signal);
     await reader.refresh(linode, "ns", "web", 11, signal);
     expect(calls).toEqual([11]);
@@ -46,7 +46,7 @@ describe("NodeBalancer statistics", () => {
   it("held back by the statistics budget: not waited for, the last figures stay, and the next pass tries again", async () => {
     const { linode, calls, options } = fakeLinode([7, "limited", 9]);
     const registry = new Registry();
-    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 1, exists: () => true });
+    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 1, exists: () => true, random: () => 0 });
     await reader.refresh(linode, "ns", "web", 11, signal);
     await new Promise((r) => setTimeout(r, 5));
     await reader.refresh(linode, "ns", "web", 11, signal);
@@ -60,7 +60,7 @@ describe("NodeBalancer statistics", () => {
   it("a failure of the moment keeps the last figures; a NodeBalancer gone from the API has none", async () => {
     const { linode, calls } = fakeLinode([7, "failing", "gone"]);
     const registry = new Registry();
-    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 1, exists: () => true });
+    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 1, exists: () => true, random: () => 0 });
     const pause = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
     await reader.refresh(linode, "ns", "web", 11, signal);
     await pause();
@@ -70,6 +70,16 @@ describe("NodeBalancer statistics", () => {
     await reader.refresh(linode, "ns", "web", 11, signal);
     expect(calls).toEqual([11, 11, 11]);
     expect(await registry.metrics()).not.toContain('name="web"');
+  });
+
+  it("first read at a random point of the first interval (a restart does not read them all at once)", async () => {
+    const { linode, calls } = fakeLinode();
+    const reader = new NodeBalancerStatsReader({ intervalMillis: 40, exists: () => true, random: () => 0.5 });
+    await reader.refresh(linode, "ns", "web", 11, signal);
+    expect(calls).toEqual([]);
+    await new Promise((r) => setTimeout(r, 30));
+    await reader.refresh(linode, "ns", "web", 11, signal);
+    expect(calls).toEqual([11]);
   });
 
   it("at an interval of 0 are never read", async () => {

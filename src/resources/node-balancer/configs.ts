@@ -1,22 +1,58 @@
 // What hangs off a NodeBalancer costs a call each (the configs, the nodes of each config, its
-// firewalls), so it is not read in full on every poll. The configs list (one call) is read on
-// every observe: it carries each config's `nodes_status` counts, the health the API updates on
-// its own. The nodes of a config are read again only when the config (or its counts) changed,
-// when we changed it, or when the NodeBalancer's `updated` moved without our doing; firewalls
-// after we assigned or removed one; firewalls and every config's nodes are also read again a
-// few ready polls apart, whatever happened (the window in which a firewall removed outside is
-// noticed and put back).
-import type { Firewall, LinodeClient, NodeBalancer, NodeBalancerConfig } from "../../linode/index.ts";
-import type { ObservedConfig } from "./diff.ts";
+// firewalls), so it is not read in full on every poll.
+//
+// The assumption this file makes about the Linode API (the recordings cannot show it: their times
+// are sanitized): a change to a NodeBalancer's configs or nodes moves the NodeBalancer's
+// `updated`, which the one shared NodeBalancer list carries; a firewall device change need not.
+// So:
+//  - the configs list (one call) is read every health window (--poll-health-seconds, by default
+//    every drift window), or at once when `updated` moved: it carries each config's
+//    `nodes_status` counts, the backend health the API updates on its own;
+//  - a config's nodes are read again only when the config (or its counts) changed, when we
+//    changed it, or when `updated` moved without our doing;
+//  - firewalls are read after we assigned or removed one, and on every look at a NodeBalancer
+//    whose spec names one (an assignment removed outside is put back within the drift window);
+//  - after a restart, what status recorded is trusted while the NodeBalancer's `updated` is the
+//    one status recorded with it: the configs list is read, nodes only where counts differ;
+//  - `updated` has seconds precision: a read made within its second could miss a later change in
+//    that same second, so such a read is not trusted (the next look reads in full again, and
+//    status records `updated` only from a trusted read); clocks are taken to agree within 2 s;
+//  - the safety net, a full read a fixed period apart whatever `updated` says, is off unless
+//    --nodebalancer-reread-seconds sets that period (for an API where the assumption fails).
+import type { LinodeClient, NodeBalancer, NodeBalancerConfig, NodeBalancerNode } from "../../linode/index.ts";
+import type { AttachedFirewall, ObservedConfig } from "./diff.ts";
 
 export interface Attached {
   configs: ObservedConfig[];
-  firewalls: Firewall[];
+  firewalls: AttachedFirewall[];
+  /** The NodeBalancer's `updated` these were read against, once a later change could not share its second (status records it). */
+  updated?: string;
+}
+
+/** What an earlier process recorded in status: the last read, as the API answered it. */
+export interface Recorded {
+  updated: string;
+  configs: { id: number; nodesStatus: { up: number; down: number }; nodes: Omit<NodeBalancerNode, "configId" | "nodebalancerId" | "vpcConfigId">[] }[];
+  firewalls: AttachedFirewall[];
+}
+
+export interface ReadOptions {
+  /** How old the configs list (the health counts) may be when nothing says it changed; 0 = read it now. */
+  healthMaxAgeMillis: number;
+  /** Read the firewalls now, whatever happened (the spec names one, or one it named is to be removed). */
+  firewallsNow: boolean;
+  /** What status recorded, to start from when this process has not read the NodeBalancer yet. */
+  recorded?: Recorded;
 }
 
 interface Seen extends Attached {
-  updated: string;
-  /** When everything is read again, whatever happened. */
+  /** The NodeBalancer's `updated` at the last read. */
+  at: string;
+  /** Whether the last read was made after `updated`'s second ended: a change since would have moved it. */
+  trusted: boolean;
+  /** When the configs list was last read. */
+  configsAt: number;
+  /** When everything is read again, whatever happened (Infinity: never, the safety net is off). */
   nextFullAt: number;
   /** We changed it since the last read: `updated` moves by our doing, and these configs' nodes are stale. */
   ours?: { configIds: Set<number> };
@@ -30,39 +66,63 @@ function unchanged(a: NodeBalancerConfig, b: ObservedConfig): boolean {
   return JSON.stringify(a) === JSON.stringify(old);
 }
 
+/** `updated` is to the second: a read this long after it (its second, and 2 s for clocks) saw every change that shares it. */
+const TRUST_AFTER_MILLIS = 3_000;
+
 export class ConfigReader {
   private readonly linode: LinodeClient;
   private readonly fullRefreshMillis: number;
   private readonly random: () => number;
   private readonly seen = new Map<number, Seen>();
 
+  /** `fullRefreshMillis`: the safety net's period, 0 = off. */
   constructor(linode: LinodeClient, fullRefreshMillis: number, random: () => number = Math.random) {
     this.linode = linode;
     this.fullRefreshMillis = fullRefreshMillis;
     this.random = random;
   }
 
-  async read(nb: NodeBalancer, signal: AbortSignal): Promise<Attached> {
+  /** How many NodeBalancers this reader remembers (a gauge: back to its steady size after deletions). */
+  get size(): number {
+    return this.seen.size;
+  }
+
+  async read(nb: NodeBalancer, signal: AbortSignal, opts: ReadOptions): Promise<Attached> {
     const api = this.linode.nodeBalancers;
     const prev = this.seen.get(nb.id);
     const at = Date.now();
-    const full = prev === undefined || at >= prev.nextFullAt || (prev.updated !== nb.updated && prev.ours === undefined);
+    const moved = prev !== undefined && prev.at !== nb.updated && prev.ours === undefined;
+    const full = prev === undefined || at >= prev.nextFullAt || moved || !prev.trusted;
+    if (!full && prev.ours === undefined && prev.firewallsStale !== true && at - prev.configsAt < opts.healthMaxAgeMillis) {
+      if (opts.firewallsNow) prev.firewalls = await api.listAllFirewalls(nb.id, { signal });
+      return prev;
+    }
+    // After a restart, status's record stands in for the last read while `updated` says nothing changed since.
+    const recorded = prev === undefined && opts.recorded?.updated === nb.updated ? opts.recorded : undefined;
     const known = full ? new Map<number, ObservedConfig>() : new Map(prev.configs.map((c) => [c.id, c]));
     const stale = prev?.ours?.configIds ?? new Set<number>();
     const configs: ObservedConfig[] = [];
     for (const c of await api.listAllConfigs(nb.id, { signal })) {
       const before = known.get(c.id);
-      const reuse = before !== undefined && !stale.has(c.id) && unchanged(c, before);
-      configs.push(reuse ? { ...c, nodes: before.nodes } : { ...c, nodes: await api.listAllNodes(nb.id, c.id, { signal }) });
+      const reuse = before !== undefined && !stale.has(c.id) && unchanged(c, before) ? before.nodes : recordedNodes(recorded, nb.id, c);
+      configs.push({ ...c, nodes: reuse ?? await api.listAllNodes(nb.id, c.id, { signal }) });
     }
     configs.sort((a, b) => a.port - b.port);
-    const firewalls = full || prev.firewallsStale === true ? await api.listAllFirewalls(nb.id, { signal }) : prev.firewalls;
+    const firewalls = await this.firewalls(nb.id, prev, full, recorded, opts.firewallsNow, signal);
     // The first read's next full one falls anywhere in the period: NodeBalancers first read
     // together (a start, a restart) are then re-read a few at a time, not all in one window.
-    const nextFullAt = !full ? prev.nextFullAt : at + this.fullRefreshMillis * (prev === undefined ? this.random() : 1);
-    const seen: Seen = { updated: nb.updated, nextFullAt, configs, firewalls };
+    const period = this.fullRefreshMillis;
+    const nextFullAt = period === 0 ? Infinity : prev !== undefined && !full ? prev.nextFullAt : at + period * (prev === undefined ? this.random() : 1);
+    const trusted = at - Date.parse(`${nb.updated}Z`) > TRUST_AFTER_MILLIS;
+    const seen: Seen = { at: nb.updated, trusted, ...(trusted ? { updated: nb.updated } : {}), configsAt: at, nextFullAt, configs, firewalls };
     this.seen.set(nb.id, seen);
     return seen;
+  }
+
+  /** Read now: when asked, when there is no earlier read (status's record after a restart stands in), after a full read or a change of ours. */
+  private async firewalls(id: number, prev: Seen | undefined, full: boolean, recorded: Recorded | undefined, now: boolean, signal: AbortSignal): Promise<AttachedFirewall[]> {
+    const kept = now ? undefined : prev === undefined ? recorded?.firewalls : !full && prev.firewallsStale !== true ? prev.firewalls : undefined;
+    return kept ?? await this.linode.nodeBalancers.listAllFirewalls(id, { signal });
   }
 
   /** We changed the NodeBalancer (and these configs): read their nodes again, and take its new `updated` as ours. */
@@ -84,4 +144,11 @@ export class ConfigReader {
   invalidate(id: number): void {
     this.seen.delete(id);
   }
+}
+
+/** A config's nodes as status recorded them, if that config's health counts are still the same (else they are read). */
+function recordedNodes(recorded: Recorded | undefined, nodeBalancerId: number, c: NodeBalancerConfig): NodeBalancerNode[] | undefined {
+  const r = recorded?.configs.find((x) => x.id === c.id);
+  if (r === undefined || r.nodesStatus.up !== c.nodesStatus.up || r.nodesStatus.down !== c.nodesStatus.down) return undefined;
+  return r.nodes.map((n) => ({ ...n, configId: c.id, nodebalancerId: nodeBalancerId }));
 }

@@ -7,8 +7,18 @@ import { nodeBalancerSpecSchema, nodeBalancerStatusSchema } from "./schema.ts";
 export const nodeBalancerSettings = {
   statsSeconds: {
     flag: "nodebalancer-stats-seconds", env: "NODEBALANCER_STATS_SECONDS",
-    help: "how often each NodeBalancer's statistics are read for the linode_nodebalancer_* metrics, a call per NodeBalancer (default 300: the API samples every 5 minutes; 0 = never, no such metrics)",
-    schema: z.coerce.number().refine((v) => v === 0 || (v >= 60 && v <= 86_400), "0 (off) or 60..86400").default(300),
+    help: "how often each NodeBalancer's statistics are read for the linode_nodebalancer_* metrics, a call per NodeBalancer (default 900: three of the API's 5-minute samples, so statistics cost a third of a configs list per drift window; 0 = never, no such metrics)",
+    schema: z.coerce.number().refine((v) => v === 0 || (v >= 60 && v <= 86_400), "0 (off) or 60..86400").default(900),
+  },
+  healthSeconds: {
+    flag: "poll-health-seconds", env: "POLL_HEALTH_SECONDS",
+    help: "how often a Ready NodeBalancer's configs list (the backends' health counts the API updates on its own) is read when its `updated` has not moved, a call per NodeBalancer (default 0: every drift window, --poll-ready-seconds; longer spends fewer calls and reports a backend going down later)",
+    schema: z.coerce.number().refine((v) => v === 0 || (v >= 60 && v <= 86_400), "0 (every drift window) or 60..86400").default(0),
+  },
+  rereadSeconds: {
+    flag: "nodebalancer-reread-seconds", env: "NODEBALANCER_REREAD_SECONDS",
+    help: "a safety net: read each NodeBalancer's nodes and firewalls in full this often even when its `updated` has not moved (default 0 = off: the operator trusts that a config or node change moves `updated`; a firewall named in spec.firewallId is checked every drift window regardless)",
+    schema: z.coerce.number().refine((v) => v >= 0 && v <= 86_400, "0 (off) or up to 86400").default(0),
   },
 } as const satisfies Record<string, KindSetting>;
 

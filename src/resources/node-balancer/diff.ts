@@ -8,6 +8,9 @@ import type {
 import type { NodeBalancerConfigSpec, NodeBalancerSpec } from "./schema.ts";
 import { sameFingerprint, type TlsMaterial } from "./tls.ts";
 
+/** The parts of a firewall the operator uses (what status records of one is enough after a restart). */
+export type AttachedFirewall = Pick<Firewall, "id" | "label" | "status">;
+
 export interface ObservedConfig extends NodeBalancerConfig {
   nodes: NodeBalancerNode[];
 }
@@ -16,7 +19,9 @@ export interface ObservedConfig extends NodeBalancerConfig {
 export interface ObservedNodeBalancer {
   nb: NodeBalancer;
   configs: ObservedConfig[];
-  firewalls: Firewall[];
+  firewalls: AttachedFirewall[];
+  /** The NodeBalancer's `updated` the configs, nodes and firewalls were read against (status records it: trusted after a restart while it stands). */
+  readAgainst?: string;
 }
 
 /**
@@ -38,7 +43,7 @@ export interface FirewallPlan {
   /** The spec's firewall, not assigned, and no longer in the account (deleted outside). */
   missing?: number;
   /** Enabled firewalls assigned outside that take the one place the spec's would need. */
-  blockedBy: Firewall[];
+  blockedBy: AttachedFirewall[];
   /** What this resource answers for after this plan (status.managedFirewallIds). */
   managed: number[];
 }
@@ -104,7 +109,7 @@ export function planNodeBalancer(spec: NodeBalancerSpec, label: string | undefin
  * `recorded`: the firewalls this resource answered for when last observed. `missing`: the
  * spec's firewall is known not to exist (so it is reported, never sent).
  */
-export function planFirewalls(want: number | undefined, recorded: readonly number[], attached: readonly Firewall[], missing: boolean): FirewallPlan {
+export function planFirewalls(want: number | undefined, recorded: readonly number[], attached: readonly AttachedFirewall[], missing: boolean): FirewallPlan {
   const have = new Set(attached.map((f) => f.id));
   const detach = recorded.filter((id) => id !== want && have.has(id));
   const ours = new Set([...recorded, ...(want !== undefined ? [want] : [])]);

@@ -13,7 +13,7 @@ import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { locateOwned } from "../shared/locate.ts";
 import type { ListCache } from "../shared/list-cache.ts";
-import type { ConfigReader } from "./configs.ts";
+import type { ConfigReader, ReadOptions, Recorded } from "./configs.ts";
 import {
   configBody, immutableMismatches, isEmptyPlan, noFirewallChange, nodeBodies, planFirewalls, planNodeBalancer, type FirewallPlan, type NodeBalancerPlan,
   type ObservedNodeBalancer,
@@ -35,10 +35,28 @@ export interface NodeBalancerExternalDeps {
   configs: ConfigReader;
   stats: NodeBalancerStatsReader;
   poll: PollIntervals;
+  /** How old a Ready NodeBalancer's health counts may be when its `updated` has not moved (0: read every look). */
+  healthMillis: number;
   clusterId: string;
   events: EventRecorder;
   /** The spec with the backends configs[].nodesFrom finds now merged in. */
   backends(m: Managed<NodeBalancerSpec>): EffectiveSpec<NodeBalancerSpec>;
+}
+
+/** What status recorded of the last read of NodeBalancer `id` (configs with their nodes, firewalls), if it recorded it whole. */
+const recordSchema = z.object({
+  id: z.int(),
+  updated: z.string(),
+  configs: z.array(z.object({
+    id: z.int(),
+    nodesStatus: z.object({ up: z.int(), down: z.int() }),
+    nodes: z.array(z.object({ id: z.int(), label: z.string(), address: z.string(), status: z.string(), mode: z.string(), weight: z.int() })).default([]),
+  })).default([]),
+  firewalls: z.array(z.object({ id: z.int(), label: z.string(), status: z.string() })).default([]),
+});
+function optionalRecord(status: Record<string, unknown> | undefined, id: number): { recorded?: Recorded } {
+  const parsed = recordSchema.safeParse(status);
+  return parsed.success && parsed.data.id === id ? { recorded: parsed.data } : {};
 }
 
 /** What this resource answered for when last observed (its own status, written by earlier passes). */
@@ -81,8 +99,15 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     const effective = this.deps.backends(m);
     // Held: nothing about backends is planned from a source that cannot be read (the spec's own nodes only, and nothing is sent).
     const spec = effective.spec;
-    const attached = await linodeCall("reading the configs and nodes", () => this.deps.configs.read(found, signal));
-    const external: ObservedNodeBalancer = { nb, ...attached };
+    // Health counts may be a health window old only while Ready and settled; otherwise each look reads them.
+    const healthy = settled && this.deps.healthMillis > 0;
+    const readOptions: ReadOptions = {
+      healthMaxAgeMillis: healthy ? this.deps.healthMillis - this.deps.poll.readyMillis / 2 : 0,
+      firewallsNow: m.spec.firewallId !== undefined || recordedFirewalls(m).length > 0,
+      ...optionalRecord(m.obj.status, nb.id),
+    };
+    const attached = await linodeCall("reading the configs and nodes", () => this.deps.configs.read(found, signal, readOptions));
+    const external: ObservedNodeBalancer = { nb, configs: attached.configs, firewalls: attached.firewalls, ...(attached.updated !== undefined ? { readAgainst: attached.updated } : {}) };
     const want = m.spec.firewallId;
     // Only a firewall about to be assigned is looked up: a deleted one is reported, never sent.
     const missing = want !== undefined && m.spec.managementPolicy !== "Observe" && !external.firewalls.some((f) => f.id === want) && !(await this.firewallExists(want, signal));
@@ -340,6 +365,7 @@ function statusOf(o: ObservedNodeBalancer, shownTransfer: unknown): NodeBalancer
     ...(nb.ipv4 !== null ? { ipv4: nb.ipv4 } : {}),
     ...(nb.ipv6 !== null ? { ipv6: nb.ipv6 } : {}),
     ...(transfer !== undefined ? { transfer } : {}),
+    ...(o.readAgainst !== undefined ? { updated: o.readAgainst } : {}),
     ports: o.configs.map((c) => String(c.port)).join(","),
     configs: o.configs.map((c) => ({
       port: c.port,

@@ -6,7 +6,6 @@ import { settingValue, type Managed, type ManagedKind } from "../../runtime/cont
 import { nodeChanged } from "../shared/nodes.ts";
 import { withFollowedBackends, type BackendSources, type EffectiveSpec, type NodesFrom } from "./backends-from.ts";
 import { AccountScope, PerAccount } from "../shared/credentials.ts";
-import { KindTimings } from "../shared/constants.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { ListCache } from "../shared/list-cache.ts";
 import { ConfigReader } from "./configs.ts";
@@ -44,8 +43,9 @@ export const nodeBalancerKind: OperatorKind = {
     const clients = new PerAccount(({ linode }) => {
       const api = linode.nodeBalancers;
       const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }) });
-      const configs = new ConfigReader(linode, deps.poll.readyMillis * KindTimings.nodeBalancerConfigRefreshPolls);
-      return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, clusterId: deps.clusterId, events, backends });
+      const configs = new ConfigReader(linode, settingValue(nodeBalancerSettings.rereadSeconds, deps.settings) * 1000);
+      const healthMillis = settingValue(nodeBalancerSettings.healthSeconds, deps.settings) * 1000;
+      return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends });
     });
     const kind: ManagedKind<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan> = {
       type: nodeBalancerType,

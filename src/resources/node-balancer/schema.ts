@@ -186,6 +186,7 @@ export const nodeBalancerStatusSchema = z.object({
     total: z.number().optional().meta({ description: "Total transfer this month (MB)." }),
     at: z.string().optional().meta({ description: "When these figures were read (RFC 3339)." }),
   }).optional().meta({ description: "Transfer this month, as the API reports it, refreshed at most hourly: a counter moving alone never costs a status write (the traffic rate is the linode_nodebalancer_traffic_bytes_per_second metric)." }),
+  updated: z.string().optional().meta({ description: "The NodeBalancer's `updated` time, as the API reported it when the configs, nodes and firewalls below were read. The operator reads a config's nodes again only when this moves or the config's health counts change (it assumes the API moves `updated` on every config or node change; --nodebalancer-reread-seconds adds a periodic full read); after a restart, what status shows is trusted while the API still reports this time." }),
   ports: z.string().optional().meta({ description: "The configs' ports, comma-separated (for kubectl get)." }),
   configs: z.array(nodeBalancerConfigStatusSchema).optional().meta({
     description: "Per-port configs as the API reports them.",
@@ -196,7 +197,7 @@ export const nodeBalancerStatusSchema = z.object({
     id: z.int().meta({ description: "Linode id of the firewall." }),
     label: z.string().optional().meta({ description: "Label of the firewall." }),
     status: z.string().optional().meta({ description: "Status of the firewall, e.g. enabled." }),
-  })).optional().meta({ description: "Cloud Firewalls assigned to the NodeBalancer, as the API lists them (read again a few polls apart, and after each change the operator makes)." }),
+  })).optional().meta({ description: "Cloud Firewalls assigned to the NodeBalancer, as the API lists them (read again when the NodeBalancer's `updated` moves, after each change the operator makes, and every drift window while spec.firewallId names one)." }),
   managedFirewallIds: z.array(z.int()).optional().meta({
     description: "The firewalls this resource answers for: spec.firewallId, and one it named before that is still assigned (to be removed). Only these are ever removed from the NodeBalancer.",
   }),

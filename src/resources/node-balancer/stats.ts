@@ -5,6 +5,7 @@
 import { Gauge, type Registry } from "prom-client";
 import { isNotFound, isPrecondition, isRateLimited, type LinodeClient, type NodeBalancerStats } from "../../linode/index.ts";
 import type { Logger } from "../../runtime/contract.ts";
+import { KindTimings } from "../shared/constants.ts";
 
 interface Sample { namespace: string; name: string; id: number; connections?: number; trafficIn?: number; trafficOut?: number; readAt: number }
 
@@ -18,15 +19,22 @@ export class NodeBalancerStatsReader {
   private readonly samples = new Map<string, Sample>();
   private readonly exists: (namespace: string, name: string) => boolean;
   private readonly log: Logger | undefined;
+  private readonly random: () => number;
 
-  constructor(opts: { registry?: Registry; intervalMillis: number; exists: (namespace: string, name: string) => boolean; log?: Logger }) {
+  constructor(opts: { registry?: Registry; intervalMillis: number; exists: (namespace: string, name: string) => boolean; log?: Logger; random?: () => number }) {
     this.intervalMillis = opts.intervalMillis;
+    this.random = opts.random ?? Math.random;
     this.exists = opts.exists;
     this.log = opts.log;
     if (opts.registry === undefined) return;
     const labelNames = ["namespace", "name", "id"] as const;
     const registers = [opts.registry];
-    const current = (): Sample[] => [...this.samples.values()].filter((s) => this.exists(s.namespace, s.name));
+    // A resource gone without a delete of ours (deletionPolicy Retain, Observe) is forgotten here.
+    const current = (): Sample[] => [...this.samples].flatMap(([key, s]) => {
+      if (this.exists(s.namespace, s.name)) return [s];
+      this.samples.delete(key);
+      return [];
+    });
     const labels = (s: Sample): Record<(typeof labelNames)[number], string> => ({ namespace: s.namespace, name: s.name, id: String(s.id) });
     new Gauge({
       name: "linode_nodebalancer_connections", help: "Connections to the NodeBalancer: the API's latest 5-minute sample.", labelNames, registers,
@@ -56,6 +64,14 @@ export class NodeBalancerStatsReader {
     if (this.intervalMillis === 0) return;
     const key = `${namespace}/${name}`;
     const prev = this.samples.get(key);
+    if (prev === undefined) {
+      // The first look in this process (a start, a restart, a failover) reads later, at a random
+      // point of the first few minutes: many NodeBalancers seen at once are then read a few at a
+      // time, within the statistics limit, not all in the pass that re-observes everything.
+      const spread = Math.min(this.intervalMillis, KindTimings.statsFirstReadSpreadMillis) * this.random();
+      this.samples.set(key, { namespace, name, id, readAt: Date.now() - this.intervalMillis + spread });
+      if (spread > 0) return;
+    }
     if (prev !== undefined && prev.id === id && Date.now() - prev.readAt < this.intervalMillis) return;
     let stats: NodeBalancerStats;
     try {
@@ -80,6 +96,11 @@ export class NodeBalancerStatsReader {
       ...optional("trafficIn", latest(stats.data.traffic.in)),
       ...optional("trafficOut", latest(stats.data.traffic.out)),
     });
+  }
+
+  /** How many NodeBalancers have figures kept (a gauge: back to its steady size after deletions). */
+  get size(): number {
+    return this.samples.size;
   }
 
   forget(namespace: string, name: string): void {

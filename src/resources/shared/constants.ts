@@ -12,12 +12,6 @@ export const KindTimings = {
   /** A database younger than this that this resource created has no backup to list yet. */
   freshDatabaseMillis: 3_600_000,
   /**
-   * A settled NodeBalancer's configs list (with each config's health counts) is read every
-   * ready poll; its nodes and firewalls in full when its `updated` moves or its counts change,
-   * and otherwise this many ready polls apart.
-   */
-  nodeBalancerConfigRefreshPolls: 6,
-  /**
    * An Available snapshot is read again this many ready polls apart: a backup never changes,
    * and its database's deletion wakes it at once (through the ManagedDatabase), so only a
    * backup deleted alone outside the operator waits this long to be reported.
@@ -28,6 +22,8 @@ export const KindTimings = {
    * most this often, so counters alone never cost status writes (the rate lives in metrics).
    */
   transferRefreshMillis: 3_600_000,
+  /** A NodeBalancer's statistics are first read at a random point this long after the process first sees it (at most its interval). */
+  statsFirstReadSpreadMillis: 300_000,
 } as const;
 
 export const KindLimits = {

@@ -1,0 +1,112 @@
+// What ConfigReader reads, per look, under the assumption it states (a config or node change
+// moves the NodeBalancer's `updated`): the calls a decision table of looks costs, against a
+// counting fake of the three routes it uses.
+import { describe, expect, it } from "vitest";
+import type { LinodeClient, NodeBalancer, NodeBalancerConfig, NodeBalancerNode } from "../../src/linode/index.ts";
+import { ConfigReader, type ReadOptions, type Recorded } from "../../src/resources/node-balancer/configs.ts";
+
+const config = (id: number, up = 2): NodeBalancerConfig => ({ id, port: 8000 + id, nodesStatus: { up, down: 0 } }) as unknown as NodeBalancerConfig;
+const node = (configId: number, n: number): NodeBalancerNode => ({ id: configId * 10 + n, label: `n${String(n)}`, address: `192.168.0.${String(n)}:80`, status: "UP", mode: "accept", weight: 50, configId, nodebalancerId: 1 });
+// Times as the API gives them (to the second, no zone), long past.
+const T1 = "2026-01-01T00:00:00";
+const T2 = "2026-01-01T00:05:00";
+const nb = (updated: string): NodeBalancer => ({ id: 1, updated }) as unknown as NodeBalancer;
+
+function fake() {
+  const calls: string[] = [];
+  const state = { configs: [config(1), config(2)] };
+  const nodeBalancers = {
+    listAllConfigs: () => { calls.push("configs"); return Promise.resolve(state.configs); },
+    listAllNodes: (_id: number, c: number) => { calls.push(`nodes ${String(c)}`); return Promise.resolve([node(c, 1), node(c, 2)]); },
+    listAllFirewalls: () => { calls.push("firewalls"); return Promise.resolve([{ id: 7, label: "fw", status: "enabled" }]); },
+  };
+  return { linode: { nodeBalancers } as unknown as LinodeClient, calls, state };
+}
+
+const every: ReadOptions = { healthMaxAgeMillis: 0, firewallsNow: false };
+const signal = new AbortController().signal;
+
+describe("ConfigReader", () => {
+  it("reads everything once, then only the configs list while `updated` stands; a move reads it all again", async () => {
+    const { linode, calls } = fake();
+    const r = new ConfigReader(linode, 0);
+    await r.read(nb(T1), signal, every);
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+    for (let i = 0; i < 5; i++) await r.read(nb(T1), signal, every);
+    expect(calls.splice(0)).toEqual(Array(5).fill("configs"));
+    await r.read(nb(T2), signal, every);
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+  });
+
+  it("a config whose health counts moved has its nodes read again, alone", async () => {
+    const { linode, calls, state } = fake();
+    const r = new ConfigReader(linode, 0);
+    await r.read(nb(T1), signal, every);
+    calls.splice(0);
+    state.configs = [config(1), config(2, 1)];
+    await r.read(nb(T1), signal, every);
+    expect(calls).toEqual(["configs", "nodes 2"]);
+  });
+
+  it("our own change reads only the configs we changed; firewalls after a firewall change", async () => {
+    const { linode, calls } = fake();
+    const r = new ConfigReader(linode, 0);
+    await r.read(nb(T1), signal, every);
+    calls.splice(0);
+    r.changed(1, [2]);
+    await r.read(nb(T2), signal, every);
+    expect(calls.splice(0)).toEqual(["configs", "nodes 2"]);
+    r.firewallsChanged(1);
+    await r.read(nb(T2), signal, every);
+    expect(calls.splice(0)).toEqual(["configs", "firewalls"]);
+  });
+
+  it("a health window: no call at all while `updated` stands and the counts are young enough; firewalls on every look when asked", async () => {
+    const { linode, calls } = fake();
+    const r = new ConfigReader(linode, 0);
+    const windowed: ReadOptions = { healthMaxAgeMillis: 60_000, firewallsNow: false };
+    await r.read(nb(T1), signal, windowed);
+    calls.splice(0);
+    await r.read(nb(T1), signal, windowed);
+    expect(calls.splice(0)).toEqual([]);
+    await r.read(nb(T1), signal, { ...windowed, firewallsNow: true });
+    expect(calls.splice(0)).toEqual(["firewalls"]);
+    await r.read(nb(T2), signal, windowed);
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+  });
+
+  it("after a restart, status's record stands in while `updated` is the one it recorded: the configs list alone", async () => {
+    const { linode, calls } = fake();
+    const nodes = (c: number): Recorded["configs"][number]["nodes"] => [node(c, 1), node(c, 2)].map(({ configId: _c, nodebalancerId: _n, ...n }) => n);
+    const recorded: Recorded = { updated: T1, configs: [{ id: 1, nodesStatus: { up: 2, down: 0 }, nodes: nodes(1) }, { id: 2, nodesStatus: { up: 1, down: 1 }, nodes: nodes(2) }], firewalls: [{ id: 7, label: "fw", status: "enabled" }] };
+    const seeded = await new ConfigReader(linode, 0).read(nb(T1), signal, { ...every, recorded });
+    // Config 2's counts differ from the record: its nodes are read.
+    expect(calls.splice(0)).toEqual(["configs", "nodes 2"]);
+    expect(seeded.configs[0]?.nodes.map((n) => n.id)).toEqual([11, 12]);
+    expect(seeded.firewalls.map((f) => f.id)).toEqual([7]);
+    await new ConfigReader(linode, 0).read(nb(T2), signal, { ...every, recorded });
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+  });
+
+  it("a read within `updated`'s second (and 2 s for clocks) is not trusted: the next look reads in full again, and status gets no `updated` from it", async () => {
+    const { linode, calls } = fake();
+    const r = new ConfigReader(linode, 0);
+    const now = new Date().toISOString().slice(0, 19);
+    const first = await r.read(nb(now), signal, every);
+    expect(first.updated).toBeUndefined();
+    calls.splice(0);
+    await r.read(nb(now), signal, every);
+    expect(calls).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+    expect((await r.read(nb(T1), signal, every)).updated).toBe(T1);
+  });
+
+  it("the safety net, when set, reads everything again a period apart whatever `updated` says", async () => {
+    const { linode, calls } = fake();
+    const r = new ConfigReader(linode, 1, () => 0);
+    await r.read(nb(T1), signal, every);
+    calls.splice(0);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await r.read(nb(T1), signal, every);
+    expect(calls).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+  });
+});
