@@ -10,7 +10,7 @@ import { createRecord } from "./databases/model.ts";
 import { faultConfigSchema } from "./faults.ts";
 import { defaultConfig, makeNode, newNodeBalancer } from "./nodebalancers/model.ts";
 import { rateLimitConfigSchema } from "./rate-limit.ts";
-import { allAccounts, deserializeState, emptyState, nextId, serializeState, type SerializedState } from "./store.ts";
+import { allAccounts, deserializeState, emptyState, nextId, noteStateChange, serializeState, type SerializedState } from "./store.ts";
 import { fieldPath } from "./validation.ts";
 
 export interface AdminDeps {
@@ -168,6 +168,7 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
       db.status = status;
       db.pending = null;
       db.updated = ctx.clock.now();
+      noteStateChange();
       deps.onMutation();
       return { id: db.id, status: db.status };
     }],
@@ -215,6 +216,8 @@ export function createAdminHandler(deps: AdminDeps): (method: string, url: URL, 
       if (match === null) continue;
       pathMatched = true;
       if (m !== method) continue;
+      // State loaded or reset, a status forced, objects seeded: lists settle afresh.
+      if (method !== "GET") noteStateChange();
       try {
         return { status: 200, body: fn(match, body, url) };
       } catch (err) {

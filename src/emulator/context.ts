@@ -48,7 +48,16 @@ export interface RequestContext {
 
 export interface RouteResult {
   status?: number;
+  /** Sent as JSON.stringify(body); a RawJson is sent as its text. */
   body: unknown;
+}
+
+/** A body already serialised (UTF-8 when bytes): what JSON.stringify() of the value it stands for would write. */
+export class RawJson {
+  readonly json: string | Buffer;
+  constructor(json: string | Buffer) {
+    this.json = json;
+  }
 }
 
 export interface Route {

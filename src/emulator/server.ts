@@ -3,10 +3,10 @@
 // Admin endpoints (outside /v4) go to admin.ts.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { DEFAULT_ACCOUNT, acceptedScope, requireScope, type Principal } from "./auth.ts";
-import type { EmulatorContext, RequestContext } from "./context.ts";
+import { RawJson, type EmulatorContext, type RequestContext } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import type { Router } from "./router.ts";
-import { accountState } from "./store.ts";
+import { accountState, noteStateChange } from "./store.ts";
 
 export const MAX_BODY_BYTES = 1 << 20;
 
@@ -51,8 +51,8 @@ const BASE_HEADERS = {
 };
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
-  const payload = JSON.stringify(body);
-  res.writeHead(status, { ...BASE_HEADERS, ...headers, "Content-Length": Buffer.byteLength(payload) });
+  const payload = body instanceof RawJson ? body.json : JSON.stringify(body);
+  res.writeHead(status, { ...BASE_HEADERS, ...headers, "Content-Length": typeof payload === "string" ? Buffer.byteLength(payload) : payload.length });
   res.end(payload);
 }
 
@@ -185,6 +185,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
       },
       principal,
     };
+    // Whatever a change does to records, lists settle afresh after it (lifecycle.ts settleList).
+    if (method !== "GET") noteStateChange();
     const result = route.handler(request);
     status = result.status ?? 200;
     body = result.body;

@@ -207,9 +207,121 @@ export interface Counters {
   firewall_device: number;
 }
 
+/** Changes the maps cannot see, counted (see noteStateChange). */
+let stateChanges = 0;
+
+/**
+ * Something may have changed a record in a way its map cannot see (a transition begun, a status
+ * forced, a password reset pending, a field assigned): what lists remember (when the next
+ * transition is due, the pages they sent) is not used again. Cheap, so every request and admin
+ * call that may change state calls it, as do settle() and the places that begin transitions;
+ * in-process code that changes a record directly must call it too.
+ */
+export function noteStateChange(): void {
+  stateChanges++;
+}
+
+/** How many changes noteStateChange() has counted: what is remembered from before a change is not used after it. */
+export function stateChangeCount(): number {
+  return stateChanges;
+}
+
+/** The key of the list of all engines' databases (not an engine name). */
+const ALL = "*";
+
+/** A quiet time as remembered: valid while neither the map nor the state changed since. */
+interface Quiet {
+  revision: number;
+  changes: number;
+  until: number;
+}
+
+/**
+ * One account's databases by id, in insertion (= id) order, as a Map, which also keeps them in
+ * that order per engine (a record's engine never changes) so a list reads its page without
+ * looking at every record; and, per list (an engine, or all), a time before which settling
+ * changes none of them (lifecycle.ts).
+ */
+export class DatabaseMap extends Map<number, DatabaseRecord> {
+  readonly #inOrder = new Map<string, DatabaseRecord[]>();
+  #stale = false;
+  #revision = 0;
+  readonly #quiet = new Map<string, Quiet>();
+
+  constructor(entries?: Iterable<readonly [number, DatabaseRecord]>) {
+    // Map's constructor would call set() before this class's fields exist.
+    super();
+    if (entries !== undefined) for (const [id, db] of entries) this.set(id, db);
+  }
+
+  override set(id: number, db: DatabaseRecord): this {
+    const replaces = super.has(id);
+    super.set(id, db);
+    this.#revision++;
+    if (replaces) this.#stale = true;
+    else if (!this.#stale) {
+      this.#list(ALL).push(db);
+      this.#list(db.engine).push(db);
+    }
+    return this;
+  }
+
+  override delete(id: number): boolean {
+    const deleted = super.delete(id);
+    if (deleted) {
+      this.#revision++;
+      this.#stale = true;
+    }
+    return deleted;
+  }
+
+  override clear(): void {
+    super.clear();
+    this.#revision++;
+    this.#stale = true;
+  }
+
+  /** Counts every set() and delete(). */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  /** The databases of one engine (null: all), in the map's order. Do not change the array. */
+  inOrder(engine: DbEngine | null): readonly DatabaseRecord[] {
+    if (this.#stale) {
+      this.#inOrder.clear();
+      for (const db of this.values()) {
+        this.#list(ALL).push(db);
+        this.#list(db.engine).push(db);
+      }
+      this.#stale = false;
+    }
+    return this.#inOrder.get(engine ?? ALL) ?? [];
+  }
+
+  /** Before this emulated time settling changes no database of the list (engine, or null: all); -Infinity when unknown. */
+  quietUntil(engine: DbEngine | null): number {
+    const q = this.#quiet.get(engine ?? ALL);
+    return q?.revision === this.#revision && q.changes === stateChanges ? q.until : Number.NEGATIVE_INFINITY;
+  }
+
+  setQuietUntil(engine: DbEngine | null, until: number): void {
+    this.#quiet.set(engine ?? ALL, { revision: this.#revision, changes: stateChanges, until });
+  }
+
+  #list(key: string): DatabaseRecord[] {
+    let list = this.#inOrder.get(key);
+    if (list === undefined) {
+      list = [];
+      this.#inOrder.set(key, list);
+    }
+    return list;
+  }
+}
+
 /** One account's objects: accounts never see each other's. */
 export interface AccountObjects {
-  databases: Map<number, DatabaseRecord>;
+  databases: DatabaseMap;
   nodebalancers: Map<number, NodeBalancerRecord>;
   firewalls: Map<number, FirewallRecord>;
 }
@@ -221,7 +333,7 @@ export interface State extends AccountObjects {
   accounts: Map<string, AccountObjects>;
 }
 
-const noObjects = (): AccountObjects => ({ databases: new Map(), nodebalancers: new Map(), firewalls: new Map() });
+const noObjects = (): AccountObjects => ({ databases: new DatabaseMap(), nodebalancers: new Map(), firewalls: new Map() });
 
 /** The state as one account sees it: its own objects, the shared id counters. */
 export function accountState(state: State, account: string): State {
@@ -280,7 +392,7 @@ const deserializeObjects = (o: SerializedObjects, platform: DatabasePlatform): A
   // legacy), so they keep the shape they were served in (a database created under
   // --platform current already has the current platform's port, version and encryption).
   // Databases saved before engine parameters, private networks and forks existed have none.
-  databases: new Map(o.databases.map((d) => {
+  databases: new DatabaseMap(o.databases.map((d) => {
     const old = d as Partial<DatabaseRecord>;
     return [d.id, { ...d, platform: old.platform ?? platform, engine_config: old.engine_config ?? {}, private_network: old.private_network ?? null, fork: old.fork ?? null }];
   })),

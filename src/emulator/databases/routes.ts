@@ -3,19 +3,20 @@
 // platform) suspend/resume, forks, engine parameters, private networks and in-place resizes.
 import { grantCreated, requireEntity, requireGlobalGrant, requireUnrestricted, entityPermission } from "../auth.ts";
 import { DATABASE_TYPES, ENGINES, findDatabaseType, renderDatabaseType } from "../catalog.ts";
-import type { RequestContext, Route, RouteResult } from "../context.ts";
+import { RawJson, type RequestContext, type Route, type RouteResult } from "../context.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
 import { applyFilter, type Filterable } from "../filter.ts";
 import { pageRequest, paginate } from "../pagination.ts";
 import { intParam } from "../router.ts";
-import type { DatabaseRecord, DbEngine, DbStatus } from "../store.ts";
+import { noteStateChange, type DatabaseRecord, type DbEngine, type DbStatus } from "../store.ts";
 import { parseBody } from "../validation.ts";
 import { checkEngineConfig, engineConfigCatalogue, mergeEngineConfig } from "./engine-config.ts";
-import { begin, requireNotStatus, requireStatus, settle } from "./lifecycle.ts";
+import { begin, requireNotStatus, requireStatus, settle, settleList } from "./lifecycle.ts";
 import {
   checkCreate, checkFork, checkResize, checkVersionUpgrade, createRecord, findDatabase, labelTaken, legacyRefusal, normalizeAllowList, privateNetwork,
 } from "./model.ts";
-import { renderBackup, renderDatabase, renderListItem } from "./render.ts";
+import { databaseJson, keptDatabaseJson, keptPage, listItemJson, pageJson } from "./render-cache.ts";
+import { renderBackup, renderDatabase } from "./render.ts";
 import { mysqlCreateSchema, postgresCreateSchema, snapshotSchema, updateSchema } from "./schemas.ts";
 
 const DB_FILTERS: Filterable = {
@@ -38,15 +39,50 @@ function list<T>(req: RequestContext, items: readonly T[], filters: Filterable, 
   return { body: paginate(filtered, page, render) };
 }
 
-function visibleDatabases(req: RequestContext, engine: DbEngine | null): DatabaseRecord[] {
-  const out: DatabaseRecord[] = [];
-  for (const db of req.ctx.state.databases.values()) {
-    if (engine !== null && db.engine !== engine) continue;
-    if (entityPermission(req.principal, "database", db.id) === null) continue;
-    settle(req.ctx, db);
-    out.push(db);
+/**
+ * GET /databases/instances (engine null: items in renderListItem's shape) or an engine's
+ * instances (renderDatabase's): the databases the caller may see, in id order, each settled
+ * first (only those with something due: settleList), filtered (X-Filter) and paged. Read from
+ * the account's per-engine order and rendered from each record's kept JSON (render-cache.ts);
+ * the answer is what list() with renderDatabase/renderListItem would write.
+ */
+function databaseList(req: RequestContext, engine: DbEngine | null): RouteResult {
+  const { ctx, principal } = req;
+  const now = ctx.clock.now();
+  const map = ctx.state.databases;
+  const inOrder = map.inOrder(engine);
+  let shown = inOrder;
+  if (principal.user.restricted) {
+    // What entityPermission() grants: any entity grant of the database's id.
+    const granted = new Set(principal.user.grants.database.map((g) => g.id));
+    shown = inOrder.filter((db) => granted.has(db.id));
   }
-  return out;
+  settleList(ctx, map, engine, shown, shown === inOrder, now);
+  const page = pageRequest(req.query);
+  const filter = req.header("x-filter");
+  const unfiltered = filter === undefined || filter.trim() === "";
+  // Pages of a whole list are kept; filtered ones (e.g. a label looked up) and a restricted
+  // user's are only made.
+  const key = unfiltered && shown === inOrder ? `${engine ?? "*"} ${String(page.page)} ${String(page.pageSize)}` : null;
+  const kept = key === null ? null : keptPage(map, key, now);
+  if (kept !== null) return { body: new RawJson(kept) };
+  const items = unfiltered ? shown : applyFilter(shown, filter, DB_FILTERS);
+  const results = items.length;
+  const pages = Math.max(1, Math.ceil(results / page.pageSize));
+  const start = (page.page - 1) * page.pageSize;
+  const end = Math.min(results, start + page.pageSize);
+  const data: string[] = [];
+  let timed = false;
+  for (let i = start; i < end; i++) {
+    const db = items[i] as DatabaseRecord;
+    data.push(engine === null ? listItemJson(db, now) : databaseJson(db, now));
+    if (db.platform === "current") timed = true;
+  }
+  return {
+    body: new RawJson(key !== null
+      ? pageJson(map, key, data, page.page, pages, results, timed, now)
+      : `{"data":[${data.join(",")}],"page":${String(page.page)},"pages":${String(pages)},"results":${String(results)}}`),
+  };
 }
 
 function load(req: RequestContext, engine: DbEngine, level: "read_only" | "read_write"): DatabaseRecord {
@@ -104,7 +140,7 @@ function engineRoutes(engine: DbEngine): Route[] {
   return [
     {
       method: "GET", template: base, area: "databases", level: "read_only",
-      handler: (req) => list(req, visibleDatabases(req, engine), DB_FILTERS, (db) => renderDatabase(db, { now: req.ctx.clock.now() })),
+      handler: (req) => databaseList(req, engine),
     },
     {
       method: "POST", template: base, area: "databases", level: "read_write",
@@ -122,7 +158,12 @@ function engineRoutes(engine: DbEngine): Route[] {
     },
     {
       method: "GET", template: one, area: "databases", level: "read_only",
-      handler: (req) => ({ body: renderDatabase(load(req, engine, "read_only"), { now: req.ctx.clock.now() }) }),
+      handler: (req) => {
+        const db = load(req, engine, "read_only");
+        const now = req.ctx.clock.now();
+        const kept = keptDatabaseJson(db, now);
+        return { body: kept === null ? renderDatabase(db, { now }) : new RawJson(kept) };
+      },
     },
     {
       method: "PUT", template: one, area: "databases", level: "read_write",
@@ -210,6 +251,8 @@ function engineRoutes(engine: DbEngine): Route[] {
         db.pendingPassword = { value: req.ctx.random.string(24), at: req.ctx.clock.now() + req.ctx.transitionMs };
         db.updated = req.ctx.clock.now();
         db.credentialsReset = true;
+        // A change lists settle at a time of its own (lifecycle.ts nextChange).
+        noteStateChange();
         return OK;
       },
     },
@@ -369,7 +412,7 @@ export function databaseRoutes(): Route[] {
     },
     {
       method: "GET", template: "/databases/instances", area: "databases", level: "read_only",
-      handler: (req) => list(req, visibleDatabases(req, null), DB_FILTERS, (db) => renderListItem(db, req.ctx.clock.now())),
+      handler: (req) => databaseList(req, null),
     },
     // The engine parameters a current-platform database's engine_config may set (recorded:
     // X-Accepted-Oauth-Scopes `*`, like engines and types).
