@@ -52,6 +52,25 @@ describe("ListCache", () => {
     expect((await s.cache.get(1, 10_000, signal))?.status).toBe("restoring");
   });
 
+  it("an object created while a list is on its way: the create's answer stands if that list lacks it (no GET); a later list's state wins", async () => {
+    const s = source();
+    await s.cache.get(1, 10_000, signal);
+    await new Promise((r) => setTimeout(r, 2));
+    const open = s.hold();
+    const pending = s.cache.get(1, 1, signal); // a list on its way, taken before the create
+    expect(s.lists).toBe(2);
+    s.state.set(3, { id: 3, status: "provisioning" });
+    s.cache.put({ id: 3, status: "provisioning" });
+    open();
+    await pending;
+    expect((await s.cache.get(3, 10_000, signal))?.status).toBe("provisioning");
+    expect(s.gets).toBe(0);
+    s.state.set(3, { id: 3, status: "active" });
+    await new Promise((r) => setTimeout(r, 2));
+    expect((await s.cache.get(3, 1, signal))?.status).toBe("active");
+    expect(s.gets).toBe(0);
+  });
+
   it("a whole invalidation while a list is on its way: nothing from that list is served", async () => {
     const s = source();
     const open = s.hold();

@@ -26,6 +26,13 @@ export class ListCache<T extends { id: number }> {
    * bring it back. Only reads on their way can be such, so it is emptied whenever none is.
    */
   private readonly invalidated = new Map<number, number>();
+  /**
+   * What creates answered while reads were on their way: a list taken before the create lacks
+   * the new object, and then keeps what the create answered (instead of a GET each, which a
+   * burst of creates meeting one list after another would cost); a list that has it has a state
+   * no older than the create's. Emptied with `invalidated`.
+   */
+  private readonly created = new Map<number, { when: number; obj: T }>();
   private tick = 0;
   /** Lists and GETs on their way. */
   private reading = 0;
@@ -41,7 +48,7 @@ export class ListCache<T extends { id: number }> {
 
   /** Invalidations kept for the reads on their way. */
   get invalidations(): number {
-    return this.invalidated.size;
+    return this.invalidated.size + this.created.size;
   }
 
   /** The object as of at most `maxAgeMillis` ago; undefined when it does not exist. */
@@ -58,7 +65,7 @@ export class ListCache<T extends { id: number }> {
    * discarding the whole list (a new object missing from it would cost a GET each).
    */
   put(obj: T): void {
-    this.invalidated.set(obj.id, ++this.tick);
+    if (this.reading > 0) this.created.set(obj.id, { when: ++this.tick, obj });
     this.snapshot?.byId.set(obj.id, obj);
   }
 
@@ -86,7 +93,10 @@ export class ListCache<T extends { id: number }> {
 
   /** A read settled: with none left on its way, no invalidation can matter to any read (each starts after them all). */
   private doneReading(): void {
-    if (--this.reading === 0) this.invalidated.clear();
+    if (--this.reading === 0) {
+      this.invalidated.clear();
+      this.created.clear();
+    }
   }
 
   private changedSince(previous: Snapshot<T>, now: Snapshot<T>): void {
@@ -110,6 +120,7 @@ export class ListCache<T extends { id: number }> {
         const whole = (this.invalidated.get(-1) ?? 0) > started;
         const byId = new Map(whole ? [] : all.map((o) => [o.id, o]));
         for (const [id, when] of this.invalidated) if (when > started) byId.delete(id);
+        for (const [id, c] of this.created) if (c.when > started && !byId.has(id) && (this.invalidated.get(id) ?? 0) < c.when) byId.set(id, c.obj);
         const snap = { at, byId };
         if (!whole) {
           const previous = this.snapshot;
