@@ -132,6 +132,24 @@ describe("ManagedDatabase ownership and integrity", () => {
     expect(fresh.password).not.toBe(before.password);
   });
 
+  it("3b: a move of `updated` that changes no credentials (a backup) costs one credentials read and no CA read; the Secret keeps its CA (only its as-of annotation moves)", async () => {
+    await create("backed-up", base);
+    const id = Number((await ready("backed-up")).status?.id);
+    const before = await waitFor("Secret", () => secretData("backed-up-connection"), 30_000, 200);
+    const version = (await cluster.core.readNamespacedSecret({ namespace: ns(), name: "backed-up-connection" })).metadata?.resourceVersion;
+    const [creds, cas] = [await linodeCalls(env.operatorLinode, { route: "/credentials", method: "GET" }), await linodeCalls(env.operatorLinode, { route: "/ssl", method: "GET" })];
+    // `updated` is to the second: the backup starts in a later one.
+    await new Promise((r) => setTimeout(r, 1_100));
+    const updated = (await mysql().get(id)).updated;
+    await mysql().createSnapshot(id, { label: "byhand" }); // Cloud Manager, linode-cli, ...
+    await waitFor("updated moved and active again", async () => { const db = await mysql().get(id); return db.updated !== updated && db.status === "active" ? true : undefined; }, 30_000, 100);
+    await waitFor("credentials read again", async () => ((await linodeCalls(env.operatorLinode, { route: "/credentials", method: "GET" })) > creds ? true : undefined), 30_000, 100);
+    await env.repass("ManagedDatabase", key("backed-up"), 2);
+    expect(await linodeCalls(env.operatorLinode, { route: "/ssl", method: "GET" }) - cas).toBe(0);
+    expect((await cluster.core.readNamespacedSecret({ namespace: ns(), name: "backed-up-connection" })).metadata?.resourceVersion).not.toBe(version);
+    expect((await secretData("backed-up-connection"))?.["ca.crt"]).toBe(before["ca.crt"]);
+  });
+
   it("4: a Secret the user already has is never written: SecretConflict, and it survives the resource with all its keys", async () => {
     const users = await cluster.core.createNamespacedSecret({ namespace: ns(), body: { metadata: { name: "mine-connection" }, stringData: { note: "keep me", password: "hunter2" } } });
     const mine = await create("mine", base);
