@@ -74,6 +74,8 @@ export class ConfigReader {
   private readonly fullRefreshMillis: number;
   private readonly random: () => number;
   private readonly seen = new Map<number, Seen>();
+  /** NodeBalancers we just created without a firewall: none to read at their first look. */
+  private readonly createdBare = new Set<number>();
 
   /** `fullRefreshMillis`: the safety net's period, 0 = off. */
   constructor(linode: LinodeClient, fullRefreshMillis: number, random: () => number = Math.random) {
@@ -84,7 +86,7 @@ export class ConfigReader {
 
   /** How many NodeBalancers this reader remembers (a gauge: back to its steady size after deletions). */
   get size(): number {
-    return this.seen.size;
+    return this.seen.size + this.createdBare.size;
   }
 
   async read(nb: NodeBalancer, signal: AbortSignal, opts: ReadOptions): Promise<Attached> {
@@ -108,7 +110,8 @@ export class ConfigReader {
       configs.push({ ...c, nodes: reuse ?? await api.listAllNodes(nb.id, c.id, { signal }) });
     }
     configs.sort((a, b) => a.port - b.port);
-    const firewalls = await this.firewalls(nb.id, prev, full, recorded, opts.firewallsNow, signal);
+    const bare = this.createdBare.delete(nb.id) && prev === undefined && !opts.firewallsNow ? [] : undefined;
+    const firewalls = bare ?? await this.firewalls(nb.id, prev, full, recorded, opts.firewallsNow, signal);
     // The first read's next full one falls anywhere in the period: NodeBalancers first read
     // together (a start, a restart) are then re-read a few at a time, not all in one window.
     const period = this.fullRefreshMillis;
@@ -123,6 +126,11 @@ export class ConfigReader {
   private async firewalls(id: number, prev: Seen | undefined, full: boolean, recorded: Recorded | undefined, now: boolean, signal: AbortSignal): Promise<AttachedFirewall[]> {
     const kept = now ? undefined : prev === undefined ? recorded?.firewalls : !full && prev.firewallsStale !== true ? prev.firewalls : undefined;
     return kept ?? await this.linode.nodeBalancers.listAllFirewalls(id, { signal });
+  }
+
+  /** We created it, with no firewall: its first look need not list them. */
+  createdWithoutFirewall(id: number): void {
+    this.createdBare.add(id);
   }
 
   /** We changed the NodeBalancer (and these configs): read their nodes again, and take its new `updated` as ours. */
@@ -143,6 +151,7 @@ export class ConfigReader {
   /** Read everything again next time (it is gone, or we cannot tell what changed). */
   invalidate(id: number): void {
     this.seen.delete(id);
+    this.createdBare.delete(id);
   }
 }
 

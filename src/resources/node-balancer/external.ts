@@ -173,6 +173,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       throw translateLinodeError(err, "creating the NodeBalancer");
     }
     this.deps.cache.put(nb);
+    if (s.firewallId === undefined) this.deps.configs.createdWithoutFirewall(nb.id);
     return { externalId: String(nb.id), status: { id: nb.id } };
   }
 
