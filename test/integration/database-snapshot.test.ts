@@ -70,8 +70,22 @@ describe("DatabaseSnapshot and restore", () => {
 
   it("takes a snapshot once and mirrors it: Available, with the emulator's backup id", async () => {
     const dbId = await readyDb("one-db");
-    await createSnap("one", "one-db");
+    const dbReads = (): Promise<number> => linodeCalls(env.operatorLinode, { route: "/databases/mysql/instances/{instanceId}", exact: true, method: "GET" });
+    const readsBefore = await dbReads();
+    // The emulator's clock stands still: the backup stays being taken until it moves.
+    env.emulator.setTimeScale(0);
+    try {
+      await createSnap("one", "one-db");
+      await waitFor("one BackingUp", async () => ((await getSnap("one")).status?.phase === "BackingUp" ? true : undefined), 30_000, 100);
+      await env.repass("DatabaseSnapshot", key("one"), 3);
+    } finally {
+      env.emulator.setTimeScale(1);
+    }
+    env.emulator.advance(1);
     const s1 = await available("one");
+    // The database is not read: its ManagedDatabase saw it active (a database busy since would
+    // be the create's refusal); while the backup is being taken nothing asks it either.
+    expect(await dbReads() - readsBefore).toBe(0);
     const backups = await backupsOf(dbId);
     expect(backups).toHaveLength(1);
     expect(s1.status).toMatchObject({ backupId: backups[0]?.id, databaseId: dbId, label: backups[0]?.label, phase: "Available" });

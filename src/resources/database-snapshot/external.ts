@@ -166,7 +166,13 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
       return waiting(reason, `DatabaseSnapshot ${first.metadata.name} (created earlier) is taken first`);
     }
     const api = this.linode.databases.engine(target.engine);
-    const db = await linodeCall("reading the database", () => api.get(target.id, { signal }));
+    // Before the first create, what the ManagedDatabase last observed stands in for a read: busy,
+    // it waits (its database's change wakes this snapshot); active, it is not asked again (a
+    // database busy since is the create's refusal, tried again). After a create, the API says.
+    const seen = m.createPending === undefined ? target.apiStatus : undefined;
+    if (seen === "backing_up") return waiting(DatabaseSnapshotReasons.BackupInProgress, "another backup of the database is in progress");
+    if (seen !== undefined && seen !== "active") return waiting(DatabaseSnapshotReasons.DatabaseNotActive, `the database is ${seen}; snapshots need it active`);
+    const db = seen === "active" ? { status: seen } : await linodeCall("reading the database", () => api.get(target.id, { signal }));
     if (db.status === "backing_up") {
       // Ours (announced and sent) is looked for again soon; someone else's wakes us when the database changes.
       return m.createPending !== undefined

@@ -11,6 +11,8 @@ export interface DatabaseView {
   engine: DatabaseEngine;
   /** The cloud database's id, once it has one. */
   id: number | undefined;
+  /** The API's state of its database as it last observed it (provisioning, active, backing_up, ...). */
+  apiStatus: string | undefined;
   /** The database platform it is on, once observed. */
   platform: "legacy" | "current" | undefined;
   managementPolicy: "Manage" | "Observe";
@@ -33,6 +35,7 @@ export function databaseView(obj: KubeObject): Decoded<DatabaseView> {
     name: obj.metadata.name,
     engine: spec.data.engine,
     id,
+    apiStatus: typeof managed.status?.status === "string" ? managed.status.status : undefined,
     platform: platform.success ? platform.data : undefined,
     managementPolicy: spec.data.managementPolicy,
     paused: isPaused(managed),
