@@ -249,6 +249,10 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       return;
     }
     if (db.status !== "active") {
+      // Looked at again fresh (one GET), not through a list up to a drift window old that would
+      // keep saying it is busy: drift someone made (which leaves it `updating` a while) is put
+      // back once it is active, within the window it was found in.
+      this.deps.cache.invalidate(m.spec.engine, db.id);
       throw new RetryAfterError(R.Waiting, `the database is ${db.status}; changes are applied once it is active`, this.deps.poll.pendingMillis);
     }
     const diff = observed.delta;
