@@ -1,6 +1,7 @@
 // ManagedDatabase ↔ Linode: how to observe, create, update and delete a managed MySQL or
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
+import { z } from "zod";
 import { databasePlatform, isNotFound, type Database, type DatabaseCreateRequest, type ForkInput, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
 import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
@@ -11,7 +12,7 @@ import { normalizeAllowList } from "./allow-list.ts";
 import type { AllowListResolution, DesiredAllowList } from "./allow-list-from.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
 import { diffDatabase, immutableMismatches, isEmptyDiff, type DatabaseDiff } from "./diff.ts";
-import type { BackupsReader } from "./backups.ts";
+import type { BackupsReader, BackupsRecord } from "./backups.ts";
 import type { DatabaseCatalog } from "./catalog.ts";
 import { engineConfigProblems, restarting } from "./engine-config.ts";
 import { parseApiTime, planFork, rfc3339 } from "./fork.ts";
@@ -133,7 +134,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     // at creation; the first automatic one shows at the next refresh or snapshot).
     const fresh = m.spec.databaseId === undefined && Date.now() - parseApiTime(db.created) < KindTimings.freshDatabaseMillis;
     // The current platform has no backups API: nothing is listed (no call), and status shows none.
-    const backups = db.status === "provisioning" || databasePlatform(db) === "current" ? undefined : await this.deps.backups.latest(engine, db.id, this.deps.snapshotsMark(m), fresh, signal);
+    const backups = db.status === "provisioning" || databasePlatform(db) === "current" ? undefined : await this.deps.backups.latest(engine, db.id, this.deps.snapshotsMark(m), fresh, signal, recordedBackups(m.obj.status, db.id));
+    const backupsRead = backups !== undefined ? this.deps.backups.readOf(db.id) : undefined;
     const restored = lastRestore(m);
     const failedAfterRestore = db.status === "failed" && restored !== undefined;
     return {
@@ -144,6 +146,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
         ...statusOf(db),
         ...(m.spec.allowListFrom !== undefined && !("held" in wanted) ? { allowList: allowListStatus(db, wanted) } : {}),
         ...(backups !== undefined ? { backups: backups.slice(0, KindLimits.backupsInStatus).map((b) => ({ id: b.id, type: b.type, label: b.label, created: b.created })) } : {}),
+        ...(backupsRead !== undefined ? { backupsRead } : {}),
       },
       ready: active,
       ...(active ? {} : failedAfterRestore
@@ -392,3 +395,15 @@ export function newPendingUpdates(before: unknown, now: NonNullable<ObservedStat
   const seen = new Set((Array.isArray(before) ? before : []).map((p) => JSON.stringify(p)));
   return now.filter((p) => !seen.has(JSON.stringify(p)));
 }
+
+/** The backups list status recorded for database `id` (what a restarted operator starts from), if whole. */
+function recordedBackups(status: Record<string, unknown> | undefined, id: number): BackupsRecord | undefined {
+  const parsed = recordedBackupsSchema.safeParse(status);
+  if (!parsed.success || parsed.data.id !== id) return undefined;
+  return { at: parsed.data.backupsRead.at, mark: parsed.data.backupsRead.mark, backups: parsed.data.backups };
+}
+const recordedBackupsSchema = z.object({
+  id: z.int(),
+  backupsRead: z.object({ at: z.string(), mark: z.string() }),
+  backups: z.array(z.object({ id: z.int(), type: z.string(), label: z.string(), created: z.string() })).default([]),
+});

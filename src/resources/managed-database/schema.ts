@@ -302,6 +302,10 @@ export const managedDatabaseStatusSchema = z.object({
     label: z.string().meta({ description: "Backup label." }),
     created: z.string().meta({ description: "When the backup was made." }),
   })).optional().meta({ description: "The latest backups (newest first), read on the drift cadence." }),
+  backupsRead: z.object({
+    at: z.string().meta({ description: "When the backups were listed (RFC 3339)." }),
+    mark: z.string().meta({ description: "A digest of this cluster's DatabaseSnapshots of the database then: while it is the same, a restarted operator shows these backups until the refresh period (--backups-refresh-hours) has passed, instead of listing them again." }),
+  }).optional().meta({ description: "When status.backups was listed." }),
   lastRequests: lastRequestsSchema.optional(),
   account: accountRecordSchema.optional(),
   ...commonStatusFields,
