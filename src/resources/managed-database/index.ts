@@ -43,7 +43,8 @@ export const managedDatabaseKind: OperatorKind = {
     deps.cacheEntries?.track("ManagedDatabase.keyOf", () => keyOf.size);
     const snapshotsMark = (m: Managed<ManagedDatabaseSpec>): string => snapshots.list()
       .filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name)
-      .map((s) => JSON.stringify([s.status?.backupId, s.status?.phase])).sort().join(",");
+      // Only the backups they hold: a snapshot moving through Pending and BackingUp changes no backup list.
+      .flatMap((s) => (s.status?.backupId !== undefined ? [JSON.stringify(s.status.backupId)] : [])).sort().join(",");
     const namedId = (spec: ManagedDatabaseSpec): string | undefined => (spec.databaseId !== undefined ? String(spec.databaseId) : undefined);
     const sourceId = (spec: ManagedDatabaseSpec): { id: string; field: string } | undefined => {
       const id = spec.restoreFrom?.pointInTime.databaseId;
