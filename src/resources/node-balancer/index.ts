@@ -31,6 +31,7 @@ export const nodeBalancerKind: OperatorKind = {
       ...(deps.registry !== undefined ? { registry: deps.registry } : {}),
       ...(deps.log !== undefined ? { log: deps.log } : {}),
     });
+    deps.cacheEntries?.track("NodeBalancer.stats.samples", () => stats.size);
     const sources: BackendSources = { nodes: stores.nodes(), services: stores.services(), endpointSlices: stores.endpointSlices() };
     const backends = (m: Managed<NodeBalancerSpec>): EffectiveSpec<NodeBalancerSpec> => withFollowedBackends(m.spec, m.key.namespace, sources);
     /** The NodeBalancers whose nodesFrom may be concerned by a change in `namespace` (any, for a Node). */
@@ -40,10 +41,14 @@ export const nodeBalancerKind: OperatorKind = {
       return parsed.success && parsed.data.some((c) => c.nodesFrom !== undefined && test(c.nodesFrom, namespace)) ? [`${namespace}/${o.metadata.name}`] : [];
     });
     // The list cache and what is read per NodeBalancer are per account: one account's list never answers for another's.
-    const clients = new PerAccount(({ linode }) => {
+    const clients = new PerAccount((account) => {
+      const { linode } = account;
       const api = linode.nodeBalancers;
       const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }) });
       const configs = new ConfigReader(linode, settingValue(nodeBalancerSettings.rereadSeconds, deps.settings) * 1000);
+      account.track("NodeBalancer.listCache", () => cache.size);
+      account.track("NodeBalancer.listCache.invalidated", () => cache.invalidations);
+      account.track("NodeBalancer.configs.seen", () => configs.size);
       const healthMillis = settingValue(nodeBalancerSettings.healthSeconds, deps.settings) * 1000;
       return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends });
     });
