@@ -73,7 +73,7 @@ export const runFlags = {
   "require-credentials-ref": { type: "string", env: "REQUIRE_CREDENTIALS_REF", help: "true, or comma-separated namespaces: their resources must name a token Secret in spec.credentialsRef, never using the operator's (default: none)" },
   "adopt-namespaces": { type: "string", env: "ADOPT_NAMESPACES", help: "true, or comma-separated namespaces: their resources may adopt an existing cloud object by id (spec.databaseId, spec.nodeBalancerId) with the operator's own token, which every namespace shares; elsewhere AdoptionNotAllowed (default: none; with spec.credentialsRef adoption is always allowed)" },
   "read-nodes": { type: "string", env: "READ_NODES", help: "true: list and watch the cluster's Nodes (needs cluster-wide get/list/watch on nodes: the chart's rbac.readNodes), for allow lists that follow them (spec.allowListFrom.nodes); otherwise those are NodesNotReadable (default false)" },
-  concurrency: { type: "string", env: "CONCURRENCY", help: "reconciles in parallel per kind (default 4)" },
+  concurrency: { type: "string", env: "CONCURRENCY", help: "reconciles in parallel per kind, shared fairly among the Linode accounts objects act in (default 4)" },
   "leader-elect": { type: "string", env: "LEADER_ELECT", help: "true|false: elect a leader on a Lease (default true)" },
   "leader-election-namespace": { type: "string", env: "POD_NAMESPACE", help: "namespace of the Lease (default: the pod's, else default)" },
   "leader-election-id": { type: "string", env: "LEADER_ELECTION_ID", help: "name of the Lease (default linode-operator)" },

@@ -25,6 +25,11 @@ export const faultConfigSchema = z.object({
   retryAfterSeconds: z.number().int().min(0).default(1),
   /** Only requests whose "METHOD /template" starts with one of these are affected (all if empty). */
   routes: z.array(z.string()).default([]),
+  /**
+   * Only requests made with one of these tokens are affected (all if empty): one account's API
+   * can misbehave while the others' answer normally, as when a noisy neighbour is measured.
+   */
+  tokens: z.array(z.string()).default([]),
   seed: z.number().int().optional(),
 });
 export type FaultConfig = z.infer<typeof faultConfigSchema>;
@@ -52,9 +57,14 @@ export class Faults {
     this.#random = new Random(config.seed ?? seed);
   }
 
-  plan(routeKey: string): FaultPlan | null {
+  /**
+   * What happens to one request. `token`: the caller's (after authentication). A request out of
+   * scope draws nothing, so the decisions for the tokens in scope do not depend on others' traffic.
+   */
+  plan(routeKey: string, token?: string): FaultPlan | null {
     const c = this.config;
     if (c.routes.length > 0 && !c.routes.some((r) => routeKey.startsWith(r))) return null;
+    if (c.tokens.length > 0 && (token === undefined || !c.tokens.includes(token))) return null;
     if (c.burst429 > 0) {
       c.burst429 -= 1;
       return { status429: true, retryAfter: c.retryAfterSeconds, delayMs: 0, errorStatus: null, drop: false, badBody: false };

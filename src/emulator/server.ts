@@ -156,7 +156,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     return send(res, 429, { errors: [{ reason: "Too many requests" }] }, { ...headers, "Retry-After": String(rate.retryAfter) });
   }
 
-  const fault = ctx.faults.plan(routeKey);
+  const fault = ctx.faults.plan(routeKey, principal.token);
   if (fault !== null) {
     if (fault.status429) {
       return send(res, 429, { errors: [{ reason: "Too many requests" }] }, { ...headers, "Retry-After": String(fault.retryAfter) });

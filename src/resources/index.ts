@@ -7,13 +7,14 @@ import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { Controller } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
+import type { ManagedObject } from "../runtime/managed.ts";
 import type { KindDefinition } from "../runtime/kind-definition.ts";
 import { ReferenceProtection } from "../runtime/protection.ts";
 import { InformerPool } from "../runtime/stores.ts";
 import { databaseSnapshotKind } from "./database-snapshot/index.ts";
 import { managedDatabaseKind } from "./managed-database/index.ts";
 import { nodeBalancerKind } from "./node-balancer/index.ts";
-import { accountsRecordedBy, type LinodeAccounts } from "./shared/credentials.ts";
+import { accountsRecordedBy, credentialsFlow, type LinodeAccounts } from "./shared/credentials.ts";
 import type { OperatorKind, ResourceDeps } from "./shared/deps.ts";
 
 export const kinds: OperatorKind[] = [
@@ -43,7 +44,9 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
   });
   // One protection for every kind: a token Secret several kinds use carries one finalizer.
   const protection = new ReferenceProtection(deps.kube, deps.log, deps.metrics.cacheEntries);
-  const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000 };
+  // Each kind's workers are shared fairly among the accounts its objects act in (one answering
+  // late or with 429s cannot hold them all); a kind that inherits its account says so itself.
+  const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000, flowOf: (obj: ManagedObject) => credentialsFlow(obj) };
   const poll = { pendingMillis: deps.config.pollPendingSeconds * 1000, readyMillis: deps.config.pollReadySeconds * 1000 };
   const kindDeps: ResourceDeps = { accounts: deps.accounts, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, cacheEntries: deps.metrics.cacheEntries, log: deps.log, settings: deps.config.kindSettings };
   const controllers = kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, protection, readNodes: deps.config.readNodes, kindDeps }, opts));

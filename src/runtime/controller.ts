@@ -45,6 +45,11 @@ export interface ControllerOptions {
   coalesceMillis?: number;
   /** How soon a pass that met a write conflict runs again (default Timings.conflictRetryMillis). */
   conflictRetryMillis?: number;
+  /**
+   * The flow of an object whose kind names none (ManagedKind.flow): the workers are shared fairly
+   * among flows (workqueue.ts, flows.ts). Neither: one flow, first come first served.
+   */
+  flowOf?: (obj: ManagedObject) => string;
 }
 
 export type ControllerDeps<D> = {
@@ -132,14 +137,6 @@ export class Controller<D = unknown> {
       informer: { logger: this.log, ...(opts.watchdogMillis !== undefined ? { watchdogMillis: opts.watchdogMillis } : {}) },
       onRestart: (informer, reason) => m?.informerRestarts.inc({ informer, reason }),
     });
-    this.queue = new WorkQueue({
-      ...(opts.backoff !== undefined ? { backoff: opts.backoff } : {}),
-      observer: {
-        depth: (d) => m?.queueDepth.set({ kind: this.kindName }, d),
-        retried: () => m?.queueRetries.inc({ kind: this.kindName }),
-      },
-    });
-
     const pool = this.pool;
     const storeFor = (target: Target): SharedStore<KubeObject> => ("kind" in target
       ? pool.store(target.kind)
@@ -158,6 +155,21 @@ export class Controller<D = unknown> {
       nodes: () => nodes(), services: () => services(), endpointSlices: () => endpointSlices(),
     };
     this.kind = module.build({ deps: deps.kindDeps as D, stores, events: deps.events, wake: (key) => { this.enqueue(key); } });
+    const flowOf = (obj: ManagedObject): string => this.kind.flow?.(obj) ?? opts.flowOf?.(obj) ?? "";
+    this.queue = new WorkQueue({
+      ...(opts.backoff !== undefined ? { backoff: opts.backoff } : {}),
+      flows: {
+        workers: opts.concurrency,
+        // A key whose object is gone goes in flow "" (its pass only forgets it: quick).
+        of: (key) => { const obj = this.self.getByKey(key); return obj === undefined ? "" : flowOf(obj); },
+        // A flow settling is looked at every pending poll: its share is kept for two of them.
+        lingerMillis: 2 * this.kind.poll.pendingMillis,
+      },
+      observer: {
+        depth: (d) => m?.queueDepth.set({ kind: this.kindName }, d),
+        retried: () => m?.queueRetries.inc({ kind: this.kindName }),
+      },
+    });
 
     this.self.onEvent((ev, obj, old) => {
       const key = objectKey(obj);

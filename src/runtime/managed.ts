@@ -298,6 +298,13 @@ export interface ManagedKind<Spec, Ext, Status, Delta = undefined> {
    * forged annotation is never taken over.
    */
   legacyId?(obj: ManagedObject): string | undefined;
+  /**
+   * What the object's work depends on that may be slow for a while without the rest being so
+   * (e.g. the Linode account it acts in: one account's API may answer late or 429): the
+   * controller's workers are shared fairly among these flows, so one cannot hold them all.
+   * Cheap: asked each time the object is queued. Default: the controller's (ControllerOptions.flowOf).
+   */
+  flow?(obj: ManagedObject): string;
 }
 
 // The runtime handles every kind the same way; the kind's type parameters stay inside it.

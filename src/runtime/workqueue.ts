@@ -1,8 +1,10 @@
 // A work queue with client-go semantics: keys, not events. A key is queued at most once
 // (dirty set), never handed to two workers at once (processing set: a key re-added while
 // processing runs once more afterwards), delayed adds keep the earliest due time, and
-// failures back off per key exponentially with jitter until forgotten.
+// failures back off per key exponentially with jitter until forgotten. With flows (e.g. one per
+// Linode account), keys queue per flow and the workers are shared fairly among them (flows.ts).
 import type { CacheEntries } from "../metrics/cache-entries.ts";
+import { FlowShares } from "./flows.ts";
 import { Timings } from "./timings.ts";
 
 export interface BackoffPolicy {
@@ -22,13 +24,26 @@ export interface QueueObserver {
 
 /** Counts a queue's keys, by where they are, as `<prefix>.workqueue.<where>` maps. */
 export function trackQueue(entries: CacheEntries | undefined, prefix: string, queue: WorkQueue): void {
-  for (const where of ["queued", "dirty", "processing", "delayed", "failures"] as const) entries?.track(`${prefix}.workqueue.${where}`, () => queue.sizes[where]);
+  for (const where of ["queued", "dirty", "processing", "delayed", "failures", "flows"] as const) entries?.track(`${prefix}.workqueue.${where}`, () => queue.sizes[where]);
+}
+
+/** Keys grouped into flows whose shares of the workers are kept fair. */
+export interface FlowOptions {
+  /** The flow a key belongs to (read when it is queued), e.g. its object's Linode account. */
+  of(key: string): string;
+  /** How many workers take keys from the queue. */
+  workers: number;
+  /** How long after its last pass a flow keeps its share (FlowShares); default 0. */
+  lingerMillis?: number;
 }
 
 export class WorkQueue {
-  private readonly queue: string[] = [];
+  /** Queued keys in order, per flow (one flow, "", without flow options). */
+  private readonly queues = new Map<string, string[]>();
+  private queued = 0;
   private readonly dirty = new Set<string>();
-  private readonly processing = new Set<string>();
+  /** Keys being worked on, with the flow each was taken from. */
+  private readonly processing = new Map<string, string>();
   private readonly delayed = new Map<string, { due: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
@@ -36,18 +51,23 @@ export class WorkQueue {
   private readonly backoff: BackoffPolicy;
   private readonly observer: QueueObserver;
   private readonly random: () => number;
+  private readonly flowOf: (key: string) => string;
+  private readonly shares: FlowShares | undefined;
 
-  constructor(opts: { backoff?: Partial<BackoffPolicy>; observer?: QueueObserver; random?: () => number } = {}) {
+  constructor(opts: { backoff?: Partial<BackoffPolicy>; observer?: QueueObserver; random?: () => number; flows?: FlowOptions } = {}) {
     this.backoff = { ...defaultBackoff, ...opts.backoff };
     this.observer = opts.observer ?? {};
     this.random = opts.random ?? Math.random;
+    const flows = opts.flows;
+    this.flowOf = flows === undefined ? () => "" : (key) => flows.of(key);
+    this.shares = flows === undefined ? undefined : new FlowShares(flows.workers, { lingerMillis: flows.lingerMillis ?? 0 });
   }
 
-  get length(): number { return this.queue.length; }
+  get length(): number { return this.queued; }
   get inFlight(): number { return this.processing.size; }
-  /** Keys it holds, by where (every one must drain back once their objects are gone). */
-  get sizes(): { queued: number; dirty: number; processing: number; delayed: number; failures: number } {
-    return { queued: this.queue.length, dirty: this.dirty.size, processing: this.processing.size, delayed: this.delayed.size, failures: this.failures.size };
+  /** Keys it holds, by where (every one must drain back once their objects are gone), and the flows it keeps a turn for. */
+  get sizes(): { queued: number; dirty: number; processing: number; delayed: number; failures: number; flows: number } {
+    return { queued: this.queued, dirty: this.dirty.size, processing: this.processing.size, delayed: this.delayed.size, failures: this.failures.size, flows: this.shares?.remembered(this.queues.keys()) ?? 0 };
   }
   get isShuttingDown(): boolean { return this.shuttingDown; }
 
@@ -57,15 +77,13 @@ export class WorkQueue {
     this.dirty.add(key);
     this.observer.added?.(key);
     if (this.processing.has(key)) return;
-    const waiter = this.waiters.shift();
-    if (waiter !== undefined) {
-      this.dirty.delete(key);
-      this.processing.add(key);
-      waiter(key);
-      return;
-    }
-    this.queue.push(key);
-    this.observer.depth?.(this.queue.length);
+    const flow = this.flowOf(key);
+    const queue = this.queues.get(flow);
+    if (queue === undefined) this.queues.set(flow, [key]);
+    else queue.push(key);
+    this.queued++;
+    this.observer.depth?.(this.queued);
+    this.dispatch();
   }
 
   /** Adds the key after a delay; an earlier pending due time for the same key wins. */
@@ -101,23 +119,50 @@ export class WorkQueue {
 
   /** Next key to work on, or undefined once the queue shuts down. */
   get(): Promise<string | undefined> {
-    const key = this.queue.shift();
-    if (key !== undefined) {
-      this.dirty.delete(key);
-      this.processing.add(key);
-      this.observer.depth?.(this.queue.length);
-      return Promise.resolve(key);
-    }
+    const key = this.take();
+    if (key !== undefined) return Promise.resolve(key);
     if (this.shuttingDown) return Promise.resolve(undefined);
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
   /** Marks the key finished; if it was re-added meanwhile it is queued again. */
   done(key: string): void {
+    const flow = this.processing.get(key);
     this.processing.delete(key);
+    if (flow !== undefined) {
+      this.shares?.finished(flow);
+      if (!this.queues.has(flow)) this.shares?.idle(flow);
+    }
     if (this.dirty.has(key) && !this.shuttingDown) {
       this.dirty.delete(key);
       this.add(key);
+    }
+    // A worker is free: a flow that held its share may go on.
+    this.dispatch();
+  }
+
+  /** The next key a free worker may take (the fairest flow's oldest), marked as being worked on; none if every flow waiting holds its share. */
+  private take(): string | undefined {
+    if (this.queued === 0) return undefined;
+    const flow = this.shares === undefined ? "" : this.shares.next(this.queues.keys());
+    const queue = flow === undefined ? undefined : this.queues.get(flow);
+    const key = queue?.shift();
+    if (flow === undefined || queue === undefined || key === undefined) return undefined;
+    if (queue.length === 0) this.queues.delete(flow);
+    this.queued--;
+    this.dirty.delete(key);
+    this.processing.set(key, flow);
+    this.shares?.started(flow);
+    this.observer.depth?.(this.queued);
+    return key;
+  }
+
+  /** Hands queued keys to waiting workers while there are both (and a flow under its share). */
+  private dispatch(): void {
+    while (this.waiters.length > 0) {
+      const key = this.take();
+      if (key === undefined) return;
+      this.waiters.shift()?.(key);
     }
   }
 

@@ -24,10 +24,17 @@ export interface BenchSetup {
   stop(): Promise<void>;
 }
 
-/** `tokens`: the emulator's tokens (default ["bench-token"], the operator's unless its env says LINODE_TOKEN). */
-export async function startBench(opts: { provisionSeconds: number; rateLimits?: false; tokens?: string[] }): Promise<BenchSetup> {
+/**
+ * `tokens`: the emulator's tokens (default ["bench-token"], the operator's unless its env says
+ * LINODE_TOKEN); `accountTokens`: more tokens, each in an account of its own name (objects and
+ * rate limits apart), for resources that name them in spec.credentialsRef.
+ */
+export async function startBench(opts: { provisionSeconds: number; rateLimits?: false; tokens?: string[]; accountTokens?: Record<string, string[]> }): Promise<BenchSetup> {
   const cp = await startControlPlane({ controllerManager: false });
-  const emulator = await startEmulator({ port: 0, tokens: opts.tokens ?? ["bench-token"], provisionSeconds: opts.provisionSeconds, ...(opts.rateLimits === false ? { rateLimits: false } : {}) });
+  const emulator = await startEmulator({
+    port: 0, tokens: opts.tokens ?? ["bench-token"], provisionSeconds: opts.provisionSeconds,
+    ...(opts.rateLimits === false ? { rateLimits: false } : {}), ...(opts.accountTokens !== undefined ? { accountTokens: opts.accountTokens } : {}),
+  });
   const procs: OperatorProcess[] = [];
   const dist = await mkdtemp(join(tmpdir(), "linode-operator-bench-dist-"));
   const stop = async (): Promise<void> => {

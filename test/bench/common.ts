@@ -84,8 +84,8 @@ export function tallyFaults(emulator: RunningEmulator): FaultTally {
   const tally: FaultTally = { status429: 0, errors: 0, drops: 0, delayed: 0 };
   const faults = emulator.context.faults;
   const plan = faults.plan.bind(faults);
-  faults.plan = (routeKey: string): FaultPlan | null => {
-    const p = plan(routeKey);
+  faults.plan = (routeKey: string, token?: string): FaultPlan | null => {
+    const p = plan(routeKey, token);
     if (p?.status429 === true) tally.status429++;
     else if (p?.errorStatus != null) tally.errors++;
     else if (p?.drop === true) tally.drops++;

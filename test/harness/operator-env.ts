@@ -10,7 +10,7 @@ import { Controller } from "../../src/runtime/controller.ts";
 import { ReferenceProtection } from "../../src/runtime/protection.ts";
 import { InformerPool } from "../../src/runtime/stores.ts";
 import { keepRecordedAccounts, kinds } from "../../src/resources/index.ts";
-import { LinodeAccounts } from "../../src/resources/shared/credentials.ts";
+import { credentialsFlow, LinodeAccounts } from "../../src/resources/shared/credentials.ts";
 import type { ResourceDeps } from "../../src/resources/shared/deps.ts";
 import type { TestCluster } from "./cluster.ts";
 import { installCrds } from "./crds.ts";
@@ -76,6 +76,8 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   clientRetry?: Partial<RetryPolicy>;
   /** How long a token's client no object records is kept after its last use (the operator's: 5 min). */
   unusedAccountReleaseMillis?: number;
+  /** Reconciles in parallel per kind (default 4). */
+  concurrency?: number;
 } = {}): Promise<OperatorEnv> {
   await installCrds(cluster);
   const emulator = opts.reuseEmulator ?? await startEmulator({
@@ -113,9 +115,10 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
       ...opts.settings,
     },
   };
+  // The workers shared fairly among accounts (flowOf), as buildControllers does.
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
     ...deps, informers, protection, readNodes: opts.readNodes ?? false, onStatusWrite: () => { writes++; }, onPass: countPass(kind.type.kind), kindDeps,
-  }, { concurrency: 4, coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 } })]));
+  }, { concurrency: opts.concurrency ?? 4, coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 }, flowOf: (obj) => credentialsFlow(obj) })]));
   keepRecordedAccounts(accounts, Object.values(controllers));
   await Promise.all(Object.values(controllers).map((c) => c.start()));
   const controller = controllers.ManagedDatabase;

@@ -3,7 +3,7 @@
 // limits and its siblings (woken when one of them changes).
 import { EXTERNAL_ID_ANNOTATION, referrersIndex, type Managed, type ManagedKind, type ManagedObject } from "../../runtime/contract.ts";
 import type { DatabaseBackup } from "../../linode/index.ts";
-import { AccountScope, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
+import { AccountScope, credentialsFlow, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
 
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
@@ -58,6 +58,11 @@ export const databaseSnapshotKind: OperatorKind = {
       legacyId: (obj) => {
         const id = parseSnapshotId(obj.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "");
         return id !== undefined && hasBackup(obj, id) ? `${id.engine}/${String(id.databaseId)}/${String(id.backupId)}` : undefined;
+      },
+      // Its workers are shared among accounts as its database's are: it acts in that one's.
+      flow: (obj) => {
+        const name = specRefName(obj, "databaseRef");
+        return credentialsFlow(obj, name === undefined ? undefined : databases.get(obj.metadata.namespace ?? "", name));
       },
       references: [scope.credentials, databaseReference],
       watches: [{

@@ -19,7 +19,7 @@ import { tokenId, type LinodeClient } from "../../linode/index.ts";
 import type { CacheEntries, Untrack } from "../../metrics/cache-entries.ts";
 import { reference, TerminalError, type ConnectionSource, type ExternalClient, type ExternalReader, type KubeObject, type Managed, type ManagedObject, type Observation, type Reference, type SecretObject, type Selectors } from "../../runtime/contract.ts";
 
-import { accountRecordSchema, type AccountRecord, type CredentialsRef } from "./schema.ts";
+import { accountRecordSchema, specRefName, type AccountRecord, type CredentialsRef } from "./schema.ts";
 import { SharedReasons } from "./reasons.ts";
 
 export type { AccountRecord } from "./schema.ts";
@@ -226,6 +226,24 @@ export function recordedAccount(obj: ManagedObject | undefined): AccountRecord |
   const parsed = accountRecordSchema.safeParse(obj?.status?.account);
   return parsed.success ? parsed.data : undefined;
 }
+
+/**
+ * The flow an object's work belongs to in its controller's queue (ManagedKind.flow): the
+ * credentials it acts with, as the object itself says — spec.credentialsRef, else what its status
+ * recorded, else `inherits` (e.g. a snapshot's database), else the operator's own token — so the
+ * workers are shared fairly among accounts and one whose API answers late or 429 cannot hold
+ * them all. Known by the Secret, not the token: nothing is read or hashed per queued key; two
+ * Secrets holding one token are two flows (sharing that token's budget, as they would anyway).
+ */
+export function credentialsFlow(obj: ManagedObject, inherits?: ManagedObject): string {
+  const own = specRefName(obj, "credentialsRef");
+  if (own !== undefined) return `${obj.metadata.namespace ?? ""}/${own}`;
+  const recorded = recordedAccount(obj);
+  if (recorded !== undefined) return recorded.credentialsRef === undefined ? OPERATOR_FLOW : `${obj.metadata.namespace ?? ""}/${recorded.credentialsRef.name}`;
+  return inherits !== undefined ? credentialsFlow(inherits) : OPERATOR_FLOW;
+}
+/** The flow of objects acting with the operator's own token (not a Secret's name: it has no slash). */
+const OPERATOR_FLOW = "operator";
 
 /** A token Secret's data, decoded once per pass (which key holds the token is the referrer's to say). */
 export type SecretData = Readonly<Record<string, string>>;
