@@ -22,7 +22,7 @@ import { openConnections } from "../harness/sockets.ts";
 import { startBench } from "./bench-setup.ts";
 import { isReady, kubectl, listAll, quantile, say, secs, sleep, watchKind } from "./common.ts";
 import { callsByRoute, callsOf, classify, linodeCalls, minus, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
-import { saveResult, type Chart, type Figure, type Table } from "./report/result.ts";
+import { resultCollector, saveResult } from "./report/result.ts";
 
 const [M, B, S, steadyMinutes, readySeconds] = [1000, 200, 300, 12, 60].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number, number];
 const PROVISION_SECONDS = 5;
@@ -31,14 +31,7 @@ const kinds: { kind: CallKind; type: ResourceType; n: number }[] = [
   { kind: "ManagedDatabase", type: mdbType, n: M }, { kind: "NodeBalancer", type: nbType, n: B }, { kind: "DatabaseSnapshot", type: snapType, n: S },
 ];
 const total = M + B + S;
-const figures: Figure[] = [];
-const tables: Table[] = [];
-const charts: Chart[] = [];
-const notes: string[] = [];
-const figure = (label: string, value: number | string, unit?: string, target?: string, met?: boolean): void => {
-  figures.push({ label, value, ...(unit !== undefined ? { unit } : {}), ...(target !== undefined ? { target } : {}), ...(met !== undefined ? { met } : {}) });
-  say(`  ${label}: ${String(value)}${unit !== undefined ? ` ${unit}` : ""}${target !== undefined ? ` (target ${target}${met === undefined ? "" : met ? ", met" : ", NOT met"})` : ""}`);
-};
+const { figures, tables, charts, notes, figure } = resultCollector(say);
 
 // BENCH_UNLIMITED=1 (the 10k mode: memory and steady calls at scale): the emulator has no rate
 // limit and the operator spends all of its own budget (1,840 calls a minute); BENCH_RESULT names

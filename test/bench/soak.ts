@@ -17,7 +17,7 @@ import { LinodeClient } from "../../src/linode/index.ts";
 import { startBench } from "./bench-setup.ts";
 import { kubectl, quantile, say, sleep } from "./common.ts";
 import type { CallKind } from "./metrics.ts";
-import { saveResult, type Chart, type Figure, type Table } from "./report/result.ts";
+import { resultCollector, saveResult, type Chart } from "./report/result.ts";
 import {
   auditCloud, BENCH_NS, CREDENTIALS_LABEL, deleteAndRecreate, listResources, manifest, notReady, pick, random, rssSlopePerHour,
   sampleOperator, soakObjects, TOKEN_SECRET, update, type Sample,
@@ -36,14 +36,7 @@ const ROTATION_QUIET_MINUTES = 6;
 /** A map is back when it is within the passes in flight at that moment (the concurrency, 8) and 2 % of its steady size. */
 const backTo = (steady: number, now: number): boolean => now <= steady * 1.02 + 8;
 const kinds: CallKind[] = ["ManagedDatabase", "NodeBalancer", "DatabaseSnapshot"];
-const figures: Figure[] = [];
-const tables: Table[] = [];
-const charts: Chart[] = [];
-const notes: string[] = [];
-const figure = (label: string, value: number | string, unit?: string, target?: string, met?: boolean): void => {
-  figures.push({ label, value, ...(unit !== undefined ? { unit } : {}), ...(target !== undefined ? { target } : {}), ...(met !== undefined ? { met } : {}) });
-  say(`  ${label}: ${String(value)}${unit !== undefined ? ` ${unit}` : ""}${target !== undefined ? ` (target ${target}${met === undefined ? "" : met ? ", met" : ", NOT met"})` : ""}`);
-};
+const { figures, tables, charts, notes, figure } = resultCollector(say);
 const round2 = (x: number): number => Math.round(x * 100) / 100;
 
 const bench = await startBench({ provisionSeconds: PROVISION_SECONDS });

@@ -55,3 +55,13 @@ export async function saveResult(result: Omit<BenchResult, "ranAt" | "machine">)
     process.stderr.write(`benchmark report not regenerated: ${err instanceof Error ? err.message : String(err)}\n`);
   }
 }
+
+/** What a benchmark gathers as it runs: `figure` records one and prints it with its target. */
+export function resultCollector(say: (line: string) => void): { figures: Figure[]; tables: Table[]; charts: Chart[]; notes: string[]; figure: (label: string, value: number | string, unit?: string, target?: string, met?: boolean) => void } {
+  const figures: Figure[] = [];
+  const figure = (label: string, value: number | string, unit?: string, target?: string, met?: boolean): void => {
+    figures.push({ label, value, ...(unit !== undefined ? { unit } : {}), ...(target !== undefined ? { target } : {}), ...(met !== undefined ? { met } : {}) });
+    say(`  ${label}: ${String(value)}${unit !== undefined ? ` ${unit}` : ""}${target !== undefined ? ` (target ${target}${met === undefined ? "" : met ? ", met" : ", NOT met"})` : ""}`);
+  };
+  return { figures, tables: [], charts: [], notes: [], figure };
+}
