@@ -45,7 +45,11 @@ export class References<Spec> {
         return [...all].map((name) => `${obj.metadata.namespace ?? ""}/${name}`);
       };
       self.addIndex(index, refersTo);
-      store.onEvent((_ev, obj, old) => {
+      store.onEvent((ev, obj, old) => {
+        // A change that leaves what referrers read of it alone (its decoded view: kinds read
+        // nothing else) wakes none of them: a database's status write carrying only its backups
+        // does not send each of its snapshots to look at the cloud again.
+        if (ev === "update" && old !== undefined && sameDecoded((o) => ref.decode(o), obj, old)) return;
         for (const o of old === undefined ? [obj] : [obj, old]) {
           for (const referrer of self.byIndex(index, objectKey(o))) enqueue(objectKey(referrer));
         }
@@ -89,6 +93,11 @@ export class References<Spec> {
     }
     return unresolved === undefined ? { refs } : { refs, unresolved };
   }
+}
+
+/** Whether two states of a referenced object decode the same (value and readiness). */
+function sameDecoded(decode: (obj: KubeObject) => unknown, a: KubeObject, b: KubeObject): boolean {
+  return JSON.stringify(decode(a)) === JSON.stringify(decode(b));
 }
 
 /** Subscribes `enqueue` to the keys a secondary watch maps each change to (old and new state). */

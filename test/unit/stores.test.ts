@@ -104,6 +104,26 @@ describe("shared stores and indexes", () => {
     expect(woken).toEqual([]);
   });
 
+  it("references: a change that leaves the decoded view alone wakes no referrer", async () => {
+    const { kube, pool } = setup();
+    const self = pool.store<ManagedObject>(gadgetType);
+    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);
+    // What the kind reads of the Secret: its `tier` label only.
+    const refs = new References<{ tls?: string }>([reference({ name: "tls", target: { secrets: {} }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []), decode: (o) => ({ value: o.metadata.labels?.tier }) })], storeFor);
+    const woken: string[] = [];
+    refs.wire(self, (raw) => raw as { tls?: string }, (key) => woken.push(key));
+    await kube.createCustom(gadgetType, ns, { metadata: { name: "web" }, spec: { tls: "cert-v" } });
+    await kube.applySecret(secret("cert-v", { tier: "gold" }));
+    await pool.startAndSync();
+    await settle();
+    woken.length = 0; // what the first sync added
+    await kube.applySecret(secret("cert-v", { tier: "gold", note: "annotated elsewhere" }));
+    await settle();
+    expect(woken).toEqual([]);
+    await kube.applySecret(secret("cert-v", { tier: "silver", note: "annotated elsewhere" }));
+    await eventually(() => { expect([...new Set(woken)]).toEqual([`${ns}/web`]); });
+  });
+
   it("resolves references from the cache: found, not found, not ready; nothing is required while deleting", async () => {
     const { kube, pool } = setup();
     const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);
