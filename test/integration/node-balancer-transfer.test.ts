@@ -28,6 +28,9 @@ describe("NodeBalancer transfer counters", () => {
     expect(shown.in).toBeGreaterThan(0);
     expect(shown.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
 
+    // Settled: status also records the `updated` its read can be trusted with (3 s after it).
+    await waitFor("updated recorded", async () => (typeof (await get("busy")).status?.updated === "string" ? true : undefined), 30_000, 100);
+    await env.repass("NodeBalancer", key("busy"), 1);
     const writes = env.statusWrites();
     for (let i = 0; i < 5; i++) {
       env.emulator.advance(600);
