@@ -69,6 +69,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
 
   /** Databases whose allow-list update this process still spaces. */
   get allowListSpaced(): number {
+    this.forgetSpacedBefore(Date.now());
     return this.allowListUpdated.size;
   }
 
@@ -271,7 +272,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     }
     if (Object.keys(diff.update).length > 0) {
       await linodeCall(`updating ${diff.summary}`, () => api.update(db.id, diff.update, { signal }));
-      if (diff.update.allowList !== undefined) this.spaceAllowList(db.id);
+      // Only lists that follow the cluster are spaced (a list only people edit is sent at once).
+      if (diff.update.allowList !== undefined && m.spec.allowListFrom !== undefined) this.spaceAllowList(db.id);
       this.deps.cache.invalidate(m.spec.engine, db.id);
       const restart = restarting(diff.engineConfigPaths ?? [], await this.deps.catalog.engineParameters(m.spec.engine, signal));
       if (restart.length > 0) {
@@ -311,8 +313,13 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
   /** Remembers the update, and forgets those whose interval has passed (a deleted database's with them). */
   private spaceAllowList(id: number): void {
     const now = Date.now();
-    for (const [other, at] of this.allowListUpdated) if (now - at >= this.deps.allowListIntervalMillis) this.allowListUpdated.delete(other);
+    this.forgetSpacedBefore(now);
     this.allowListUpdated.set(id, now);
+  }
+
+  /** Updates whose interval has passed space nothing any more (a deleted database's with them). */
+  private forgetSpacedBefore(now: number): void {
+    for (const [other, at] of this.allowListUpdated) if (now - at >= this.deps.allowListIntervalMillis) this.allowListUpdated.delete(other);
   }
 
   afterObserve(m: Managed<ManagedDatabaseSpec>, observed: ObservedDatabase, signal: AbortSignal): Promise<AfterObserve | undefined> {
