@@ -122,23 +122,17 @@ async function save(r: { startMs: number; seedMs: number; one: Measured; firstPa
     label, value: Math.round(m.rps), unit: "req/s", ...(target ? { target: "≥ 1,000 req/s", met: m.rps >= TARGET_RPS } : {}),
   });
   const ms = (label: string, v: number): Figure => ({ label, value: Number(v.toFixed(2)), unit: "ms" });
+  /** A run's rate with its p50 and p99 latency. */
+  const measured = (label: string, m: Measured, target: boolean): Figure[] => [rps(label, m, target), ms("… p50 latency", m.p50), ms("… p99 latency", m.p99)];
   await saveResult({
     name: "emulator",
     title: `Emulator: a ${String(PAGE_SIZE)}-item page among ${OBJECTS.toLocaleString("en-US")} databases`,
     command: "npm run bench:emulator",
     figures: [
-      rps("One engine's list, a 500-item page (GET /databases/mysql/instances)", r.list, true),
-      ms("… p50 latency", r.list.p50),
-      ms("… p99 latency", r.list.p99),
-      rps("All engines' list, a 500-item page (GET /databases/instances)", r.all, true),
-      ms("… p50 latency", r.all.p50),
-      ms("… p99 latency", r.all.p99),
-      rps("One engine's list after a change each time (kept texts checked per record)", r.changed, false),
-      ms("… p50 latency", r.changed.p50),
-      ms("… p99 latency", r.changed.p99),
-      rps("GET one database", r.one, false),
-      ms("… p50 latency", r.one.p50),
-      ms("… p99 latency", r.one.p99),
+      ...measured("One engine's list, a 500-item page (GET /databases/mysql/instances)", r.list, true),
+      ...measured("All engines' list, a 500-item page (GET /databases/instances)", r.all, true),
+      ...measured("One engine's list after a change each time (kept texts checked per record)", r.changed, false),
+      ...measured("GET one database", r.one, false),
     ],
     tables: [{
       title: "Requests",
