@@ -64,11 +64,21 @@ function since(now: Map<string, number>, base: Map<string, number>): Map<string,
  * sweeps that see pending objects settle (every list call: one serves all of a kind and account),
  * one configs list per NodeBalancer (its backends' health, which Ready reports) with each
  * config's nodes once (the node ids a later rebuild keeps), and one backup read per snapshot
- * (that it is done). What else converging spends is above this floor.
+ * (that it is done: the create answers {}, so this is the backups list that finds it, or a GET
+ * of it). What else converging spends is above this floor.
  */
 function necessaryCalls(routes: Map<string, number>): { total: number; byRoute: Map<string, number> } {
   const byRoute = new Map<string, number>();
-  for (const [key, v] of routes) {
+  // One backup read per snapshot, per engine: lists first, then GETs for the rest.
+  const backupReads = new Map<string, number>([["mysql", Math.ceil(S / 2)], ["postgresql", Math.floor(S / 2)]]);
+  const backupRead = (route: string, v: number): number => {
+    const engine = route.includes("mysql") ? "mysql" : "postgresql";
+    const n = Math.min(v, backupReads.get(engine) ?? 0);
+    backupReads.set(engine, (backupReads.get(engine) ?? 0) - n);
+    return n;
+  };
+  const ordered = [...routes].sort(([a], [b]) => Number(/\{backupId\}$/.test(a)) - Number(/\{backupId\}$/.test(b)));
+  for (const [key, v] of ordered) {
     const [method = "", route = ""] = key.split(" ");
     const { cls } = classify(route, method);
     const per = (n: number): number => Math.min(v, n);
@@ -78,7 +88,7 @@ function necessaryCalls(routes: Map<string, number>): { total: number; byRoute: 
           : cls === "lists" ? v
             : method === "GET" && route === "/nodebalancers/{nodeBalancerId}/configs" ? per(B)
               : method === "GET" && route === "/nodebalancers/{nodeBalancerId}/configs/{configId}/nodes" ? per(4 * B)
-              : method === "GET" && /\/backups\/\{backupId\}$/.test(route) ? per(route.includes("mysql") ? Math.ceil(S / 2) : Math.floor(S / 2))
+              : method === "GET" && /\/backups(\/\{backupId\})?$/.test(route) ? backupRead(route, v)
                 : 0;
     if (count > 0) byRoute.set(key, count);
   }

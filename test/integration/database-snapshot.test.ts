@@ -32,7 +32,7 @@ function helpers(cluster: TestCluster, envOf: () => OperatorEnv) {
   const available = (name: string): Promise<ManagedObject> => waitFor(`${name} Available`, async () => { const o = await getSnap(name); return o.status?.phase === "Available" && ready(o) ? o : undefined; }, 60_000, 100);
   const snapReason = (name: string, reason: string): Promise<Cond> => waitFor(`${name} ${reason}`, async () => { const c = condOf(await getSnap(name), "Ready"); return c?.reason === reason ? c : undefined; }, 60_000, 100);
   const gone = (get: () => Promise<unknown>, what: string): Promise<true> => waitFor(`${what} gone`, async () => get().then(() => undefined, (e: unknown) => ((e as { code?: number }).code === 404 ? true : undefined)), 60_000, 100);
-  const backupsOf = async (id: number): Promise<{ id: number; type: string; label: string }[]> => envOf().linode.databases.mysql.listAllBackups(id);
+  const backupsOf = async (id: number): Promise<{ id: number; type: string; label: string; created: string }[]> => envOf().linode.databases.mysql.listAllBackups(id);
   /** POSTs to one database's path (`suffix` under it) the emulator answered. */
   const postsTo = (id: number, suffix: string): number => envOf().emulator.mutations().filter((m) => m.method === "POST" && m.path === `/databases/mysql/instances/${String(id)}${suffix}`).length;
   /** Snapshots taken of one database. */
@@ -71,21 +71,27 @@ describe("DatabaseSnapshot and restore", () => {
   it("takes a snapshot once and mirrors it: Available, with the emulator's backup id", async () => {
     const dbId = await readyDb("one-db");
     const dbReads = (): Promise<number> => linodeCalls(env.operatorLinode, { route: "/databases/mysql/instances/{instanceId}", exact: true, method: "GET" });
+    const backupLists = (): Promise<number> => linodeCalls(env.operatorLinode, { route: "/databases/mysql/instances/{instanceId}/backups", exact: true, method: "GET" });
     const readsBefore = await dbReads();
     // The emulator's clock stands still: the backup stays being taken until it moves.
     env.emulator.setTimeScale(0);
+    let listsWhileTaken: number;
     try {
       await createSnap("one", "one-db");
       await waitFor("one BackingUp", async () => ((await getSnap("one")).status?.phase === "BackingUp" ? true : undefined), 30_000, 100);
+      const listsBefore = await backupLists();
       await env.repass("DatabaseSnapshot", key("one"), 3);
+      listsWhileTaken = await backupLists() - listsBefore;
     } finally {
       env.emulator.setTimeScale(1);
     }
     env.emulator.advance(1);
     const s1 = await available("one");
     // The database is not read: its ManagedDatabase saw it active (a database busy since would
-    // be the create's refusal); while the backup is being taken nothing asks it either.
+    // be the create's refusal); while the backup is being taken the shared list of databases
+    // says backing_up, so neither the database nor its backups are asked.
     expect(await dbReads() - readsBefore).toBe(0);
+    expect(listsWhileTaken).toBe(0);
     const backups = await backupsOf(dbId);
     expect(backups).toHaveLength(1);
     expect(s1.status).toMatchObject({ backupId: backups[0]?.id, databaseId: dbId, label: backups[0]?.label, phase: "Available" });
@@ -112,7 +118,9 @@ describe("DatabaseSnapshot and restore", () => {
       return ((x.status?.backups as unknown[] | undefined)?.length ?? 0) >= 3 ? x : undefined;
     }, 30_000, 200);
     const listed = o.status?.backups as { id: number; type: string; label: string; created: string }[];
-    expect(listed.map((b) => b.id).sort()).toEqual((await backupsOf(id)).map((b) => b.id).sort());
+    // Each as the API lists it (a snapshot this cluster took is added as its DatabaseSnapshot found it).
+    const byId = (a: { id: number }, b: { id: number }): number => a.id - b.id;
+    expect([...listed].sort(byId)).toEqual((await backupsOf(id)).map((b) => ({ id: b.id, type: b.type, label: b.label, created: b.created })).sort(byId));
     expect(listed.every((b) => b.type === "snapshot")).toBe(true);
   });
 

@@ -1,10 +1,12 @@
-// A database's backups list for its status: read at most once per refresh period, and after a
-// restart not at all while status's record of the last list stands (same snapshots, in period).
+// A database's backups list for its status: read at most once per refresh period; a snapshot
+// this cluster took is added as its DatabaseSnapshot observed it (no list), one lost lists again;
+// after a restart not at all while status's record of the last list stands (same snapshots, in period).
 import { describe, expect, it } from "vitest";
 import type { DatabaseBackup, LinodeClient } from "../../src/linode/index.ts";
-import { BackupsReader, markDigest, type BackupsRecord } from "../../src/resources/managed-database/backups.ts";
+import { BackupsReader, markDigest, markOf, type BackupsRecord } from "../../src/resources/managed-database/backups.ts";
 
 const backup: DatabaseBackup = { id: 7, label: "nightly", type: "auto", created: "2026-11-25T00:00:00" };
+const snap = (id: number, created: string): DatabaseBackup => ({ id, label: `s${String(id)}`, type: "snapshot", created });
 
 function fake(): { linode: LinodeClient; lists: () => number } {
   let n = 0;
@@ -16,25 +18,48 @@ const signal = new AbortController().signal;
 const hour = 3_600_000;
 
 describe("BackupsReader", () => {
-  it("lists once per period; a new mark lists again", async () => {
+  it("lists once per period; snapshots taken since are added without a list, newest first", async () => {
     const { linode, lists } = fake();
     const r = new BackupsReader(linode, hour);
-    await r.latest("mysql", 1, "", false, signal);
-    await r.latest("mysql", 1, "", false, signal);
+    await r.latest("mysql", 1, [], false, signal);
+    await r.latest("mysql", 1, [], false, signal);
     expect(lists()).toBe(1);
-    await r.latest("mysql", 1, "[7,\"Available\"]", false, signal);
+    const s9 = snap(9, "2026-11-25T02:00:00");
+    const s8 = snap(8, "2026-11-25T01:00:00");
+    expect(await r.latest("mysql", 1, [s9], false, signal)).toEqual([s9, backup]);
+    expect(await r.latest("mysql", 1, [s9, s8], false, signal)).toEqual([s9, s8, backup]);
+    expect(lists()).toBe(1);
+    expect(r.readOf(1)?.mark).toBe(markDigest(markOf([s8, s9])));
+  });
+
+  it("a snapshot lost (deleted, or its resource gone with the backup retained) lists again", async () => {
+    const { linode, lists } = fake();
+    const r = new BackupsReader(linode, hour);
+    const s9 = snap(9, "2026-11-25T02:00:00");
+    await r.latest("mysql", 1, [s9], false, signal);
+    expect(lists()).toBe(1);
+    expect(await r.latest("mysql", 1, [], false, signal)).toEqual([backup]);
     expect(lists()).toBe(2);
-    expect(r.readOf(1)?.mark).toBe(markDigest("[7,\"Available\"]"));
+  });
+
+  it("a database just created has none to list; its first snapshot is added", async () => {
+    const { linode, lists } = fake();
+    const r = new BackupsReader(linode, hour);
+    expect(await r.latest("mysql", 1, [], true, signal)).toEqual([]);
+    const s9 = snap(9, "2026-11-25T02:00:00");
+    expect(await r.latest("mysql", 1, [s9], true, signal)).toEqual([s9]);
+    expect(lists()).toBe(0);
   });
 
   it("after a restart, status's record stands while its mark is the same and its period runs; otherwise it lists", async () => {
-    const recorded = (mark: string, agoMillis: number): BackupsRecord => ({ at: new Date(Date.now() - agoMillis).toISOString(), mark: markDigest(mark), backups: [backup] });
+    const recorded = (known: DatabaseBackup[], agoMillis: number): BackupsRecord => ({ at: new Date(Date.now() - agoMillis).toISOString(), mark: markDigest(markOf(known)), backups: [backup] });
     const { linode, lists } = fake();
-    expect(await new BackupsReader(linode, hour).latest("mysql", 1, "m", false, signal, recorded("m", 60_000))).toEqual([backup]);
+    const s9 = snap(9, "2026-11-25T02:00:00");
+    expect(await new BackupsReader(linode, hour).latest("mysql", 1, [s9], false, signal, recorded([s9], 60_000))).toEqual([backup]);
     expect(lists()).toBe(0);
-    await new BackupsReader(linode, hour).latest("mysql", 1, "m2", false, signal, recorded("m", 60_000));
+    await new BackupsReader(linode, hour).latest("mysql", 1, [snap(10, "2026-11-25T03:00:00")], false, signal, recorded([s9], 60_000));
     expect(lists()).toBe(1);
-    await new BackupsReader(linode, hour).latest("mysql", 1, "m", false, signal, recorded("m", 2 * hour));
+    await new BackupsReader(linode, hour).latest("mysql", 1, [s9], false, signal, recorded([s9], 2 * hour));
     expect(lists()).toBe(2);
   });
 });

@@ -14,6 +14,7 @@ import type { DatabaseSnapshotSpec, DatabaseSnapshotStatus } from "./schema.ts";
 import { DatabaseSnapshotReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
 import { databaseReference, type DatabaseView } from "./database-reference.ts";
+import type { DatabaseListCache } from "../managed-database/database-cache.ts";
 
 const SNAPSHOTS_PER_DATABASE = 3;
 
@@ -77,12 +78,17 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
   private readonly self: ReadStore<ManagedObject>;
   private readonly clusterId: string;
   private readonly poll: PollIntervals;
+  private readonly databases: DatabaseListCache;
+  /** When a backup of each database was begun, for as long as lists taken before it may still be served. */
+  private readonly begun = new Map<number, number>();
 
-  constructor(deps: { linode: LinodeClient; self: ReadStore<ManagedObject>; clusterId: string; poll: PollIntervals }) {
+  /** `databases`: the account's database lists, which the ManagedDatabases' reads share. */
+  constructor(deps: { linode: LinodeClient; self: ReadStore<ManagedObject>; clusterId: string; poll: PollIntervals; databases: DatabaseListCache }) {
     this.linode = deps.linode;
     this.self = deps.self;
     this.clusterId = deps.clusterId;
     this.poll = deps.poll;
+    this.databases = deps.databases;
   }
 
   /** The spec's label, or one derived from the cluster, namespace and name: letters and digits, at most 30. */
@@ -124,6 +130,13 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     const label = m.createPending?.label ?? this.labelFor(m);
     const explicit = m.spec.label !== undefined && !deleting;
     if (m.createPending === undefined && !explicit) return { exists: false };
+    // The API lists a backup only once it is done, and its database is backing_up until then:
+    // while the shared list sweep (no call of its own) says so, there is nothing to look for.
+    if (m.createPending !== undefined && !deleting) {
+      const maxAge = Math.min(this.poll.pendingMillis, Date.now() - (this.begun.get(target.id) ?? 0));
+      const db = await linodeCall("reading the database", () => this.databases.get(target.engine, target.id, Math.max(1, maxAge), signal));
+      if (db?.status === "backing_up") return { exists: false };
+    }
     const api = this.linode.databases.engine(target.engine);
     const backups = await linodeCall("listing the database's backups", () => api.listAllBackups(target.id, { signal }));
     const found = backups.find((b) => b.type === "snapshot" && b.label === label);
@@ -135,6 +148,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     if (m.createPending === undefined) {
       throw new TerminalError(SharedReasons.LabelInUse, `database ${String(target.id)} already has a snapshot labelled ${label} (backup ${String(found.id)}) that this resource did not take; choose another spec.label`);
     }
+    this.begun.delete(target.id);
     return this.observed(found, { engine: target.engine, databaseId: target.id, backupId: found.id });
   }
 
@@ -172,7 +186,8 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     const seen = m.createPending === undefined ? target.apiStatus : undefined;
     if (seen === "backing_up") return waiting(DatabaseSnapshotReasons.BackupInProgress, "another backup of the database is in progress");
     if (seen !== undefined && seen !== "active") return waiting(DatabaseSnapshotReasons.DatabaseNotActive, `the database is ${seen}; snapshots need it active`);
-    const db = seen === "active" ? { status: seen } : await linodeCall("reading the database", () => api.get(target.id, { signal }));
+    const db = seen === "active" ? { status: seen }
+      : await linodeCall("reading the database", async () => await this.databases.get(target.engine, target.id, this.poll.pendingMillis, signal) ?? await api.get(target.id, { signal }));
     if (db.status === "backing_up") {
       // Ours (announced and sent) is looked for again soon; someone else's wakes us when the database changes.
       return m.createPending !== undefined
@@ -193,6 +208,10 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     if (target === undefined) throw new Error("the database has no id yet");
     const label = this.labelFor(m);
     await linodeCall("taking the snapshot", () => this.linode.databases.engine(target.engine).createSnapshot(target.id, { label, target: m.spec.target }, { signal }));
+    // A list taken before now shows the database before the backup began: the next look needs a newer one.
+    const now = Date.now();
+    for (const [id, at] of this.begun) if (now - at > this.poll.pendingMillis) this.begun.delete(id);
+    this.begun.set(target.id, now);
     // The API answers {}: the backup is found by its label once it is listed.
     return { status: { phase: "BackingUp", databaseId: target.id, label } };
   }

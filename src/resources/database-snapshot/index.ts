@@ -8,6 +8,7 @@ import { AccountScope, credentialsFlow, PerAccount, recordedAccount, type Accoun
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
 import { databaseView } from "../managed-database/reference-view.ts";
+import { accountDatabases } from "../managed-database/database-cache.ts";
 import { databaseReference } from "./database-reference.ts";
 import { managedDatabaseType } from "../managed-database/definition.ts";
 import { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
@@ -47,7 +48,7 @@ export const databaseSnapshotKind: OperatorKind = {
       return view === undefined ? [] : [...(view.account !== undefined ? [view.account] : []), { credentialsRef: view.credentialsRef }];
     };
     const scope = new AccountScope<DatabaseSnapshotSpec>({ accounts: deps.accounts, wanted, inherited, what: "backup" });
-    const clients = new PerAccount(({ linode }) => new DatabaseSnapshotExternal({ linode, self, clusterId: deps.clusterId, poll: deps.poll }));
+    const clients = new PerAccount((account) => new DatabaseSnapshotExternal({ linode: account.linode, self, clusterId: deps.clusterId, poll: deps.poll, databases: accountDatabases.get(account) }));
     const kind: ManagedKind<DatabaseSnapshotSpec, DatabaseBackup, SnapshotStatus> = {
       type: databaseSnapshotType,
       parseSpec: (raw) => databaseSnapshotSpecSchema.parse(raw),

@@ -1,8 +1,9 @@
 // A database's backups for its status (so a user can pick one to restore). Listing them costs
 // a call per database, the only per-object read of a settled database, so it is rare: at most
 // once per refresh period (default a day: automatic backups are daily), and again at once when
-// this cluster's DatabaseSnapshots of it change (their mark) or after a restore. A database this
-// resource has just created has none to read.
+// this cluster's DatabaseSnapshots of it lose one (deleted, or retained) or after a restore. A
+// snapshot this cluster took is added to the last list as its DatabaseSnapshot observed it in
+// the API (no list again for it). A database this resource has just created has none to read.
 import { createHash } from "node:crypto";
 import { isNotFound, type DatabaseBackup, type DatabaseEngine, type LinodeClient } from "../../linode/index.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
@@ -14,6 +15,17 @@ export interface BackupsRecord { at: string; mark: string; backups: DatabaseBack
 
 /** The mark as status records it: a short digest (the mark itself grows with the snapshots). */
 export const markDigest = (mark: string): string => createHash("sha256").update(mark).digest("hex").slice(0, 16);
+
+/** The mark of the snapshots' backups: their ids, in order. */
+export const markOf = (known: DatabaseBackup[]): string => known.map((b) => b.id).sort((a, b) => a - b).join(",");
+
+/** Whether mark `now` holds every backup of mark `before` (snapshots were only added). */
+function addsOnly(before: string, now: string): boolean {
+  const ids = new Set(now.split(","));
+  return before === "" || before.split(",").every((b) => ids.has(b));
+}
+
+const newestFirst = (backups: DatabaseBackup[]): DatabaseBackup[] => backups.sort((a, b) => b.created.localeCompare(a.created));
 
 export class BackupsReader {
   private readonly linode: LinodeClient;
@@ -27,25 +39,34 @@ export class BackupsReader {
 
   /**
    * The database's backups, newest first; undefined where the API has no backups endpoint.
-   * `mark` changes when something this operator knows of changed them (a snapshot taken);
-   * `fresh` says the database was created by this resource moments ago (it has none yet).
+   * `known`: the backups this cluster's DatabaseSnapshots of it hold, as they observed them (their
+   * ids are the mark); `fresh` says the database was created by this resource moments ago (it
+   * has none yet).
    */
-  async latest(engine: DatabaseEngine, id: number, mark: string, fresh: boolean, signal: AbortSignal, recorded?: BackupsRecord): Promise<DatabaseBackup[] | undefined> {
+  async latest(engine: DatabaseEngine, id: number, known: DatabaseBackup[], fresh: boolean, signal: AbortSignal, recorded?: BackupsRecord): Promise<DatabaseBackup[] | undefined> {
+    const mark = markOf(known);
     // After a restart, the list status recorded stands for the rest of its period while the mark is the same.
     const recordedAt = Date.parse(recorded?.at ?? "");
     if (!this.reads.has(id) && recorded !== undefined && recorded.mark === markDigest(mark) && Date.now() - recordedAt < this.refreshMillis) {
       this.reads.set(id, { at: recordedAt, mark, backups: recorded.backups });
     }
     const cached = this.reads.get(id);
-    if (cached !== undefined && cached.mark === mark && Date.now() - cached.at < this.refreshMillis) return cached.backups;
+    const inPeriod = cached !== undefined && Date.now() - cached.at < this.refreshMillis;
+    if (inPeriod && cached.mark === mark) return cached.backups;
+    // Only snapshots taken since: each is in the API as its DatabaseSnapshot found it there.
+    if (inPeriod && cached.backups !== undefined && addsOnly(cached.mark, mark)) {
+      const have = new Set(cached.backups.map((b) => b.id));
+      const backups = newestFirst([...cached.backups, ...known.filter((b) => !have.has(b.id))]);
+      this.reads.set(id, { at: cached.at, mark, backups });
+      return backups;
+    }
     if (cached === undefined && fresh && mark === "") {
       this.reads.set(id, { at: Date.now(), mark, backups: [] });
       return [];
     }
     let backups: DatabaseBackup[] | undefined;
     try {
-      backups = await linodeCall("listing the backups", () => this.linode.databases.engine(engine).listAllBackups(id, { signal }));
-      backups.sort((a, b) => b.created.localeCompare(a.created));
+      backups = newestFirst(await linodeCall("listing the backups", () => this.linode.databases.engine(engine).listAllBackups(id, { signal })));
     } catch (err) {
       // The current database platform has no backups endpoint: nothing to show, not an error.
       if (!isNotFound(err)) throw err;

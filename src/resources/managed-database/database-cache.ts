@@ -1,16 +1,24 @@
-// One list cache per engine (the API lists MySQL and PostgreSQL databases separately).
+// One list cache per engine (the API lists MySQL and PostgreSQL databases separately), one per
+// account, shared by the kinds that read databases: a snapshot waiting for its backup sees its
+// database's state in the same list sweep that serves the ManagedDatabases.
 import type { Database, DatabaseEngine, LinodeClient } from "../../linode/index.ts";
+import { PerAccount } from "../shared/credentials.ts";
 import { ListCache } from "../shared/list-cache.ts";
 
 export class DatabaseListCache {
   private readonly linode: LinodeClient;
-  private readonly onChange: ((id: number) => void) | undefined;
+  private readonly listeners = new Set<(id: number) => void>();
   private readonly caches = new Map<DatabaseEngine, ListCache<Database>>();
 
   /** `onChange`: a database a new list finds changed (or gone), e.g. drift made outside. */
   constructor(linode: LinodeClient, onChange?: (id: number) => void) {
     this.linode = linode;
-    this.onChange = onChange;
+    if (onChange !== undefined) this.listeners.add(onChange);
+  }
+
+  /** Called with each database a new list finds changed (or gone). */
+  listen(onChange: (id: number) => void): void {
+    this.listeners.add(onChange);
   }
 
   /** Databases the engines' last lists hold. */
@@ -46,10 +54,13 @@ export class DatabaseListCache {
     let c = this.caches.get(engine);
     if (c === undefined) {
       const api = this.linode.databases.engine(engine);
-      const onChange = this.onChange;
-      c = new ListCache({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }), ...(onChange !== undefined ? { onChange } : {}) });
+      const listeners = this.listeners;
+      c = new ListCache({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }), onChange: (id) => { for (const l of listeners) l(id); } });
       this.caches.set(engine, c);
     }
     return c;
   }
 }
+
+/** Each account's databases, as every kind of this operator reads them. */
+export const accountDatabases = new PerAccount((account) => new DatabaseListCache(account.linode));

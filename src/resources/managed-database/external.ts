@@ -2,7 +2,7 @@
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
 import { z } from "zod";
-import { databasePlatform, isNotFound, type Database, type DatabaseCreateRequest, type ForkInput, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
+import { databasePlatform, isNotFound, type Database, type DatabaseBackup, type DatabaseCreateRequest, type ForkInput, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
 import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
@@ -31,8 +31,8 @@ export interface ManagedDatabaseExternalDeps {
   backups: BackupsReader;
   /** What the API offers (engine versions, plans), read when needed. */
   catalog: DatabaseCatalog;
-  /** What this cluster's DatabaseSnapshots of the database look like now: a change re-reads its backups. */
-  snapshotsMark(m: Managed<ManagedDatabaseSpec>): string;
+  /** The backups this cluster's DatabaseSnapshots of the database hold, as they observed them: one lost re-reads its backups. */
+  snapshotBackups(m: Managed<ManagedDatabaseSpec>): DatabaseBackup[];
   /** The database behind a cloud id, so a list that finds it changed can wake it. */
   seen(id: number, key: string | undefined): void;
   poll: PollIntervals;
@@ -135,7 +135,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     // at creation; the first automatic one shows at the next refresh or snapshot).
     const fresh = m.spec.databaseId === undefined && Date.now() - parseApiTime(db.created) < KindTimings.freshDatabaseMillis;
     // The current platform has no backups API: nothing is listed (no call), and status shows none.
-    const backups = db.status === "provisioning" || databasePlatform(db) === "current" ? undefined : await this.deps.backups.latest(engine, db.id, this.deps.snapshotsMark(m), fresh, signal, recordedBackups(m.obj.status, db.id));
+    const backups = db.status === "provisioning" || databasePlatform(db) === "current" ? undefined : await this.deps.backups.latest(engine, db.id, this.deps.snapshotBackups(m), fresh, signal, recordedBackups(m.obj.status, db.id));
     const backupsRead = backups !== undefined ? this.deps.backups.readOf(db.id) : undefined;
     const restored = lastRestore(m);
     const failedAfterRestore = db.status === "failed" && restored !== undefined;

@@ -1,13 +1,14 @@
 // The ManagedDatabase kind, assembled from its parts: the schema parses the spec, the external
 // client talks to Linode, the request tokens run once each, the connection source says what
 // the Secret holds. The runtime does the rest (finalizers, conditions, the Secret itself).
-import type { Database } from "../../linode/index.ts";
+import type { Database, DatabaseBackup } from "../../linode/index.ts";
+import { snapshotView } from "../database-snapshot/reference-view.ts";
 import { settingValue, type Managed, type ManagedKind } from "../../runtime/contract.ts";
 import { AccountScope, PerAccount } from "../shared/credentials.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
 import { connectionSecretName, DatabaseConnection } from "./connection.ts";
-import { DatabaseListCache } from "./database-cache.ts";
+import { accountDatabases } from "./database-cache.ts";
 import { databaseSnapshotType } from "../database-snapshot/definition.ts";
 import { managedDatabaseDefinition, managedDatabaseSettings, managedDatabaseType } from "./definition.ts";
 import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
@@ -41,10 +42,14 @@ export const managedDatabaseKind: OperatorKind = {
     const seen = (id: number, key: string | undefined): void => { if (key === undefined) keyOf.delete(id); else keyOf.set(id, key); };
     const changed = (id: number): void => { const key = keyOf.get(id); if (key !== undefined) wake(key); };
     deps.cacheEntries?.track("ManagedDatabase.keyOf", () => keyOf.size);
-    const snapshotsMark = (m: Managed<ManagedDatabaseSpec>): string => snapshots.list()
+    // Only the backups they hold, as they observed them: a snapshot moving through Pending and BackingUp changes no backup list.
+    const snapshotBackups = (m: Managed<ManagedDatabaseSpec>): DatabaseBackup[] => snapshots.list()
       .filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name)
-      // Only the backups they hold: a snapshot moving through Pending and BackingUp changes no backup list.
-      .flatMap((s) => (s.status?.backupId !== undefined ? [JSON.stringify(s.status.backupId)] : [])).sort().join(",");
+      .flatMap((s) => {
+        const held = snapshotView(s).value;
+        return held?.backupId !== undefined && held.label !== undefined && held.created !== undefined
+          ? [{ id: held.backupId, type: "snapshot", label: held.label, created: held.created }] : [];
+      });
     const namedId = (spec: ManagedDatabaseSpec): string | undefined => (spec.databaseId !== undefined ? String(spec.databaseId) : undefined);
     const sourceId = (spec: ManagedDatabaseSpec): { id: string; field: string } | undefined => {
       const id = spec.restoreFrom?.pointInTime.databaseId;
@@ -54,11 +59,12 @@ export const managedDatabaseKind: OperatorKind = {
     // Everything that reads the cloud is per account: one account's list never answers for another's.
     const parts = new PerAccount((account) => {
       const { linode, id: accountId } = account;
-      const cache = new DatabaseListCache(linode, changed);
+      const cache = accountDatabases.get(account);
+      cache.listen(changed);
       const requests = new DatabaseRequests({ linode, cache, events, poll: deps.poll });
       const backups = new BackupsReader(linode, backupsRefreshHours * 3_600_000);
       const catalog = new DatabaseCatalog(linode);
-      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotsMark, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis });
+      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotBackups, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis });
       account.track("ManagedDatabase.listCache", () => cache.size);
       account.track("ManagedDatabase.listCache.invalidated", () => cache.invalidations);
       account.track("ManagedDatabase.backups", () => backups.size);
