@@ -119,6 +119,8 @@ export interface Created {
   externalId?: string;
   /** Status fields to record at once (e.g. the id under the kind's own field name). */
   status?: Record<string, unknown>;
+  /** When the new object is first worth a look (e.g. its first health check is due); sooner otherwise. */
+  lookAfterMillis?: number;
 }
 
 export interface AfterObserve {

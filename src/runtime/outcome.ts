@@ -19,7 +19,7 @@ export type Outcome =
   | { type: "absent" }
   /** A create that waits (an API limit, a create possibly in flight). */
   | { type: "waiting"; deferral: Deferral }
-  | { type: "created" }
+  | { type: "created"; lookAfterMillis?: number | undefined }
   /** The cloud object was observed (and perhaps updated): the findings say the rest. */
   | { type: "observed" }
   /** Seen gone right after an update: looked at again soon, nothing written. */

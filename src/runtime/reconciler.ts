@@ -320,7 +320,7 @@ export class ManagedReconciler {
       ? `created ${this.kind.type.kind} ${created.externalId} on Linode`
       : `requested a new ${this.kind.type.kind} from Linode`);
     pass.status.merge(created.status ?? {});
-    return { type: "created" };
+    return { type: "created", lookAfterMillis: created.lookAfterMillis };
   }
 
   // ── deletion ─────────────────────────────────────────────────────────────────────────
@@ -379,7 +379,7 @@ export class ManagedReconciler {
       case "absent": return this.pollMillis(false) * Timings.observeMissingFactor;
       // Whatever it waits for usually wakes it (a referenced object changing); this is the backstop.
       case "waiting": return outcome.deferral.retryAfterMillis ?? this.pollMillis(true);
-      case "created": return Math.min(this.pollMillis(false), Timings.afterCreateMaxMillis);
+      case "created": return outcome.lookAfterMillis ?? Math.min(this.pollMillis(false), Timings.afterCreateMaxMillis);
       case "recheck": return Timings.afterUpdateMillis;
       case "deleting": return Timings.deletePollMillis;
       case "failed": return undefined;

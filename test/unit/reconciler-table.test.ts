@@ -159,6 +159,11 @@ const pending: [number, number] = [POLL.pendingMillis * 0.8, POLL.pendingMillis 
 
 const cases: Case[] = [
   {
+    name: "new, the kind saying when it is first worth a look (a health check due then): looked at then, not at once",
+    given: { object: {}, steer: (cloud) => { cloud.firstLookMillis = 31_000; } },
+    want: { creates: 1, ready: ["False", "Creating"], requeue: [31_000, 31_000] },
+  },
+  {
     name: "new: finalizer first, the create announced, sent once, its id recorded; Creating",
     given: { object: {} },
     want: {

@@ -174,7 +174,9 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     }
     this.deps.cache.put(nb);
     if (s.firewallId === undefined) this.deps.configs.createdWithoutFirewall(nb.id);
-    return { externalId: String(nb.id), status: { id: nb.id } };
+    // Ready waits for a backend UP in each checked config, which no look sees before its first check.
+    const firstCheck = Math.max(0, ...s.configs.filter((c) => c.check !== "none" && c.nodes.length > 0).map((c) => c.checkInterval * 1000));
+    return { externalId: String(nb.id), status: { id: nb.id }, ...(firstCheck > 0 ? { lookAfterMillis: Math.min(firstCheck, this.deps.poll.readyMillis) } : {}) };
   }
 
   /**
