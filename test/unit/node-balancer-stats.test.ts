@@ -82,6 +82,23 @@ describe("NodeBalancer statistics", () => {
     expect(calls).toEqual([11]);
   });
 
+  it("a NodeBalancer younger than the interval (no statistics yet) is first read one interval after its creation", async () => {
+    const { linode, calls } = fakeLinode();
+    const reader = new NodeBalancerStatsReader({ intervalMillis: 40, exists: () => true, random: () => 0 });
+    const created = Date.now();
+    await reader.refresh(linode, "ns", "new", 12, signal, created);
+    expect(calls).toEqual([]);
+    await new Promise((r) => setTimeout(r, 20));
+    await reader.refresh(linode, "ns", "new", 12, signal, created);
+    expect(calls).toEqual([]);
+    await new Promise((r) => setTimeout(r, 30));
+    await reader.refresh(linode, "ns", "new", 12, signal, created);
+    expect(calls).toEqual([12]);
+    // One created long ago is read at its first look (random: 0).
+    await reader.refresh(linode, "ns", "old", 13, signal, created - 3_600_000);
+    expect(calls).toEqual([12, 13]);
+  });
+
   it("at an interval of 0 are never read", async () => {
     const { linode, calls } = fakeLinode();
     const registry = new Registry();

@@ -15,7 +15,8 @@ import { diffDatabase, immutableMismatches, isEmptyDiff, type DatabaseDiff } fro
 import type { BackupsReader, BackupsRecord } from "./backups.ts";
 import type { DatabaseCatalog } from "./catalog.ts";
 import { engineConfigProblems, restarting } from "./engine-config.ts";
-import { parseApiTime, planFork, rfc3339 } from "./fork.ts";
+import { planFork, rfc3339 } from "./fork.ts";
+import { parseApiTime } from "../shared/api-time.ts";
 import { lastRestore, recentReset, type DatabaseRequests } from "./requests.ts";
 import type { ManagedDatabaseSpec, ManagedDatabaseStatus } from "./schema.ts";
 import { ManagedDatabaseReasons, ManagedDatabaseEvents } from "./reasons.ts";

@@ -10,6 +10,7 @@ import { managedDatabaseType } from "./definition.ts";
 import { databaseView, type DatabaseView } from "./reference-view.ts";
 import { ManagedDatabaseReasons } from "./reasons.ts";
 import type { ManagedDatabaseSpec } from "./schema.ts";
+import { parseApiTime } from "../shared/api-time.ts";
 
 /** The source a fork names by reference: resolved (and woken when it changes) until the fork exists; never blocking, as a failed source is one to fork. */
 export const forkSourceReference = reference<ManagedDatabaseSpec, DatabaseView>({
@@ -20,8 +21,6 @@ export const forkSourceReference = reference<ManagedDatabaseSpec, DatabaseView>(
   required: () => false,
 });
 
-/** The API's timestamps are UTC without a zone designator (`2024-10-03 20:48:05` or with a T). */
-export const parseApiTime = (s: string): number => Date.parse(/([zZ]|[+-]\d\d:\d\d)$/.test(s) ? s : `${s.replace(" ", "T")}Z`);
 /** A time as the API writes it: UTC to the second, no zone. */
 const apiTime = (ms: number): string => new Date(ms).toISOString().slice(0, 19);
 /** A time as status shows it: RFC 3339, UTC to the second. */

@@ -21,6 +21,7 @@
 //    --nodebalancer-reread-seconds sets that period (for an API where the assumption fails).
 import type { LinodeClient, NodeBalancer, NodeBalancerConfig, NodeBalancerNode } from "../../linode/index.ts";
 import type { AttachedFirewall, ObservedConfig } from "./diff.ts";
+import { parseApiTime } from "../shared/api-time.ts";
 
 export interface Attached {
   configs: ObservedConfig[];
@@ -116,7 +117,7 @@ export class ConfigReader {
     // together (a start, a restart) are then re-read a few at a time, not all in one window.
     const period = this.fullRefreshMillis;
     const nextFullAt = period === 0 ? Infinity : prev !== undefined && !full ? prev.nextFullAt : at + period * (prev === undefined ? this.random() : 1);
-    const trusted = at - Date.parse(`${nb.updated}Z`) > TRUST_AFTER_MILLIS;
+    const trusted = at - parseApiTime(nb.updated) > TRUST_AFTER_MILLIS;
     const seen: Seen = { at: nb.updated, trusted, ...(trusted ? { updated: nb.updated } : {}), configsAt: at, nextFullAt, configs, firewalls };
     this.seen.set(nb.id, seen);
     return seen;

@@ -24,6 +24,7 @@ import { tlsReference } from "./tls.ts";
 import type { EffectiveSpec } from "./backends-from.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
+import { parseApiTime } from "../shared/api-time.ts";
 
 
 export type NodeBalancerObservedStatus = Omit<NodeBalancerStatus, "conditions" | "observedGeneration" | "lastRequests">;
@@ -245,7 +246,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   }
 
   async afterObserve(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<AfterObserve | undefined> {
-    await this.deps.stats.refresh(this.deps.linode, m.key.namespace, m.key.name, observed.external.nb.id, signal);
+    await this.deps.stats.refresh(this.deps.linode, m.key.namespace, m.key.name, observed.external.nb.id, signal, parseApiTime(observed.external.nb.created));
     if (m.spec.managementPolicy === "Observe") return undefined;
     const problem = firewallProblem(observed.delta.firewall);
     if (problem === undefined) return undefined;

@@ -60,17 +60,20 @@ export class NodeBalancerStatsReader {
    * fit in one interval: a read the budget cannot take at once is not waited for (that would hold
    * a reconcile slot) but tried again on the next pass, and the last figures stay exported.
    */
-  async refresh(linode: LinodeClient, namespace: string, name: string, id: number, signal: AbortSignal): Promise<void> {
+  async refresh(linode: LinodeClient, namespace: string, name: string, id: number, signal: AbortSignal, createdAt = 0): Promise<void> {
     if (this.intervalMillis === 0) return;
     const key = `${namespace}/${name}`;
     const prev = this.samples.get(key);
     if (prev === undefined) {
       // The first look in this process (a start, a restart, a failover) reads later, at a random
       // point of the first few minutes: many NodeBalancers seen at once are then read a few at a
-      // time, within the statistics limit, not all in the pass that re-observes everything.
+      // time, within the statistics limit, not all in the pass that re-observes everything. One
+      // younger than the interval has none yet (the API: "Stats are unavailable at this time."),
+      // so its first read is one interval after it was created, not among the calls creating the rest.
       const spread = Math.min(this.intervalMillis, KindTimings.statsFirstReadSpreadMillis) * this.random();
-      this.samples.set(key, { namespace, name, id, readAt: Date.now() - this.intervalMillis + spread });
-      if (spread > 0) return;
+      const due = Math.max(Date.now() + spread, (Number.isFinite(createdAt) ? createdAt : 0) + this.intervalMillis);
+      this.samples.set(key, { namespace, name, id, readAt: due - this.intervalMillis });
+      if (due > Date.now()) return;
     }
     if (prev !== undefined && prev.id === id && Date.now() - prev.readAt < this.intervalMillis) return;
     let stats: NodeBalancerStats;
