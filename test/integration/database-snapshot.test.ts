@@ -73,6 +73,7 @@ describe("DatabaseSnapshot and restore", () => {
     const dbReads = (): Promise<number> => linodeCalls(env.operatorLinode, { route: "/databases/mysql/instances/{instanceId}", exact: true, method: "GET" });
     const backupLists = (): Promise<number> => linodeCalls(env.operatorLinode, { route: "/databases/mysql/instances/{instanceId}/backups", exact: true, method: "GET" });
     const readsBefore = await dbReads();
+    const listsAtStart = await backupLists();
     // The emulator's clock stands still: the backup stays being taken until it moves.
     env.emulator.setTimeScale(0);
     let listsWhileTaken: number;
@@ -92,6 +93,11 @@ describe("DatabaseSnapshot and restore", () => {
     // says backing_up, so neither the database nor its backups are asked.
     expect(await dbReads() - readsBefore).toBe(0);
     expect(listsWhileTaken).toBe(0);
+    // Its backups are listed once in all, to find it (the create answers {}): the count before it
+    // is what the ManagedDatabase's status shows (a database it created has none), and the
+    // ManagedDatabase adds it to its list as found instead of listing again.
+    await waitFor("the backup in the database's status", async () => ((await getDb("one-db")).status?.backups as unknown[] | undefined)?.length === 1 ? true : undefined, 30_000, 100);
+    expect(await backupLists() - listsAtStart).toBe(1);
     const backups = await backupsOf(dbId);
     expect(backups).toHaveLength(1);
     expect(s1.status).toMatchObject({ backupId: backups[0]?.id, databaseId: dbId, label: backups[0]?.label, phase: "Available" });

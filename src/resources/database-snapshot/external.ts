@@ -18,6 +18,9 @@ import type { DatabaseListCache } from "../managed-database/database-cache.ts";
 
 const SNAPSHOTS_PER_DATABASE = 3;
 
+/** The snapshot backup ids ManagedDatabase `name` (in `namespace`) shows for database `id`, if its list is current. */
+export type ShownSnapshots = (namespace: string, name: string, id: number) => number[] | undefined;
+
 export type SnapshotStatus = Omit<DatabaseSnapshotStatus, "conditions" | "observedGeneration">;
 type ObservedSnapshot = Observed<DatabaseBackup, SnapshotStatus>;
 
@@ -82,9 +85,15 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
   /** When a backup of each database was begun, for as long as lists taken before it may still be served. */
   private readonly begun = new Map<number, number>();
 
-  /** `databases`: the account's database lists, which the ManagedDatabases' reads share. */
-  constructor(deps: { linode: LinodeClient; self: ReadStore<ManagedObject>; clusterId: string; poll: PollIntervals; databases: DatabaseListCache }) {
+  private readonly shownSnapshots: ShownSnapshots;
+
+  /**
+   * `databases`: the account's database lists, which the ManagedDatabases' reads share;
+   * `shownSnapshots`: the snapshots a ManagedDatabase's status shows for a database, while current.
+   */
+  constructor(deps: { linode: LinodeClient; self: ReadStore<ManagedObject>; clusterId: string; poll: PollIntervals; databases: DatabaseListCache; shownSnapshots: ShownSnapshots }) {
     this.linode = deps.linode;
+    this.shownSnapshots = deps.shownSnapshots;
     this.self = deps.self;
     this.clusterId = deps.clusterId;
     this.poll = deps.poll;
@@ -195,12 +204,25 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
         : waiting(DatabaseSnapshotReasons.BackupInProgress, "another backup of the database is in progress");
     }
     if (db.status !== "active") return waiting(DatabaseSnapshotReasons.DatabaseNotActive, `the database is ${db.status}; snapshots need it active`);
-    const backups = await linodeCall("listing the database's backups", () => api.listAllBackups(target.id, { signal }));
-    const snapshots = backups.filter((b) => b.type === "snapshot").length;
+    const snapshots = await this.snapshotCount(m, target, signal);
     if (snapshots >= SNAPSHOTS_PER_DATABASE) {
       return waiting(DatabaseSnapshotReasons.SnapshotLimitReached, `the database has ${String(snapshots)} snapshots, the most the API allows; this one is taken when one is deleted`);
     }
     return undefined;
+  }
+
+  /**
+   * How many snapshots the database has: the ones its ManagedDatabase's status lists while that
+   * list is current (listed within the hour, or known none at its creation, with none of this
+   * cluster's snapshots of it taken or lost since), instead of a list of its backups before every
+   * snapshot. A snapshot made outside in that hour that fills the database makes the API refuse
+   * the create, which says so.
+   */
+  private async snapshotCount(m: Managed<DatabaseSnapshotSpec>, target: TargetDatabase, signal: AbortSignal): Promise<number> {
+    const shown = this.shownSnapshots(m.key.namespace, m.spec.databaseRef.name, target.id);
+    if (shown !== undefined) return shown.length;
+    const backups = await linodeCall("listing the database's backups", () => this.linode.databases.engine(target.engine).listAllBackups(target.id, { signal }));
+    return backups.filter((b) => b.type === "snapshot").length;
   }
 
   async create(m: Managed<DatabaseSnapshotSpec>, signal: AbortSignal): Promise<Created> {

@@ -7,8 +7,10 @@ import { AccountScope, credentialsFlow, PerAccount, recordedAccount, type Accoun
 
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
-import { databaseView } from "../managed-database/reference-view.ts";
+import { databaseView, shownSnapshots } from "../managed-database/reference-view.ts";
+import { KindTimings } from "../shared/constants.ts";
 import { accountDatabases } from "../managed-database/database-cache.ts";
+import { markDigest, markOf, snapshotBackupsOf } from "../managed-database/backups.ts";
 import { databaseReference } from "./database-reference.ts";
 import { managedDatabaseType } from "../managed-database/definition.ts";
 import { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
@@ -48,7 +50,12 @@ export const databaseSnapshotKind: OperatorKind = {
       return view === undefined ? [] : [...(view.account !== undefined ? [view.account] : []), { credentialsRef: view.credentialsRef }];
     };
     const scope = new AccountScope<DatabaseSnapshotSpec>({ accounts: deps.accounts, wanted, inherited, what: "backup" });
-    const clients = new PerAccount((account) => new DatabaseSnapshotExternal({ linode: account.linode, self, clusterId: deps.clusterId, poll: deps.poll, databases: accountDatabases.get(account) }));
+    const shown = (namespace: string, name: string, id: number): number[] | undefined => {
+      const db = databases.get(namespace, name);
+      const mark = markDigest(markOf(snapshotBackupsOf(self.byIndex(referrersIndex(databaseReference.name), `${namespace}/${name}`))));
+      return db === undefined ? undefined : shownSnapshots(db, id, KindTimings.freshDatabaseMillis, mark);
+    };
+    const clients = new PerAccount((account) => new DatabaseSnapshotExternal({ linode: account.linode, self, clusterId: deps.clusterId, poll: deps.poll, databases: accountDatabases.get(account), shownSnapshots: shown }));
     const kind: ManagedKind<DatabaseSnapshotSpec, DatabaseBackup, SnapshotStatus> = {
       type: databaseSnapshotType,
       parseSpec: (raw) => databaseSnapshotSpecSchema.parse(raw),

@@ -6,6 +6,8 @@
 // the API (no list again for it). A database this resource has just created has none to read.
 import { createHash } from "node:crypto";
 import { isNotFound, type DatabaseBackup, type DatabaseEngine, type LinodeClient } from "../../linode/index.ts";
+import type { KubeObject } from "../../runtime/contract.ts";
+import { snapshotView } from "../database-snapshot/reference-view.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 
 interface Read { at: number; mark: string; backups: DatabaseBackup[] | undefined }
@@ -15,6 +17,13 @@ export interface BackupsRecord { at: string; mark: string; backups: DatabaseBack
 
 /** The mark as status records it: a short digest (the mark itself grows with the snapshots). */
 export const markDigest = (mark: string): string => createHash("sha256").update(mark).digest("hex").slice(0, 16);
+
+/** The backups a database's DatabaseSnapshots (all of this cluster's that name it) hold, as they observed them. */
+export const snapshotBackupsOf = (snapshots: KubeObject[]): DatabaseBackup[] => snapshots.flatMap((s) => {
+  const held = snapshotView(s).value;
+  return held?.backupId !== undefined && held.label !== undefined && held.created !== undefined
+    ? [{ id: held.backupId, type: "snapshot", label: held.label, created: held.created }] : [];
+});
 
 /** The mark of the snapshots' backups: their ids, in order. */
 export const markOf = (known: DatabaseBackup[]): string => known.map((b) => b.id).sort((a, b) => a - b).join(",");

@@ -2,7 +2,6 @@
 // client talks to Linode, the request tokens run once each, the connection source says what
 // the Secret holds. The runtime does the rest (finalizers, conditions, the Secret itself).
 import type { Database, DatabaseBackup } from "../../linode/index.ts";
-import { snapshotView } from "../database-snapshot/reference-view.ts";
 import { settingValue, type Managed, type ManagedKind } from "../../runtime/contract.ts";
 import { AccountScope, PerAccount } from "../shared/credentials.ts";
 import type { OperatorKind } from "../shared/deps.ts";
@@ -12,7 +11,7 @@ import { accountDatabases } from "./database-cache.ts";
 import { databaseSnapshotType } from "../database-snapshot/definition.ts";
 import { managedDatabaseDefinition, managedDatabaseSettings, managedDatabaseType } from "./definition.ts";
 import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
-import { BackupsReader } from "./backups.ts";
+import { BackupsReader, snapshotBackupsOf } from "./backups.ts";
 import { DatabaseCatalog } from "./catalog.ts";
 import { forkSourceReference } from "./fork.ts";
 import { nodeChanged } from "../shared/nodes.ts";
@@ -43,13 +42,8 @@ export const managedDatabaseKind: OperatorKind = {
     const changed = (id: number): void => { const key = keyOf.get(id); if (key !== undefined) wake(key); };
     deps.cacheEntries?.track("ManagedDatabase.keyOf", () => keyOf.size);
     // Only the backups they hold, as they observed them: a snapshot moving through Pending and BackingUp changes no backup list.
-    const snapshotBackups = (m: Managed<ManagedDatabaseSpec>): DatabaseBackup[] => snapshots.list()
-      .filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name)
-      .flatMap((s) => {
-        const held = snapshotView(s).value;
-        return held?.backupId !== undefined && held.label !== undefined && held.created !== undefined
-          ? [{ id: held.backupId, type: "snapshot", label: held.label, created: held.created }] : [];
-      });
+    const snapshotBackups = (m: Managed<ManagedDatabaseSpec>): DatabaseBackup[] =>
+      snapshotBackupsOf(snapshots.list().filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name));
     const namedId = (spec: ManagedDatabaseSpec): string | undefined => (spec.databaseId !== undefined ? String(spec.databaseId) : undefined);
     const sourceId = (spec: ManagedDatabaseSpec): { id: string; field: string } | undefined => {
       const id = spec.restoreFrom?.pointInTime.databaseId;

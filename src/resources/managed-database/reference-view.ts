@@ -4,6 +4,7 @@ import type { DatabaseEngine } from "../../linode/index.ts";
 import { isPaused, isTrue, type Decoded, type KubeObject, type ManagedObject } from "../../runtime/contract.ts";
 import { recordedAccount } from "../shared/credentials.ts";
 import type { AccountRecord, CredentialsRef } from "../shared/schema.ts";
+import { KindLimits } from "../shared/constants.ts";
 import { managedDatabaseSpecSchema, managedDatabaseStatusSchema } from "./schema.ts";
 
 export interface DatabaseView {
@@ -44,4 +45,20 @@ export function databaseView(obj: KubeObject): Decoded<DatabaseView> {
   };
   if (!isTrue(managed.status?.conditions, "Ready")) return { value, notReady: "it is not Ready" };
   return id === undefined ? { value, notReady: "it has no database id yet" } : { value };
+}
+
+const shownSchema = managedDatabaseStatusSchema.pick({ id: true, backups: true, backupsRead: true });
+
+/**
+ * The snapshots among the backups a ManagedDatabase's status shows for database `id`, if they
+ * were listed (or known to be none, at its creation) less than `withinMillis` ago under `mark`
+ * (the digest of this cluster's snapshots of it now: none taken or lost since) and the list is
+ * whole; undefined otherwise. Apart from its view: a new list wakes none of its snapshots.
+ */
+export function shownSnapshots(obj: KubeObject, id: number, withinMillis: number, mark: string): number[] | undefined {
+  const parsed = shownSchema.safeParse((obj as ManagedObject).status ?? {});
+  if (!parsed.success || parsed.data.id !== id || parsed.data.backupsRead?.mark !== mark) return undefined;
+  const backups = parsed.data.backups ?? [];
+  if (!(Date.now() - Date.parse(parsed.data.backupsRead.at) < withinMillis) || backups.length >= KindLimits.backupsInStatus) return undefined;
+  return backups.filter((b) => b.type === "snapshot").map((b) => b.id);
 }
