@@ -214,6 +214,11 @@ export interface ReferenceDefinition<Spec, V> {
   /** Whether this pass needs the reference resolved (default: yes, except while deleting). */
   required?(m: Managed<Spec>): boolean;
   /**
+   * Whether a change of a referenced object's view (`before` → `after`) concerns this referrer
+   * (default: every change does); its creation and deletion always do.
+   */
+  wakes?(referrer: ManagedObject, before: Decoded<V>, after: Decoded<V>): boolean;
+  /**
    * Names the object's status records it depends on (e.g. the credentials its cloud object was
    * created with): resolved too (never required), their changes wake it, and they are kept
    * protected like the spec's.

@@ -49,9 +49,14 @@ export class References<Spec> {
         // A change that leaves what referrers read of it alone (its decoded view: kinds read
         // nothing else) wakes none of them: a database's status write carrying only its backups
         // does not send each of its snapshots to look at the cloud again.
-        if (ev === "update" && old !== undefined && sameDecoded((o) => ref.decode(o), obj, old)) return;
+        let concerns: (referrer: ManagedObject) => boolean = () => true;
+        if (ev === "update" && old !== undefined) {
+          const [before, after] = [ref.decode(old), ref.decode(obj)];
+          if (JSON.stringify(before) === JSON.stringify(after)) return;
+          if (ref.wakes !== undefined) concerns = (referrer) => ref.wakes?.(referrer, before, after) ?? true;
+        }
         for (const o of old === undefined ? [obj] : [obj, old]) {
-          for (const referrer of self.byIndex(index, objectKey(o))) enqueue(objectKey(referrer));
+          for (const referrer of self.byIndex(index, objectKey(o))) if (concerns(referrer)) enqueue(objectKey(referrer));
         }
       });
       if (ref.protect === true) {
@@ -93,11 +98,6 @@ export class References<Spec> {
     }
     return unresolved === undefined ? { refs } : { refs, unresolved };
   }
-}
-
-/** Whether two states of a referenced object decode the same (value and readiness). */
-function sameDecoded(decode: (obj: KubeObject) => unknown, a: KubeObject, b: KubeObject): boolean {
-  return JSON.stringify(decode(a)) === JSON.stringify(decode(b));
 }
 
 /** Subscribes `enqueue` to the keys a secondary watch maps each change to (old and new state). */

@@ -5,8 +5,17 @@ import { fetch } from "undici";
 
 export interface Sample { name: string; labels: Map<string, string>; value: number }
 
+/** The operator's /metrics; a connection refused or reset (a process starting, or busy) is tried again for up to a minute. */
 export async function scrape(url: string): Promise<Sample[]> {
-  const text = await (await fetch(url)).text();
+  let text: string | undefined;
+  for (let attempt = 1; text === undefined; attempt++) {
+    try {
+      text = await (await fetch(url)).text();
+    } catch (err) {
+      if (attempt >= 60) throw err;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
   const out: Sample[] = [];
   for (const line of text.split("\n")) {
     const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);

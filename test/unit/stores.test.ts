@@ -124,6 +124,37 @@ describe("shared stores and indexes", () => {
     await eventually(() => { expect([...new Set(woken)]).toEqual([`${ns}/web`]); });
   });
 
+  it("references: a change of the view wakes only the referrers it concerns (wakes); a deletion wakes them all", async () => {
+    const { kube, pool } = setup();
+    const self = pool.store<ManagedObject>(gadgetType);
+    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);
+    // Referrers whose status says "done" care only whether the Secret is ready (labelled tier), not which tier.
+    const refs = new References<{ tls?: string }>([reference({
+      name: "tls", target: { secrets: {} }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []),
+      decode: (o) => (o.metadata.labels?.tier === undefined ? { notReady: "no tier" } : { value: o.metadata.labels.tier }),
+      wakes: (referrer, before, after) => referrer.status?.done !== true || before.notReady !== after.notReady,
+    })], storeFor);
+    const woken: string[] = [];
+    refs.wire(self, (raw) => raw as { tls?: string }, (key) => woken.push(key));
+    await kube.createCustom(gadgetType, ns, { metadata: { name: "busy" }, spec: { tls: "cert-w" } });
+    await kube.createCustom(gadgetType, ns, { metadata: { name: "done" }, spec: { tls: "cert-w" } });
+    await kube.patchCustomStatus(gadgetType, { namespace: ns, name: "done" }, { done: true });
+    await kube.applySecret(secret("cert-w", { tier: "gold" }));
+    await pool.startAndSync();
+    await settle();
+    woken.length = 0;
+    await kube.applySecret(secret("cert-w", { tier: "silver" }));
+    await eventually(() => { expect([...new Set(woken)]).toEqual([`${ns}/busy`]); });
+    await settle();
+    expect([...new Set(woken)]).toEqual([`${ns}/busy`]);
+    woken.length = 0;
+    await kube.applySecret(secret("cert-w", {}));
+    await eventually(() => { expect([...new Set(woken)].sort()).toEqual([`${ns}/busy`, `${ns}/done`]); });
+    woken.length = 0;
+    await kube.deleteSecret({ namespace: ns, name: "cert-w" });
+    await eventually(() => { expect([...new Set(woken)].sort()).toEqual([`${ns}/busy`, `${ns}/done`]); });
+  });
+
   it("resolves references from the cache: found, not found, not ready; nothing is required while deleting", async () => {
     const { kube, pool } = setup();
     const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);

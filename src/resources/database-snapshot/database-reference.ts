@@ -1,11 +1,14 @@
 // A snapshot's databaseRef: the ManagedDatabase it is of, resolved (and decoded) by the runtime
 // before observe, and woken when that database changes.
-import { reference } from "../../runtime/contract.ts";
+import { reference, type ManagedObject } from "../../runtime/contract.ts";
 import { managedDatabaseType } from "../managed-database/definition.ts";
 import { databaseView, type DatabaseView } from "../managed-database/reference-view.ts";
 import type { DatabaseSnapshotSpec } from "./schema.ts";
 
 export type { DatabaseView } from "../managed-database/reference-view.ts";
+
+/** Whether a snapshot's backup was taken and recorded (by this operator, or one before status.externalId). */
+export const taken = (o: ManagedObject): boolean => o.status?.externalId !== undefined || typeof o.status?.backupId === "number";
 
 export const databaseReference = reference<DatabaseSnapshotSpec, DatabaseView>({
   name: "database",
@@ -14,4 +17,7 @@ export const databaseReference = reference<DatabaseSnapshotSpec, DatabaseView>({
   decode: databaseView,
   // Needed to take the snapshot; once it exists its identity says where it lives.
   required: (m) => m.externalId === undefined,
+  // One taken looks at its database only to see it gone or replaced: the database's state moving
+  // (to backing_up and back, which its own backup causes) does not send it to read its backup again.
+  wakes: (referrer, before, after) => !taken(referrer) || before.notReady !== after.notReady || before.value?.id !== after.value?.id,
 });

@@ -13,7 +13,7 @@ import { linodeCall } from "../shared/linode-errors.ts";
 import type { DatabaseSnapshotSpec, DatabaseSnapshotStatus } from "./schema.ts";
 import { DatabaseSnapshotReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
-import { databaseReference, type DatabaseView } from "./database-reference.ts";
+import { databaseReference, taken, type DatabaseView } from "./database-reference.ts";
 import type { DatabaseListCache } from "../managed-database/database-cache.ts";
 
 const SNAPSHOTS_PER_DATABASE = 3;
@@ -57,8 +57,6 @@ function pendingTarget(m: Managed<DatabaseSnapshotSpec>): { engine: DatabaseEngi
   return match === null ? undefined : { engine: match[1] as DatabaseEngine, id: Number(match[2]) };
 }
 
-/** Whether a snapshot's backup was taken and recorded (by this operator, or one before status.externalId). */
-export const taken = (o: ManagedObject): boolean => o.status?.externalId !== undefined || typeof o.status?.backupId === "number";
 
 /** Snapshot Ready reasons of the queue itself: one that shows another reason cannot move by itself. */
 const queueReasons = new Set<string>([R.Creating, DatabaseSnapshotReasons.SnapshotLimitReached, DatabaseSnapshotReasons.BackupInProgress, DatabaseSnapshotReasons.DatabaseNotActive, SharedReasons.BackingUp]);

@@ -11,10 +11,10 @@ import { databaseView, shownSnapshots } from "../managed-database/reference-view
 import { KindTimings } from "../shared/constants.ts";
 import { accountDatabases } from "../managed-database/database-cache.ts";
 import { markDigest, markOf, snapshotBackupsOf } from "../managed-database/backups.ts";
-import { databaseReference } from "./database-reference.ts";
+import { databaseReference, taken } from "./database-reference.ts";
 import { managedDatabaseType } from "../managed-database/definition.ts";
 import { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
-import { DatabaseSnapshotExternal, hasBackup, parseSnapshotId, taken, type SnapshotStatus } from "./external.ts";
+import { DatabaseSnapshotExternal, hasBackup, parseSnapshotId, type SnapshotStatus } from "./external.ts";
 import { databaseSnapshotSpecSchema, type DatabaseSnapshotSpec } from "./schema.ts";
 import { DatabaseSnapshotReasons } from "./reasons.ts";
 
