@@ -57,7 +57,6 @@ function pendingTarget(m: Managed<DatabaseSnapshotSpec>): { engine: DatabaseEngi
   return match === null ? undefined : { engine: match[1] as DatabaseEngine, id: Number(match[2]) };
 }
 
-
 /** Snapshot Ready reasons of the queue itself: one that shows another reason cannot move by itself. */
 const queueReasons = new Set<string>([R.Creating, DatabaseSnapshotReasons.SnapshotLimitReached, DatabaseSnapshotReasons.BackupInProgress, DatabaseSnapshotReasons.DatabaseNotActive, SharedReasons.BackingUp]);
 /** Synced reasons that pass by themselves (retried): a snapshot showing another is stuck until someone acts. */
@@ -138,10 +137,11 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     const explicit = m.spec.label !== undefined && !deleting;
     if (m.createPending === undefined && !explicit) return { exists: false };
     // The API lists a backup only once it is done, and its database is backing_up until then:
-    // while the shared list sweep (no call of its own) says so, there is nothing to look for.
+    // while it is, there is nothing to look for. The list the ManagedDatabases share says so (one
+    // newer than the backup began), or one call does, no dearer than the backups list it saves.
     if (m.createPending !== undefined && !deleting) {
       const maxAge = Math.min(this.poll.pendingMillis, Date.now() - (this.begun.get(target.id) ?? 0));
-      const db = await linodeCall("reading the database", () => this.databases.get(target.engine, target.id, Math.max(1, maxAge), signal));
+      const db = await linodeCall("reading the database", () => this.databases.fresh(target.engine, target.id, maxAge, signal));
       if (db?.status === "backing_up") return { exists: false };
     }
     const api = this.linode.databases.engine(target.engine);
@@ -194,7 +194,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     if (seen === "backing_up") return waiting(DatabaseSnapshotReasons.BackupInProgress, "another backup of the database is in progress");
     if (seen !== undefined && seen !== "active") return waiting(DatabaseSnapshotReasons.DatabaseNotActive, `the database is ${seen}; snapshots need it active`);
     const db = seen === "active" ? { status: seen }
-      : await linodeCall("reading the database", async () => await this.databases.get(target.engine, target.id, this.poll.pendingMillis, signal) ?? await api.get(target.id, { signal }));
+      : await linodeCall("reading the database", async () => await this.databases.fresh(target.engine, target.id, this.poll.pendingMillis, signal) ?? await api.get(target.id, { signal }));
     if (db.status === "backing_up") {
       // Ours (announced and sent) is looked for again soon; someone else's wakes us when the database changes.
       return m.createPending !== undefined
@@ -232,8 +232,9 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     const now = Date.now();
     for (const [id, at] of this.begun) if (now - at > this.poll.pendingMillis) this.begun.delete(id);
     this.begun.set(target.id, now);
-    // The API answers {}: the backup is found by its label once it is listed.
-    return { status: { phase: "BackingUp", databaseId: target.id, label } };
+    // The API answers {}: the backup is found by its label once it is listed, which no backup is
+    // within moments of being begun.
+    return { status: { phase: "BackingUp", databaseId: target.id, label }, lookAfterMillis: jittered(this.poll.pendingMillis) };
   }
 
   update(): Promise<void> {

@@ -1,7 +1,7 @@
 // One list cache per engine (the API lists MySQL and PostgreSQL databases separately), one per
 // account, shared by the kinds that read databases: a snapshot waiting for its backup sees its
 // database's state in the same list sweep that serves the ManagedDatabases.
-import type { Database, DatabaseEngine, LinodeClient } from "../../linode/index.ts";
+import { MAX_PAGE_SIZE, type Database, type DatabaseEngine, type LinodeClient } from "../../linode/index.ts";
 import { PerAccount } from "../shared/credentials.ts";
 import { ListCache } from "../shared/list-cache.ts";
 
@@ -38,6 +38,18 @@ export class DatabaseListCache {
   /** The database as of at most `maxAgeMillis` ago; undefined when it does not exist. */
   get(engine: DatabaseEngine, id: number, maxAgeMillis: number, signal: AbortSignal): Promise<Database | undefined> {
     return this.cache(engine).get(id, maxAgeMillis, signal);
+  }
+
+  /**
+   * The database as of at most `maxAgeMillis` ago, for a reader that would otherwise GET it: a
+   * list younger than that, else a new list while one page holds the engine's databases (it costs
+   * what the GET would, and serves every other reader), else the GET. Undefined when it does not exist.
+   */
+  fresh(engine: DatabaseEngine, id: number, maxAgeMillis: number, signal: AbortSignal): Promise<Database | undefined> {
+    const c = this.cache(engine);
+    const listed = c.peek(id, maxAgeMillis);
+    if (listed !== undefined) return Promise.resolve(listed);
+    return c.get(id, c.size > 0 && c.size < MAX_PAGE_SIZE ? Math.max(1, maxAgeMillis) : 0, signal);
   }
 
   /** A database a create just returned. */

@@ -60,6 +60,12 @@ export class ListCache<T extends { id: number }> {
     return snap.byId.get(id) ?? this.getOne(id, signal);
   }
 
+  /** The object as the last list holds it (or a GET since), if that list is at most `maxAgeMillis` old; nothing is sent. */
+  peek(id: number, maxAgeMillis: number): T | undefined {
+    const snap = this.snapshot;
+    return snap === undefined || Date.now() - snap.at > maxAgeMillis ? undefined : snap.byId.get(id);
+  }
+
   /**
    * What a create just answered: served as the object's state until the next list, instead of
    * discarding the whole list (a new object missing from it would cost a GET each).
