@@ -17,7 +17,8 @@ export const databaseReference = reference<DatabaseSnapshotSpec, DatabaseView>({
   decode: databaseView,
   // Needed to take the snapshot; once it exists its identity says where it lives.
   required: (m) => m.externalId === undefined,
-  // One taken looks at its database only to see it gone or replaced: the database's state moving
-  // (to backing_up and back, which its own backup causes) does not send it to read its backup again.
-  wakes: (referrer, before, after) => !taken(referrer) || before.notReady !== after.notReady || before.value?.id !== after.value?.id,
+  // One taken looks at its database only to see it gone or replaced: its ManagedDatabase turning
+  // not Ready (its database gone, or busy) or naming another database wakes it; turning Ready
+  // again (after the backup its own snapshot caused) or its state moving does not.
+  wakes: (referrer, before, after) => !taken(referrer) || (before.notReady === undefined && after.notReady !== undefined) || before.value?.id !== after.value?.id,
 });
