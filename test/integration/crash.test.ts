@@ -36,8 +36,9 @@ describe("the operator killed between a call and its record", () => {
       // Every pass's end is logged at debug: what the tests count passes by.
       LOG_LEVEL: "debug",
     });
-    await p.waitForLog((l) => l.msg === "cache synced; starting workers");
+    // Recorded before it is waited for: one that never comes up is still killed after the test.
     operator = p;
+    await p.waitForLog((l) => l.msg === "cache synced; starting workers");
     return p;
   };
   const kill = async (): Promise<void> => {
