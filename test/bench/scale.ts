@@ -240,7 +240,9 @@ try {
   for (const k of kinds) if (k.n > 0) figure(`${k.kind}: Linode calls per object to converge`, Math.round((callsOf(conv, k.kind) / k.n) * 100) / 100);
   figure("429 answers while converging", conv.refused429, undefined, "0", conv.refused429 === 0);
   figure("calls while converging", conv.total);
-  figure("peak RSS while converging", Math.round(peakRss), "MiB", "≤ 250 MiB (issue 20, at 1k)", peakRss <= 250);
+  // Issue 20's target is for about a thousand objects; at 10k the steady RSS has its own (below).
+  if (total <= 1_500) figure("peak RSS while converging", Math.round(peakRss), "MiB", "≤ 250 MiB (issue 20, at 1k)", peakRss <= 250);
+  else figure("peak RSS while converging", Math.round(peakRss), "MiB");
   figure("peak connections to the API server", peak.apiserver, undefined, "≤ 20", peak.apiserver <= 20);
   figure("peak connections to the Linode API", peak.linode);
   // The emulator's default token-wide limit is the real API's recorded one (1,840 a minute);
@@ -455,12 +457,15 @@ try {
   const restartMem = await rssMiB(pidOf());
   figure(`RSS after a restart with ${String(total + 20)} Ready objects`, Math.round(restartMem.rss), "MiB");
 
+  if (unlimited) notes.push("BENCH_UNLIMITED (bench:scale:10k): the emulator has no rate limit and the operator spends all of its own budget (--linode-api-share 1: 1,840 calls a minute); steady RSS and steady calls at 10,000 objects are what this run is for. Convergence here spans several drift windows (300 s), so objects Ready early are looked at again meanwhile, which the floor of necessary calls does not count.");
   notes.push(STEADY_GAP);
   notes.push(`A restart re-reads what the new process has not cached: each NodeBalancer's configs list (its nodes and firewalls as status recorded them stand while the NodeBalancer's \`updated\` is the one status recorded), each snapshot's backup, the shared lists; ${String(restartCalls.total)} calls at the operator's ${String(budgetPerMinute)} a minute need ${String(Math.round((restartCalls.total / budgetPerMinute) * 60))} s of budget (less what it starts with), so re-observing is bounded by the budget; passes that wait for it keep their conditions (no flap).`);
   notes.push(`Emulator: ${String(PROVISION_SECONDS)} s to provision a database or take a backup; NodeBalancer backends are health-checked every 2 s. Operator: --concurrency 8; convergence with the default drift window (300 s), the later phases with --poll-ready-seconds ${String(readySeconds)} so that minutes hold several windows.`);
   await saveResult({
     name: resultName, title: `Scale: ${String(M)} ManagedDatabases, ${String(B)} NodeBalancers, ${String(S)} DatabaseSnapshots`,
-    command: `npm run bench:scale${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+    // The npm script that ran it (bench:scale:10k sets the unlimited mode itself), with any arguments it did not set.
+    command: process.env.npm_lifecycle_event === "bench:scale:10k" ? "npm run bench:scale:10k"
+      : `${unlimited ? "BENCH_UNLIMITED=1 " : ""}npm run bench:scale${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
     figures, tables, charts, notes,
   });
 } finally {
