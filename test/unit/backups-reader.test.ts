@@ -3,7 +3,8 @@
 // after a restart not at all while status's record of the last list stands (same snapshots, in period).
 import { describe, expect, it } from "vitest";
 import type { DatabaseBackup, LinodeClient } from "../../src/linode/index.ts";
-import { BackupsReader, markDigest, markOf, type BackupsRecord } from "../../src/resources/managed-database/backups.ts";
+import type { KubeObject } from "../../src/kube/types.ts";
+import { BackupsReader, markDigest, markOf, snapshotBackupsOf, type BackupsRecord } from "../../src/resources/managed-database/backups.ts";
 
 const backup: DatabaseBackup = { id: 7, label: "nightly", type: "auto", created: "2026-11-25T00:00:00" };
 const snap = (id: number, created: string): DatabaseBackup => ({ id, label: `s${String(id)}`, type: "snapshot", created });
@@ -61,5 +62,13 @@ describe("BackupsReader", () => {
     expect(lists()).toBe(1);
     await new BackupsReader(linode, hour).latest("mysql", 1, [s9], false, signal, recorded([s9], 2 * hour));
     expect(lists()).toBe(2);
+  });
+
+  it("a snapshot's backup counts for the database it was taken of only (its ManagedDatabase may manage another since), and only once taken", () => {
+    const snapshot = (name: string, status: Record<string, unknown>): KubeObject => ({ metadata: { name, namespace: "ns" }, status });
+    const s9 = { phase: "Available", backupId: 9, databaseId: 1, label: "s9", created: "2026-11-25T02:00:00" };
+    const older = { phase: "Available", backupId: 4, databaseId: 2, label: "s4", created: "2026-11-24T02:00:00" };
+    const waiting = { phase: "BackingUp", databaseId: 1, label: "s10" };
+    expect(snapshotBackupsOf([snapshot("a", s9), snapshot("b", older), snapshot("c", waiting)], 1)).toEqual([{ id: 9, type: "snapshot", label: "s9", created: "2026-11-25T02:00:00" }]);
   });
 });

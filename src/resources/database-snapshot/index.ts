@@ -52,7 +52,7 @@ export const databaseSnapshotKind: OperatorKind = {
     const scope = new AccountScope<DatabaseSnapshotSpec>({ accounts: deps.accounts, wanted, inherited, what: "backup" });
     const shown = (namespace: string, name: string, id: number): number[] | undefined => {
       const db = databases.get(namespace, name);
-      const mark = markDigest(markOf(snapshotBackupsOf(self.byIndex(referrersIndex(databaseReference.name), `${namespace}/${name}`))));
+      const mark = markDigest(markOf(snapshotBackupsOf(self.byIndex(referrersIndex(databaseReference.name), `${namespace}/${name}`), id)));
       return db === undefined ? undefined : shownSnapshots(db, id, KindTimings.freshDatabaseMillis, mark);
     };
     const clients = new PerAccount((account) => new DatabaseSnapshotExternal({ linode: account.linode, self, clusterId: deps.clusterId, poll: deps.poll, databases: accountDatabases.get(account), shownSnapshots: shown }));

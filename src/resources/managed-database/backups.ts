@@ -18,10 +18,13 @@ export interface BackupsRecord { at: string; mark: string; backups: DatabaseBack
 /** The mark as status records it: a short digest (the mark itself grows with the snapshots). */
 export const markDigest = (mark: string): string => createHash("sha256").update(mark).digest("hex").slice(0, 16);
 
-/** The backups a database's DatabaseSnapshots (all of this cluster's that name it) hold, as they observed them. */
-export const snapshotBackupsOf = (snapshots: KubeObject[]): DatabaseBackup[] => snapshots.flatMap((s) => {
+/**
+ * The backups of database `databaseId` that this cluster's DatabaseSnapshots naming its
+ * ManagedDatabase hold, as they observed them (one taken of a database it managed before is not one of them).
+ */
+export const snapshotBackupsOf = (snapshots: KubeObject[], databaseId: number): DatabaseBackup[] => snapshots.flatMap((s) => {
   const held = snapshotView(s).value;
-  return held?.backupId !== undefined && held.label !== undefined && held.created !== undefined
+  return held?.backupId !== undefined && held.databaseId === databaseId && held.label !== undefined && held.created !== undefined
     ? [{ id: held.backupId, type: "snapshot", label: held.label, created: held.created }] : [];
 });
 

@@ -32,8 +32,8 @@ export interface ManagedDatabaseExternalDeps {
   backups: BackupsReader;
   /** What the API offers (engine versions, plans), read when needed. */
   catalog: DatabaseCatalog;
-  /** The backups this cluster's DatabaseSnapshots of the database hold, as they observed them: one lost re-reads its backups. */
-  snapshotBackups(m: Managed<ManagedDatabaseSpec>): DatabaseBackup[];
+  /** The backups of database `databaseId` this cluster's DatabaseSnapshots of it hold, as they observed them: one lost re-reads its backups. */
+  snapshotBackups(m: Managed<ManagedDatabaseSpec>, databaseId: number): DatabaseBackup[];
   /** The database behind a cloud id, so a list that finds it changed can wake it. */
   seen(id: number, key: string | undefined): void;
   poll: PollIntervals;
@@ -136,7 +136,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     // at creation; the first automatic one shows at the next refresh or snapshot).
     const fresh = m.spec.databaseId === undefined && Date.now() - parseApiTime(db.created) < KindTimings.freshDatabaseMillis;
     // The current platform has no backups API: nothing is listed (no call), and status shows none.
-    const backups = db.status === "provisioning" || databasePlatform(db) === "current" ? undefined : await this.deps.backups.latest(engine, db.id, this.deps.snapshotBackups(m), fresh, signal, recordedBackups(m.obj.status, db.id));
+    const backups = db.status === "provisioning" || databasePlatform(db) === "current" ? undefined : await this.deps.backups.latest(engine, db.id, this.deps.snapshotBackups(m, db.id), fresh, signal, recordedBackups(m.obj.status, db.id));
     const backupsRead = backups !== undefined ? this.deps.backups.readOf(db.id) : undefined;
     const restored = lastRestore(m);
     const failedAfterRestore = db.status === "failed" && restored !== undefined;

@@ -42,8 +42,8 @@ export const managedDatabaseKind: OperatorKind = {
     const changed = (id: number): void => { const key = keyOf.get(id); if (key !== undefined) wake(key); };
     deps.cacheEntries?.track("ManagedDatabase.keyOf", () => keyOf.size);
     // Only the backups they hold, as they observed them: a snapshot moving through Pending and BackingUp changes no backup list.
-    const snapshotBackups = (m: Managed<ManagedDatabaseSpec>): DatabaseBackup[] =>
-      snapshotBackupsOf(snapshots.list().filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name));
+    const snapshotBackups = (m: Managed<ManagedDatabaseSpec>, databaseId: number): DatabaseBackup[] =>
+      snapshotBackupsOf(snapshots.list().filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name), databaseId);
     const namedId = (spec: ManagedDatabaseSpec): string | undefined => (spec.databaseId !== undefined ? String(spec.databaseId) : undefined);
     const sourceId = (spec: ManagedDatabaseSpec): { id: string; field: string } | undefined => {
       const id = spec.restoreFrom?.pointInTime.databaseId;
