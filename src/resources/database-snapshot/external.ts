@@ -79,10 +79,9 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
   private readonly clusterId: string;
   private readonly poll: PollIntervals;
   private readonly databases: DatabaseListCache;
+  private readonly shownSnapshots: ShownSnapshots;
   /** When a backup of each database was begun, for as long as lists taken before it may still be served. */
   private readonly begun = new Map<number, number>();
-
-  private readonly shownSnapshots: ShownSnapshots;
 
   /**
    * `databases`: the account's database lists, which the ManagedDatabases' reads share;
@@ -90,11 +89,11 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
    */
   constructor(deps: { linode: LinodeClient; self: ReadStore<ManagedObject>; clusterId: string; poll: PollIntervals; databases: DatabaseListCache; shownSnapshots: ShownSnapshots }) {
     this.linode = deps.linode;
-    this.shownSnapshots = deps.shownSnapshots;
     this.self = deps.self;
     this.clusterId = deps.clusterId;
     this.poll = deps.poll;
     this.databases = deps.databases;
+    this.shownSnapshots = deps.shownSnapshots;
   }
 
   /** The spec's label, or one derived from the cluster, namespace and name: letters and digits, at most 30. */

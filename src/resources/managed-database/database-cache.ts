@@ -10,13 +10,11 @@ export class DatabaseListCache {
   private readonly listeners = new Set<(id: number) => void>();
   private readonly caches = new Map<DatabaseEngine, ListCache<Database>>();
 
-  /** `onChange`: a database a new list finds changed (or gone), e.g. drift made outside. */
-  constructor(linode: LinodeClient, onChange?: (id: number) => void) {
+  constructor(linode: LinodeClient) {
     this.linode = linode;
-    if (onChange !== undefined) this.listeners.add(onChange);
   }
 
-  /** Called with each database a new list finds changed (or gone). */
+  /** Called with each database a new list finds changed (or gone), e.g. drift made outside. */
   listen(onChange: (id: number) => void): void {
     this.listeners.add(onChange);
   }
