@@ -16,6 +16,12 @@ export interface EventRecorder {
 
 /** A safety net: more series than this (one object with ever-changing notes) starts the count afresh. */
 const MAX_SERIES = 10_000;
+/**
+ * How long a series is counted after its last event: the API server's default --event-ttl. An
+ * Event older than that is gone, so its count would only be restarted; kept longer, every note a
+ * long-lived object ever had (one per update) would stay until MAX_SERIES clears them all.
+ */
+export const SERIES_TTL_MILLIS = 60 * 60_000;
 
 export interface EventSink {
   warn(obj: object, msg: string): void;
@@ -26,15 +32,19 @@ export class KubeEventRecorder implements EventRecorder {
   private readonly controller: string;
   private readonly instance: string;
   private readonly log: EventSink | undefined;
-  /** Repeats counted by event name, grouped by the regarded object's uid (dropped with it). */
-  private readonly series = new Map<string, Map<string, number>>();
+  /** Repeats counted by event name, with the last one's time, grouped by the regarded object's uid (dropped with it). */
+  private readonly series = new Map<string, Map<string, { count: number; at: number }>>();
   private seriesCount = 0;
+  private readonly now: () => number;
+  private swept: number;
 
-  constructor(kube: KubeApi, opts: { controller: string; instance: string; log?: EventSink; entries?: CacheEntries }) {
+  constructor(kube: KubeApi, opts: { controller: string; instance: string; log?: EventSink; entries?: CacheEntries; now?: () => number }) {
     this.kube = kube;
     this.controller = opts.controller;
     this.instance = opts.instance;
     this.log = opts.log;
+    this.now = opts.now ?? Date.now;
+    this.swept = this.now();
     opts.entries?.track("events.series", () => this.seriesCount);
   }
 
@@ -49,6 +59,8 @@ export class KubeEventRecorder implements EventRecorder {
 
   /** Counts one more event of this name on the object (or, `restart`, the first again): how many there have been. */
   private count(uid: string, name: string, restart = false): number {
+    const now = this.now();
+    this.sweep(now);
     let names = this.series.get(uid);
     if (names?.has(name) !== true) {
       // Forgotten while its repeat was on its way: counted no more.
@@ -57,9 +69,21 @@ export class KubeEventRecorder implements EventRecorder {
       if (names === undefined) { names = new Map(); this.series.set(uid, names); }
       this.seriesCount++;
     }
-    const count = restart ? 1 : (names.get(name) ?? 0) + 1;
-    names.set(name, count);
+    const count = restart ? 1 : (names.get(name)?.count ?? 0) + 1;
+    names.set(name, { count, at: now });
     return count;
+  }
+
+  /** Drops the series whose last event has expired on the API server, at most once a minute (one pass over all). */
+  private sweep(now: number): void {
+    if (now - this.swept < 60_000) return;
+    this.swept = now;
+    for (const [uid, names] of this.series) {
+      for (const [name, { at }] of names) {
+        if (now - at >= SERIES_TTL_MILLIS) { names.delete(name); this.seriesCount--; }
+      }
+      if (names.size === 0) this.series.delete(uid);
+    }
   }
 
   private record(obj: KubeObject, type: string, reason: string, action: string, note: string): void {

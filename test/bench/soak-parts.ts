@@ -159,6 +159,9 @@ export interface Sample {
   process: number;
   rss: number;
   heapUsed: number;
+  /** V8's heap reserved (used or not) and memory held outside it (Buffers), in MiB: what RSS holds besides objects. */
+  heapTotal: number;
+  external: number;
   /** nodejs_eventloop_lag_p99_seconds in ms: the p99 since the previous scrape. */
   lagP99: number;
   maps: Map<string, number>;
@@ -170,29 +173,42 @@ export async function sampleOperator(metricsUrl: string, pid: number, t: number,
   const maps = new Map(s.filter((x) => x.name === "linode_operator_cache_entries").map((x): [string, number] => [x.labels.get("map") ?? "?", x.value]));
   const ready = (kind: CallKind): number => sum(s, "linode_operator_resources", (l) => l.get("kind") === kind && l.get("ready") === "True");
   return {
-    t, process, rss: mem.rss, heapUsed: sum(s, "nodejs_heap_size_used_bytes") / 1_048_576, lagP99: sum(s, "nodejs_eventloop_lag_p99_seconds") * 1000, maps,
+    t, process, rss: mem.rss, heapUsed: sum(s, "nodejs_heap_size_used_bytes") / 1_048_576,
+    heapTotal: sum(s, "nodejs_heap_size_total_bytes") / 1_048_576, external: sum(s, "nodejs_external_memory_bytes") / 1_048_576, lagP99: sum(s, "nodejs_eventloop_lag_p99_seconds") * 1000, maps,
     ready: { ManagedDatabase: ready("ManagedDatabase"), NodeBalancer: ready("NodeBalancer"), DatabaseSnapshot: ready("DatabaseSnapshot") },
   };
 }
 
 /**
- * The RSS trend in MiB per hour: one least-squares slope over every process's samples, each
- * measured from its own mean (a restart's drop is not a trend), after each process's first
- * `warmupSeconds` (a new process fills its caches first). NaN without two samples in a process.
+ * A trend in MiB per hour: one least-squares slope over every process's samples, each measured
+ * from its own mean (a restart's drop is not a trend), after each process's first
+ * `warmupSeconds` (a new process fills its caches first), with its standard error: a slope
+ * within two errors of the target cannot tell growth from the garbage collector's sawtooth.
+ * NaN without two samples in a process.
  */
-export function rssSlopePerHour(samples: readonly Sample[], warmupSeconds: number): number {
+export function slopePerHour(samples: readonly Sample[], warmupSeconds: number, of: (s: Sample) => number = (s) => s.rss): { slope: number; error: number } {
   let sxy = 0;
   let sxx = 0;
+  const kept: { t: number; y: number; mt: number; my: number }[] = [];
   for (const p of new Set(samples.map((s) => s.process))) {
     const own = samples.filter((s) => s.process === p);
     const start = own[0]?.t ?? 0;
-    const kept = own.filter((s) => s.t - start >= warmupSeconds);
-    if (kept.length < 2) continue;
-    const mt = kept.reduce((a, s) => a + s.t, 0) / kept.length;
-    const mr = kept.reduce((a, s) => a + s.rss, 0) / kept.length;
-    for (const s of kept) { sxy += (s.t - mt) * (s.rss - mr); sxx += (s.t - mt) ** 2; }
+    const mine = own.filter((s) => s.t - start >= warmupSeconds);
+    if (mine.length < 2) continue;
+    const mt = mine.reduce((a, s) => a + s.t, 0) / mine.length;
+    const my = mine.reduce((a, s) => a + of(s), 0) / mine.length;
+    for (const s of mine) {
+      sxy += (s.t - mt) * (of(s) - my);
+      sxx += (s.t - mt) ** 2;
+      kept.push({ t: s.t, y: of(s), mt, my });
+    }
   }
-  return sxx === 0 ? Number.NaN : (sxy / sxx) * 3600;
+  if (sxx === 0) return { slope: Number.NaN, error: Number.NaN };
+  const b = sxy / sxx;
+  const processes = new Set(samples.map((s) => s.process)).size;
+  const residuals = kept.reduce((a, k) => a + (k.y - k.my - b * (k.t - k.mt)) ** 2, 0);
+  const freedom = Math.max(1, kept.length - processes - 1);
+  return { slope: b * 3600, error: Math.sqrt(residuals / freedom / sxx) * 3600 };
 }
 
 /** Every resource of the three kinds in these namespaces. */

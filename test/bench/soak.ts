@@ -19,7 +19,7 @@ import { kubectl, quantile, say, sleep } from "./common.ts";
 import type { CallKind } from "./metrics.ts";
 import { resultCollector, saveResult, type Chart } from "./report/result.ts";
 import {
-  auditCloud, BENCH_NS, CREDENTIALS_LABEL, deleteAndRecreate, listResources, manifest, notReady, pick, random, rssSlopePerHour,
+  auditCloud, BENCH_NS, CREDENTIALS_LABEL, deleteAndRecreate, listResources, manifest, notReady, pick, random, slopePerHour,
   sampleOperator, soakObjects, TOKEN_SECRET, update, type Sample,
 } from "./soak-parts.ts";
 
@@ -188,7 +188,8 @@ try {
   const audit = await auditCloud(accounts, resources);
 
   // ---- Figures ----
-  const slope = rssSlopePerHour(samples, churnMinutes * 60);
+  const { slope, error } = slopePerHour(samples, churnMinutes * 60);
+  const heapTrend = slopePerHour(samples, churnMinutes * 60, (s) => s.heapUsed);
   const lags = samples.map((s) => s.lagP99);
   const lagP99 = quantile(lags, 0.99);
   const maps = [...new Set([...base.maps.keys(), ...last.maps.keys()])].sort();
@@ -196,6 +197,8 @@ try {
   const notBack = maps.filter((m) => !backTo(base.maps.get(m) ?? 0, last.maps.get(m) ?? 0));
   say("== results");
   figure(`RSS trend after each process's first ${String(churnMinutes)} min (least squares)`, round2(slope), "MiB/h", "≤ 5 MiB per hour", slope <= 5);
+  figure("RSS trend's standard error (the sawtooth of garbage collection)", round2(error), "MiB/h");
+  figure(`JS heap used trend after each process's first ${String(churnMinutes)} min (least squares)`, round2(heapTrend.slope), "MiB/h");
   figure("RSS before the churn / at the end / peak", `${String(Math.round(base.rss))} / ${String(Math.round(last.rss))} / ${String(Math.round(Math.max(...samples.map((s) => s.rss))))}`, "MiB");
   figure("JS heap used before the churn / at the end", `${base.heapUsed.toFixed(1)} / ${last.heapUsed.toFixed(1)}`, "MiB");
   figure("maps not back to their size before the churn", notBack.length, undefined, "0", notBack.length === 0);
@@ -226,6 +229,7 @@ try {
   const min = (s: Sample): number => round2(s.t / 60);
   charts.push({ kind: "line", title: `Operator memory over ${String(minutes)} min of churn (restart at ${String(restartAtMinute)} min)`, xLabel: "minutes", yLabel: "MiB", series: [
     { name: "RSS", points: samples.map((s) => [min(s), Math.round(s.rss)]) }, { name: "JS heap used", points: samples.map((s) => [min(s), round2(s.heapUsed)]) },
+    { name: "JS heap reserved", points: samples.map((s) => [min(s), round2(s.heapTotal)]) }, { name: "external (Buffers)", points: samples.map((s) => [min(s), round2(s.external)]) },
   ] });
   const byPeak = maps.filter((m) => peakOf(m) > 0).sort((a, b) => peakOf(b) - peakOf(a));
   const mapChart = (title: string, names: string[]): Chart => ({ kind: "line", title, xLabel: "minutes", yLabel: "entries", series: names.map((m) => ({ name: m, points: samples.map((s): [number, number] => [min(s), s.maps.get(m) ?? 0]) })) });
