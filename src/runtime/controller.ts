@@ -178,6 +178,10 @@ export class Controller<D = unknown> {
         this.ownWrites.delete(key);
         this.reconciler.forget(key);
         deps.events.forget?.(obj);
+        const id = recordedIdOf(this.kind, obj);
+        // Another object of the kind recording the same cloud id (one adopted it) still needs what is kept of it.
+        const shared = id !== undefined && this.self.byIndex(RECORDED_ID_INDEX, id).some((o) => o.metadata.uid !== obj.metadata.uid);
+        this.kind.forget?.(obj, shared ? undefined : id);
         return;
       }
       if (ev === "update" && (this.isOwnWrite(key, obj.metadata.resourceVersion) || !relevantChange(obj, old))) return;

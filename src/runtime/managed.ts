@@ -312,6 +312,13 @@ export interface ManagedKind<Spec, Ext, Status, Delta = undefined> {
    * Cheap: asked each time the object is queued. Default: the controller's (ControllerOptions.flowOf).
    */
   flow?(obj: ManagedObject): string;
+  /**
+   * The object is gone from the cluster, whatever its deletion policy: what the kind keeps of it
+   * (by its cloud id, by its name) is dropped. Its delete dropped that with the cloud object;
+   * Retain and Observe leave the cloud object, and nothing of the resource may stay behind.
+   * `externalId`: the cloud id it recorded, unless another of the kind's objects records it too.
+   */
+  forget?(obj: ManagedObject, externalId: string | undefined): void;
 }
 
 // The runtime handles every kind the same way; the kind's type parameters stay inside it.

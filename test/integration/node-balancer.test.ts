@@ -281,6 +281,9 @@ describe("NodeBalancer statistics", () => {
     const kept = status(keptNb).id ?? 0;
     // The doomed one's statistics are metrics (1 s after its create) until it goes.
     await waitFor("doomed's metrics", async () => ((await s.env.registry.metrics()).includes(`name="doomed",id="${String(doomed)}"`) ? true : undefined), 30_000, 200);
+    // What is kept of each by id (its configs as last read, its statistics) goes with its resource, whether its NodeBalancer stays or not.
+    const held = (): number[] => ["NodeBalancer.configs.seen", "NodeBalancer.stats.samples"].map((m) => s.env.deps.metrics.cacheEntries.sizes().get(m) ?? 0);
+    const before = held();
     await s.env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "kept" });
     await s.env.deps.kube.deleteCustom(nbType, { namespace: ns(), name: "doomed" });
     await waitFor("both resources gone", async () => {
@@ -291,5 +294,6 @@ describe("NodeBalancer statistics", () => {
     await expect(s.env.linode.nodeBalancers.get(doomed)).rejects.toMatchObject({ kind: "notFound" });
     // Its statistics go with it.
     expect(await s.env.registry.metrics()).not.toContain(`name="doomed",id="${String(doomed)}"`);
+    expect(held()).toEqual(before.map((n) => n - 2));
   });
 });

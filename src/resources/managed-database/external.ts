@@ -311,6 +311,11 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     return { gone: false };
   }
 
+  /** Its resource is gone and the database stays (Retain, Observe): its backups are held no longer. */
+  forget(id: number): void {
+    this.deps.backups.forget(id);
+  }
+
   /** Remembers the update, and forgets those whose interval has passed (a deleted database's with them). */
   private spaceAllowList(id: number): void {
     const now = Date.now();

@@ -93,6 +93,12 @@ export const managedDatabaseKind: OperatorKind = {
         },
       }],
       references: [scope.credentials, restoreSnapshotReference, forkSourceReference, allowListConfigMapReference],
+      forget: (obj, externalId) => {
+        if (externalId === undefined) return;
+        const id = Number(externalId);
+        if (keyOf.get(id) === `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`) keyOf.delete(id);
+        parts.peek(deps.accounts.recordedBy(obj))?.external.forget(id);
+      },
     };
     return kind;
   },

@@ -230,6 +230,11 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     if (failures.length > 0) throw failures[0];
   }
 
+  /** Its resource is gone and the NodeBalancer stays (Retain, Observe): what was read of its configs is held no longer. */
+  forget(id: number): void {
+    this.deps.configs.invalidate(id);
+  }
+
   async delete(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<{ gone: boolean }> {
     const id = observed.external.nb.id;
     this.deps.stats.forget(m.key.namespace, m.key.name);

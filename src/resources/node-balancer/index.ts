@@ -63,6 +63,10 @@ export const nodeBalancerKind: OperatorKind = {
       idMismatchReason: NodeBalancerReasons.NodeBalancerIdMismatch,
       legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
       references: [scope.credentials, tlsReference],
+      forget: (obj, externalId) => {
+        stats.forget(obj.metadata.namespace ?? "", obj.metadata.name);
+        if (externalId !== undefined) clients.peek(deps.accounts.recordedBy(obj))?.forget(Number(externalId));
+      },
       watches: [
         // Any Node may be a Service's backend (Cluster policy) or selected: every follower looks again (coalesced by the queue).
         { target: { nodes: {} }, map: following(() => true), changed: nodeChanged },

@@ -69,6 +69,11 @@ export class Account {
     this.entries = entries;
   }
 
+  /** What `owner` built for this account, if it has (nothing is built). */
+  peek(owner: object): unknown {
+    return this.parts.get(owner);
+  }
+
   /** What `owner` built for this account, built on first use. */
   part<T>(owner: object, make: () => T): T {
     if (!this.parts.has(owner)) this.parts.set(owner, make());
@@ -158,6 +163,13 @@ export class LinodeAccounts {
   /** How many tokens' clients are held (the operator's excepted). */
   get held(): number {
     return this.byToken.size;
+  }
+
+  /** The account an object's status recorded, if its client is held (none is made). */
+  recordedBy(obj: ManagedObject): Account | undefined {
+    const id = recordedAccount(obj)?.id;
+    if (id === undefined) return undefined;
+    return this.operator?.id === id ? this.operator : this.byToken.get(id);
   }
 
   /** Whether the client of the account with this id (a token's hash) is held. */
@@ -281,6 +293,11 @@ export class PerAccount<T> {
 
   get(account: Account): T {
     return account.part(this, () => this.make(account));
+  }
+
+  /** What was built for this account, if anything was (nothing is built). */
+  peek(account: Account | undefined): T | undefined {
+    return account?.peek(this) as T | undefined;
   }
 }
 
