@@ -25,6 +25,11 @@ export class LinodeClient {
     return this.transport.inFlight;
   }
 
+  /** Whether this token's call budget is nearly spent (calls wait for it, or soon will). */
+  budgetNearlySpent(): boolean {
+    return this.transport.budgetNearlySpent();
+  }
+
   /** Closes the keep-alive pool (waits for in-flight calls; abort them first via their signals). */
   close(): Promise<void> {
     return this.transport.close();

@@ -104,6 +104,9 @@ export interface Transport {
 
 export const defaultTimeouts: TimeoutOptions = { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 };
 
+/** The share of the call budget under which it counts as nearly spent. */
+const NEARLY_SPENT_SHARE = 0.1;
+
 export class HttpTransport implements Transport {
   readonly metrics: LinodeClientMetrics;
   private readonly token: string;
@@ -154,6 +157,13 @@ export class HttpTransport implements Transport {
   /** Requests begun and not settled yet: a client with some is not idle, whoever holds it. */
   get inFlight(): number {
     return this.pending;
+  }
+
+  /** Whether the token's call budget is (nearly) spent: under a tenth of it left, or blocked until the API's window resets. */
+  budgetNearlySpent(): boolean {
+    if (this.limiter === undefined) return false;
+    const budget = this.limiter.budget(this.token);
+    return budget.waitFor() > 0 || budget.available < budget.limit * NEARLY_SPENT_SHARE;
   }
 
   async close(): Promise<void> {

@@ -142,6 +142,12 @@ export interface ExternalReader<Spec, Ext, Status, Delta = undefined> {
   observe(m: Managed<Spec>, signal: AbortSignal): Promise<Observation<Ext, Status, Delta>>;
   /** Work that follows a successful observation (e.g. one-shot request tokens), before the Secret is published. */
   afterObserve?(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, signal: AbortSignal): Promise<AfterObserve | undefined>;
+  /**
+   * Whether the calls this object's passes make are contended now (e.g. its account's call
+   * budget is nearly spent): a settled object's next routine look then waits one more interval,
+   * so the budget goes first to what is not Ready yet. Cheap and sending nothing.
+   */
+  contended?(m: Managed<Spec>): boolean;
 }
 
 /** A kind that manages its cloud object: creates, changes and deletes it too. */

@@ -383,7 +383,15 @@ export class ManagedReconciler {
       case "recheck": return Timings.afterUpdateMillis;
       case "deleting": return Timings.deletePollMillis;
       case "failed": return undefined;
-      case "observed": return pass.after?.pollMillis ?? pass.observed?.pollMillis ?? this.pollMillis(settled(outcome, pass));
+      case "observed": {
+        const settledObject = settled(outcome, pass);
+        const millis = pass.after?.pollMillis ?? pass.observed?.pollMillis ?? this.pollMillis(settledObject);
+        // While its calls are contended (objects converging spend the account's budget), a settled
+        // object's next routine look waits one more interval: the budget goes first to what is not
+        // Ready yet, and drift is still put back within twice the interval. A change to it, or to
+        // what it references, wakes it as ever.
+        return settledObject && this.kind.external.contended?.(pass.m) === true ? 2 * millis : millis;
+      }
     }
   }
 

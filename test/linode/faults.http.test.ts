@@ -138,6 +138,7 @@ describe("the call budget", () => {
     const { client: paced, registry } = makeClient(small, { rateLimit: { share: 0.5 }, retry: { baseDelayMs: 20, maxDelayMs: 200, maxRateLimitWaitMs: 1_000 } });
     try {
       const id = (await paced.nodeBalancers.create({ region: "us-east", label: label("budget-nb") })).id;
+      expect(paced.budgetNearlySpent()).toBe(false);
       const outcomes = await Promise.allSettled(Array.from({ length: 15 }, (_, i) => (i % 3 === 0
         ? paced.nodeBalancers.list()
         : i % 3 === 1 ? paced.nodeBalancers.get(id) : paced.nodeBalancers.update(id, { clientConnThrottle: i }))));
@@ -145,6 +146,8 @@ describe("the call budget", () => {
       // Half of 20: the create and 9 more were sent; the rest were handed back, never sent.
       expect(sent).toBe(10);
       expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(9);
+      // What a settled object's next look is spaced by (ExternalReader.contended).
+      expect(paced.budgetNearlySpent()).toBe(true);
       expect(outcomes.filter((o) => o.status === "rejected").every((o) => (o.reason as { kind?: string }).kind === "rateLimited")).toBe(true);
       expect(await metricValue(registry, "linode_api_requests_total", { status: "429" })).toBe(0);
     } finally {

@@ -189,6 +189,16 @@ const cases: Case[] = [
     want: { writes: [], events: [], creates: 0, observes: 1, requeue: drift },
   },
   {
+    name: "in step while its calls are contended (the account's budget nearly spent): its next look one more drift window later",
+    given: { object: recorded("7", inSync()), cloud: { 7: gadget() }, steer: (cloud) => { cloud.contended = true; } },
+    want: { writes: [], events: [], observes: 1, requeue: [2 * drift[0], 2 * drift[1]] },
+  },
+  {
+    name: "not Ready while its calls are contended: looked at again on the pending cadence as ever",
+    given: { object: recorded("7", inSync()), cloud: { 7: gadget(1, { failed: true }) }, steer: (cloud) => { cloud.contended = true; } },
+    want: { ready: ["False", "Failed"], observes: 1, requeue: pending },
+  },
+  {
     name: "a create announced long ago and lost: the object it left is adopted, not duplicated",
     given: { object: { finalizers: [FINALIZER], status: { createPending: { at: LONG_AGO } } }, cloud: { 3: gadget(1) } },
     want: { creates: 0, status: { externalId: "3" }, ready: ["True", "Available"], check: (r) => { expect(r.obj?.status?.createPending).toBeUndefined(); } },

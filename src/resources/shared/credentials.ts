@@ -366,6 +366,14 @@ export class AccountScope<Spec extends AccountSource> {
     return {
       observe: (m, signal) => this.observe(m, client, signal),
       afterObserve: async (m, observed, signal) => client(this.of(m)).afterObserve?.(m, observed, signal),
+      contended: (m) => {
+        try {
+          return this.of(m).linode.budgetNearlySpent();
+        } catch {
+          // Its credentials do not resolve: nothing of an account is contended.
+          return false;
+        }
+      },
     };
   }
 
