@@ -190,6 +190,9 @@ try {
   // ---- Figures ----
   const { slope, error } = slopePerHour(samples, churnMinutes * 60);
   const heapTrend = slopePerHour(samples, churnMinutes * 60, (s) => s.heapUsed);
+  // What RSS holds besides V8's heap and Buffers: code, the allocator's arenas, native libraries.
+  const nativeTrend = slopePerHour(samples, churnMinutes * 60, (s) => s.rss - s.heapTotal - s.external);
+  const reservedTrend = slopePerHour(samples, churnMinutes * 60, (s) => s.heapTotal);
   const lags = samples.map((s) => s.lagP99);
   const lagP99 = quantile(lags, 0.99);
   const maps = [...new Set([...base.maps.keys(), ...last.maps.keys()])].sort();
@@ -199,6 +202,7 @@ try {
   figure(`RSS trend after each process's first ${String(churnMinutes)} min (least squares)`, round2(slope), "MiB/h", "≤ 5 MiB per hour", slope <= 5);
   figure("RSS trend's standard error (the sawtooth of garbage collection)", round2(error), "MiB/h");
   figure(`JS heap used trend after each process's first ${String(churnMinutes)} min (least squares)`, round2(heapTrend.slope), "MiB/h");
+  figure("RSS trend by part: JS heap reserved / outside the JS heap and Buffers (code, allocator, native)", `${round2(reservedTrend.slope).toFixed(2)} / ${round2(nativeTrend.slope).toFixed(2)}`, "MiB/h");
   figure("RSS before the churn / at the end / peak", `${String(Math.round(base.rss))} / ${String(Math.round(last.rss))} / ${String(Math.round(Math.max(...samples.map((s) => s.rss))))}`, "MiB");
   figure("JS heap used before the churn / at the end", `${base.heapUsed.toFixed(1)} / ${last.heapUsed.toFixed(1)}`, "MiB");
   figure("maps not back to their size before the churn", notBack.length, undefined, "0", notBack.length === 0);
