@@ -150,6 +150,28 @@ describe("controller: what spans passes", () => {
     expect(h.cloud.creates).toHaveLength(2);
   });
 
+  it("a resource leaving the cluster has its kind forget it; the cloud id goes too only when no other resource records it", async () => {
+    const h = await harness();
+    await h.create("first", { deletionPolicy: "Retain" });
+    await h.until("Ready", () => h.ready("first"));
+    const id = h.get("first")?.metadata.annotations?.[EXTERNAL_ID_ANNOTATION] ?? "";
+    // Another resource recording the same id (a restore tool bringing back its annotation and status under another name).
+    await h.create("copy", { deletionPolicy: "Retain" });
+    await h.until("the copy Ready", () => h.ready("copy"));
+    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "copy" }, { metadata: { annotations: { [EXTERNAL_ID_ANNOTATION]: id } } });
+    await h.kube.patchCustomStatus(gadgetType, { namespace: ns, name: "copy" }, { externalId: id });
+    // A status edit alone wakes nothing (the next poll would see it): asked for until a pass has seen it.
+    await h.until("the copy held", () => { h.controller.enqueue(key("copy")); return h.condition("copy", "Synced")?.reason === "ExternalIdInUse"; });
+    await h.kube.deleteCustom(gadgetType, { namespace: ns, name: "first" });
+    await h.until("first forgotten", () => h.cloud.forgets.length === 1);
+    expect(h.cloud.forgets).toEqual([{ key: key("first"), externalId: undefined }]);
+    await h.kube.deleteCustom(gadgetType, { namespace: ns, name: "copy" });
+    await h.until("copy forgotten", () => h.cloud.forgets.length === 2);
+    expect(h.cloud.forgets[1]).toEqual({ key: key("copy"), externalId: id });
+    expect(h.cloud.objects.has(id)).toBe(true);
+    expect(h.cloud.deletes).toEqual([]);
+  });
+
   it("the connection Secret deleted by someone is put back (its watch wakes the owner)", async () => {
     const h = await harness({ connection: true });
     await h.create("conn", { size: 7 });
