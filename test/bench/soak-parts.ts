@@ -211,6 +211,30 @@ export function slopePerHour(samples: readonly Sample[], warmupSeconds: number, 
   return { slope: b * 3600, error: Math.sqrt(residuals / freedom / sxx) * 3600 };
 }
 
+/**
+ * Each process's lowest value of `of` in each `bucketSeconds` after its first `warmupSeconds`, as
+ * one sample per bucket at the bucket's middle: what stays after garbage collection. Its trend
+ * is growth without the sawtooth; a bucket shorter than half its length (the end) is dropped.
+ */
+export function lowestPerBucket(samples: readonly Sample[], warmupSeconds: number, bucketSeconds: number, of: (s: Sample) => number = (s) => s.rss): Sample[] {
+  const out: Sample[] = [];
+  for (const p of new Set(samples.map((s) => s.process))) {
+    const own = samples.filter((s) => s.process === p);
+    const start = (own[0]?.t ?? 0) + warmupSeconds;
+    const buckets = new Map<number, Sample[]>();
+    for (const s of own.filter((x) => x.t >= start)) {
+      const b = Math.floor((s.t - start) / bucketSeconds);
+      buckets.set(b, [...(buckets.get(b) ?? []), s]);
+    }
+    for (const [b, list] of buckets) {
+      if (list.length < 2 || (list.at(-1)?.t ?? 0) - (list[0]?.t ?? 0) < bucketSeconds / 2) continue;
+      const low = list.reduce((a, s) => (of(s) < of(a) ? s : a));
+      out.push({ ...low, t: start + (b + 0.5) * bucketSeconds, rss: of(low) });
+    }
+  }
+  return out;
+}
+
 /** Every resource of the three kinds in these namespaces. */
 export async function listResources(kube: KubeClient, namespaces: readonly string[]): Promise<{ kind: CallKind; obj: ManagedObject }[]> {
   const out: { kind: CallKind; obj: ManagedObject }[] = [];

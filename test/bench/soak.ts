@@ -19,7 +19,7 @@ import { kubectl, quantile, say, sleep } from "./common.ts";
 import type { CallKind } from "./metrics.ts";
 import { resultCollector, saveResult, type Chart } from "./report/result.ts";
 import {
-  auditCloud, BENCH_NS, CREDENTIALS_LABEL, deleteAndRecreate, listResources, manifest, notReady, pick, random, slopePerHour,
+  auditCloud, BENCH_NS, CREDENTIALS_LABEL, deleteAndRecreate, listResources, lowestPerBucket, manifest, notReady, pick, random, slopePerHour,
   sampleOperator, soakObjects, TOKEN_SECRET, update, type Sample,
 } from "./soak-parts.ts";
 
@@ -193,6 +193,8 @@ try {
   // What RSS holds besides V8's heap and Buffers: code, the allocator's arenas, native libraries.
   const nativeTrend = slopePerHour(samples, churnMinutes * 60, (s) => s.rss - s.heapTotal - s.external);
   const reservedTrend = slopePerHour(samples, churnMinutes * 60, (s) => s.heapTotal);
+  const perProcess = [...new Set(samples.map((s) => s.process))].map((p) => slopePerHour(samples.filter((s) => s.process === p), churnMinutes * 60).slope);
+  const lowest = slopePerHour(lowestPerBucket(samples, churnMinutes * 60, 5 * 60), 0);
   const lags = samples.map((s) => s.lagP99);
   const lagP99 = quantile(lags, 0.99);
   const maps = [...new Set([...base.maps.keys(), ...last.maps.keys()])].sort();
@@ -201,6 +203,8 @@ try {
   say("== results");
   figure(`RSS trend after each process's first ${String(churnMinutes)} min (least squares)`, round2(slope), "MiB/h", "≤ 5 MiB per hour", slope <= 5);
   figure("RSS trend's standard error (the sawtooth of garbage collection)", round2(error), "MiB/h");
+  figure("RSS trend of each process alone (before the restart / after it)", perProcess.map((x) => round2(x).toFixed(2)).join(" / "), "MiB/h");
+  figure("RSS trend of each 5 min's lowest RSS (what stays after garbage collection)", round2(lowest.slope), "MiB/h");
   figure(`JS heap used trend after each process's first ${String(churnMinutes)} min (least squares)`, round2(heapTrend.slope), "MiB/h");
   figure("RSS trend by part: JS heap reserved / outside the JS heap and Buffers (code, allocator, native)", `${round2(reservedTrend.slope).toFixed(2)} / ${round2(nativeTrend.slope).toFixed(2)}`, "MiB/h");
   figure("RSS before the churn / at the end / peak", `${String(Math.round(base.rss))} / ${String(Math.round(last.rss))} / ${String(Math.round(Math.max(...samples.map((s) => s.rss))))}`, "MiB");
