@@ -62,6 +62,6 @@ await saveResult({
   tables: [{ title: "RSS by start", columns: ["start", "peak RSS (MiB)", "steady RSS (MiB)"], rows }],
   notes: [
     `Each start runs bench:mdb (${n} ManagedDatabases, ${steady} min of steady state, 60 s drift window); peak is the process's VmHWM, steady its VmRSS at the end.`,
-    "The program applies V8's --optimize-for-size itself when the start did not (src/cli/main.ts applyMemorySettings); the last row turns that off to show what it saves.",
+    "The program applies V8's --optimize-for-size itself when the start did not, and --heap-growing-percent=10 (src/cli/main.ts applyMemorySettings); the last row turns both off to show what they save.",
   ],
 });
