@@ -61,10 +61,9 @@ export function nodeAtLeast(version: string, min = MIN_NODE): boolean {
  * - --heap-growing-percent=10: how far the old generation may grow past what survived the last
  *   full collection before the next one. V8 chooses that itself (up to 30 % under
  *   --optimize-for-size); at 1,500 objects, with ~40 MiB surviving, the reserved heap swung by
- *   ~11 MiB over minutes, enough to hide or fake a trend of a few MiB an hour. With 10 % the
- *   soak's RSS trend was 2.98 MiB/h where the run before was 7.88 (`npm run bench:soak`, one run
- *   each: part of that difference is the sawtooth's luck). Full collections of a heap this
- *   size are mostly concurrent, and the operator mostly waits on the network.
+ *   ~11 MiB over minutes, enough to hide or fake a trend of a few MiB an hour (`npm run
+ *   bench:soak`, docs/benchmarks.md). Full collections of a heap this size are mostly
+ *   concurrent, and the operator mostly waits on the network.
  */
 export function applyMemorySettings(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): string[] {
   if (env.LINODE_OPERATOR_V8_DEFAULTS === "1") return [];

@@ -224,7 +224,9 @@ export function lowestPerBucket(samples: readonly Sample[], warmupSeconds: numbe
     const buckets = new Map<number, Sample[]>();
     for (const s of own.filter((x) => x.t >= start)) {
       const b = Math.floor((s.t - start) / bucketSeconds);
-      buckets.set(b, [...(buckets.get(b) ?? []), s]);
+      const list = buckets.get(b);
+      if (list === undefined) buckets.set(b, [s]);
+      else list.push(s);
     }
     for (const [b, list] of buckets) {
       if (list.length < 2 || (list.at(-1)?.t ?? 0) - (list[0]?.t ?? 0) < bucketSeconds / 2) continue;
