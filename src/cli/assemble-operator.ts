@@ -6,7 +6,7 @@ import type { OperatorConfig } from "../config/operator-config.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { ownerReferenceTo } from "../kube/service-account.ts";
 import { LinodeClient } from "../linode/index.ts";
-import { createOperatorMetrics } from "../metrics/operator-metrics.ts";
+import { createOperatorMetrics, type OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { KubeEventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { Manager } from "../runtime/manager.ts";
@@ -15,6 +15,7 @@ import { LinodeAccounts } from "../resources/shared/credentials.ts";
 
 export interface AssembledOperator {
   manager: Manager;
+  metrics: OperatorMetrics;
   /** Stops the controllers (finishing in-flight work), releases the lease, closes the clients. */
   stop(): Promise<void>;
 }
@@ -60,6 +61,7 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
   for (const c of buildControllers({ config, clusterId, kube, accounts, events, log, metrics })) manager.add(c);
   return {
     manager,
+    metrics,
     async stop() {
       await manager.stop();
       await accounts.close();

@@ -5,6 +5,7 @@ import { waitForApiServer } from "../kube/wait-for-api-server.ts";
 import { kindDefinitions } from "../resources/index.ts";
 import { serveEndpoints } from "../runtime/http-endpoints.ts";
 import { createLogger } from "../runtime/logger.ts";
+import { guardProcess } from "../runtime/process-guard.ts";
 import { assembleOperator } from "./assemble-operator.ts";
 
 /** Each kind's own flags, from the one list of kinds. */
@@ -35,6 +36,7 @@ export async function main(argv: string[]): Promise<number> {
     },
   });
   const { manager } = operator;
+  guardProcess({ log, count: () => { operator.metrics.unexpectedErrors.inc({ where: "process" }); } });
   let exiting = false;
 
   const done = new Promise<number>((resolve) => {

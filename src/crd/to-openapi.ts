@@ -4,6 +4,7 @@
 // apiextensions.k8s.io/v1 knows. Anything we cannot translate faithfully throws, so a schema
 // change that the API server would reject fails at generation time, not at install time.
 import { z } from "zod";
+import { forbiddenKeysRule } from "../runtime/safe-keys.ts";
 
 export type OpenApiSchema = { [key: string]: unknown };
 
@@ -70,6 +71,8 @@ export function toStructural(node: OpenApiSchema, path: string): OpenApiSchema {
     delete out.additionalProperties;
   } else if (out.additionalProperties !== undefined) {
     out.additionalProperties = toStructural(asSchema(out.additionalProperties, `${path}.*`), `${path}.*`);
+    // Every map a tenant writes: keys that name an object's prototype are refused at admission.
+    out["x-kubernetes-validations"] = [...(Array.isArray(out["x-kubernetes-validations"]) ? out["x-kubernetes-validations"] as unknown[] : []), { ...forbiddenKeysRule }];
   }
   if (out.items !== undefined) {
     if (Array.isArray(out.items)) throw new StructuralSchemaError(`${where}: tuple items are not structural`);

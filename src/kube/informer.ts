@@ -48,6 +48,11 @@ export interface InformerOptions {
   backoffMaxMillis?: number;
   logger?: InformerLogger;
   onRestart?: (reason: string) => void;
+  /**
+   * A handler or an index function threw (a bug, or an object no code expected): that one
+   * handler's call is skipped and reported here, and the cache goes on for every other object.
+   */
+  onUnexpectedError?: (where: "informer-handler" | "informer-index", err: unknown) => void;
 }
 
 export { objectKey };
@@ -66,7 +71,7 @@ export class Informer<T extends KubeObject> {
   readonly synced: Promise<void>;
   hasSynced = false;
   lastEventAt = Date.now();
-  private readonly opts: Required<Omit<InformerOptions, "logger" | "onRestart">> & Pick<InformerOptions, "logger" | "onRestart">;
+  private readonly opts: Required<Omit<InformerOptions, "logger" | "onRestart" | "onUnexpectedError">> & Pick<InformerOptions, "logger" | "onRestart" | "onUnexpectedError">;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
 
@@ -91,7 +96,7 @@ export class Informer<T extends KubeObject> {
     this.indexers.set(name, fn);
     const index = new Map<string, Set<string>>();
     this.indices.set(name, index);
-    for (const [key, obj] of this.store) for (const v of fn(obj)) addTo(index, v, key);
+    for (const [key, obj] of this.store) for (const v of this.indexValues(fn, obj)) addTo(index, v, key);
   }
 
   get(key: string): T | undefined { return this.store.get(key); }
@@ -121,8 +126,8 @@ export class Informer<T extends KubeObject> {
     for (const [name, fn] of this.indexers) {
       const index = this.indices.get(name);
       if (index === undefined) continue;
-      if (prev !== undefined) for (const v of fn(prev)) removeFrom(index, v, key);
-      for (const v of fn(obj)) addTo(index, v, key);
+      if (prev !== undefined) for (const v of this.indexValues(fn, prev)) removeFrom(index, v, key);
+      for (const v of this.indexValues(fn, obj)) addTo(index, v, key);
     }
   }
 
@@ -132,12 +137,41 @@ export class Informer<T extends KubeObject> {
     this.store.delete(key);
     for (const [name, fn] of this.indexers) {
       const index = this.indices.get(name);
-      if (index !== undefined) for (const v of fn(prev)) removeFrom(index, v, key);
+      if (index !== undefined) for (const v of this.indexValues(fn, prev)) removeFrom(index, v, key);
     }
   }
 
+  /**
+   * Every handler hears every event, whatever another one does: a throw here would otherwise
+   * end the watch (and, repeated on each relist, stop this cache for every namespace).
+   */
   private emit(event: InformerEvent, obj: T, old?: T): void {
-    for (const h of this.handlers) h(event, obj, old);
+    for (const h of this.handlers) {
+      try {
+        h(event, obj, old);
+      } catch (err) {
+        this.unexpected("informer-handler", err, obj);
+      }
+    }
+  }
+
+  /** An index function's values for `obj`; none when it throws (the object is just not indexed). */
+  private indexValues(fn: (obj: T) => string[], obj: T): string[] {
+    try {
+      return fn(obj);
+    } catch (err) {
+      this.unexpected("informer-index", err, obj);
+      return [];
+    }
+  }
+
+  private unexpected(where: "informer-handler" | "informer-index", err: unknown, obj: T): void {
+    try {
+      this.opts.logger?.warn({ informer: this.source.name, object: objectKey(obj), err: describe(err) }, `${where === "informer-handler" ? "an event handler" : "an index function"} threw; skipped for this object`);
+      this.opts.onUnexpectedError?.(where, err);
+    } catch {
+      // Reporting must not fail the cache either.
+    }
   }
 
   start(): void {

@@ -46,12 +46,20 @@ export function toSnakeKey(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
+/**
+ * Sets `obj[key]` as its own property whatever the key: an answer (or a tenant's parameter
+ * name) may carry `__proto__`, which a plain assignment would turn into the object's prototype.
+ */
+export function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function convertKeys(value: unknown, convert: (key: string) => string): unknown {
   if (Array.isArray(value)) return value.map((v) => convertKeys(v, convert));
   if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      if (v !== undefined) out[convert(k)] = convertKeys(v, convert);
+      if (v !== undefined) setOwn(out, convert(k), convertKeys(v, convert));
     }
     return out;
   }

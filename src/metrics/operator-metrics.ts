@@ -13,6 +13,11 @@ export interface OperatorMetrics {
   inFlight: Gauge<"kind">;
   statusWrites: Counter<"kind">;
   informerRestarts: Counter<"informer" | "reason">;
+  /**
+   * Throws that escaped where they were made (a kind's bug, a handler, a promise nobody awaited)
+   * and were caught at a boundary instead of ending the process, by where.
+   */
+  unexpectedErrors: Counter<"where">;
   /** 1 while this replica holds the leader lease, else 0. */
   leader: { set(value: 0 | 1): void };
   /** Where components register the per-object and per-token maps they keep (linode_operator_cache_entries). */
@@ -77,6 +82,7 @@ export function createOperatorMetrics(registry = new Registry(), opts: { default
     inFlight: new Gauge({ name: "linode_operator_reconciles_in_flight", help: "Reconciles running now.", labelNames: ["kind"], registers }),
     statusWrites: new Counter({ name: "linode_operator_status_writes_total", help: "Status subresource writes.", labelNames: ["kind"], registers }),
     informerRestarts: new Counter({ name: "linode_operator_informer_restarts_total", help: "Watch restarts after errors or silence.", labelNames: ["informer", "reason"], registers }),
+    unexpectedErrors: new Counter({ name: "linode_operator_unexpected_errors_total", help: "Throws caught at a boundary instead of ending the process (a bug to report): where is reconcile, worker, informer-handler, informer-index or process.", labelNames: ["where"], registers }),
     leader: ((g) => ({ set: (value: 0 | 1) => { g.set({ operator }, value); } }))(
       new Gauge({ name: "linode_operator_leader", help: "1 while this replica holds the leader lease; operator names the install (namespace/lease).", labelNames: ["operator"], registers }),
     ),

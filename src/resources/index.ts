@@ -40,6 +40,7 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
     namespaces: deps.config.namespaces,
     informer: { logger: deps.log },
     onRestart: (informer, reason) => deps.metrics.informerRestarts.inc({ informer, reason }),
+    onUnexpectedError: (where) => { deps.metrics.unexpectedErrors.inc({ where }); },
     cacheEntries: deps.metrics.cacheEntries,
   });
   // One protection for every kind: a token Secret several kinds use carries one finalizer.
@@ -48,7 +49,11 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
   // late or with 429s cannot hold them all); a kind that inherits its account says so itself.
   const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000, flowOf: (obj: ManagedObject) => credentialsFlow(obj) };
   const poll = { pendingMillis: deps.config.pollPendingSeconds * 1000, readyMillis: deps.config.pollReadySeconds * 1000 };
-  const kindDeps: ResourceDeps = { accounts: deps.accounts, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, cacheEntries: deps.metrics.cacheEntries, log: deps.log, settings: deps.config.kindSettings };
+  const nodePorts = new Set(deps.config.nodePortNamespaces);
+  const kindDeps: ResourceDeps = {
+    accounts: deps.accounts, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, cacheEntries: deps.metrics.cacheEntries, log: deps.log, settings: deps.config.kindSettings,
+    nodePortsAllowed: (namespace) => nodePorts.has("*") || nodePorts.has(namespace),
+  };
   const controllers = kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, protection, readNodes: deps.config.readNodes, kindDeps }, opts));
   keepRecordedAccounts(deps.accounts, controllers);
   return controllers;

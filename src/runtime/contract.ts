@@ -21,6 +21,7 @@ export type { EventRecorder } from "./events.ts";
 export type { Logger } from "./logger.ts";
 export { ConditionReasons } from "./reasons.ts";
 export { immutable, immutableOnceSet, immutableOptional, type CelRule } from "./schema-rules.ts";
+export { FORBIDDEN_KEYS, emptyMap, isForbiddenKey, ownValue } from "./safe-keys.ts";
 export type { ReadStore, Selectors } from "./stores.ts";
 export { Timings, jittered, type PollIntervals } from "./timings.ts";
 export type { ActionOutcome } from "./actions.ts";

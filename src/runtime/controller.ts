@@ -8,6 +8,9 @@
 //   RetryAfterError   → a delayed add after its delay;
 //   409 conflict      → a quick retry with a fresh copy, not counted as an error;
 //   anything else     → per-key exponential backoff.
+// A throw anywhere in one object's pass (a kind's bug, a metric, a log call) ends that pass for
+// that object only: the worker survives it, counts it (linode_operator_unexpected_errors_total)
+// and backs the key off; every other object goes on.
 import { errorChain, isConflict } from "../kube/errors.ts";
 import {
   configMapsType, endpointSlicesType, nodesType, objectKey, secretsType, servicesType,
@@ -21,6 +24,7 @@ import type { EventRecorder } from "./events.ts";
 import type { Logger } from "./logger.ts";
 import type { AnyManagedKind, KindModule, KindStores, ManagedObject, Target, WatchTarget } from "./managed.ts";
 import { ReferenceProtection } from "./protection.ts";
+import { forbiddenKeyPaths } from "./safe-keys.ts";
 import { recordedIdOf } from "./ownership.ts";
 import { ManagedReconciler, type ReconcileResult } from "./reconciler.ts";
 import { References, ownerKeys, wireWatch } from "./references.ts";
@@ -136,6 +140,7 @@ export class Controller<D = unknown> {
       namespaces: opts.namespaces,
       informer: { logger: this.log, ...(opts.watchdogMillis !== undefined ? { watchdogMillis: opts.watchdogMillis } : {}) },
       onRestart: (informer, reason) => m?.informerRestarts.inc({ informer, reason }),
+      onUnexpectedError: (where) => { m?.unexpectedErrors.inc({ where }); },
     });
     const pool = this.pool;
     const storeFor = (target: Target): SharedStore<KubeObject> => ("kind" in target
@@ -154,8 +159,16 @@ export class Controller<D = unknown> {
       self: this.self, kind: (t) => pool.store<ManagedObject>(t), secrets: (selectors) => pool.store(secretsType, selectors),
       nodes: () => nodes(), services: () => services(), endpointSlices: () => endpointSlices(),
     };
-    this.kind = module.build({ deps: deps.kindDeps as D, stores, events: deps.events, wake: (key) => { this.enqueue(key); } });
-    const flowOf = (obj: ManagedObject): string => this.kind.flow?.(obj) ?? opts.flowOf?.(obj) ?? "";
+    this.kind = refusingPrototypeKeys(module.build({ deps: deps.kindDeps as D, stores, events: deps.events, wake: (key) => { this.enqueue(key); } }));
+    const flowOf = (obj: ManagedObject): string => {
+      try {
+        return this.kind.flow?.(obj) ?? opts.flowOf?.(obj) ?? "";
+      } catch (err) {
+        // Asked by the queue, outside any pass: a throw here would lose the key. Its pass still runs (in the shared flow).
+        this.unexpected("flow", objectKey(obj), err, false);
+        return "";
+      }
+    };
     this.queue = new WorkQueue({
       ...(opts.backoff !== undefined ? { backoff: opts.backoff } : {}),
       flows: {
@@ -356,10 +369,28 @@ export class Controller<D = unknown> {
       if (key === undefined) return;
       try {
         await this.process(key);
+      } catch (err) {
+        // Escaped process()'s own handling (a metric or a log call threw there): this key's
+        // pass ends, retried with backoff; the worker and every other key go on.
+        this.unexpected("worker", key, err);
       } finally {
         this.queue.done(key);
       }
     }
+  }
+
+  /** Counts and logs a throw caught at a boundary, and (`requeue`) backs its key off; never throws itself. */
+  private unexpected(where: string, key: string, err: unknown, requeue = true): void {
+    let delay: number | undefined;
+    try {
+      if (requeue) delay = this.queue.addRateLimited(key);
+    } catch { /* the queue is shutting down */ }
+    try {
+      this.metrics?.unexpectedErrors.inc({ where });
+    } catch { /* a broken metric must not break the boundary */ }
+    try {
+      this.log.error({ key, err: errorChain(err), retryInMillis: delay }, `unexpected error (${where}): contained to this object, the operator goes on`);
+    } catch { /* nor a broken logger */ }
   }
 
   private async process(key: string): Promise<void> {
@@ -415,6 +446,8 @@ export class Controller<D = unknown> {
       } else {
         const delay = this.queue.addRateLimited(key);
         this.metrics?.reconcileTotal.inc({ kind, result: "error" });
+        // Not one of the errors a pass reports by design: a bug, or an input no code expected.
+        if (!(err instanceof Error) || err.name === "TypeError" || err.name === "RangeError" || err.name === "ReferenceError" || err.name === "SyntaxError") this.metrics?.unexpectedErrors.inc({ where: "reconcile" });
         log.warn({ err: errorChain(err), retryInMillis: delay }, "reconcile failed; backing off");
       }
     } finally {
@@ -423,4 +456,20 @@ export class Controller<D = unknown> {
       this.onPass?.(key);
     }
   }
+}
+
+/**
+ * The kind with its spec parser refusing keys that name an object's prototype, at any depth
+ * (the CRD refuses them too; an object stored before that rule, or written around it, is
+ * InvalidSpec here): no kind's code ever walks such a key.
+ */
+function refusingPrototypeKeys(kind: AnyManagedKind): AnyManagedKind {
+  const parse = kind.parseSpec.bind(kind);
+  return Object.assign(Object.create(Object.getPrototypeOf(kind) as object | null) as AnyManagedKind, kind, {
+    parseSpec(raw: unknown): unknown {
+      const bad = forbiddenKeyPaths(raw);
+      if (bad.length > 0) throw new TypeError(`spec.${bad.join(", spec.")}: __proto__, constructor and prototype are not allowed as keys (they name an object's prototype)`);
+      return parse(raw);
+    },
+  });
 }

@@ -129,38 +129,63 @@ export class ManagedReconciler {
     const deleting = obj.metadata.deletionTimestamp !== undefined;
     const status = new StatusWriter(this.deps.kube, this.kind.type, obj, (resourceVersion) => { this.wrote(obj, resourceVersion, true); });
     const generation = obj.metadata.generation;
-
-    if (isPaused(obj)) {
-      // Crossplane's crossplane.io/paused: the one write is the condition that tells why nothing happens.
-      await status.write(conditionsOf({ type: "paused", deleting }, { observeOnly: false }), generation);
-      return {};
-    }
-
-    let spec: unknown;
+    let pass: Pass | undefined;
+    // Whatever throws in this pass (a stage, a kind's code, a parser) ends this object's pass
+    // with Synced=False, reported once, never the process.
     try {
-      spec = this.kind.parseSpec(obj.spec);
-    } catch (err) {
-      // An object whose spec no longer parses can still be let go of.
-      if (deleting) return this.writes.removeFinalizer(obj).then(() => ({}));
-      const message = `invalid spec: ${errorMessage(err)}`;
-      await status.write(conditionsOf({ type: "invalidSpec", message }, { observeOnly: false }), generation);
-      throw new TerminalError(R.InvalidSpec, message);
-    }
-    const policies = this.kind.policies(spec);
-    const pass: Pass = {
-      status, generation, acting: false,
-      observeOnly: policies.management === "Observe" || this.writer === undefined,
-      m: { obj, key: keyOf(obj), spec, externalId: recordedIdOf(this.kind, obj), createPending: createPendingOf(obj.status), policies, refs: {}, actions: new Actions(status) },
-    };
+      if (isPaused(obj)) {
+        // Crossplane's crossplane.io/paused: the one write is the condition that tells why nothing happens.
+        await status.write(conditionsOf({ type: "paused", deleting }, { observeOnly: false }), generation);
+        return {};
+      }
 
-    try {
+      let spec: unknown;
+      try {
+        spec = this.kind.parseSpec(obj.spec);
+      } catch (err) {
+        return await this.invalidSpec(obj, status, generation, err);
+      }
+      const policies = this.kind.policies(spec);
+      pass = {
+        status, generation, acting: false,
+        observeOnly: policies.management === "Observe" || this.writer === undefined,
+        m: { obj, key: keyOf(obj), spec, externalId: recordedIdOf(this.kind, obj), createPending: createPendingOf(obj.status), policies, refs: {}, actions: new Actions(status) },
+      };
       const outcome = deleting ? await this.reconcileDelete(pass, signal) : await this.run(this.live, pass, signal);
       return await this.report(pass, outcome);
     } catch (err) {
-      if (isConflict(err) || signal.aborted) throw err;
-      await this.reportError(pass, err).catch(() => undefined);
+      if (isConflict(err) || signal.aborted || (err instanceof TerminalError && err.reason === R.InvalidSpec && pass === undefined)) throw err;
+      if (pass !== undefined) await this.reportError(pass, err).catch(() => undefined);
+      else {
+        const message = errorMessage(err);
+        await status.write(conditionsOf({ type: "failed", reason: R.ReconcileError, message, quiet: false }, { observeOnly: false }), generation).catch(() => undefined);
+        try {
+          this.deps.events.warning(obj, R.ReconcileError, EventActions.Reconcile, message);
+        } catch { /* an Event is news, not a reason to fail harder */ }
+      }
       throw err;
     }
+  }
+
+  /**
+   * A spec that does not parse (stored before a rule the CRD has now, or written around it).
+   * Nothing is acted on; being deleted, the finalizer stays unless the record says nothing was
+   * ever created (no cloud id, no create announced): letting go would orphan the cloud object
+   * whatever the deletion policy. Fixing the spec lets the deletion go on; a person who wants to
+   * leave the cloud object in place removes the finalizer.
+   */
+  private async invalidSpec(obj: ManagedObject, status: StatusWriter, generation: number | undefined, err: unknown): Promise<ReconcileResult> {
+    const deleting = obj.metadata.deletionTimestamp !== undefined;
+    const nothingCreated = recordedIdOf(this.kind, obj) === undefined && createPendingOf(obj.status) === undefined;
+    if (deleting && nothingCreated) {
+      await this.writes.removeFinalizer(obj);
+      return {};
+    }
+    const message = deleting
+      ? `invalid spec: ${errorMessage(err)}; the deletion waits, as this resource's cloud object cannot be deleted (or retained) by a spec that does not parse: fix the spec, or remove the finalizer ${FINALIZER} by hand to leave the cloud object in place`
+      : `invalid spec: ${errorMessage(err)}`;
+    await status.write(conditionsOf({ type: "invalidSpec", message }, { observeOnly: false }), generation);
+    throw new TerminalError(R.InvalidSpec, message);
   }
 
   private async run(stages: Stage[], pass: Pass, signal: AbortSignal): Promise<Outcome> {

@@ -3,6 +3,8 @@
 // null and removed in one write, instead of surviving the merge and being re-written on
 // every poll.
 
+import { setOwn } from "./safe-keys.ts";
+
 type Json = unknown;
 
 const isPlainObject = (v: Json): v is Record<string, Json> => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -13,11 +15,12 @@ export function mergePatch(from: Json, to: Json): Json {
     const patch: Record<string, Json> = {};
     for (const [k, v] of Object.entries(to)) {
       if (v === undefined) continue;
-      const sub = k in from && from[k] !== undefined ? mergePatch(from[k], v) : v;
-      if (sub !== undefined) patch[k] = sub;
+      // Own members only, set as own members: a status anyone wrote may carry any key.
+      const sub = Object.hasOwn(from, k) && from[k] !== undefined ? mergePatch(from[k], v) : v;
+      if (sub !== undefined) setOwn(patch, k, sub);
     }
     for (const [k, v] of Object.entries(from)) {
-      if (v !== undefined && (!(k in to) || to[k] === undefined)) patch[k] = null;
+      if (v !== undefined && (!Object.hasOwn(to, k) || to[k] === undefined)) setOwn(patch, k, null);
     }
     return Object.keys(patch).length === 0 ? undefined : patch;
   }
@@ -40,7 +43,7 @@ export function applyMergePatch(target: Json, patch: Json): Json {
   const out: Record<string, Json> = isPlainObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) Reflect.deleteProperty(out, k);
-    else out[k] = applyMergePatch(out[k], v);
+    else setOwn(out, k, applyMergePatch(Object.hasOwn(out, k) ? out[k] : undefined, v));
   }
   return out;
 }

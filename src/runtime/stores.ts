@@ -91,6 +91,8 @@ export interface InformerPoolOptions {
   namespaces?: string[] | undefined;
   informer?: Omit<InformerOptions, "onRestart">;
   onRestart?: (informer: string, reason: string) => void;
+  /** A handler or index function threw for one object (skipped; the cache goes on). */
+  onUnexpectedError?: (where: "informer-handler" | "informer-index", err: unknown) => void;
   /** Where each store's objects and index entries are counted (linode_operator_cache_entries). */
   cacheEntries?: CacheEntries;
 }
@@ -124,6 +126,7 @@ export class InformerPool {
       return new Informer<T>(this.kube, source, {
         ...this.opts.informer,
         onRestart: (reason: string) => this.opts.onRestart?.(source.name, reason),
+        ...(this.opts.onUnexpectedError !== undefined ? { onUnexpectedError: this.opts.onUnexpectedError } : {}),
       });
     });
     // Two stores of one type differ by their selectors (token Secrets, connection Secrets).

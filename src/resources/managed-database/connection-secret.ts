@@ -63,7 +63,8 @@ export function connectionSecretData(c: ConnectionInfo, extraData: Record<string
 export function renderTemplate(template: string, data: Record<string, string>): string {
   return template.replace(/\{\{\s*(?:\.([A-Za-z0-9_]+)|index\s+\.\s+"([^"]+)")\s*\}\}/g, (whole, dotted: string | undefined, indexed: string | undefined) => {
     const key = dotted ?? indexed ?? "";
-    const v = data[key];
+    // Only the Secret's own keys: `{{ .constructor }}` names no key, not Object's constructor.
+    const v = Object.hasOwn(data, key) ? data[key] : undefined;
     if (v === undefined) throw new Error(`connectionSecret template refers to unknown key "${key}" in ${whole}`);
     return v;
   });

@@ -4,6 +4,7 @@
 // reports (the API adds defaults of its own), so drift of those is put back and nothing else
 // is touched. Parameter names are the API's own (snake_case, as the catalogue lists them).
 import { snakify } from "../../linode/index.ts";
+import { emptyMap, isForbiddenKey } from "../../runtime/contract.ts";
 
 /** A parameter as the catalogue describes it. */
 interface Parameter {
@@ -79,17 +80,27 @@ export function engineConfigProblems(config: Tree, catalogue: Tree): string[] {
   return problems;
 }
 
-/** The parameters the spec sets that the database has otherwise, as a nested update body, and their paths (dotted). */
+/**
+ * The parameters the spec sets that the database has otherwise, as a nested update body, and
+ * their paths (dotted). The body's objects have no prototype: a parameter name is the tenant's
+ * text, and on an ordinary object `constructor` then `prototype` would walk into
+ * Object.prototype. Such names never reach here (the runtime refuses them), and are skipped if
+ * they did.
+ */
 export function engineConfigChanges(want: Tree, have: Tree): { body: Tree; paths: string[] } {
   const current = valuesOf(have);
-  const body: Tree = {};
+  const body: Tree = emptyMap();
   const paths: string[] = [];
   for (const [path, v] of valuesOf(want)) {
+    const keys = path.split(SEP);
+    if (keys.some(isForbiddenKey)) continue;
     if (JSON.stringify(current.get(path) ?? null) === JSON.stringify(v)) continue;
     paths.push(show(path));
-    const keys = path.split(SEP);
     let node = body;
-    for (const k of keys.slice(0, -1)) node = (node[k] ??= {}) as Tree;
+    for (const k of keys.slice(0, -1)) {
+      const next = Object.hasOwn(node, k) ? node[k] : undefined;
+      node = isTree(next) ? next : (node[k] = emptyMap());
+    }
     node[keys.at(-1) ?? path] = v;
   }
   return { body, paths };

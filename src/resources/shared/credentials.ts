@@ -450,9 +450,11 @@ export class AccountScope<Spec extends AccountSource> {
     if (data === undefined) {
       throw new TerminalError(SharedReasons.CredentialsNotFound, `credentials Secret ${ref.name} (labelled ${CREDENTIALS_LABEL}=true) not found in namespace ${namespace}; the cloud object is not touched until it exists: ${HOW_TO}`);
     }
-    const token = data[ref.key]?.trim() ?? "";
+    // Only the Secret's own keys: a key named `toString` is a key it lacks.
+    const held = Object.hasOwn(data, ref.key) ? data[ref.key] : undefined;
+    const token = held?.trim() ?? "";
     if (token === "" || /\s/.test(token)) {
-      throw new TerminalError(SharedReasons.CredentialsInvalid, `credentials Secret ${ref.name} has ${data[ref.key] === undefined ? "no" : "no usable"} ${ref.key} key: it must hold one Linode API token`);
+      throw new TerminalError(SharedReasons.CredentialsInvalid, `credentials Secret ${ref.name} has ${held === undefined ? "no" : "no usable"} ${ref.key} key: it must hold one Linode API token`);
     }
     const account = this.o.accounts.forToken(token);
     return { account, record: { id: account.id, credentialsRef: { name: ref.name, key: ref.key } } };

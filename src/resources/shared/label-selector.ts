@@ -19,7 +19,8 @@ export type LabelSelector = z.infer<typeof labelSelectorSchema>;
 
 export function matchesSelector(labels: Readonly<Record<string, string>> | undefined, selector: LabelSelector): boolean {
   const have = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (have[k] !== v) return false;
+  // Own labels only: a selector key such as `toString` is a label the object lacks, not Object's method.
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (!Object.hasOwn(have, k) || have[k] !== v) return false;
   for (const e of selector.matchExpressions ?? []) {
     const present = Object.hasOwn(have, e.key);
     const value = have[e.key];
