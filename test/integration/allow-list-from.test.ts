@@ -1,9 +1,10 @@
 // spec.allowListFrom on a real API server and the emulator over HTTP: a database's allow list
 // follows the cluster's Nodes (Node objects made through the API server, as a kubelet registers
 // them), merged with spec.allowList; a rollout costs a handful of updates, not one per node; a
-// selector that matches nothing never empties the list unless allowed; without the right to
-// read Nodes the field is refused, nothing sent.
-import { CoreV1Api, type V1Node } from "@kubernetes/client-node";
+// selector that matches nothing never empties the list unless allowed; a Node address that is
+// not one host's (0.0.0.0/0 in a Node's status) is never allowed, and said once; without the
+// right to read Nodes the field is refused, nothing sent.
+import { CoreV1Api, EventsV1Api, type V1Node } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestCluster, type TestCluster } from "../harness/cluster.ts";
 import { databaseHelpers, mysql } from "../harness/database-helpers.ts";
@@ -123,6 +124,41 @@ describe("allowListFrom: nodes", () => {
 
     await apply("nobody", { ...mysql, allowList: [], allowListFrom: [pool("none-yet")], allowEmpty: true });
     await until("emptied as allowed", id, []);
+  });
+
+  it("a Node whose status claims 0.0.0.0/0, 0.0.0.0/32, ::, loopback or link-local is never allowed: skipped with one Warning naming it; with only such nodes, AllowListWouldBeEmpty (never created, never emptied)", async () => {
+    const events = (): Promise<{ note: string; count: number }[]> => cluster.kc.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: cluster.namespace })
+      .then((l) => l.items.filter((e) => e.reason === "NodeAddressSkipped" && e.regarding?.name === "claims").map((e) => ({ note: e.note ?? "", count: e.series?.count ?? 1 })));
+    const hostile: [string, string][] = [["wide", "0.0.0.0/0"], ["wide32", "0.0.0.0/32"], ["any", "::"], ["lo", "127.0.0.1"], ["meta", "169.254.169.254"]];
+    for (const [n, address] of hostile) await cluster_nodes.add(n, { pool: "claims" }, address);
+    await cluster_nodes.add("honest", { pool: "claims" }, "198.51.100.80");
+    await apply("claims", { ...mysql, allowList: [], allowListFrom: [pool("claims")] });
+    const id = Number((await waitFor("Ready", () => readyAt("claims"), 60_000, 100)).status?.id);
+    expect(await allowListOf(id)).toEqual(["198.51.100.80/32"]);
+    const said = await waitFor("a Warning per hostile node", async () => { const e = await events(); return e.length >= hostile.length ? e : undefined; }, 30_000, 100);
+    for (const [n, address] of hostile) {
+      expect(said.filter((e) => e.note.includes(`node ${cluster_nodes.name(n)}: its ExternalIP ${JSON.stringify(address)}`))).toHaveLength(1);
+    }
+    expect(said.find((e) => e.note.includes(cluster_nodes.name("wide")))?.note).toContain("is a CIDR range, not a host address");
+    // Said once: more passes say nothing more.
+    await env.repass("ManagedDatabase", key("claims"), 3);
+    expect(await events()).toEqual(said);
+
+    // Only hostile nodes left: held as when the selector matches nothing, naming them; nothing is sent.
+    const sent = puts(id);
+    await cluster_nodes.remove("honest");
+    const held = await reasonOf("claims", "Synced", "AllowListWouldBeEmpty");
+    expect(held.message).toContain(`node ${cluster_nodes.name("wide")}: its ExternalIP "0.0.0.0/0" is a CIDR range, not a host address`);
+    await env.repass("ManagedDatabase", key("claims"), 2);
+    expect(puts(id)).toBe(sent);
+    expect(await allowListOf(id)).toEqual(["198.51.100.80/32"]);
+
+    // A new database following only them is never created.
+    const before = creates();
+    await apply("claims-only", { ...mysql, allowList: [], allowListFrom: [pool("claims")] });
+    expect((await reasonOf("claims-only", "Ready", "AllowListWouldBeEmpty")).message).toContain(`node ${cluster_nodes.name("any")}: its ExternalIP "::" is unspecified`);
+    await env.repass("ManagedDatabase", key("claims-only"), 2);
+    expect(creates()).toBe(before);
   });
 
   it("InternalIP and IPv6 addresses: /32 and /128, canonical", async () => {

@@ -2,10 +2,13 @@
 // (/32, or /128 for IPv6), and the entries a labelled ConfigMap's key lists (an egress gateway's
 // addresses) — merged with spec.allowList into the one list the database gets, and where each
 // entry came from, for status. A source that cannot be read holds the whole list back: sending
-// it without that source's entries would lock out who it allows.
+// it without that source's entries would lock out who it allows. A Node's address that is not
+// one host's unicast address (its status is input: `0.0.0.0/0` there would open the database to
+// everyone) is never an entry: it is skipped, and said.
 import { isIP } from "node:net";
 import { reference, type ConfigMapObject, type Decoded, type KubeObject, type NodeObject, type ReadStore } from "../../runtime/contract.ts";
 import { matchesSelector, selectorText } from "../shared/label-selector.ts";
+import { hostAddressProblem } from "../shared/nodes.ts";
 import { normalizeAllowEntry, normalizeAllowList } from "./allow-list.ts";
 import { ManagedDatabaseReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
@@ -31,11 +34,26 @@ export interface DesiredAllowList {
   from: Map<string, string[]>;
   /** The spec asks for entries from the cluster and nothing at all resolved (no static entries either). */
   empty: boolean;
+  /** Addresses of selected Nodes that are not one host's unicast address: never entries. */
+  skipped: SkippedNodeAddress[];
 }
+
+/** A selected Node's address that is not used, and why. */
+export interface SkippedNodeAddress {
+  node: string;
+  addressType: string;
+  address: string;
+  problem: string;
+}
+
+/** One skipped address, as an Event and a condition say it: the Node, the address and why. */
+export const skippedText = (s: SkippedNodeAddress): string => `node ${s.node}: its ${s.addressType} ${JSON.stringify(s.address.slice(0, 64))} ${s.problem}, so it is not allowed`;
 
 /** Why the list cannot be made now; nothing about it is sent meanwhile. */
 export interface HeldAllowList {
   held: { reason: string; message: string };
+  /** Held because every address found was skipped: those addresses. */
+  skipped?: SkippedNodeAddress[];
 }
 
 export type AllowListResolution = DesiredAllowList | HeldAllowList;
@@ -59,8 +77,9 @@ export function parseCidrs(text: string): { entries: string[]; invalid: string[]
 }
 
 /** What the database's allow list should be now. */
-export function desiredAllowList(spec: Pick<ManagedDatabaseSpec, "allowList" | "allowListFrom">, sources: AllowListSources): AllowListResolution {
+export function desiredAllowList(spec: Pick<ManagedDatabaseSpec, "allowList" | "allowListFrom" | "allowEmpty">, sources: AllowListSources): AllowListResolution {
   const from = new Map<string, string[]>();
+  const skipped: SkippedNodeAddress[] = [];
   const add = (entry: string, source: string): void => {
     const e = normalizeAllowEntry(entry);
     from.set(e, [...(from.get(e) ?? []), source]);
@@ -77,7 +96,10 @@ export function desiredAllowList(spec: Pick<ManagedDatabaseSpec, "allowList" | "
       for (const node of sources.nodes.list()) {
         if (node.metadata.deletionTimestamp !== undefined || !matchesSelector(node.metadata.labels, selector)) continue;
         for (const a of node.status?.addresses ?? []) {
-          if (a.type === addressType) add(a.address, `node ${node.metadata.name} (${addressType}, ${selectorText(selector)})`);
+          if (a.type !== addressType) continue;
+          const problem = hostAddressProblem(a.address);
+          if (problem === undefined) add(a.address, `node ${node.metadata.name} (${addressType}, ${selectorText(selector)})`);
+          else if (!skipped.some((s) => s.node === node.metadata.name && s.address === a.address)) skipped.push({ node: node.metadata.name, addressType, address: a.address, problem });
         }
       }
     }
@@ -95,7 +117,52 @@ export function desiredAllowList(spec: Pick<ManagedDatabaseSpec, "allowList" | "
     }
   }
   const entries = normalizeAllowList([...from.keys()]);
-  return { entries, from, empty: entries.length === 0 && list.length > 0 };
+  const empty = entries.length === 0 && list.length > 0;
+  if (empty && skipped.length > 0 && !spec.allowEmpty) {
+    // As a selector that matches nothing: never an empty list unless allowed, and the condition names what was skipped.
+    const message = `spec.allowListFrom selects no node with an address that can be allowed and spec.allowList is empty (${skippedList(skipped)}): nothing is sent rather than blocking every connection (set spec.allowEmpty: true to allow nobody)`;
+    return { ...hold(ManagedDatabaseReasons.AllowListWouldBeEmpty, message), skipped };
+  }
+  return { entries, from, empty, skipped };
+}
+
+/** The skipped addresses for a message: the first few in full, then how many more. */
+function skippedList(skipped: readonly SkippedNodeAddress[]): string {
+  const shown = skipped.slice(0, 3).map(skippedText).join("; ");
+  return skipped.length > 3 ? `${shown}; and ${String(skipped.length - 3)} more` : shown;
+}
+
+/**
+ * Says each skipped address once per database: a Warning Event naming the Node and why when it
+ * is first seen (or seen again after it was fixed), never on every pass. What was said is kept
+ * per database (a restart says it once more) and dropped with it.
+ */
+export class SkippedAnnouncer {
+  private readonly said = new Map<string, ReadonlySet<string>>();
+  private readonly warn: (obj: KubeObject, note: string) => void;
+
+  constructor(warn: (obj: KubeObject, note: string) => void) {
+    this.warn = warn;
+  }
+
+  /** `resolution`: this pass's; one held for another reason says nothing of the Nodes (what was said stays). */
+  announce(key: string, obj: KubeObject, resolution: AllowListResolution): void {
+    const skipped = resolution.skipped;
+    if (skipped === undefined) return;
+    const before = this.said.get(key);
+    const now = new Set(skipped.map(skippedText));
+    for (const note of now) if (before?.has(note) !== true) this.warn(obj, note);
+    if (now.size > 0) this.said.set(key, now);
+    else this.said.delete(key);
+  }
+
+  forget(key: string): void {
+    this.said.delete(key);
+  }
+
+  get size(): number {
+    return this.said.size;
+  }
 }
 
 /** Whether a Node with these labels is selected by any of the spec's sources (a change to it concerns the database). */

@@ -15,10 +15,10 @@ import { BackupsReader, snapshotBackupsOf } from "./backups.ts";
 import { DatabaseCatalog } from "./catalog.ts";
 import { forkSourceReference } from "./fork.ts";
 import { nodeChanged } from "../shared/nodes.ts";
-import { allowListConfigMapReference, desiredAllowList, selectsNode, type AllowListResolution } from "./allow-list-from.ts";
+import { allowListConfigMapReference, desiredAllowList, selectsNode, SkippedAnnouncer, type AllowListResolution } from "./allow-list-from.ts";
 import { DatabaseRequests, restoreSnapshotReference } from "./requests.ts";
 import { allowListFromSchema, managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
-import { ManagedDatabaseReasons } from "./reasons.ts";
+import { ManagedDatabaseEvents, ManagedDatabaseReasons } from "./reasons.ts";
 import type { DatabaseDiff } from "./diff.ts";
 
 export { managedDatabaseDefinition, managedDatabaseType } from "./definition.ts";
@@ -33,8 +33,15 @@ export const managedDatabaseKind: OperatorKind = {
     const backupsRefreshHours = settingValue(managedDatabaseSettings.backupsRefreshHours, deps.settings);
     const allowListIntervalMillis = settingValue(managedDatabaseSettings.allowListIntervalSeconds, deps.settings) * 1000;
     const nodes = stores.nodes();
-    const allowList = (m: Managed<ManagedDatabaseSpec>): AllowListResolution =>
-      desiredAllowList(m.spec, { nodes, configMap: (name) => allowListConfigMapReference.value(m, name) });
+    // A Node address that cannot be allowed is said once per database (a Warning naming the Node), not on every pass.
+    const { reason: skippedReason, action: skippedAction } = ManagedDatabaseEvents.NodeAddressSkipped;
+    const skippedNodes = new SkippedAnnouncer((obj, note) => { events.warning(obj, skippedReason, skippedAction, note); });
+    deps.cacheEntries?.track("ManagedDatabase.allowListSkipped", () => skippedNodes.size);
+    const allowList = (m: Managed<ManagedDatabaseSpec>): AllowListResolution => {
+      const resolved = desiredAllowList(m.spec, { nodes, configMap: (name) => allowListConfigMapReference.value(m, name) });
+      skippedNodes.announce(`${m.key.namespace}/${m.key.name}`, m.obj, resolved);
+      return resolved;
+    };
     const snapshots = stores.kind(databaseSnapshotType);
     // Which resource manages each cloud database: a list that finds one changed wakes it.
     const keyOf = new Map<number, string>();
@@ -94,6 +101,7 @@ export const managedDatabaseKind: OperatorKind = {
       }],
       references: [scope.credentials, restoreSnapshotReference, forkSourceReference, allowListConfigMapReference],
       forget: (obj, externalId) => {
+        skippedNodes.forget(`${obj.metadata.namespace ?? ""}/${obj.metadata.name}`);
         if (externalId === undefined) return;
         const id = Number(externalId);
         if (keyOf.get(id) === `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`) keyOf.delete(id);

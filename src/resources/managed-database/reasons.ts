@@ -16,7 +16,7 @@ export const managedDatabaseReasonMeanings = {
   RestoreSourceMismatch: "spec.restoreFrom names a database the fork cannot be made of: another engine or major version than the spec's, a legacy-platform database (no point-in-time restore), one in another Linode account, or none: nothing is sent.",
   AllowListSourceNotFound: "spec.allowListFrom names a ConfigMap (labelled linode.operator.dev/allow-list: \"true\") or key that is not there: the allow list is held as it is (nothing is sent), the create waits.",
   InvalidAllowListSource: "A ConfigMap key spec.allowListFrom names holds something that is not an IP address or CIDR range: the allow list is held as it is; the message names the entries.",
-  AllowListWouldBeEmpty: "spec.allowListFrom resolves to no address and allowList is empty: the update (or create) is held rather than blocking every connection, unless spec.allowEmpty is true.",
+  AllowListWouldBeEmpty: "spec.allowListFrom resolves to no address and allowList is empty: the update (or create) is held rather than blocking every connection, unless spec.allowEmpty is true. Nodes whose only addresses are not one host's unicast address (skipped, see NodeAddressSkipped) count as none; the message names them.",
   UnknownEngineVersion: "spec.version is not a version the API offers for the engine (GET /databases/engines): nothing is sent; the message lists those that exist.",
 } as const;
 
@@ -30,4 +30,6 @@ export const ManagedDatabaseEvents = {
   Restored: { reason: "Restored", action: "Restore" },
   Forked: { reason: "Forked", action: "Create" },
   RestoreFailed: { reason: "RestoreFailed", action: "Restore" },
+  /** Warning: a selected Node's address is not one host's unicast address (e.g. 0.0.0.0/0, ::, loopback): never allowed. */
+  NodeAddressSkipped: { reason: "NodeAddressSkipped", action: "Reconcile" },
 } as const;

@@ -90,7 +90,7 @@ export const allowListFromSchema = z.array(z.object({
   nodes: z.object({
     selector: labelSelectorSchema.prefault({}).meta({ description: "Which Nodes (empty: every Node of the cluster)." }),
     addressType: z.enum(["ExternalIP", "InternalIP"]).default("ExternalIP").meta({ description: "Which of each Node's addresses: ExternalIP (default: what the database sees when the node connects over the internet) or InternalIP (e.g. through a VPC)." }),
-  }).optional().meta({ description: "The addresses of the cluster's Nodes the selector picks, each as /32 (/128 for IPv6): the list follows Nodes added, removed or relabelled. Needs the operator to read Nodes (the chart's rbac.readNodes=true); otherwise NodesNotReadable." }),
+  }).optional().meta({ description: "The addresses of the cluster's Nodes the selector picks, each as /32 (/128 for IPv6): the list follows Nodes added, removed or relabelled. Only one host's unicast address is used: an address that is a CIDR range, not an IP address, or unspecified (0.0.0.0, ::), loopback, link-local, multicast or broadcast is skipped (a Warning Event, NodeAddressSkipped, names the Node and why, once); with nothing else to allow that is AllowListWouldBeEmpty, as for a selector that matches no node. Needs the operator to read Nodes (the chart's rbac.readNodes=true); otherwise NodesNotReadable." }),
   cidrs: z.object({
     name: dnsSubdomainSchema.meta({ description: "A ConfigMap in this namespace labelled linode.operator.dev/allow-list: \"true\" (the operator reads no other)." }),
     key: z.string().min(1).max(253).regex(/^[-._a-zA-Z0-9]+$/).meta({ description: "Its key whose value lists IP addresses or CIDR ranges, separated by whitespace or commas; # starts a comment." }),
