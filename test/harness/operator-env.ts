@@ -66,6 +66,8 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   requireCredentialsRef?: string[];
   /** Namespaces ("*": all, the default here) whose resources may adopt by id with the operator's token. */
   adoptNamespaces?: string[];
+  /** Namespaces ("*": all, the default here) whose NodeBalancers may publish a bare node port (configs[].nodesFrom.nodes). */
+  nodePortNamespaces?: string[];
   /** More kind settings, by flag (e.g. "allow-list-interval-seconds"). */
   settings?: Record<string, unknown>;
   /** The operator may read the cluster's Nodes (the chart's rbac.readNodes). */
@@ -105,8 +107,10 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
     ...(opts.unusedAccountReleaseMillis !== undefined ? { unusedReleaseMillis: opts.unusedAccountReleaseMillis } : {}),
   });
   const protection = new ReferenceProtection(deps.kube, deps.log, deps.metrics.cacheEntries);
+  const nodePorts = new Set(opts.nodePortNamespaces ?? ["*"]);
   const kindDeps: ResourceDeps = {
     accounts, clusterId, registry, log: deps.log, cacheEntries: deps.metrics.cacheEntries,
+    nodePortsAllowed: (namespace) => nodePorts.has("*") || nodePorts.has(namespace),
     poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 },
     // The kinds' settings as the configuration would hold them, at intervals a test can wait for.
     settings: {

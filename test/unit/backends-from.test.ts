@@ -1,9 +1,10 @@
 // NodeBalancer backends that follow a Service or a node selector, as a decision table: which
-// nodes, at which address and port, in which mode; what is skipped (no private address) and
-// what holds the config (no right to read, no Service, no node port).
+// nodes, at which address and port, in which mode; what is skipped (no private address: counted
+// in status, named only for the log) and what holds the config (no right to read, no Service, no
+// node port, a bare node port where the admin does not allow it).
 import { describe, expect, it } from "vitest";
 import type { EndpointSliceObject, NodeObject, ReadStore, ServiceObject } from "../../src/runtime/contract.ts";
-import { backendLabel, followedBackends, type BackendSources } from "../../src/resources/node-balancer/backends-from.ts";
+import { backendLabel, followedBackends, skippedSummary, withFollowedBackends, type BackendSources } from "../../src/resources/node-balancer/backends-from.ts";
 
 const store = <T extends { metadata: { name: string; namespace?: string } }>(items: T[]): ReadStore<T & { metadata: { name: string } }> => ({
   get: (ns, name) => items.find((i) => i.metadata.name === name && (i.metadata.namespace ?? "") === ns),
@@ -38,10 +39,15 @@ describe("backends from a Service", () => {
     const r = followedBackends({ serviceRef: { name: "web", port: "http" } }, "shop", sources(nodes, [svc("Local", 30080)], [slice([{ nodeName: "n1" }, { nodeName: "n2", terminating: true, ready: false }])]));
     expect(addrs(r)).toEqual(["10.1.0.2:30080 drain", "192.168.128.1:30080 accept"]);
   });
-  it("a node with a public InternalIP is skipped and named", () => {
-    const r = followedBackends({ serviceRef: { name: "web", port: 80 } }, "shop", sources([node("pub", "203.0.113.5")], [svc("Cluster", 30080)]));
-    expect("backends" in r && r.backends).toEqual([]);
-    expect("skipped" in r && r.skipped[0]).toContain("node pub has no private IPv4 InternalIP (203.0.113.5)");
+  it("a node with a public InternalIP is skipped: named for the log; what status says counts it without naming it", () => {
+    const r = followedBackends({ serviceRef: { name: "web", port: 80 } }, "shop", sources([node("pub", "203.0.113.5"), node("pub2", "198.51.100.8"), node("n1", "192.168.128.1")], [svc("Cluster", 30080)]));
+    expect("backends" in r && r.backends.map((b) => b.address)).toEqual(["192.168.128.1:30080"]);
+    const skipped = "skipped" in r ? r.skipped : [];
+    expect(skipped).toEqual([{ node: "pub", addresses: ["203.0.113.5"] }, { node: "pub2", addresses: ["198.51.100.8"] }]);
+    const said = skippedSummary(skipped);
+    expect(said).toEqual(["2 nodes skipped, with no private IPv4 InternalIP: a NodeBalancer reaches backends on 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 only"]);
+    expect(said.join(" ")).not.toMatch(/pub|203\.0\.113|198\.51\.100/);
+    expect(skippedSummary([])).toEqual([]);
   });
   it("holds the config when the Service is missing, has no node port, or the operator may not read", () => {
     expect(addrs(followedBackends({ serviceRef: { name: "web", port: 80 } }, "shop", sources(nodes)))).toEqual(["BackendSourceNotFound"]);
@@ -65,5 +71,33 @@ describe("backend labels", () => {
     expect(long).toHaveLength(32);
     expect(long).not.toBe(backendLabel("gke-cluster-default-pool-1234567890-abce"));
     expect(backendLabel("n:1")).toBe("n-1");
+  });
+});
+
+describe("a bare node port (nodesFrom.nodes) and the admin's --node-port-namespaces", () => {
+  const nodes = sources([node("a", "192.168.128.1", { labels: { pool: "web" } })], [svc("Cluster", 30080)]);
+  const config = (port: number, nodesFrom: Parameters<typeof followedBackends>[0], static_: string[] = []) => ({
+    port, nodes: static_.map((address) => ({ address, label: "static" })), nodesFrom,
+  });
+  const kubelet = config(10250, { nodes: { selector: {}, port: 10250 } });
+  const web = config(80, { serviceRef: { name: "web", port: 80 } }, ["192.168.200.1:80"]);
+
+  it("where not allowed: the whole spec is held (NodePortsNotAllowed, naming the configs and the flag), nothing of it planned, even the configs that are allowed", () => {
+    const r = withFollowedBackends({ configs: [web, kubelet] }, "shop", nodes, false);
+    expect(r.held?.reason).toBe("NodePortsNotAllowed");
+    expect(r.held?.message).toContain("config 10250: configs[].nodesFrom.nodes publishes a port of the cluster's nodes");
+    expect(r.held?.message).toContain("--node-port-namespaces, chart value nodePortNamespaces");
+    expect(r.held?.message).toContain("namespace shop is not one");
+    expect(r.spec.configs).toEqual([web, kubelet]);
+  });
+  it("where allowed: the selected nodes at the port", () => {
+    const r = withFollowedBackends({ configs: [kubelet] }, "shop", nodes, true);
+    expect(r.held).toBeUndefined();
+    expect(r.spec.configs[0]?.nodes.map((n) => n.address)).toEqual(["192.168.128.1:10250"]);
+  });
+  it("serviceRef (the namespace's own Service's node port) is allowed everywhere", () => {
+    const r = withFollowedBackends({ configs: [web] }, "shop", nodes, false);
+    expect(r.held).toBeUndefined();
+    expect(r.spec.configs[0]?.nodes.map((n) => n.address)).toEqual(["192.168.200.1:80", "192.168.128.1:30080"]);
   });
 });

@@ -66,6 +66,14 @@ describe("operator configuration", () => {
     expect(loadOperatorConfig([], env({ ADOPT_NAMESPACES: "false" })).adoptNamespaces).toEqual([]);
     expect(() => loadOperatorConfig([], env({ ADOPT_NAMESPACES: "Team_A" }))).toThrow(/adoptNamespaces/);
   });
+
+  it("publishing a bare node port (nodesFrom.nodes) is off unless the admin allows it, everywhere or in named namespaces", () => {
+    expect(loadOperatorConfig([], env({})).nodePortNamespaces).toEqual([]);
+    expect(loadOperatorConfig([], env({ NODE_PORT_NAMESPACES: "true" })).nodePortNamespaces).toEqual(["*"]);
+    expect(loadOperatorConfig(["--node-port-namespaces", "ingress, edge"], env({})).nodePortNamespaces).toEqual(["ingress", "edge"]);
+    expect(loadOperatorConfig([], env({ NODE_PORT_NAMESPACES: "false" })).nodePortNamespaces).toEqual([]);
+    expect(() => loadOperatorConfig([], env({ NODE_PORT_NAMESPACES: "Edge_1" }))).toThrow(/nodePortNamespaces/);
+  });
 });
 
 describe("Kubernetes Events", () => {

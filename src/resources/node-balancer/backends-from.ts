@@ -4,11 +4,14 @@
 // InternalIP and the port's nodePort. From a node selector: the selected Ready nodes at a given
 // port. A node leaving (cordoned, or its endpoints terminating) is drained first and removed
 // once it is gone; a node without a private IPv4 address cannot be a backend (RFC 1918) and is
-// skipped, named.
+// skipped. A bare node port (the selector's) reaches whatever listens there on every node (the
+// kubelet's 10250, another namespace's NodePort): only in namespaces the admin allows. A tenant
+// learns no node beyond the backends it uses: skipped nodes are counted, named only in the log.
 import { createHash } from "node:crypto";
 import { isIPv4 } from "node:net";
 import type { EndpointSliceObject, NodeObject, ReadStore, ServiceObject } from "../../runtime/contract.ts";
 import { matchesSelector, type LabelSelector } from "../shared/label-selector.ts";
+import { NodeBalancerReasons } from "./reasons.ts";
 
 export interface NodesFrom {
   serviceRef?: { name: string; port: number | string } | undefined;
@@ -31,9 +34,28 @@ export interface BackendSources {
   endpointSlices: ReadStore<EndpointSliceObject> | undefined;
 }
 
+/** A node nodesFrom found that cannot be a backend: named for the operator's log only. */
+export interface SkippedBackend {
+  node: string;
+  /** Its InternalIP addresses, none of them private IPv4. */
+  addresses: string[];
+}
+
 export type FollowedBackends =
-  | { backends: FollowedBackend[]; skipped: string[] }
+  | { backends: FollowedBackend[]; skipped: SkippedBackend[] }
   | { held: { reason: "NodesNotReadable" | "BackendSourceNotFound"; message: string } };
+
+/** Why a skipped node cannot be a backend, said without naming it. */
+const NO_PRIVATE_ADDRESS = "no private IPv4 InternalIP: a NodeBalancer reaches backends on 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 only";
+
+/**
+ * What status and Events say of the skipped nodes: how many and why, never which (the cluster's
+ * node names and addresses are not the tenant's to learn; the operator's log has them).
+ */
+export function skippedSummary(skipped: readonly SkippedBackend[]): string[] {
+  if (skipped.length === 0) return [];
+  return [`${String(skipped.length)} node${skipped.length === 1 ? "" : "s"} skipped, with ${NO_PRIVATE_ADDRESS}`];
+}
 
 /** Linode's private network and VPCs alike: the NodeBalancer reaches backends on RFC 1918 addresses only. */
 function isPrivate(ip: string): boolean {
@@ -61,13 +83,13 @@ export function followedBackends(from: NodesFrom, namespace: string, sources: Ba
   if (sources.nodes === undefined || (from.serviceRef !== undefined && (sources.services === undefined || sources.endpointSlices === undefined))) {
     return { held: { reason: "NodesNotReadable", message: "configs[].nodesFrom needs the operator to read the cluster's Nodes (and Services and EndpointSlices here), and it may not: install the chart with rbac.readNodes=true" } };
   }
-  const skipped: string[] = [];
+  const skipped: SkippedBackend[] = [];
   const out = new Map<string, FollowedBackend>();
   const add = (node: NodeObject, port: number, mode: "accept" | "drain", source: string): void => {
     const internal = (node.status?.addresses ?? []).filter((a) => a.type === "InternalIP").map((a) => a.address);
     const ip = internal.find(isPrivate);
     if (ip === undefined) {
-      skipped.push(`node ${node.metadata.name} has no private IPv4 InternalIP (${internal.join(", ") || "none"}): a NodeBalancer reaches backends on 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 only`);
+      if (!skipped.some((s) => s.node === node.metadata.name)) skipped.push({ node: node.metadata.name, addresses: internal });
       return;
     }
     const address = `${ip}:${String(port)}`;
@@ -118,8 +140,8 @@ export function followedBackends(from: NodesFrom, namespace: string, sources: Ba
 /** The spec with each config's followed backends merged into its nodes (static ones win on an address). */
 export interface EffectiveSpec<Spec> {
   spec: Spec;
-  /** Nodes that cannot be backends, each named with why. */
-  skipped: string[];
+  /** Nodes that cannot be backends (each once): for the log; status and Events say skippedSummary. */
+  skipped: SkippedBackend[];
   /** Why the configs cannot be made now (nothing is sent meanwhile). */
   held?: { reason: string; message: string };
 }
@@ -130,8 +152,22 @@ interface ConfigWithNodes {
   nodesFrom?: NodesFrom | undefined;
 }
 
-export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }>(spec: Spec, namespace: string, sources: BackendSources): EffectiveSpec<Spec> {
-  const skipped: string[] = [];
+/**
+ * `nodePorts`: whether this namespace may publish a bare node port (configs[].nodesFrom.nodes;
+ * --node-port-namespaces). Where it may not, nothing of the spec is sent: never a NodeBalancer
+ * made with some configs and not the others.
+ */
+export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }>(spec: Spec, namespace: string, sources: BackendSources, nodePorts: boolean): EffectiveSpec<Spec> {
+  const skipped: SkippedBackend[] = [];
+  const bare = nodePorts ? [] : spec.configs.filter((c) => c.nodesFrom?.nodes !== undefined).map((c) => String(c.port));
+  if (bare.length > 0) {
+    return {
+      spec, skipped, held: {
+        reason: NodeBalancerReasons.NodePortsNotAllowed,
+        message: `config${bare.length === 1 ? "" : "s"} ${bare.join(", ")}: configs[].nodesFrom.nodes publishes a port of the cluster's nodes themselves (whatever listens there: the kubelet, another namespace's NodePort), which the operator's admin allows only in the namespaces it lists (--node-port-namespaces, chart value nodePortNamespaces), and namespace ${namespace} is not one. Use nodesFrom.serviceRef (a NodePort or LoadBalancer Service of this namespace) instead; nothing is sent for this NodeBalancer meanwhile`,
+      },
+    };
+  }
   const configs: ConfigWithNodes[] = [];
   for (const c of spec.configs) {
     if (c.nodesFrom === undefined) {
@@ -140,7 +176,7 @@ export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }
     }
     const found = followedBackends(c.nodesFrom, namespace, sources);
     if ("held" in found) return { spec, skipped, held: { reason: found.held.reason, message: `config ${String(c.port)}: ${found.held.message}; its backends are left as they are` } };
-    skipped.push(...found.skipped.filter((s) => !skipped.includes(s)));
+    skipped.push(...found.skipped.filter((s) => !skipped.some((k) => k.node === s.node)));
     const static_ = new Set(c.nodes.map((n) => n.address));
     const nodes = [...c.nodes, ...found.backends.filter((b) => !static_.has(b.address)).map((b) => ({ address: b.address, label: b.label, mode: b.mode, ...(b.weight !== undefined ? { weight: b.weight } : {}) }))];
     if (nodes.length === 0) {

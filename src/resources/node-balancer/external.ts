@@ -5,7 +5,7 @@ import { z } from "zod";
 import { isNotFound, type LinodeClient, type NodeBalancer, type NodeBalancerCreateRequest } from "../../linode/index.ts";
 import {
   ConditionReasons as R, getCondition, isTrue, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed,
-  type PollIntervals,
+  type Logger, type PollIntervals,
 } from "../../runtime/contract.ts";
 
 import { KindTimings } from "../shared/constants.ts";
@@ -21,7 +21,7 @@ import {
 import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
 import type { NodeBalancerStatsReader } from "./stats.ts";
 import { tlsReference } from "./tls.ts";
-import type { EffectiveSpec } from "./backends-from.ts";
+import { skippedSummary, type EffectiveSpec, type SkippedBackend } from "./backends-from.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
 import { parseApiTime } from "../shared/api-time.ts";
@@ -42,6 +42,8 @@ export interface NodeBalancerExternalDeps {
   events: EventRecorder;
   /** The spec with the backends configs[].nodesFrom finds now merged in. */
   backends(m: Managed<NodeBalancerSpec>): EffectiveSpec<NodeBalancerSpec>;
+  /** Where the nodes nodesFrom skips are named (status and Events only count them). */
+  log?: Logger;
 }
 
 /** What status recorded of the last read of NodeBalancer `id` (configs with their nodes, firewalls), if it recorded it whole. */
@@ -122,7 +124,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       exists: true,
       external,
       externalId: String(nb.id),
-      status: { ...statusOf(external, m.obj.status?.transfer), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined, skippedBackends: effective.skipped.length > 0 ? effective.skipped : undefined },
+      status: { ...statusOf(external, m.obj.status?.transfer), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined, skippedBackends: effective.skipped.length > 0 ? skippedSummary(effective.skipped) : undefined },
       ready: health === undefined,
       ...(health !== undefined ? { readyReason: health.reason, readyMessage: health.message } : {}),
       upToDate,
@@ -139,15 +141,21 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     const effective = this.deps.backends(m);
     this.announceSkipped(m, effective.skipped);
     if (effective.held === undefined) return Promise.resolve(undefined);
-    // The operator's rights change only with a restart; a Service, EndpointSlice or Node changing wakes it.
-    if (effective.held.reason === SharedReasons.NodesNotReadable) return Promise.reject(new TerminalError(effective.held.reason, `${effective.held.message}; nothing was created`));
+    // The operator's rights and the admin's flags change only with a restart; a Service, EndpointSlice or Node changing wakes it.
+    if (effective.held.reason === SharedReasons.NodesNotReadable || effective.held.reason === NodeBalancerReasons.NodePortsNotAllowed) return Promise.reject(new TerminalError(effective.held.reason, `${effective.held.message}; nothing was created`));
     return Promise.resolve({ reason: effective.held.reason, message: `${effective.held.message}; the NodeBalancer is created once every config has a backend`, retryAfterMillis: this.deps.poll.readyMillis });
   }
 
-  /** A node skipped as a backend is news once: status lists those already said. */
-  private announceSkipped(m: Managed<NodeBalancerSpec>, skipped: string[]): void {
+  /**
+   * Nodes skipped as backends are news once: status has what was already said. The Event counts
+   * them; which nodes, at which addresses, goes to the operator's log only.
+   */
+  private announceSkipped(m: Managed<NodeBalancerSpec>, skipped: SkippedBackend[]): void {
     const said = z.array(z.string()).safeParse(m.obj.status?.skippedBackends);
-    for (const s of skipped) if (!(said.success && said.data.includes(s))) this.deps.events.warning(m.obj, "BackendSkipped", "Reconcile", s);
+    const news = skippedSummary(skipped).filter((s) => !(said.success && said.data.includes(s)));
+    if (news.length === 0) return;
+    for (const s of news) this.deps.events.warning(m.obj, "BackendSkipped", "Reconcile", `${s} (the operator's log names them)`);
+    this.deps.log?.warn({ kind: "NodeBalancer", namespace: m.key.namespace, name: m.key.name, skipped }, "nodesFrom: nodes skipped as backends (no private IPv4 InternalIP)");
   }
 
   /** The label a create about to be sent carries: a lost one is looked for by exactly that. */

@@ -33,7 +33,8 @@ export const nodeBalancerKind: OperatorKind = {
     });
     deps.cacheEntries?.track("NodeBalancer.stats.samples", () => stats.size);
     const sources: BackendSources = { nodes: stores.nodes(), services: stores.services(), endpointSlices: stores.endpointSlices() };
-    const backends = (m: Managed<NodeBalancerSpec>): EffectiveSpec<NodeBalancerSpec> => withFollowedBackends(m.spec, m.key.namespace, sources);
+    const backends = (m: Managed<NodeBalancerSpec>): EffectiveSpec<NodeBalancerSpec> =>
+      withFollowedBackends(m.spec, m.key.namespace, sources, deps.nodePortsAllowed?.(m.key.namespace) ?? false);
     /** The NodeBalancers whose nodesFrom may be concerned by a change in `namespace` (any, for a Node). */
     const following = (test: (from: NodesFrom, namespace: string) => boolean) => (): string[] => stores.self.list().flatMap((o) => {
       const parsed = nodeBalancerSpecSchema.shape.configs.safeParse((o.spec as { configs?: unknown } | undefined)?.configs);
@@ -50,7 +51,7 @@ export const nodeBalancerKind: OperatorKind = {
       account.track("NodeBalancer.listCache.invalidated", () => cache.invalidations);
       account.track("NodeBalancer.configs.seen", () => configs.size);
       const healthMillis = settingValue(nodeBalancerSettings.healthSeconds, deps.settings) * 1000;
-      return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends });
+      return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends, ...(deps.log !== undefined ? { log: deps.log } : {}) });
     });
     const kind: ManagedKind<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan> = {
       type: nodeBalancerType,

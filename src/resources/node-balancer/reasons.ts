@@ -7,6 +7,7 @@ export const nodeBalancerReasonMeanings = {
   TLSSecretNotFound: "An https config's tlsSecretRef names no kubernetes.io/tls Secret in the namespace.",
   TLSSecretInvalid: "The TLS Secret lacks tls.crt or tls.key, or they do not parse or do not match.",
   BackendSourceNotFound: "configs[].nodesFrom.serviceRef names a Service that is not in the namespace, or a port without a nodePort: the config's backends are held as they are (nothing is sent); the create waits.",
+  NodePortsNotAllowed: "configs[].nodesFrom.nodes (a bare port of the cluster's nodes: the kubelet's, another namespace's NodePort) in a namespace the operator's admin has not allowed (--node-port-namespaces, chart value nodePortNamespaces): nothing is created or sent for the NodeBalancer. nodesFrom.serviceRef (a Service of the namespace's own) is allowed everywhere.",
   NoBackends: "configs[].nodesFrom finds no backend (no Ready node, no endpoint, or none with a private address) and the config has no static nodes: its backends are held as they are rather than emptied; the create waits.",
   NoConfigs: "Ready=False: the NodeBalancer has no configs, so it serves nothing (the cloud NodeBalancer is kept; Synced is unaffected) until spec.configs has a port with at least one node.",
   NoNodes: "Ready=False: a config in the cloud has no nodes, so nothing serves its port (the message names the ports). The spec requires a node per config, so this is an adopted or observed NodeBalancer, or nodes removed outside until the operator puts them back.",

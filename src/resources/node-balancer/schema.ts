@@ -78,10 +78,10 @@ export const nodeBalancerConfigSchema = z.object({
     nodes: z.object({
       selector: labelSelectorSchema.prefault({}).meta({ description: "Which Nodes (empty: every Node)." }),
       port: z.int().min(1).max(65535).meta({ description: "The port the backends listen on." }),
-    }).optional().meta({ description: "Backends are the Ready Nodes the selector picks, at their private InternalIP and this port." }),
+    }).optional().meta({ description: "Backends are the Ready Nodes the selector picks, at their private InternalIP and this port: any port of the nodes themselves (the kubelet's, another namespace's NodePort), so only in namespaces the operator's admin allows (--node-port-namespaces, chart value nodePortNamespaces); elsewhere the NodeBalancer is refused, Synced=False NodePortsNotAllowed, and nothing is created or sent. serviceRef is allowed everywhere." }),
     weight: z.int().min(1).max(255).optional().meta({ description: "Weight of each backend found (1..255; unset: the API's default)." }),
   }).optional().meta({
-    description: "Backends that follow the cluster instead of a hand-kept list: changes converge by one rebuild of the config, coalesced. A node cordoned, or whose endpoints are terminating, is set to drain mode first and removed once gone; a node without a private IPv4 InternalIP (RFC 1918) is skipped with a Warning Event naming it. Needs the operator to read Nodes, Services and EndpointSlices (the chart's rbac.readNodes=true); otherwise NodesNotReadable. A Service missing or without the node port holds the config as it is (BackendSourceNotFound), as does a result with no backend at all (NoBackends).",
+    description: "Backends that follow the cluster instead of a hand-kept list: changes converge by one rebuild of the config, coalesced. A node cordoned, or whose endpoints are terminating, is set to drain mode first and removed once gone; a node without a private IPv4 InternalIP (RFC 1918) is skipped: status.skippedBackends and a Warning Event (BackendSkipped) say how many and why, the operator's log which. Needs the operator to read Nodes, Services and EndpointSlices (the chart's rbac.readNodes=true); otherwise NodesNotReadable. A Service missing or without the node port holds the config as it is (BackendSourceNotFound), as does a result with no backend at all (NoBackends).",
     "x-kubernetes-validations": [
       { rule: "has(self.serviceRef) != has(self.nodes)", message: "nodesFrom names exactly one source: serviceRef or nodes" },
     ],
@@ -205,7 +205,7 @@ export const nodeBalancerStatusSchema = z.object({
     recreate: recreateRecordSchema.optional(),
   }).optional().meta({ description: "The request tokens already seen: a token equal to the spec's is never performed again." }),
   account: accountRecordSchema.optional(),
-  skippedBackends: z.array(z.string()).optional().meta({ description: "Nodes configs[].nodesFrom found that cannot be backends, each with why (a Warning Event, BackendSkipped, said each once)." }),
+  skippedBackends: z.array(z.string()).optional().meta({ description: "How many nodes configs[].nodesFrom found cannot be backends, and why (a Warning Event, BackendSkipped, says each once). Which nodes, at which addresses, only the operator's log says: status names a node only as a backend in use." }),
   ...commonStatusFields,
 }).meta({ description: "Observed state of the NodeBalancer." });
 

@@ -17,6 +17,11 @@ export interface ResourceDeps {
   log?: Logger;
   /** The kinds' own settings, parsed, by flag (each kind reads its own; absent: its default). */
   settings?: SettingValues;
+  /**
+   * Whether NodeBalancers in `namespace` may publish a bare port of the cluster's nodes
+   * (configs[].nodesFrom.nodes; --node-port-namespaces). Absent: nowhere.
+   */
+  nodePortsAllowed?(namespace: string): boolean;
 }
 
 /** One of the operator's kinds: how Kubernetes sees it (its CRD) and how the runtime runs it. */
