@@ -45,6 +45,12 @@ describe("the chart, rendered", () => {
     expect(adopting.notes).toContain("allowed in: team-a, team-b");
   });
 
+  it("nodePortNamespaces: off by default (no NODE_PORT_NAMESPACES), true for every namespace, or a list", async () => {
+    expect(env((await dryRun("linode.token=t")).docs)).not.toHaveProperty("NODE_PORT_NAMESPACES");
+    expect(env((await dryRun("linode.token=t", "nodePortNamespaces=true")).docs)).toMatchObject({ NODE_PORT_NAMESPACES: "true" });
+    expect(env((await dryRun("linode.token=t", "nodePortNamespaces={ingress,edge}")).docs)).toMatchObject({ NODE_PORT_NAMESPACES: "ingress,edge" });
+  });
+
   it("rbac.readNodes grants get, list and watch on nodes (nothing else) and starts the operator with READ_NODES", async () => {
     const off = await dryRun("linode.token=t");
     expect(off.docs.filter((d) => d.kind === "ClusterRole" && JSON.stringify(d).includes("\"nodes\""))).toEqual([]);
