@@ -1,6 +1,7 @@
 // The operator's configuration: flags override environment variables, which override
 // defaults; the result is validated by zod so a bad value fails at start-up with its name.
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { z } from "zod";
@@ -38,7 +39,8 @@ export const operatorConfigSchema = z.object({
   identity: z.string().min(1),
   healthPort: port.default(8081),
   metricsPort: port.default(8080),
-  bindAddress: z.string().default("0.0.0.0"),
+  /** One IP address, or several separated by commas (e.g. the pod's IP and 127.0.0.1), that the endpoints listen on. */
+  bindAddress: z.string().refine((v) => v.split(",").every((a) => isIP(a.trim()) !== 0), "IP addresses separated by commas (e.g. 10.1.2.3,127.0.0.1; 0.0.0.0 = every address)").default("0.0.0.0"),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   shutdownGraceSeconds: z.coerce.number().min(0).max(600).default(20),
   /** How often a cloud object that is settling is looked at, and one that is settled (drift detection). */
@@ -83,7 +85,7 @@ export const runFlags = {
   identity: { type: "string", env: "POD_NAME", help: "this replica's name in the Lease (default: hostname-pid)" },
   "health-port": { type: "string", env: "HEALTH_PORT", help: "port of /healthz and /readyz (default 8081; 0 = any free)" },
   "metrics-port": { type: "string", env: "METRICS_PORT", help: "port of /metrics (default 8080; 0 = any free)" },
-  "bind-address": { type: "string", env: "BIND_ADDRESS", help: "address the endpoints listen on (default 0.0.0.0)" },
+  "bind-address": { type: "string", env: "BIND_ADDRESS", help: "IP address the endpoints listen on, or several separated by commas, e.g. the pod's IP and 127.0.0.1 (default 0.0.0.0)" },
   "log-level": { type: "string", env: "LOG_LEVEL", help: "fatal|error|warn|info|debug|trace (default info)" },
   "shutdown-grace-seconds": { type: "string", env: "SHUTDOWN_GRACE_SECONDS", help: "how long SIGTERM waits for in-flight work (default 20)" },
   "poll-pending-seconds": { type: "string", env: "POLL_PENDING_SECONDS", help: `how often a cloud object that is being created or changed is looked at (default ${String(DEFAULT_POLL.pendingMillis / 1000)})` },
