@@ -15,9 +15,10 @@
 {{- end -}}
 {{- end -}}
 
+{{- /* Quoted: a release named y, yes, on or true would otherwise be a YAML boolean, not a label value. */ -}}
 {{- define "linode-operator.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "linode-operator.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/name: {{ include "linode-operator.name" . | quote }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
 {{- end -}}
 
 {{- define "linode-operator.labels" -}}
