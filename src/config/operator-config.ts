@@ -20,9 +20,9 @@ export const operatorConfigSchema = z.object({
   requireCredentialsRef: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
   /** Namespaces whose resources may adopt an existing cloud object by id with the operator's own token; "*" = all. */
   adoptNamespaces: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
-  /** The operator may list and watch the cluster's Nodes (granted by the chart's rbac.readNodes): spec.allowListFrom.nodes needs it. */
   /** Namespaces whose NodeBalancers may publish a bare node port (configs[].nodesFrom.nodes); "*" = all. */
   nodePortNamespaces: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
+  /** The operator may list and watch the cluster's Nodes (granted by the chart's rbac.readNodes): spec.allowListFrom.nodes needs it. */
   readNodes: bool.default(false),
   linodeApiUrl: z.url().default("https://api.linode.com/v4"),
   /** The share of each token's API limit the operator spends at most (its call budget); the rest is left to people and other tools. */
@@ -76,9 +76,9 @@ export const runFlags = {
   namespaces: { type: "string", env: "WATCH_NAMESPACES", help: "comma-separated namespaces to watch (default: all)" },
   "require-credentials-ref": { type: "string", env: "REQUIRE_CREDENTIALS_REF", help: "true, or comma-separated namespaces: their resources must name a token Secret in spec.credentialsRef, never using the operator's (default: none)" },
   "adopt-namespaces": { type: "string", env: "ADOPT_NAMESPACES", help: "true, or comma-separated namespaces: their resources may adopt an existing cloud object by id (spec.databaseId, spec.nodeBalancerId) with the operator's own token, which every namespace shares; elsewhere AdoptionNotAllowed (default: none; with spec.credentialsRef adoption is always allowed)" },
+  "node-port-namespaces": { type: "string", env: "NODE_PORT_NAMESPACES", help: "true, or comma-separated namespaces: their NodeBalancers may publish any port of the selected nodes (configs[].nodesFrom.nodes), such as the kubelet's or another namespace's NodePort; elsewhere NodePortsNotAllowed (default: none; nodesFrom.serviceRef, a Service of the namespace's own, is always allowed)" },
   "read-nodes": { type: "string", env: "READ_NODES", help: "true: list and watch the cluster's Nodes (needs cluster-wide get/list/watch on nodes: the chart's rbac.readNodes), for allow lists that follow them (spec.allowListFrom.nodes); otherwise those are NodesNotReadable (default false)" },
   concurrency: { type: "string", env: "CONCURRENCY", help: "reconciles in parallel per kind, shared fairly among the Linode accounts objects act in (default 4)" },
-  "node-port-namespaces": { type: "string", env: "NODE_PORT_NAMESPACES", help: "true, or comma-separated namespaces: their NodeBalancers may publish any port of the selected nodes (configs[].nodesFrom.nodes), such as the kubelet's or another namespace's NodePort; elsewhere NodePortsNotAllowed (default: none; nodesFrom.serviceRef, a Service of the namespace's own, is always allowed)" },
   "leader-elect": { type: "string", env: "LEADER_ELECT", help: "true|false: elect a leader on a Lease (default true)" },
   "leader-election-namespace": { type: "string", env: "POD_NAMESPACE", help: "namespace of the Lease (default: the pod's, else default)" },
   "leader-election-id": { type: "string", env: "LEADER_ELECTION_ID", help: "name of the Lease (default linode-operator)" },
@@ -136,9 +136,9 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
     linodeToken: token === "" ? undefined : token,
     requireCredentialsRef: namespaceList(pick("require-credentials-ref")),
     adoptNamespaces: namespaceList(pick("adopt-namespaces")),
+    nodePortNamespaces: namespaceList(pick("node-port-namespaces")),
     readNodes: pick("read-nodes"),
     linodeApiUrl: pick("linode-api-url"),
-    nodePortNamespaces: namespaceList(pick("node-port-namespaces")),
     linodeApiShare: pick("linode-api-share"),
     allowHttpLinodeApi: pick("allow-http-linode-api"),
     clusterId: pick("cluster-id"),
