@@ -159,7 +159,10 @@ export class Controller<D = unknown> {
       self: this.self, kind: (t) => pool.store<ManagedObject>(t), secrets: (selectors) => pool.store(secretsType, selectors),
       nodes: () => nodes(), services: () => services(), endpointSlices: () => endpointSlices(),
     };
-    this.kind = refusingPrototypeKeys(module.build({ deps: deps.kindDeps as D, stores, events: deps.events, wake: (key) => { this.enqueue(key); } }));
+    this.kind = refusingPrototypeKeys(module.build({
+      deps: deps.kindDeps as D, stores, events: deps.events, wake: (key) => { this.enqueue(key); },
+      recorders: (id) => this.self.byIndex(RECORDED_ID_INDEX, id),
+    }));
     const flowOf = (obj: ManagedObject): string => {
       try {
         return this.kind.flow?.(obj) ?? opts.flowOf?.(obj) ?? "";

@@ -101,7 +101,11 @@ interface ObservedObject<Ext, Status> {
  * Ready and Synced say why, until it clears.
  */
 export type Observation<Ext, Status, Delta = undefined> =
-  | { exists: false; gone?: { reason: string; message: string }; blocked?: { reason: string; message: string } }
+  | {
+    exists: false; gone?: { reason: string; message: string };
+    /** `letGo`: being deleted, the resource lets go of it (its finalizer removed, the cloud object left alone), as it is not provably its own. */
+    blocked?: { reason: string; message: string; letGo?: boolean };
+  }
   | Observed<Ext, Status, Delta>;
 
 /** Not now: what a create waits for (an API limit, a busy parent), reported as Ready=False until it clears. */
@@ -139,6 +143,13 @@ export interface AfterObserve {
 
 /** What every kind does with its cloud object: look at it (a read-only kind does only this). */
 export interface ExternalReader<Spec, Ext, Status, Delta = undefined> {
+  /**
+   * Refuses (throws a TerminalError) what the spec names by id that this object may not name
+   * (e.g. adopting with a token every namespace shares, where the admin has not allowed it).
+   * Asked before anything else is decided of a named id, whether another resource records it
+   * included: a refusal says nothing of what exists elsewhere.
+   */
+  admit?(m: Managed<Spec>): void;
   observe(m: Managed<Spec>, signal: AbortSignal): Promise<Observation<Ext, Status, Delta>>;
   /** Work that follows a successful observation (e.g. one-shot request tokens), before the Secret is published. */
   afterObserve?(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, signal: AbortSignal): Promise<AfterObserve | undefined>;
@@ -352,6 +363,8 @@ export interface KindContext<Deps> {
   events: EventRecorder;
   /** Reconciles one of this kind's objects ("namespace/name") soon: the kind saw its cloud object change. */
   wake: (key: string) => void;
+  /** This kind's objects (any namespace the operator watches) whose recorded cloud id is `id`. */
+  recorders: (id: string) => ManagedObject[];
 }
 
 /** What `src/resources/index.ts` lists: a kind's type and how to build it from shared parts. */

@@ -94,6 +94,7 @@ export class ManagedReconciler {
   private readonly live: Stage[] = [
     (p) => this.guard(p),
     (p) => this.resolve(p),
+    (p) => this.claims(p),
     (p, s) => this.observe(p, s),
     (p, s) => this.update(p, s),
     (p, s) => this.afterObserve(p, s),
@@ -198,7 +199,7 @@ export class ManagedReconciler {
 
   // ── the live stages ──────────────────────────────────────────────────────────────────
 
-  /** The finalizer as the policy wants it; nothing acted on that this resource does not own. */
+  /** The finalizer as the policy wants it; no annotation followed. */
   private async guard(pass: Pass): Promise<Outcome | undefined> {
     const { m } = pass;
     if (!pass.observeOnly) await this.writes.ensureFinalizer(m.obj);
@@ -206,6 +207,17 @@ export class ManagedReconciler {
     this.ownership.refuseForgedId(m);
     // Taken over from an operator that recorded the id only in the annotation (and status.id).
     if (m.externalId !== undefined && m.obj.status?.externalId === undefined) pass.status.merge({ externalId: m.externalId });
+    return undefined;
+  }
+
+  /**
+   * Nothing acted on that this resource does not own: what the spec names by id, only where it
+   * may name it (asked first, so that whether another resource records an id is told only to
+   * those allowed to name it), and never an id another resource records.
+   */
+  private async claims(pass: Pass): Promise<Outcome | undefined> {
+    const { m } = pass;
+    this.kind.external.admit?.(m);
     const claimed = this.ownership.claimedElsewhere(m);
     if (claimed === undefined) return undefined;
     // Nothing is read from or written to it for this one, and a connection Secret this one
@@ -371,6 +383,12 @@ export class ManagedReconciler {
         if (err instanceof TerminalError && err.reason === R.NotFound) return { exists: false as const };
         throw err;
       });
+      if (!observed.exists && observed.blocked?.letGo === true) {
+        // Not provably its own (a forged record): never deleted by this resource, which lets go of it.
+        this.deps.events.warning(m.obj, EventReasons.NotDeleted, EventActions.Delete, observed.blocked.message);
+        await this.writes.removeFinalizer(m.obj);
+        return undefined;
+      }
       if (!observed.exists && observed.blocked !== undefined) return held(observed.blocked.reason, observed.blocked.message);
       if (observed.exists) {
         // Found by a create it announced: recorded before the delete, so the pass after it knows

@@ -38,7 +38,11 @@ describe("zodToOpenApi", () => {
   });
 
   it("maps records to additionalProperties and keeps nullable", () => {
-    expect(zodToOpenApi(z.record(z.string(), z.string().max(9)))).toEqual({ type: "object", additionalProperties: { type: "string", maxLength: 9 } });
+    // Every map refuses keys that name an object's prototype, at admission.
+    expect(zodToOpenApi(z.record(z.string(), z.string().max(9)))).toEqual({
+      type: "object", additionalProperties: { type: "string", maxLength: 9 },
+      "x-kubernetes-validations": [{ rule: "!('__proto__' in self) && !('constructor' in self) && !('prototype' in self)", message: "keys __proto__, constructor, prototype are not allowed: they name an object's prototype" }],
+    });
     expect(zodToOpenApi(z.string().nullable())).toEqual({ type: "string", nullable: true });
   });
 

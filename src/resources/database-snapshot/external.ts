@@ -98,7 +98,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
 
   /** The spec's label, or one derived from the cluster, namespace and name: letters and digits, at most 30. */
   labelFor(m: Managed<DatabaseSnapshotSpec>): string {
-    return labelOf(m, this.clusterId, { max: 30, allowed: /[^a-zA-Z0-9]/g, separator: "" });
+    return snapshotLabel(m, this.clusterId);
   }
 
   /** What a create about to be sent targets: found by exactly this label in exactly this database later. */
@@ -289,4 +289,9 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
       pollMillis: jittered(this.poll.readyMillis * KindTimings.snapshotRefreshPolls),
     };
   }
+}
+
+/** A snapshot's backup label: the spec's, or one derived from the cluster, namespace and name (letters and digits, at most 30). */
+export function snapshotLabel(m: { spec: { label?: string | undefined }; key: { namespace: string; name: string } }, clusterId: string): string {
+  return labelOf(m, clusterId, { max: 30, allowed: /[^a-zA-Z0-9]/g, separator: "" });
 }

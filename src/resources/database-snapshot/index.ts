@@ -14,7 +14,7 @@ import { markDigest, markOf, snapshotBackupsOf } from "../managed-database/backu
 import { databaseReference, taken } from "./database-reference.ts";
 import { managedDatabaseType } from "../managed-database/definition.ts";
 import { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
-import { DatabaseSnapshotExternal, hasBackup, parseSnapshotId, type SnapshotStatus } from "./external.ts";
+import { DatabaseSnapshotExternal, hasBackup, parseSnapshotId, snapshotLabel, type SnapshotStatus } from "./external.ts";
 import { databaseSnapshotSpecSchema, type DatabaseSnapshotSpec } from "./schema.ts";
 import { DatabaseSnapshotReasons } from "./reasons.ts";
 
@@ -49,7 +49,13 @@ export const databaseSnapshotKind: OperatorKind = {
       const view = db === undefined ? undefined : databaseView(db).value;
       return view === undefined ? [] : [...(view.account !== undefined ? [view.account] : []), { credentialsRef: view.credentialsRef }];
     };
-    const scope = new AccountScope<DatabaseSnapshotSpec>({ accounts: deps.accounts, wanted, inherited, what: "backup" });
+    const scope = new AccountScope<DatabaseSnapshotSpec>({
+      accounts: deps.accounts, wanted, inherited, what: "backup",
+      identify: (m, backup) => ({
+        label: (backup as DatabaseBackup).label, created: (backup as DatabaseBackup).created,
+        labels: [snapshotLabel(m, deps.clusterId), snapshotLabel({ key: m.key, spec: {} }, deps.clusterId)],
+      }),
+    });
     const shown = (namespace: string, name: string, id: number): number[] | undefined => {
       const db = databases.get(namespace, name);
       const mark = markDigest(markOf(snapshotBackupsOf(self.byIndex(referrersIndex(databaseReference.name), `${namespace}/${name}`), id)));

@@ -3,7 +3,7 @@
 // that shapes it is immutable; only deletionPolicy may change.
 import { z } from "zod";
 import { commonStatusFields, immutable, immutableOptional } from "../../runtime/contract.ts";
-import { accountRecordSchema, credentialsRefSchema, deletionPolicySchema, localObjectRefSchema } from "../shared/schema.ts";
+import { accountRecordSchema, externalIdProofSchema, credentialsRefSchema, deletionPolicySchema, localObjectRefSchema } from "../shared/schema.ts";
 
 export const snapshotPhases = ["Pending", "Waiting", "BackingUp", "Available", "Failed", "Deleting"] as const;
 
@@ -41,6 +41,7 @@ export const databaseSnapshotStatusSchema = z.object({
   label: z.string().optional().meta({ description: "Label of the backup." }),
   created: z.string().optional().meta({ description: "When the API created the backup." }),
   account: accountRecordSchema.optional(),
+  externalIdProof: externalIdProofSchema,
   ...commonStatusFields,
 }).meta({ description: "Observed state of the snapshot." });
 

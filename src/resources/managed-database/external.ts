@@ -34,6 +34,8 @@ export interface ManagedDatabaseExternalDeps {
   catalog: DatabaseCatalog;
   /** The backups of database `databaseId` this cluster's DatabaseSnapshots of it hold, as they observed them: one lost re-reads its backups. */
   snapshotBackups(m: Managed<ManagedDatabaseSpec>, databaseId: number): DatabaseBackup[];
+  /** Whether a resource in another namespace than `m`'s records database `id` (it is never forked by id from `m`). */
+  claimedElsewhere(m: Managed<ManagedDatabaseSpec>, id: number): boolean;
   /** The database behind a cloud id, so a list that finds it changed can wake it. */
   seen(id: number, key: string | undefined): void;
   poll: PollIntervals;
@@ -197,6 +199,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     const planned = await planFork(m, {
       get: (engine, id, s) => this.deps.cache.get(engine, id, this.deps.poll.pendingMillis, s),
       accountId: this.deps.accountId, retryMillis: this.deps.poll.pendingMillis, now: Date.now,
+      claimedElsewhere: (id) => this.deps.claimedElsewhere(m, id),
     }, signal);
     if (planned !== undefined && "wait" in planned) return planned.wait;
     if (planned !== undefined) this.forks.set(m, planned.fork);

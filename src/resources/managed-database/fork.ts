@@ -34,6 +34,8 @@ export interface ForkSourceDeps {
   get(engine: DatabaseEngine, id: number, signal: AbortSignal): Promise<Database | undefined>;
   /** The account this resource acts in (a fork stays in its source's account). */
   accountId: string;
+  /** Whether another namespace's resource records database `id`: never forked by id from here (another team's data). */
+  claimedElsewhere(id: number): boolean;
   /** How soon to look again at a source not ready yet. */
   retryMillis: number;
   now(): number;
@@ -67,7 +69,8 @@ export async function planFork(m: Managed<ManagedDatabaseSpec>, deps: ForkSource
     id = pit.databaseId ?? 0;
     named = `database ${String(id)}`;
   }
-  const source = await deps.get(m.spec.engine, id, signal);
+  // Another namespace's database is refused exactly as a missing one is: the refusal says nothing of what exists elsewhere.
+  const source = pit.databaseRef === undefined && deps.claimedElsewhere(id) ? undefined : await deps.get(m.spec.engine, id, signal);
   if (source === undefined) return refuse(ManagedDatabaseReasons.RestoreSourceMismatch, `the Linode account this resource acts in has no ${m.spec.engine} database ${String(id)} (spec.restoreFrom: ${named})`);
   const db = source;
   if (databasePlatform(db) === "legacy") {

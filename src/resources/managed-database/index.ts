@@ -4,6 +4,7 @@
 import type { Database, DatabaseBackup } from "../../linode/index.ts";
 import { settingValue, type Managed, type ManagedKind } from "../../runtime/contract.ts";
 import { AccountScope, PerAccount } from "../shared/credentials.ts";
+import { labelOf } from "../shared/derived-label.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
 import { connectionSecretName, DatabaseConnection } from "./connection.ts";
@@ -29,7 +30,7 @@ const snapshotDatabase = (obj: object): string | undefined => specRefName(obj, "
 export const managedDatabaseKind: OperatorKind = {
   definition: managedDatabaseDefinition,
   type: managedDatabaseType,
-  build: ({ deps, events, stores, wake }) => {
+  build: ({ deps, events, stores, wake, recorders }) => {
     const backupsRefreshHours = settingValue(managedDatabaseSettings.backupsRefreshHours, deps.settings);
     const allowListIntervalMillis = settingValue(managedDatabaseSettings.allowListIntervalSeconds, deps.settings) * 1000;
     const nodes = stores.nodes();
@@ -56,7 +57,13 @@ export const managedDatabaseKind: OperatorKind = {
       const id = spec.restoreFrom?.pointInTime.databaseId;
       return id === undefined ? undefined : { id: String(id), field: "spec.restoreFrom.pointInTime.databaseId" };
     };
-    const scope = new AccountScope<ManagedDatabaseSpec>({ accounts: deps.accounts, wanted: (m) => m.spec, namedId, sourceId, what: "database" });
+    const scope = new AccountScope<ManagedDatabaseSpec>({
+      accounts: deps.accounts, wanted: (m) => m.spec, namedId, sourceId, what: "database", idField: "spec.databaseId",
+      identify: (m, db) => ({
+        label: (db as Database).label, created: (db as Database).created,
+        labels: [labelOf(m, deps.clusterId), labelOf({ key: m.key, spec: {} }, deps.clusterId)],
+      }),
+    });
     // Everything that reads the cloud is per account: one account's list never answers for another's.
     const parts = new PerAccount((account) => {
       const { linode, id: accountId } = account;
@@ -65,7 +72,8 @@ export const managedDatabaseKind: OperatorKind = {
       const requests = new DatabaseRequests({ linode, cache, events, poll: deps.poll });
       const backups = new BackupsReader(linode, backupsRefreshHours * 3_600_000);
       const catalog = new DatabaseCatalog(linode);
-      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotBackups, seen, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis });
+      const claimedElsewhere = (m: Managed<ManagedDatabaseSpec>, id: number): boolean => recorders(String(id)).some((o) => o.metadata.namespace !== m.key.namespace);
+      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotBackups, seen, claimedElsewhere, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis });
       account.track("ManagedDatabase.listCache", () => cache.size);
       account.track("ManagedDatabase.listCache.invalidated", () => cache.invalidations);
       account.track("ManagedDatabase.backups", () => backups.size);

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { commonStatusFields, connectionStatusFields, immutable, immutableOnceSet, immutableOptional, type CelRule } from "../../runtime/contract.ts";
 import {
-  accountRecordSchema, actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
+  accountRecordSchema, externalIdProofSchema, actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,
 } from "../shared/schema.ts";
 import { labelSelectorSchema } from "../shared/label-selector.ts";
@@ -308,6 +308,7 @@ export const managedDatabaseStatusSchema = z.object({
   }).optional().meta({ description: "When status.backups was listed." }),
   lastRequests: lastRequestsSchema.optional(),
   account: accountRecordSchema.optional(),
+  externalIdProof: externalIdProofSchema,
   ...commonStatusFields,
 }).meta({ description: "Observed state of the managed database." });
 

@@ -6,6 +6,7 @@ import { settingValue, type Managed, type ManagedKind } from "../../runtime/cont
 import { nodeChanged } from "../shared/nodes.ts";
 import { withFollowedBackends, type BackendSources, type EffectiveSpec, type NodesFrom } from "./backends-from.ts";
 import { AccountScope, PerAccount } from "../shared/credentials.ts";
+import { labelOf } from "../shared/derived-label.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { ListCache } from "../shared/list-cache.ts";
 import { ConfigReader } from "./configs.ts";
@@ -24,7 +25,13 @@ export const nodeBalancerKind: OperatorKind = {
   type: nodeBalancerType,
   build: ({ deps, stores, events }) => {
     const namedId = (spec: NodeBalancerSpec): string | undefined => (spec.nodeBalancerId !== undefined ? String(spec.nodeBalancerId) : undefined);
-    const scope = new AccountScope<NodeBalancerSpec>({ accounts: deps.accounts, wanted: (m) => m.spec, namedId, what: "NodeBalancer" });
+    const scope = new AccountScope<NodeBalancerSpec>({
+      accounts: deps.accounts, wanted: (m) => m.spec, namedId, what: "NodeBalancer", idField: "spec.nodeBalancerId",
+      identify: (m, observed) => {
+        const { nb } = observed as ObservedNodeBalancer;
+        return { label: nb.label, created: nb.created, labels: [labelOf(m, deps.clusterId), labelOf({ key: m.key, spec: {} }, deps.clusterId)] };
+      },
+    });
     const stats = new NodeBalancerStatsReader({
       intervalMillis: settingValue(nodeBalancerSettings.statsSeconds, deps.settings) * 1000,
       exists: (namespace, name) => stores.self.get(namespace, name) !== undefined,

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { commonStatusFields, immutable, immutableOnceSet } from "../../runtime/contract.ts";
 import {
-  accountRecordSchema, credentialsRefSchema, deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
+  accountRecordSchema, externalIdProofSchema, credentialsRefSchema, deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,
 } from "../shared/schema.ts";
 import { labelSelectorSchema } from "../shared/label-selector.ts";
@@ -205,6 +205,7 @@ export const nodeBalancerStatusSchema = z.object({
     recreate: recreateRecordSchema.optional(),
   }).optional().meta({ description: "The request tokens already seen: a token equal to the spec's is never performed again." }),
   account: accountRecordSchema.optional(),
+  externalIdProof: externalIdProofSchema,
   skippedBackends: z.array(z.string()).optional().meta({ description: "How many nodes configs[].nodesFrom found cannot be backends, and why (a Warning Event, BackendSkipped, says each once). Which nodes, at which addresses, only the operator's log says: status names a node only as a backend in use." }),
   ...commonStatusFields,
 }).meta({ description: "Observed state of the NodeBalancer." });

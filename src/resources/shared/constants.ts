@@ -24,6 +24,12 @@ export const KindTimings = {
   transferRefreshMillis: 3_600_000,
   /** A NodeBalancer's statistics are first read at a random point this long after the process first sees it (at most its interval). */
   statsFirstReadSpreadMillis: 300_000,
+  /**
+   * How far the API's clock and the cluster's may disagree when a cloud object's creation time
+   * is held against its resource's (credentials.ts): NTP keeps both within far less; more would
+   * let a database made just before a forged resource pass for its own.
+   */
+  clockSkewMillis: 60_000,
 } as const;
 
 export const KindLimits = {

@@ -15,9 +15,23 @@
 //   orphans what it created.
 // Adopting an existing object by id with the operator's own token is for namespaces the admin
 // allows: on a shared token every namespace reaches every object of the account.
+//
+// Status is the operator's record, but a Role that may write `*/status` could forge it (the
+// chart's admission policy refuses that; not every cluster has it). So the cloud object a record
+// names is acted on (changed, deleted, its credentials published) only when this resource
+// provably owns it: status.externalIdProof, an HMAC of the resource's uid and the cloud id under
+// the token of the account (which only the operator, and whoever holds that account's token,
+// can compute); or, where there is none yet (a create whose answer was lost, a record written by
+// an earlier version, a token rotated, a restored resource), the cloud object's label is the one
+// this resource creates with and it was created after this resource (and after the create it
+// announced); or the spec names it by id where naming is allowed. Anything else is
+// OwnershipUnproven: nothing is read from it into status, changed or deleted.
+import { createHmac } from "node:crypto";
 import { tokenId, type LinodeClient } from "../../linode/index.ts";
 import type { CacheEntries, Untrack } from "../../metrics/cache-entries.ts";
-import { reference, TerminalError, type ConnectionSource, type ExternalClient, type ExternalReader, type KubeObject, type Managed, type ManagedObject, type Observation, type Reference, type SecretObject, type Selectors } from "../../runtime/contract.ts";
+import { reference, TerminalError, type ConnectionSource, type ExternalClient, type ExternalReader, type KubeObject, type Managed, type ManagedObject, type Observation, type Observed, type Reference, type SecretObject, type Selectors } from "../../runtime/contract.ts";
+import { parseApiTime } from "./api-time.ts";
+import { KindTimings } from "./constants.ts";
 
 import { accountRecordSchema, specRefName, type AccountRecord, type CredentialsRef } from "./schema.ts";
 import { SharedReasons } from "./reasons.ts";
@@ -61,12 +75,20 @@ export class Account {
   private readonly parts = new Map<object, unknown>();
   private readonly entries: CacheEntries | undefined;
   private readonly untracks: Untrack[] = [];
+  private readonly sign: (text: string) => string;
 
-  constructor(id: string, linode: LinodeClient, operator: boolean, entries?: CacheEntries) {
+  constructor(id: string, linode: LinodeClient, operator: boolean, entries: CacheEntries | undefined, token: string) {
     this.id = id;
     this.linode = linode;
     this.operator = operator;
     this.entries = entries;
+    // The token stays inside this closure: the HMAC shows nothing of it.
+    this.sign = (text) => createHmac("sha256", token).update(text).digest("base64url").slice(0, 32);
+  }
+
+  /** The proof that `text` was written by whoever holds this account's token (the operator). */
+  prove(text: string): string {
+    return this.sign(text);
   }
 
   /** What `owner` built for this account, if it has (nothing is built). */
@@ -126,7 +148,7 @@ export class LinodeAccounts {
 
   constructor(opts: AccountsOptions) {
     this.opts = opts;
-    this.operator = opts.operator === undefined ? undefined : new Account(tokenId(opts.operator.token), opts.operator.client, true, opts.entries);
+    this.operator = opts.operator === undefined ? undefined : new Account(tokenId(opts.operator.token), opts.operator.client, true, opts.entries, opts.operator.token);
     this.sweeper = setInterval(() => { void this.releaseIdle(); }, Math.min(SWEEP_MILLIS, this.unusedMillis, this.idleMillis));
     this.sweeper.unref();
     opts.entries?.track("linode.accounts", () => this.byToken.size);
@@ -145,7 +167,7 @@ export class LinodeAccounts {
     if (this.operator?.id === id) return this.touch(this.operator);
     let account = this.byToken.get(id);
     if (account === undefined) {
-      account = new Account(id, this.opts.clientFor(token), false, this.opts.entries);
+      account = new Account(id, this.opts.clientFor(token), false, this.opts.entries, token);
       this.byToken.set(id, account);
     }
     return this.touch(account);
@@ -313,7 +335,16 @@ export interface AccountScopeOptions<Spec> {
   sourceId?(spec: Spec): { id: string; field: string } | undefined;
   /** What the cloud object is called in messages, e.g. "database". */
   what: string;
+  /**
+   * What proves a cloud object without a valid proof was created by this resource: its label and
+   * creation time, and the labels this resource creates with (the spec's, or the derived one).
+   */
+  identify(m: Managed<Spec>, external: unknown): { label: string; created: string; labels: string[] };
+  /** The spec field that names a cloud object to adopt, for messages (e.g. "spec.databaseId"). */
+  idField?: string;
 }
+
+export const OWNERSHIP_PROOF_FIELD = "externalIdProof";
 
 /**
  * The account an object acts in, with its record checked: the ExternalClient and
@@ -354,7 +385,8 @@ export class AccountScope<Spec extends AccountSource> {
       create: async (m, signal) => {
         const r = this.resolved(m);
         const created = await client(r.account).create(m, signal);
-        return { ...created, status: { ...created.status, account: r.record } };
+        const proof = created.externalId !== undefined ? { [OWNERSHIP_PROOF_FIELD]: r.account.prove(this.claim(m, created.externalId)) } : {};
+        return { ...created, status: { ...created.status, account: r.record, ...proof } };
       },
       update: (m, observed, signal) => of(m).update(m, observed, signal),
       delete: (m, observed, signal) => of(m).delete(m, observed, signal),
@@ -364,6 +396,10 @@ export class AccountScope<Spec extends AccountSource> {
   /** An ExternalReader (a read-only kind's) whose calls go to the object's account. */
   reader<Ext, Status, Delta = undefined>(client: (account: Account) => ExternalReader<Spec, Ext, Status, Delta>): ExternalReader<Spec, Ext, Status, Delta> {
     return {
+      admit: (m) => {
+        const named = this.o.namedId?.(m.spec);
+        if (m.obj.metadata.deletionTimestamp === undefined && named !== undefined && m.externalId === undefined) this.mayName(m, `adopting the existing ${this.o.what} ${named} by id`);
+      },
       observe: (m, signal) => this.observe(m, client, signal),
       afterObserve: async (m, observed, signal) => client(this.of(m)).afterObserve?.(m, observed, signal),
       contended: (m) => {
@@ -390,9 +426,15 @@ export class AccountScope<Spec extends AccountSource> {
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     const r = this.resolved(m);
     const named = this.o.namedId?.(m.spec);
+    // Asked by the runtime already (admit); again here for a caller that observes without it.
     if (!deleting && named !== undefined && m.externalId === undefined) this.mayName(m, `adopting the existing ${this.o.what} ${named} by id`);
     const observed = await client(r.account).observe(m, signal);
-    if (observed.exists) return { ...observed, status: { ...observed.status, account: r.record } };
+    if (observed.exists) {
+      const proof = r.account.prove(this.claim(m, observed.externalId));
+      const unproven = this.unproven(m, observed, proof);
+      if (unproven !== undefined) return { exists: false, blocked: { reason: SharedReasons.OwnershipUnproven, message: unproven, letGo: true } };
+      return { ...observed, status: { ...observed.status, account: r.record, [OWNERSHIP_PROOF_FIELD]: proof } };
+    }
     // Not to be seen with these credentials: gone, or in the account they no longer reach?
     const recorded = recordedAccount(m.obj)?.id;
     const was = m.externalId !== undefined ? recorded : m.createPending?.account;
@@ -407,6 +449,40 @@ export class AccountScope<Spec extends AccountSource> {
       };
     }
     return observed;
+  }
+
+  /** What a proof is of: this resource (its uid: a restored or recreated one is another) and the cloud id. */
+  private claim(m: Managed<Spec>, externalId: string): string {
+    return `linode.operator.dev/owns\u0000${this.o.what}\u0000${m.key.namespace}/${m.key.name}\u0000${m.obj.metadata.uid ?? ""}\u0000${externalId}`;
+  }
+
+  /** Why this resource may not act on the cloud object it observed (undefined: it may). */
+  private unproven<Ext, Status, Delta>(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, proof: string): string | undefined {
+    if (m.obj.status?.[OWNERSHIP_PROOF_FIELD] === proof) return undefined;
+    // Named in the spec where naming is allowed: adopted on purpose.
+    if (this.o.namedId?.(m.spec) === observed.externalId) return this.allowedToName(m) ? undefined : this.notOwned(m, observed.externalId);
+    const { label, created, labels } = this.o.identify(m, observed.external);
+    const made = parseApiTime(created);
+    const born = new Date(m.obj.metadata.creationTimestamp ?? Number.NaN).getTime();
+    const announced = m.createPending !== undefined ? Date.parse(m.createPending.at) : Number.NaN;
+    // Made after this resource was (and after the create it announced, when one was lost: a
+    // database renamed to the label meanwhile was made before), with the label it creates with.
+    const after = Math.max(Number.isFinite(born) ? born : Number.POSITIVE_INFINITY, Number.isFinite(announced) ? announced : 0) - KindTimings.clockSkewMillis;
+    if (labels.includes(label) && Number.isFinite(made) && made >= after) return undefined;
+    return this.notOwned(m, observed.externalId);
+  }
+
+  private notOwned(m: Managed<Spec>, externalId: string): string {
+    return `status.externalId names the ${this.o.what} ${externalId}, which this resource cannot prove it created or was allowed to adopt (no valid status.${OWNERSHIP_PROOF_FIELD}; not made by it after it was created, with its label; not named in ${this.o.idField ?? "its spec"} where adoption is allowed): nothing is read from it, changed in it or deleted from it, and deleting this resource leaves it in place. To manage it on purpose, name it in ${this.o.idField ?? "the spec"} (with spec.credentialsRef, or where the operator's admin allows adoption)`;
+  }
+
+  /** Whether this object may name an existing cloud object by id (its own account's token, or where the admin allows). */
+  private allowedToName(m: Managed<Spec>): boolean {
+    try {
+      return !this.resolved(m).account.operator || this.o.accounts.adoptionAllowed(m.key.namespace);
+    } catch {
+      return false;
+    }
   }
 
   /**

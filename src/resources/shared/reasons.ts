@@ -8,6 +8,7 @@ export const sharedReasonMeanings = {
   AccountChanged: "The credentials now reach another account than the one the cloud object was recorded in: nothing is created, recreated or deleted in either until they point back.",
   NodesNotReadable: "A ManagedDatabase's allowListFrom.nodes or a NodeBalancer's configs[].nodesFrom, but the operator may not read the cluster's Nodes (and Services and EndpointSlices): install the chart with rbac.readNodes=true. Nothing is sent.",
   AdoptionNotAllowed: "Naming an existing cloud object by id (to adopt it, or to fork it: restoreFrom.pointInTime.databaseId) with the operator's own token, in a namespace the operator's admin has not allowed (--adopt-namespaces).",
+  OwnershipUnproven: "status.externalId names a cloud object this resource cannot prove it created or was allowed to adopt (a status written by someone else, or a resource restored from a backup): nothing is read from it, changed or deleted, and deleting the resource leaves it in place. Name it in the spec's id field to adopt it on purpose.",
   BackingUp: "Ready=False while the API reports the database backing_up.",
   LabelInUse: "The label is taken by a cloud object this resource did not create: never adopted, never deleted.",
   ImmutableFieldMismatch: "The cloud object differs in what the API cannot change; nothing is sent.",
