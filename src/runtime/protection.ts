@@ -46,7 +46,9 @@ export class ReferenceProtection {
       t = { store: target, users: [] };
       this.targets.set(target, t);
       const tt = t;
-      target.onEvent((ev, obj) => { if (ev !== "delete") this.enqueue(tt, objectKey(obj)); });
+      // A delete from a selected cache is also a Secret that lost its label (it left the
+      // selection, it still exists): it is looked at too, so its finalizer never outlives its use.
+      target.onEvent((_ev, obj) => { this.enqueue(tt, objectKey(obj)); });
     }
     t.users.push({ store, index, refersTo });
     const tt = t;
@@ -112,12 +114,26 @@ export class ReferenceProtection {
     const sep = item.indexOf("|");
     const t = [...this.targets.values()][Number(item.slice(0, sep))];
     const key = item.slice(sep + 1);
-    const obj = t?.store.getByKey(key);
-    if (t === undefined || obj === undefined) return;
-    const has = obj.metadata.finalizers?.includes(IN_USE_FINALIZER) === true;
+    if (t === undefined) return;
     const used = this.inUse(t.store, key);
+    // Not in the cache: gone, or no longer selected (its label removed). Read by name only when
+    // it may carry our finalizer and nothing uses it any more, to take it off.
+    const obj = t.store.getByKey(key) ?? (used ? undefined : await this.read(key));
+    if (obj === undefined) return;
+    const has = obj.metadata.finalizers?.includes(IN_USE_FINALIZER) === true;
     if (used && !has && obj.metadata.deletionTimestamp === undefined) await this.patch(obj, "add");
     else if (!used && has) await this.patch(obj, "remove");
+  }
+
+  /** The Secret `key` ("namespace/name") as the API server has it now; undefined when it is gone. */
+  private async read(key: string): Promise<KubeObject | undefined> {
+    const sep = key.indexOf("/");
+    try {
+      return await this.kube.getSecret({ namespace: key.slice(0, sep), name: key.slice(sep + 1) });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   private async patch(obj: KubeObject, op: "add" | "remove"): Promise<void> {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tokenId } from "../../src/linode/index.ts";
 import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
 import { KindTimings } from "../../src/resources/shared/constants.ts";
+import { IN_USE_FINALIZER } from "../../src/runtime/protection.ts";
 import { kit } from "../harness/boundary-kit.ts";
 import { useTestCluster } from "../harness/cluster.ts";
 import { startOperatorEnv, TOKEN, type OperatorEnv } from "../harness/operator-env.ts";
@@ -159,6 +160,26 @@ describe("a tenant cannot stop the operator or reach past its namespace", () => 
     await k.repass(mdb, A(), "mine", 1);
     await waitFor("re-signed", async () => ((await k.get(mdb, A(), "mine")).status?.externalIdProof === proof ? true : undefined), 30_000, 100);
     await k.ready(mdb, A(), "mine");
+  });
+
+  it("12: a credentials Secret that loses its label is still released once nothing uses it (its in-use finalizer never outlives its use)", async () => {
+    await k.tokenSecret(A(), "tok", TOKEN);
+    await k.tokenSecret(A(), "tok2", TOKEN);
+    await k.create(mdb, A(), "tokened", { ...base, credentialsRef: { name: "tok" } });
+    await k.ready(mdb, A(), "tokened");
+    const finalizers = async (name: string): Promise<string[]> => (await k.secret(A(), name))?.metadata?.finalizers ?? [];
+    await waitFor("tok in use", async () => ((await finalizers("tok")).includes(IN_USE_FINALIZER) ? true : undefined), 30_000, 100);
+    // The label removed while in use: the operator no longer caches it.
+    await cluster.core.patchNamespacedSecret({ namespace: A(), name: "tok", body: [{ op: "remove", path: "/metadata/labels/linode.operator.dev~1credentials" }] });
+    // Then the resource moves to another Secret of the same account: nothing uses tok any more.
+    await k.patch(mdb, A(), "tokened", { spec: { credentialsRef: { name: "tok2" } } });
+    await waitFor("the record follows tok2", async () => {
+      const o = await k.get(mdb, A(), "tokened");
+      return (o.status?.account as { credentialsRef?: { name?: string } } | undefined)?.credentialsRef?.name === "tok2" ? true : undefined;
+    }, 30_000, 100);
+    await waitFor("tok released", async () => ((await finalizers("tok")).includes(IN_USE_FINALIZER) ? undefined : true), 30_000, 100);
+    await cluster.core.deleteNamespacedSecret({ namespace: A(), name: "tok" });
+    await waitFor("tok gone", async () => ((await k.secret(A(), "tok")) === undefined ? true : undefined), 30_000, 100);
   });
 
   it("9: deleting a resource whose spec no longer parses keeps its finalizer and says why while its database exists; fixing the spec lets the deletion go on; one that never created anything is let go", async () => {
