@@ -23,6 +23,12 @@ export const faultConfigSchema = z.object({
   /** The next N matching requests answer 429 with Retry-After `retryAfterSeconds`. */
   burst429: z.number().int().min(0).default(0),
   retryAfterSeconds: z.number().int().min(0).default(1),
+  /**
+   * The current platform stores string engine parameters in a canonical form of its own (as
+   * MySQL does sql_mode): upper-case, comma-separated items sorted. What a client sends then
+   * reads back differently, for a client that compares what it sent with what it reads.
+   */
+  normalizeEngineConfig: z.boolean().default(false),
   /** Only requests whose "METHOD /template" starts with one of these are affected (all if empty). */
   routes: z.array(z.string()).default([]),
   /**

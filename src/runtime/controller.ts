@@ -261,6 +261,7 @@ export class Controller<D = unknown> {
     entries.track(`${kind}.woken`, () => this.woken.size);
     entries.track(`${kind}.ownWrites`, () => this.ownWrites.size);
     entries.track(`${kind}.answeredCreates`, () => this.reconciler.answeredCreateCount);
+    entries.track(`${kind}.repeatedUpdates`, () => this.reconciler.repeatedUpdateCount);
   }
 
   private rememberOwnWrite(key: string, resourceVersion: string | undefined): void {

@@ -29,6 +29,7 @@ export const conditionReasonMeanings = {
   RequestOutcomeUnknown: "A one-shot request may have been sent but its outcome was never recorded: it is not sent again (set a new token to ask again).",
   Paused: "The resource carries linode.operator.dev/paused: \"true\": nothing is changed in the cloud or in Kubernetes.",
   ExternalIdInUse: "The cloud id this resource names or recorded is managed by another resource: nothing is read from or written to it for this one.",
+  NotConverging: "The same update was sent three passes running and the cloud object still differs (the API stores the value in another form, or something outside puts it back): nothing more is sent until the spec or the cloud object changes.",
   ExternalIdMismatch: "The external-id annotation disagrees with status.externalId (a kind may name this more precisely): refused, never followed.",
 } as const;
 

@@ -32,6 +32,7 @@ import { Ownership, recordedIdOf } from "./ownership.ts";
 import type { ReferenceProtection } from "./protection.ts";
 import { ConditionReasons as R, EventActions, EventReasons } from "./reasons.ts";
 import type { References } from "./references.ts";
+import { stableJson } from "./status-patch.ts";
 import { StatusWriter } from "./status-writer.ts";
 import { Timings, jittered } from "./timings.ts";
 
@@ -90,6 +91,12 @@ export class ManagedReconciler {
   private readonly writer: ExternalClient<unknown, unknown, unknown, unknown> | undefined;
   /** Keys whose last create this process sent got an answer (an error): nothing of it can still be in flight. */
   private readonly answeredCreates = new Set<string>();
+  /**
+   * Per key, the last update sent and how many passes running sent it unchanged: an update that
+   * never takes (the API stores the value in another form, or someone puts it back) is sent
+   * MAX_IDENTICAL_UPDATES times, then no more until something changes. Dropped once in step.
+   */
+  private readonly repeats = new Map<string, { fingerprint: string; sent: number; generation: number | undefined }>();
   /** The live pass, in order. */
   private readonly live: Stage[] = [
     (p) => this.guard(p),
@@ -118,6 +125,12 @@ export class ManagedReconciler {
   /** The object is gone: nothing of it is kept. */
   forget(key: string): void {
     this.answeredCreates.delete(key);
+    this.repeats.delete(key);
+  }
+
+  /** Keys whose identical updates are being counted. */
+  get repeatedUpdateCount(): number {
+    return this.repeats.size;
   }
 
   /**
@@ -262,14 +275,28 @@ export class ManagedReconciler {
   private async update(pass: Pass, signal: AbortSignal): Promise<Outcome | undefined> {
     const observed = pass.observed;
     const writer = this.writer;
+    const key = `${pass.m.key.namespace}/${pass.m.key.name}`;
+    if (observed?.upToDate === true) this.repeats.delete(key);
     // Nothing is sent while the spec asks for what cannot be: a partial update would pretend otherwise.
     if (observed === undefined || writer === undefined || pass.observeOnly || observed.unfixable !== undefined || observed.upToDate) return undefined;
+    // The kind's typed delta is what it would send (the runtime sees every kind's as unknown).
+    const fingerprint = stableJson([observed.diff ?? "", (observed as { delta?: unknown }).delta]);
+    const last = this.repeats.get(key);
+    const again = last !== undefined && last.fingerprint === fingerprint && last.generation === pass.generation;
+    if (again && last.sent >= MAX_IDENTICAL_UPDATES) {
+      const message = `the same update (${observed.diff ?? "the cloud object"}) was sent ${String(last.sent)} passes running and the cloud object still differs: the API stores it in another form, or something outside changes it back. Nothing more is sent until the spec or the cloud object changes; set the spec to the value the API keeps`;
+      if (getCondition(pass.m.obj.status?.conditions, "Synced")?.reason !== R.NotConverging) this.deps.events.warning(pass.m.obj, R.NotConverging, EventActions.Update, message);
+      pass.observed = { ...observed, unfixable: { reason: R.NotConverging, message }, pollMillis: this.pollMillis(true) };
+      return undefined;
+    }
     pass.acting = true;
     await writer.update(pass.m, observed, signal);
+    this.repeats.set(key, { fingerprint, sent: again ? last.sent + 1 : 1, generation: pass.generation });
     this.deps.events.normal(pass.m.obj, EventReasons.Updated, EventActions.Update, `updated ${observed.diff ?? "the cloud object"}`);
-    const again = await this.kind.external.observe(pass.m, signal);
-    if (!again.exists) return { type: "recheck" };
-    this.found(pass, again);
+    const after = await this.kind.external.observe(pass.m, signal);
+    if (!after.exists) return { type: "recheck" };
+    if (after.upToDate) this.repeats.delete(key);
+    this.found(pass, after);
     return undefined;
   }
 
@@ -515,6 +542,9 @@ export class ManagedReconciler {
     this.deps.onWrite?.({ key: `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`, resourceVersion, status });
   }
 }
+
+/** How many passes running the same update is sent before NotConverging stops it. */
+const MAX_IDENTICAL_UPDATES = 3;
 
 /** Nothing may be done until something changes; a Warning when that is news, looked at on the drift cadence. */
 const held = (reason: string, message: string): Outcome => ({ type: "held", reason, message, warn: true, poll: true });

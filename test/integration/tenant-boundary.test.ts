@@ -182,6 +182,47 @@ describe("a tenant cannot stop the operator or reach past its namespace", () => 
     await waitFor("tok gone", async () => ((await k.secret(A(), "tok")) === undefined ? true : undefined), 30_000, 100);
   });
 
+  it("10: an engine parameter the API stores in another form is compared in that form: one update, learned from its answer, and no more", async () => {
+    await k.create(mdb, A(), "canon", base);
+    const id = Number((await k.ready(mdb, A(), "canon")).status?.id);
+    env.emulator.setFaults({ normalizeEngineConfig: true });
+    try {
+      await k.patch(mdb, A(), "canon", { spec: { engineConfig: { mysql: { sql_mode: "TRADITIONAL,ANSI" } } } });
+      const o = await waitFor("the form recorded", async () => {
+        const x = await k.get(mdb, A(), "canon");
+        return Array.isArray(x.status?.engineConfigForms) && x.status.engineConfigForms.length > 0 ? x : undefined;
+      }, 30_000, 100);
+      expect(o.status?.engineConfigForms).toEqual([{ parameter: "mysql.sql_mode", sent: "\"TRADITIONAL,ANSI\"", stored: "\"ANSI,TRADITIONAL\"" }]);
+      await k.repass(mdb, A(), "canon", 3);
+      expect(k.mutationsOn(path(id), "PUT")).toBe(1);
+      await k.ready(mdb, A(), "canon");
+    } finally {
+      env.emulator.setFaults({});
+    }
+  });
+
+  it("10b: an update that never takes is sent three passes running, then stops: Synced=False NotConverging, one Warning; a spec change sends again", async () => {
+    await k.create(mdb, A(), "spelled", { ...base, engineConfig: { mysql: { sql_mode: "ANSI,TRADITIONAL" } } });
+    const id = Number((await k.ready(mdb, A(), "spelled")).status?.id);
+    env.emulator.setFaults({ normalizeEngineConfig: true });
+    try {
+      // The same modes in another order: the API keeps its own order, which is what the database has already.
+      await k.patch(mdb, A(), "spelled", { spec: { engineConfig: { mysql: { sql_mode: "TRADITIONAL,ANSI" } } } });
+      const c = await message(A(), "spelled", "Synced", "NotConverging");
+      expect(c).toContain("sent 3 passes running");
+      await k.repass(mdb, A(), "spelled", 3);
+      expect(k.mutationsOn(path(id), "PUT")).toBe(3);
+      const warnings = (await cluster.core.listNamespacedEvent({ namespace: A() })).items.filter((e) => e.involvedObject.name === "spelled" && e.reason === "NotConverging");
+      expect(warnings.reduce((n, e) => n + (e.count ?? 1), 0)).toBe(1);
+      // The spec set to what the API keeps: in step, nothing sent.
+      await k.patch(mdb, A(), "spelled", { spec: { engineConfig: { mysql: { sql_mode: "ANSI,TRADITIONAL" } } } });
+      await k.ready(mdb, A(), "spelled");
+      expect(k.mutationsOn(path(id), "PUT")).toBe(3);
+    } finally {
+      env.emulator.setFaults({});
+    }
+  });
+
   it("9: deleting a resource whose spec no longer parses keeps its finalizer and says why while its database exists; fixing the spec lets the deletion go on; one that never created anything is let go", async () => {
     await k.create(mdb, A(), "unparsed", base);
     const id = Number((await k.ready(mdb, A(), "unparsed")).status?.id);

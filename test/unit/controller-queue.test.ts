@@ -183,4 +183,31 @@ describe("controller: what spans passes", () => {
     const secret = await h.kube.getSecret({ namespace: ns, name: "conn-gadget" });
     expect(Buffer.from(secret.data?.size ?? "", "base64").toString()).toBe("7");
   });
+
+  it("an update that never takes is sent three passes running, then not again (Synced=False NotConverging, one Warning) until the spec changes", async () => {
+    const h = await harness();
+    await h.create("stuck", { size: 1 });
+    await h.until("Ready", () => h.ready("stuck"));
+    const id = String(h.get("stuck")?.status?.externalId);
+    const o = h.cloud.objects.get(id);
+    if (o === undefined) throw new Error("no gadget");
+    o.ignoresUpdates = true;
+    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "stuck" }, { spec: { size: 2 } });
+    const c = await h.until("NotConverging", () => { const x = h.condition("stuck", "Synced"); return x?.reason === "NotConverging" ? x : undefined; });
+    expect(c.message).toContain("sent 3 passes running");
+    // Five more passes: nothing more sent.
+    for (let i = 0; i < 5; i++) {
+      const passes = h.observes("stuck");
+      h.controller.enqueue(key("stuck"));
+      await h.until("one more pass", () => h.observes("stuck") > passes);
+    }
+    expect(h.cloud.updates.filter((u) => u.key === key("stuck"))).toHaveLength(3);
+    expect(h.kube.events.filter((e) => (e as { reason?: string }).reason === "NotConverging")).toHaveLength(1);
+    // A new spec is a new update, sent (and this one takes).
+    o.ignoresUpdates = false;
+    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "stuck" }, { spec: { size: 3 } });
+    await h.until("in step", () => h.ready("stuck") && h.condition("stuck", "Synced")?.reason === "ReconcileSuccess");
+    expect(h.cloud.updates.filter((u) => u.key === key("stuck"))).toHaveLength(4);
+  });
+
 });

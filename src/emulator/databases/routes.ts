@@ -370,7 +370,10 @@ function updateDatabase(req: RequestContext, engine: DbEngine): RouteResult {
   }
   if (newSize !== null) db.cluster_size = newSize;
   if (newVersion !== null) db.version = newVersion;
-  if (current && input.engine_config != null) db.engine_config = mergeEngineConfig(db.engine_config, input.engine_config as Record<string, unknown>);
+  if (current && input.engine_config != null) {
+    const patch = input.engine_config as Record<string, unknown>;
+    db.engine_config = mergeEngineConfig(db.engine_config, req.ctx.faults.config.normalizeEngineConfig ? canonicalStrings(patch) : patch);
+  }
   if (current && input.private_network !== undefined) db.private_network = input.private_network === null ? null : privateNetwork(input.private_network);
   db.updated = req.ctx.clock.now();
   if (!current) {
@@ -425,3 +428,12 @@ export function databaseRoutes(): Route[] {
   ];
 }
 
+/** String parameters in the canonical form the normalizeEngineConfig fault stores (upper-case, list items sorted). */
+function canonicalStrings(config: Record<string, unknown>): Record<string, unknown> {
+  const canon = (v: unknown): unknown => {
+    if (typeof v === "string") return v.split(",").map((s) => s.trim().toUpperCase()).sort().join(",");
+    if (v !== null && typeof v === "object" && !Array.isArray(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, canon(x)]));
+    return v;
+  };
+  return canon(config) as Record<string, unknown>;
+}

@@ -4,13 +4,15 @@
 // named by immutableMismatches, and nothing is sent for it.
 import { databasePlatform, type Database, type DatabaseUpdateRequest } from "../../linode/index.ts";
 import { normalizeAllowList, sameAllowList } from "./allow-list.ts";
-import { apiNames, engineConfigChanges } from "./engine-config.ts";
+import { apiNames, engineConfigChanges, type ParameterChange, type StoredForm } from "./engine-config.ts";
 import type { ManagedDatabaseSpec } from "./schema.ts";
 
 export interface DatabaseDiff {
   update: DatabaseUpdateRequest;
   /** The engine parameters the update changes (dotted paths), for the restart warning. */
   engineConfigPaths?: string[];
+  /** Each of them with what the spec wants and the database has (what its answer is held against). */
+  engineConfigChanges?: ParameterChange[];
   /** Suspend or resume the cluster (the current platform's actions, not fields of the update). */
   power?: "suspend" | "resume";
   /** Human-readable summary, e.g. "allowList, type g6-nanode-1 → g6-standard-2". */
@@ -22,7 +24,7 @@ export interface DatabaseDiff {
  * was created or adopted with) unless the spec says otherwise. `allowList` is the one to have
  * (spec.allowList merged with what allowListFrom resolves to).
  */
-export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefined, db: Database, allowList: readonly string[] = spec.allowList): DatabaseDiff {
+export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefined, db: Database, allowList: readonly string[] = spec.allowList, forms: readonly StoredForm[] = []): DatabaseDiff {
   const update: DatabaseUpdateRequest = {};
   const parts: string[] = [];
   if (label !== undefined && db.label !== label) {
@@ -75,19 +77,25 @@ export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefine
     }
   }
   let engineConfigPaths: string[] | undefined;
-  // Engine parameters: only those the spec sets (the API keeps defaults of its own).
+  let parameterChanges: ParameterChange[] | undefined;
+  // Engine parameters: only those the spec sets (the API keeps defaults of its own), each in the form the API stores it.
   if (databasePlatform(db) === "current" && spec.engineConfig !== undefined) {
-    const changes = engineConfigChanges(spec.engineConfig, apiNames(db.engineConfig));
+    const changes = engineConfigChanges(spec.engineConfig, apiNames(db.engineConfig), forms);
     if (changes.paths.length > 0) {
       update.engineConfig = changes.body;
       engineConfigPaths = changes.paths;
+      parameterChanges = changes.changes;
       parts.push(`engineConfig (${changes.paths.join(", ")})`);
     }
   }
   // Suspended or resumed outside is put back; a transition under way is left to finish.
   const power = spec.suspended && db.status === "active" ? "suspend" as const : !spec.suspended && db.status === "suspended" ? "resume" as const : undefined;
   if (power !== undefined) parts.push(power === "suspend" ? "suspended (suspend the cluster)" : "resumed (resume the cluster)");
-  return { update, ...(power !== undefined ? { power } : {}), ...(engineConfigPaths !== undefined ? { engineConfigPaths } : {}), summary: parts.join(", ") };
+  return {
+    update, ...(power !== undefined ? { power } : {}),
+    ...(engineConfigPaths !== undefined ? { engineConfigPaths } : {}), ...(parameterChanges !== undefined ? { engineConfigChanges: parameterChanges } : {}),
+    summary: parts.join(", "),
+  };
 }
 
 export const isEmptyDiff = (d: DatabaseDiff): boolean => Object.keys(d.update).length === 0 && d.power === undefined;

@@ -81,21 +81,41 @@ export function engineConfigProblems(config: Tree, catalogue: Tree): string[] {
 }
 
 /**
+ * A parameter the API stores in another form than the one sent (it canonicalises it, as MySQL
+ * does sql_mode): after that update, what it reads back is what was sent. Learned from the
+ * update's answer, recorded in status (status.engineConfigForms) so a restart knows it too.
+ */
+export interface StoredForm {
+  /** The parameter, dotted (e.g. mysql.sql_mode). */
+  parameter: string;
+  /** The value sent and the value the API stored instead, as JSON. */
+  sent: string;
+  stored: string;
+}
+
+/** One parameter an update changes: its path, what the spec wants, what the database has. */
+export interface ParameterChange { path: string; want: unknown; have: unknown }
+
+/**
  * The parameters the spec sets that the database has otherwise, as a nested update body, and
- * their paths (dotted). The body's objects have no prototype: a parameter name is the tenant's
- * text, and on an ordinary object `constructor` then `prototype` would walk into
+ * their paths (dotted). A value the database holds in the form `forms` says the API stores the
+ * wanted value in is the same value. The body's objects have no prototype: a parameter name is
+ * the tenant's text, and on an ordinary object `constructor` then `prototype` would walk into
  * Object.prototype. Such names never reach here (the runtime refuses them), and are skipped if
  * they did.
  */
-export function engineConfigChanges(want: Tree, have: Tree): { body: Tree; paths: string[] } {
+export function engineConfigChanges(want: Tree, have: Tree, forms: readonly StoredForm[] = []): { body: Tree; paths: string[]; changes: ParameterChange[] } {
   const current = valuesOf(have);
   const body: Tree = emptyMap();
   const paths: string[] = [];
+  const changes: ParameterChange[] = [];
   for (const [path, v] of valuesOf(want)) {
     const keys = path.split(SEP);
     if (keys.some(isForbiddenKey)) continue;
-    if (JSON.stringify(current.get(path) ?? null) === JSON.stringify(v)) continue;
+    const [sent, held] = [JSON.stringify(v), JSON.stringify(current.get(path) ?? null)];
+    if (held === sent || forms.some((f) => f.parameter === show(path) && f.sent === sent && f.stored === held)) continue;
     paths.push(show(path));
+    changes.push({ path: show(path), want: v, have: current.get(path) ?? null });
     let node = body;
     for (const k of keys.slice(0, -1)) {
       const next = Object.hasOwn(node, k) ? node[k] : undefined;
@@ -103,7 +123,19 @@ export function engineConfigChanges(want: Tree, have: Tree): { body: Tree; paths
     }
     node[keys.at(-1) ?? path] = v;
   }
-  return { body, paths };
+  return { body, paths, changes };
+}
+
+/**
+ * The forms an update's answer shows: a parameter sent that reads back neither as sent nor as
+ * it was (not merely unapplied) is stored in another form.
+ */
+export function storedForms(changes: readonly ParameterChange[], answer: Tree): StoredForm[] {
+  const after = new Map([...valuesOf(answer)].map(([k, v]) => [show(k), v]));
+  return changes.flatMap((c) => {
+    const [sent, before, stored] = [JSON.stringify(c.want), JSON.stringify(c.have), JSON.stringify(after.get(c.path) ?? null)];
+    return stored !== sent && stored !== before && stored !== "null" ? [{ parameter: c.path, sent, stored }] : [];
+  });
 }
 
 /** Which of `paths` (dotted) the catalogue says restart the cluster when changed. */

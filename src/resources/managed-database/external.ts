@@ -14,7 +14,7 @@ import type { DatabaseListCache } from "./database-cache.ts";
 import { diffDatabase, immutableMismatches, isEmptyDiff, type DatabaseDiff } from "./diff.ts";
 import type { BackupsReader, BackupsRecord } from "./backups.ts";
 import type { DatabaseCatalog } from "./catalog.ts";
-import { engineConfigProblems, restarting } from "./engine-config.ts";
+import { apiNames, engineConfigProblems, restarting, storedForms, type StoredForm } from "./engine-config.ts";
 import { planFork, rfc3339 } from "./fork.ts";
 import { parseApiTime } from "../shared/api-time.ts";
 import { lastRestore, recentReset, type DatabaseRequests } from "./requests.ts";
@@ -65,6 +65,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
   private readonly forks = new WeakMap<Managed<ManagedDatabaseSpec>, ForkInput>();
   /** When each database's allow list was last updated by this process (updates of it are spaced). */
   private readonly allowListUpdated = new Map<number, number>();
+  /** Engine parameters each database stores in another form than sent, learned from update answers this process saw (status keeps them across restarts). */
+  private readonly forms = new Map<number, StoredForm[]>();
 
   constructor(deps: ManagedDatabaseExternalDeps) {
     this.deps = deps;
@@ -118,7 +120,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     const wanted = this.deps.allowList(m);
     const allowListHeld = allowListProblem(m.spec, wanted, db);
     // Held back: the diff keeps the database's own list (nothing about it is sent).
-    const diff = diffDatabase(m.spec, m.spec.label, db, allowListHeld === undefined && !("held" in wanted) ? wanted.entries : db.allowList);
+    const forms = this.formsOf(m, db.id);
+    const diff = diffDatabase(m.spec, m.spec.label, db, allowListHeld === undefined && !("held" in wanted) ? wanted.entries : db.allowList, forms);
     const mismatches = immutableMismatches(m.spec, db);
     const legacyOnly = databasePlatform(db) === "legacy" ? [
       ...(m.spec.suspended ? ["spec.suspended: true (suspend the cluster)"] : []),
@@ -151,6 +154,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
         ...(m.spec.allowListFrom !== undefined && !("held" in wanted) ? { allowList: allowListStatus(db, wanted) } : {}),
         ...(backups !== undefined ? { backups: backups.slice(0, KindLimits.backupsInStatus).map((b) => ({ id: b.id, type: b.type, label: b.label, created: b.created })) } : {}),
         ...(backupsRead !== undefined ? { backupsRead } : {}),
+        engineConfigForms: forms.length > 0 ? forms : undefined,
       },
       ready: active,
       ...(active ? {} : failedAfterRestore
@@ -275,7 +279,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       }
     }
     if (Object.keys(diff.update).length > 0) {
-      await linodeCall(`updating ${diff.summary}`, () => api.update(db.id, diff.update, { signal }));
+      const answer = await linodeCall(`updating ${diff.summary}`, () => api.update(db.id, diff.update, { signal }));
+      if (diff.engineConfigChanges !== undefined) this.learnForms(db.id, storedForms(diff.engineConfigChanges, apiNames(answer.engineConfig)));
       // Only lists that follow the cluster are spaced (a list only people edit is sent at once).
       if (diff.update.allowList !== undefined && m.spec.allowListFrom !== undefined) this.spaceAllowList(db.id);
       this.deps.cache.invalidate(m.spec.engine, db.id);
@@ -317,6 +322,26 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
   /** Its resource is gone and the database stays (Retain, Observe): its backups are held no longer. */
   forget(id: number): void {
     this.deps.backups.forget(id);
+    this.forms.delete(id);
+  }
+
+  /**
+   * The forms the API stores this database's wanted parameters in: learned by this process, or
+   * recorded in status by an earlier one; only those of a value the spec still asks for.
+   */
+  private formsOf(m: Managed<ManagedDatabaseSpec>, id: number): StoredForm[] {
+    const recorded = z.array(storedFormSchema).safeParse(m.obj.status?.engineConfigForms);
+    const all = [...(recorded.success && m.obj.status?.id === id ? recorded.data : []), ...(this.forms.get(id) ?? [])];
+    const wanted = new Map(engineConfigEntries(m.spec.engineConfig).map(([k, v]) => [k, JSON.stringify(v)]));
+    const out = new Map<string, StoredForm>();
+    for (const f of all) if (wanted.get(f.parameter) === f.sent) out.set(f.parameter, f);
+    return [...out.values()].sort((a, b) => a.parameter.localeCompare(b.parameter));
+  }
+
+  private learnForms(id: number, learned: StoredForm[]): void {
+    if (learned.length === 0) return;
+    const kept = (this.forms.get(id) ?? []).filter((f) => !learned.some((l) => l.parameter === f.parameter));
+    this.forms.set(id, [...kept, ...learned]);
   }
 
   /** Remembers the update, and forgets those whose interval has passed (a deleted database's with them). */
@@ -423,3 +448,13 @@ const recordedBackupsSchema = z.object({
   backupsRead: z.object({ at: z.string(), mark: z.string() }),
   backups: z.array(z.object({ id: z.int(), type: z.string(), label: z.string(), created: z.string() })).default([]),
 });
+
+const storedFormSchema = z.object({ parameter: z.string(), sent: z.string(), stored: z.string() });
+
+/** The spec's engine parameters as dotted paths with their values. */
+function engineConfigEntries(config: Record<string, unknown> | undefined): [string, unknown][] {
+  if (config === undefined) return [];
+  return Object.entries(config).flatMap(([k, v]) => (v !== null && typeof v === "object" && !Array.isArray(v)
+    ? Object.entries(v as Record<string, unknown>).map(([p, x]): [string, unknown] => [`${k}.${p}`, x])
+    : [[k, v] as [string, unknown]]));
+}

@@ -309,6 +309,14 @@ export const managedDatabaseStatusSchema = z.object({
   lastRequests: lastRequestsSchema.optional(),
   account: accountRecordSchema.optional(),
   externalIdProof: externalIdProofSchema,
+  engineConfigForms: z.array(z.object({
+    parameter: z.string().meta({ description: "The engine parameter, dotted (e.g. mysql.sql_mode)." }),
+    sent: z.string().meta({ description: "The value spec.engineConfig asks for, as JSON." }),
+    stored: z.string().meta({ description: "The value the API stores for it instead, as JSON." }),
+  })).max(256).optional().meta({
+    description: "Engine parameters the API stores in another form than sent (it canonicalises them): learned from an update's answer, so the stored form counts as the spec's value and no update is sent again for it.",
+    "x-kubernetes-list-type": "atomic",
+  }),
   ...commonStatusFields,
 }).meta({ description: "Observed state of the managed database." });
 
