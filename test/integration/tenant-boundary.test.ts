@@ -104,6 +104,25 @@ describe("a tenant cannot stop the operator or reach past its namespace", () => 
     await k.condWith(mdb, B(), "claims-recorded", "Synced", "ExternalIdInUse");
   });
 
+  it("5: joining a VPC by id with the operator's token is the admin's decision: refused where adoption is not allowed, whatever the VPC, and nothing is sent", async () => {
+    const creates = k.count("POST /databases/mysql/instances");
+    await k.create(mdb, C(), "joins", { ...base, privateNetwork: { vpcId: 4242, subnetId: 4343 } });
+    const a = await message(C(), "joins", "Synced", "AdoptionNotAllowed");
+    await k.create(mdb, C(), "joins-other", { ...base, privateNetwork: { vpcId: 77, subnetId: 78 } });
+    const b = await message(C(), "joins-other", "Synced", "AdoptionNotAllowed");
+    expect(a.replace("4242", "V").replace("4343", "S")).toBe(b.replace("77", "V").replace("78", "S"));
+    expect(k.count("POST /databases/mysql/instances") - creates).toBe(0);
+    // An existing database moved into one: refused the same way, nothing sent.
+    await k.create(mdb, C(), "moves", base);
+    const id = Number((await k.ready(mdb, C(), "moves")).status?.id);
+    await k.patch(mdb, C(), "moves", { spec: { privateNetwork: { vpcId: 4242, subnetId: 4343 } } });
+    await k.condWith(mdb, C(), "moves", "Synced", "AdoptionNotAllowed");
+    expect(k.mutationsOn(path(id), "PUT")).toBe(0);
+    // Where adoption is allowed, the VPC is sent.
+    await k.create(mdb, B(), "joins", { ...base, privateNetwork: { vpcId: 4242, subnetId: 4343 } });
+    expect((await k.ready(mdb, B(), "joins")).status?.privateNetwork).toMatchObject({ vpcId: 4242, subnetId: 4343 });
+  });
+
   it("4: a forged status.externalId toward a database no resource records: nothing is read into status, changed or deleted; deleting the decoy leaves it", async () => {
     const victim = await outside("victim-outside");
     await waitFor("victim active", async () => ((await mysql().get(victim.id)).status === "active" ? true : undefined), 30_000, 100);

@@ -48,6 +48,8 @@ export interface ManagedDatabaseExternalDeps {
   allowList(m: Managed<ManagedDatabaseSpec>): AllowListResolution;
   /** The least time between two allow-list updates of one database. */
   allowListIntervalMillis: number;
+  /** Refuses (AdoptionNotAllowed) naming an existing account object by id where this object may not (AccountScope.mayName). */
+  mayName(m: Managed<ManagedDatabaseSpec>, doing: string): void;
 }
 
 
@@ -191,6 +193,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     }
     const nodes = await this.deps.catalog.nodesRefusal(m.spec.type, m.spec.clusterSize, signal);
     if (nodes !== undefined) throw new TerminalError(ManagedDatabaseReasons.ResizeNotAllowed, `spec.clusterSize: ${nodes}; nothing was sent`);
+    if (m.spec.privateNetwork !== undefined) this.deps.mayName(m, joining(m.spec.privateNetwork));
     const wanted = this.deps.allowList(m);
     if ("held" in wanted) {
       // The operator's rights change only with a restart; a ConfigMap appearing or changing wakes the database.
@@ -278,6 +281,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
         throw new RetryAfterError(R.Waiting, `the allow list changed again within ${String(this.deps.allowListIntervalMillis / 1000)} s of its last update; the next update, carrying every change meanwhile, goes in ${String(Math.ceil(wait / 1000))} s (the API asks not to update it in rapid succession)`, wait);
       }
     }
+    // A VPC is an account object like any other: joining one by id is named where naming is allowed.
+    if (diff.update.privateNetwork !== undefined && diff.update.privateNetwork !== null) this.deps.mayName(m, joining(diff.update.privateNetwork));
     if (Object.keys(diff.update).length > 0) {
       const answer = await linodeCall(`updating ${diff.summary}`, () => api.update(db.id, diff.update, { signal }));
       if (diff.engineConfigChanges !== undefined) this.learnForms(db.id, storedForms(diff.engineConfigChanges, apiNames(answer.engineConfig)));
@@ -458,3 +463,6 @@ function engineConfigEntries(config: Record<string, unknown> | undefined): [stri
     ? Object.entries(v as Record<string, unknown>).map(([p, x]): [string, unknown] => [`${k}.${p}`, x])
     : [[k, v] as [string, unknown]]));
 }
+
+/** What joining a VPC subnet is called in a refusal (the ids as the spec gives them, nothing of what exists). */
+const joining = (n: { vpcId: number; subnetId: number }): string => `joining VPC ${String(n.vpcId)} (subnet ${String(n.subnetId)}) by id (spec.privateNetwork)`;

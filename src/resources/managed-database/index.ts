@@ -73,7 +73,8 @@ export const managedDatabaseKind: OperatorKind = {
       const backups = new BackupsReader(linode, backupsRefreshHours * 3_600_000);
       const catalog = new DatabaseCatalog(linode);
       const claimedElsewhere = (m: Managed<ManagedDatabaseSpec>, id: number): boolean => recorders(String(id)).some((o) => o.metadata.namespace !== m.key.namespace);
-      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotBackups, seen, claimedElsewhere, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis });
+      const mayName = (m: Managed<ManagedDatabaseSpec>, doing: string): void => { scope.mayName(m, doing); };
+      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotBackups, seen, claimedElsewhere, mayName, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis });
       account.track("ManagedDatabase.listCache", () => cache.size);
       account.track("ManagedDatabase.listCache.invalidated", () => cache.invalidations);
       account.track("ManagedDatabase.backups", () => backups.size);

@@ -486,10 +486,11 @@ export class AccountScope<Spec extends AccountSource> {
   }
 
   /**
-   * Naming an existing cloud object by id (to adopt it, or to fork it) with the operator's own
-   * token reaches what every namespace on that token shares: allowed only where the admin says.
+   * Naming an existing cloud object by id (to adopt it, to fork it, a VPC to join, a firewall to
+   * attach) with the operator's own token reaches what every namespace on that token shares:
+   * allowed only where the admin says. Throws AdoptionNotAllowed, whatever exists under that id.
    */
-  private mayName(m: Managed<Spec>, doing: string): void {
+  mayName(m: Managed<Spec>, doing: string): void {
     if (!this.resolved(m).account.operator || this.o.accounts.adoptionAllowed(m.key.namespace)) return;
     throw new TerminalError(SharedReasons.AdoptionNotAllowed, `${doing} with the operator's own Linode token is not allowed in namespace ${m.key.namespace}: every namespace on that token shares one account, so naming an id would reach objects other teams manage. Nothing was read. Set spec.credentialsRef to a Secret holding your own account's token, or ask the operator's admin to allow adoption here (--adopt-namespaces, chart value adoptNamespaces)`);
   }

@@ -7,7 +7,7 @@ export const sharedReasonMeanings = {
   CredentialsInvalid: "The credentials Secret has no usable token, or the API refused the token (401).",
   AccountChanged: "The credentials now reach another account than the one the cloud object was recorded in: nothing is created, recreated or deleted in either until they point back.",
   NodesNotReadable: "A ManagedDatabase's allowListFrom.nodes or a NodeBalancer's configs[].nodesFrom, but the operator may not read the cluster's Nodes (and Services and EndpointSlices): install the chart with rbac.readNodes=true. Nothing is sent.",
-  AdoptionNotAllowed: "Naming an existing cloud object by id (to adopt it, or to fork it: restoreFrom.pointInTime.databaseId) with the operator's own token, in a namespace the operator's admin has not allowed (--adopt-namespaces).",
+  AdoptionNotAllowed: "Naming an existing account object by id (a database or NodeBalancer to adopt, a database to fork: restoreFrom.pointInTime.databaseId, a VPC to join: privateNetwork, a firewall to attach: firewallId) with the operator's own token, in a namespace the operator's admin has not allowed (--adopt-namespaces). Nothing is read or sent, whatever exists under that id.",
   OwnershipUnproven: "status.externalId names a cloud object this resource cannot prove it created or was allowed to adopt (a status written by someone else, or a resource restored from a backup): nothing is read from it, changed or deleted, and deleting the resource leaves it in place. Name it in the spec's id field to adopt it on purpose.",
   BackingUp: "Ready=False while the API reports the database backing_up.",
   LabelInUse: "The label is taken by a cloud object this resource did not create: never adopted, never deleted.",
