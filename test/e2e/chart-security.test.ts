@@ -49,13 +49,15 @@ describe("the chart's security objects", () => {
     return { code: r.code, docs: r.code === 0 ? parse(r.stdout) : [], stderr: r.stderr };
   };
   const kinds = (docs: Doc[], kind: string): Doc[] => docs.filter((d) => d.kind === kind);
+  /** The status policy's objects (the chart has another admission policy, for spec keys). */
+  const statusOnes = (docs: Doc[], kind: string): Doc[] => kinds(docs, kind).filter((d) => d.metadata?.name?.endsWith("-status") === true);
   const set = (...values: string[]): string[] => values.flatMap((v) => ["--set", v]);
 
   describe("status admission policy", () => {
     it("is rendered by default where the API server serves ValidatingAdmissionPolicy: refuses (Deny, fail closed) status writes to the three kinds by anyone but the release's ServiceAccount", async () => {
       const docs = await dryRun("x", cluster.namespace);
-      const [policy, ...morePolicies] = kinds(docs, "ValidatingAdmissionPolicy");
-      const [binding, ...moreBindings] = kinds(docs, "ValidatingAdmissionPolicyBinding");
+      const [policy, ...morePolicies] = statusOnes(docs, "ValidatingAdmissionPolicy");
+      const [binding, ...moreBindings] = statusOnes(docs, "ValidatingAdmissionPolicyBinding");
       expect(morePolicies).toEqual([]);
       expect(moreBindings).toEqual([]);
       expect(policy?.apiVersion).toBe("admissionregistration.k8s.io/v1");
@@ -82,20 +84,20 @@ describe("the chart's security objects", () => {
       expect(kinds(offline.docs, "Deployment")).toHaveLength(1);
       expect(offline.docs.filter((d) => d.kind?.startsWith("ValidatingAdmissionPolicy") === true)).toEqual([]);
       const served = await template("--api-versions", VAP, "--api-versions", VAPB);
-      expect(served.docs.filter((d) => d.kind?.startsWith("ValidatingAdmissionPolicy") === true).map((d) => d.kind)).toEqual(["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]);
+      expect([...statusOnes(served.docs, "ValidatingAdmissionPolicy"), ...statusOnes(served.docs, "ValidatingAdmissionPolicyBinding")].map((d) => d.kind)).toEqual(["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]);
       const off = await dryRun("x", cluster.namespace, ...set("statusPolicy.enabled=false"));
-      expect(off.filter((d) => d.kind?.startsWith("ValidatingAdmissionPolicy") === true)).toEqual([]);
+      expect(off.filter((d) => d.kind?.startsWith("ValidatingAdmissionPolicy") === true && d.metadata?.name?.endsWith("-status") === true)).toEqual([]);
     });
 
     it("with watchNamespaces binds only those namespaces; names differ per release; extra users and groups are allowed as written", async () => {
       const docs = await dryRun("x", cluster.namespace, ...set("watchNamespaces={team-a,team-b}", "statusPolicy.extraGroups={system:masters}"),
         "--set-json", `statusPolicy.extraUsernames=${JSON.stringify(["system:serviceaccount:velero:velero", "odd\"name\\"])}`);
-      const binding = kinds(docs, "ValidatingAdmissionPolicyBinding")[0];
+      const binding = statusOnes(docs, "ValidatingAdmissionPolicyBinding")[0];
       expect(binding?.spec).toMatchObject({
         validationActions: ["Deny"],
         matchResources: { namespaceSelector: { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["team-a", "team-b"] }] } },
       });
-      const policy = kinds(docs, "ValidatingAdmissionPolicy")[0];
+      const policy = statusOnes(docs, "ValidatingAdmissionPolicy")[0];
       const variables = (policy?.spec as { variables: { name: string; expression: string }[] }).variables;
       // A JSON list of strings is a CEL list literal: the quote and backslash stay escaped.
       expect(JSON.parse(variables[0]?.expression ?? "")).toEqual([`system:serviceaccount:${cluster.namespace}:x-linode-operator`, "system:serviceaccount:velero:velero", "odd\"name\\"]);
@@ -106,9 +108,53 @@ describe("the chart's security objects", () => {
       // (y also reads as a YAML boolean: the chart quotes it in labels).
       const other = await dryRun("x", "default");
       const second = await dryRun("y", cluster.namespace);
-      const names = [docs, other, second].map((d) => kinds(d, "ValidatingAdmissionPolicyBinding")[0]?.metadata?.name);
+      const names = [docs, other, second].map((d) => statusOnes(d, "ValidatingAdmissionPolicyBinding")[0]?.metadata?.name);
       expect(new Set(names).size).toBe(3);
       expect(kinds(second, "ValidatingAdmissionPolicyBinding")[0]?.spec).toMatchObject({ policyName: kinds(second, "ValidatingAdmissionPolicy")[0]?.metadata?.name });
+    });
+  });
+
+  describe("spec keys admission policy", () => {
+    it("refuses engineConfig keys that name an object's prototype, at any depth the API nests parameters in, where the CRD's rules cannot see (rendered by default, off with specKeysPolicy.enabled=false)", async () => {
+      await installCrds(cluster);
+      // Bound to this test's namespace only: the API server is shared with other test files.
+      const docs = await dryRun("keys", cluster.namespace, ...set(`watchNamespaces={${cluster.namespace}}`));
+      const policy = kinds(docs, "ValidatingAdmissionPolicy").find((d) => d.metadata?.name?.endsWith("-spec-keys") === true);
+      const binding = kinds(docs, "ValidatingAdmissionPolicyBinding").find((d) => d.metadata?.name?.endsWith("-spec-keys") === true);
+      expect(policy?.metadata?.name).toBe(`keys-linode-operator-${cluster.namespace}-spec-keys`);
+      const off = await dryRun("keys", cluster.namespace, ...set("specKeysPolicy.enabled=false"));
+      expect(off.filter((d) => d.metadata?.name?.endsWith("-spec-keys") === true)).toEqual([]);
+      for (const d of [policy, binding]) {
+        const created = await cluster.kubectl(["create", "-f", "-"], { input: JSON.stringify(d) });
+        expect(created.code, created.stderr).toBe(0);
+      }
+      const db = (name: string, engineConfig: unknown): string => JSON.stringify({
+        apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name, namespace: cluster.namespace },
+        spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", engineConfig },
+      });
+      const tryCreate = (name: string, engineConfig: string) => cluster.kubectl(["create", "--dry-run=server", "-f", "-"], { input: db(name, JSON.parse(engineConfig)) });
+      try {
+        // A policy takes a moment to be enforced: probed until it refuses.
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const probe = await tryCreate("probe", '{"constructor": {"prototype": {"x": "1"}}}');
+          if (probe.code !== 0) {
+            expect(probe.stderr).toContain("keys __proto__, constructor and prototype are not allowed");
+            break;
+          }
+          if (Date.now() > deadline) throw new Error("the spec keys policy was never enforced");
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        for (const hostile of ['{"__proto__": {"x": 1}}', '{"mysql": {"constructor": 1}}', '{"mysql": {"a": {"prototype": 1}}}', '{"prototype": 1}']) {
+          const r = await tryCreate("hostile", hostile);
+          expect(r.code, hostile).not.toBe(0);
+          expect(r.stderr).toContain("keys __proto__, constructor and prototype are not allowed");
+        }
+        const fine = await tryCreate("fine", '{"mysql": {"connect_timeout": 10}, "binlog_retention_period": 600}');
+        expect(fine.code, fine.stderr).toBe(0);
+      } finally {
+        for (const d of [binding, policy]) await cluster.kubectl(["delete", "--ignore-not-found", "-f", "-"], { input: JSON.stringify(d) });
+      }
     });
   });
 

@@ -30,6 +30,9 @@ apiVersion: v1
 kind: Namespace
 metadata:
   name: ${NAMESPACE}
+  labels:
+    # The operator's pod meets the restricted Pod Security standard (docs/operations.md).
+    pod-security.kubernetes.io/enforce: restricted
 `;
 
 /** The RBAC rules every kind needs, by its plural (the verbs are explained in _helpers.tpl). */
@@ -94,7 +97,10 @@ export async function desiredFiles(): Promise<Map<string, string>> {
     await cp(chart, staged, { recursive: true });
     for (const [path, content] of chartFiles) await writeFile(join(staged, path), content);
     const helm = join(await controlPlaneBinaries(), "helm");
-    ({ stdout } = await run(helm, ["template", "linode-operator", staged, "--namespace", NAMESPACE, "--set", `linode.existingSecret=${TOKEN_SECRET}`], { maxBuffer: 64 * 1024 * 1024 }));
+    // deploy/ targets the chart's oldest Kubernetes (1.31), where ValidatingAdmissionPolicy is GA:
+    // the admission policies are rendered as an install on such a cluster renders them.
+    const admission = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"].flatMap((k) => ["--api-versions", `admissionregistration.k8s.io/v1/${k}`]);
+    ({ stdout } = await run(helm, ["template", "linode-operator", staged, "--namespace", NAMESPACE, "--set", `linode.existingSecret=${TOKEN_SECRET}`, ...admission], { maxBuffer: 64 * 1024 * 1024 }));
   } finally {
     await rm(staged, { recursive: true, force: true });
   }
