@@ -46,8 +46,9 @@ export class FirewallsApi {
 
   /**
    * Assigns the firewall to the entity. A NodeBalancer takes one enabled firewall at a time (the
-   * API answers 400 "Too many active firewalls attached" otherwise). Not retried after an
-   * ambiguous failure: the next observation shows whether it happened.
+   * API answers 400 "Too many active firewalls attached" otherwise): one in place of another is
+   * NodeBalancersApi.updateFirewalls. Not retried after an ambiguous failure: the next
+   * observation shows whether it happened.
    */
   createDevice(firewallId: number, req: FirewallDeviceCreateRequest, opts?: CallOptions): Promise<FirewallDevice> {
     return this.transport.request({ method: "POST", route: DEVICES, params: { firewallId }, body: req, schema: firewallDeviceSchema }, opts);

@@ -30,7 +30,7 @@ export {
 export {
   NodeBalancersApi,
   type Firewall, type NodeBalancer, type NodeBalancerConfig, type NodeBalancerConfigInput,
-  type NodeBalancerConfigRebuildRequest, type NodeBalancerCreateRequest, type NodeBalancerNode,
+  type NodeBalancerConfigRebuildRequest, type NodeBalancerCreateRequest, type NodeBalancerFirewallsUpdateRequest, type NodeBalancerNode,
   type NodeBalancerNodeInput, type NodeBalancerStats, type NodeBalancerUpdateRequest,
 } from "./nodebalancers.ts";
 export { FirewallsApi, type FirewallDevice, type FirewallDeviceCreateRequest } from "./firewalls.ts";

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import type { Camelize } from "./case.ts";
 import type { CallOptions, Transport } from "./http.ts";
 import { listAll, listPage, type ListAllOptions, type ListOptions } from "./listing.ts";
-import type { Page } from "./pagination.ts";
+import { MAX_PAGE_SIZE, type Page } from "./pagination.ts";
 import { emptySchema } from "./schemas/common.ts";
 import {
   firewallListSchema, firewallSchema, nodeBalancerConfigListSchema, nodeBalancerConfigSchema, nodeBalancerListSchema,
@@ -63,6 +63,11 @@ export interface NodeBalancerUpdateRequest {
   label?: string;
   clientConnThrottle?: number;
   tags?: string[];
+}
+
+export interface NodeBalancerFirewallsUpdateRequest {
+  /** The complete list of the NodeBalancer's firewalls: any other assignment is removed. */
+  firewallIds: number[];
 }
 
 export interface NodeBalancerConfigRebuildRequest extends NodeBalancerConfigInput {
@@ -178,6 +183,22 @@ export class NodeBalancersApi {
 
   listAllFirewalls(nodeBalancerId: number, opts?: ListAllOptions): Promise<Firewall[]> {
     return listAll(this.transport, `${ONE}/firewalls`, { nodeBalancerId }, firewallListSchema, opts);
+  }
+
+  /**
+   * Replaces the NodeBalancer's firewall assignments with `firewallIds` in one request (`[]`
+   * removes them all); answers with the firewalls now assigned (the first page, at the largest
+   * page size). Newer than the spec's document: Akamai's changelog "April 28, 2025 — Linode
+   * Instances and NodeBalancers, added update firewalls", techdocs put-node-balancer-firewalls
+   * (linode-cli `nodebalancers firewalls-update`); the answer is parsed as the firewall list of
+   * GET .../firewalls (linodego reads its Linode-instance twin the same way). The API keeps
+   * one active firewall per NodeBalancer, so a swap is this one call (no moment without one).
+   * Retried like any PUT: the same list converges to the same assignments.
+   */
+  updateFirewalls(nodeBalancerId: number, req: NodeBalancerFirewallsUpdateRequest, opts?: CallOptions): Promise<Page<Firewall>> {
+    return this.transport.request({
+      method: "PUT", route: `${ONE}/firewalls`, params: { nodeBalancerId }, query: { page_size: MAX_PAGE_SIZE }, body: req, schema: firewallListSchema,
+    }, opts);
   }
 
   /** A fresh NodeBalancer answers 400 "Stats are unavailable at this time." (classified precondition). */

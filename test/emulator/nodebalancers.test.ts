@@ -127,6 +127,49 @@ describe("NodeBalancers", () => {
     await api.del(`/nodebalancers/${id}`);
     expect((await api.get(`/networking/firewalls/${fw}/devices`)).body.results).toBe(0);
   });
+  it("PUT .../firewalls replaces the NodeBalancer's firewalls in one step and answers with the page of those now assigned (techdocs put-node-balancer-firewalls)", async () => {
+    const id = await nb({ firewall_id: 8181 });
+    const devicesOf = async (fw: number): Promise<{ id: number; entity: { id: number } }[]> => (await api.get(`/networking/firewalls/${fw}/devices`)).body.data as { id: number; entity: { id: number } }[];
+    const before = await devicesOf(8181);
+    expect(before.map((d) => d.entity.id)).toEqual([id]);
+    const swapped = await api.put(`/nodebalancers/${id}/firewalls`, { firewall_ids: [8182] });
+    expect(swapped.status, JSON.stringify(swapped.body)).toBe(200);
+    expect(swapped.body).toMatchObject({ page: 1, pages: 1, results: 1, data: [{ id: 8182, status: "enabled", entities: [{ id, type: "nodebalancer" }] }] });
+    expect(((await api.get(`/nodebalancers/${id}/firewalls`)).body.data as { id: number }[]).map((f) => f.id)).toEqual([8182]);
+    expect(await devicesOf(8181)).toEqual([]);
+    const device = (await devicesOf(8182))[0]?.id;
+    expect(device).toBeTypeOf("number");
+    // The same list again changes nothing: the firewall that stays keeps its device.
+    expect((await api.put(`/nodebalancers/${id}/firewalls`, { firewall_ids: [8182, 8182] })).body.results).toBe(1);
+    expect((await devicesOf(8182)).map((d) => d.id)).toEqual([device]);
+    // An empty list removes them all.
+    expect((await api.put(`/nodebalancers/${id}/firewalls`, { firewall_ids: [] })).body).toMatchObject({ results: 0, data: [] });
+    expect((await api.get(`/nodebalancers/${id}/firewalls`)).body.results).toBe(0);
+  });
+  it("PUT .../firewalls checks everything before changing anything: two active firewalls (the recorded reason), a deleted firewall, a bad body, another's NodeBalancer", async () => {
+    const id = await nb({ firewall_id: 8281 });
+    const assigned = async (): Promise<number[]> => ((await api.get(`/nodebalancers/${id}/firewalls`)).body.data as { id: number }[]).map((f) => f.id);
+    const two = await api.put(`/nodebalancers/${id}/firewalls`, { firewall_ids: [8282, 8283] });
+    expect(two.status).toBe(400);
+    expect(two.body.errors[0].reason).toMatch(/^Too many active firewalls attached to NodeBalancer .* \(ID \d+\)$/);
+    expect(await assigned()).toEqual([8281]);
+    expect((await api.del("/networking/firewalls/8284")).status).toBe(200);
+    const deleted = await api.put(`/nodebalancers/${id}/firewalls`, { firewall_ids: [8284] });
+    expect(deleted.status).toBe(400);
+    expect(fields(deleted)).toEqual(["firewall_ids"]);
+    expect(await assigned()).toEqual([8281]);
+    expect(fields(await api.put(`/nodebalancers/${id}/firewalls`, {}))).toEqual(["firewall_ids"]);
+    expect(fields(await api.put(`/nodebalancers/${id}/firewalls`, { firewall_ids: 8282 }))).toEqual(["firewall_ids"]);
+    expect(fields(await api.put(`/nodebalancers/${id}/firewalls`, { firewall_ids: ["8282"] }))).toEqual(["firewall_ids[0]"]);
+    expect(await assigned()).toEqual([8281]);
+    expect((await api.put("/nodebalancers/1/firewalls", { firewall_ids: [] })).status).toBe(404);
+    // The NodeBalancers scope, read_write (the docs' OAuth scope).
+    emu.context.auth.addToken({ token: "nb-read-token", scopes: "nodebalancers:read_only" });
+    const readOnly = await client(emu, "nb-read-token").put(`/nodebalancers/${id}/firewalls`, { firewall_ids: [] });
+    expect(readOnly.status).toBe(401);
+    expect(readOnly.headers.get("x-accepted-oauth-scopes")).toBe("nodebalancers:read_write");
+    expect(await assigned()).toEqual([8281]);
+  });
   it("firewall routes need the firewall scope", async () => {
     emu.context.auth.addToken({ token: "nb-only-token", scopes: "nodebalancers:read_write" });
     const nbOnly = client(emu, "nb-only-token");

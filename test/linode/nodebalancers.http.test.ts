@@ -106,6 +106,24 @@ describe("nodebalancers", () => {
     await expect(client.firewalls.deleteDevice(9090, device.id)).rejects.toMatchObject({ kind: "notFound", status: 404 });
   });
 
+  it("replaces the NodeBalancer's firewalls in one PUT, answered with the firewalls now assigned; the API's refusals are typed", async () => {
+    await client.firewalls.createDevice(9191, { id: nb.id, type: "nodebalancer" });
+    const page = await client.nodeBalancers.updateFirewalls(nb.id, { firewallIds: [9192] });
+    expect(page).toMatchObject({ page: 1, pages: 1, results: 1 });
+    expect(page.data.map((f) => [f.id, f.status])).toEqual([[9192, "enabled"]]);
+    expect(page.data[0]?.entities).toEqual([expect.objectContaining({ id: nb.id, type: "nodebalancer" })]);
+    expect((await client.nodeBalancers.listAllFirewalls(nb.id)).map((f) => f.id)).toEqual([9192]);
+    expect(await client.firewalls.listAllDevices(9191)).toEqual([]);
+    // One active firewall per NodeBalancer: two are refused, and nothing changed.
+    await expect(client.nodeBalancers.updateFirewalls(nb.id, { firewallIds: [9192, 9193] })).rejects.toThrow(/Too many active firewalls/);
+    expect((await client.nodeBalancers.listAllFirewalls(nb.id)).map((f) => f.id)).toEqual([9192]);
+    expect((await client.nodeBalancers.updateFirewalls(nb.id, { firewallIds: [] })).data).toEqual([]);
+    expect(await client.nodeBalancers.listAllFirewalls(nb.id)).toEqual([]);
+    // Each one request on the route (the refused one is not retried: a 400 is an answer).
+    const put = emu.mutations().filter((m) => m.route === "PUT /nodebalancers/{nodeBalancerId}/firewalls");
+    expect(put.map((m) => m.status)).toEqual([200, 400, 200]);
+  });
+
   it("parses the firewall device of the official OpenAPI example", () => {
     const example = { created: "2018-01-01 00:01:01", entity: { id: 321, label: "my-nodebalancer", type: "nodebalancer", url: "/v4/nodebalancers/123" }, id: 654, updated: "2018-01-02 00:01:01" };
     expect(firewallDeviceSchema.parse(example)).toMatchObject({ id: 654, entity: { id: 321, type: "nodebalancer" } });

@@ -12,6 +12,13 @@
 //    reason recorded for POST /networking/firewalls (real-api-facts §2), without its field.
 //  - the same firewall assigned twice to one NodeBalancer is refused (400, reason guessed).
 //  - a device change does not move the NodeBalancer's `updated` (the device is the firewall's).
+// PUT /nodebalancers/{id}/firewalls (replaceFirewalls) is newer than both documents: Akamai's
+// changelog "April 28, 2025 — Linode Instances and NodeBalancers, added update firewalls" and
+// techdocs put-node-balancer-firewalls (body `firewall_ids`, the complete list, replacing any
+// existing assignments; `[]` removes all; answer: a paginated list of the firewalls now
+// assigned; scope nodebalancers:read_write). linodego has the Linode instance twin
+// (UpdateInstanceFirewalls: PUT, a paginated Firewall list back). What the docs do not say,
+// guessed and marked at replaceFirewalls.
 import { requireEntity, requireUnrestricted } from "../auth.ts";
 import { apiTime } from "../clock.ts";
 import type { EmulatorContext, RequestContext, Route } from "../context.ts";
@@ -47,6 +54,38 @@ export function attachFirewall(ctx: EmulatorContext, fw: FirewallRecord, nb: Nod
   const device: FirewallDeviceRecord = { id: nextId(ctx.state, "firewall_device"), entity_id: nb.id, entity_type: "nodebalancer", created: ctx.clock.now() };
   fw.devices = [...(fw.devices ?? []), device];
   return device;
+}
+
+/**
+ * The NodeBalancer's firewalls replaced by `ids` at once: no request ever sees it between the
+ * old list and the new one (the operator swaps a firewall this way, never leaving a NodeBalancer
+ * without one). Guessed where the docs are silent:
+ *  - every id is checked before anything changes; a deleted one is 400 "Firewall not found" on
+ *    `firewall_ids` (as `firewall_id` at creation is, itself guessed);
+ *  - an id listed twice counts once;
+ *  - more than one is the reason recorded for a second active firewall (real-api-facts §2),
+ *    without its field, as the device route answers it (every firewall is enabled here);
+ *  - a firewall that stays keeps its device (its id), one that goes loses it, a new one gets one.
+ */
+export function replaceFirewalls(ctx: EmulatorContext, nb: NodeBalancerRecord, ids: readonly number[]): FirewallRecord[] {
+  const wanted = [...new Set(ids)].map((id) => {
+    try {
+      return findFirewall(ctx, id);
+    } catch {
+      throw badRequest("Firewall not found", "firewall_ids");
+    }
+  });
+  if (wanted.length > 1) throw new ApiError(400, [{ reason: `Too many active firewalls attached to NodeBalancer ${nb.label} (ID ${String(nb.id)})` }]);
+  const keep = new Set(wanted.map((f) => f.id));
+  for (const fw of firewallsOf(ctx, nb.id)) {
+    if (!keep.has(fw.id)) fw.devices = (fw.devices ?? []).filter((d) => d.entity_id !== nb.id);
+  }
+  for (const fw of wanted) {
+    if (!(fw.devices ?? []).some((d) => d.entity_id === nb.id)) {
+      fw.devices = [...(fw.devices ?? []), { id: nextId(ctx.state, "firewall_device"), entity_id: nb.id, entity_type: "nodebalancer", created: ctx.clock.now() }];
+    }
+  }
+  return firewallsOf(ctx, nb.id);
 }
 
 /** A deleted NodeBalancer is no firewall's device any more. */

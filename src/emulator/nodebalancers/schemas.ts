@@ -69,3 +69,14 @@ export const nodeBalancerUpdateSchema = z.object({
   client_conn_throttle: intRange(0, 20).nullish(),
   tags: z.array(z.string({ error: "Must be a string" }).min(1).max(50), { error: "Must be an array of strings" }).nullish(),
 });
+
+/**
+ * PUT /nodebalancers/{id}/firewalls: the complete list of the NodeBalancer's firewalls
+ * (techdocs put-node-balancer-firewalls: `firewall_ids`, required, array of integers; `[]`
+ * removes them all).
+ */
+export const nodeBalancerFirewallsSchema = z.object({
+  firewall_ids: z.array(z.number({ error: "Must be an integer" }).int({ error: "Must be an integer" }).positive({ error: "Must be a positive integer" }), {
+    error: (i) => (i.input === undefined ? "firewall_ids is required" : "Must be an array of integers"),
+  }),
+});
