@@ -5,7 +5,9 @@ import { X509Certificate } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { generateCertificate } from "../../src/emulator/certs.ts";
 import type { NodeBalancer } from "../../src/linode/index.ts";
-import { configBody, isEmptyPlan, nodeBodies, planNodeBalancer, type ObservedConfig, type ObservedNodeBalancer } from "../../src/resources/node-balancer/diff.ts";
+import {
+  configBody, firewallToAssign, isEmptyPlan, nodeBodies, planFirewalls, planNodeBalancer, type AttachedFirewall, type ObservedConfig, type ObservedNodeBalancer,
+} from "../../src/resources/node-balancer/diff.ts";
 import { nodeBalancerSpecSchema } from "../../src/resources/node-balancer/schema.ts";
 import { readTlsSecret, sameFingerprint } from "../../src/resources/node-balancer/tls.ts";
 
@@ -87,6 +89,58 @@ describe("planNodeBalancer", () => {
   it("the NodeBalancer's own fields: one update with what differs", () => {
     const plan = planNodeBalancer({ ...spec, clientConnThrottle: 5, tags: ["a"] }, "new-label", observed(matching()), tls);
     expect(plan.update).toEqual({ label: "new-label", clientConnThrottle: 5, tags: ["a"] });
+  });
+});
+
+describe("firewalls", () => {
+  const fw = (id: number, status = "enabled"): AttachedFirewall => ({ id, label: `fw-${String(id)}`, status });
+
+  it("a first assignment and a removal touch one firewall each; a swap puts the new one in place of this resource's in one replacement, keeping the rest", () => {
+    expect(planFirewalls(3, [], [], false)).toEqual({ attach: 3, detach: [], blockedBy: [], managed: [] });
+    expect(planFirewalls(undefined, [3], [fw(3)], false)).toEqual({ detach: [3], blockedBy: [], managed: [3] });
+    // Someone else's disabled firewall stays in the list the replacement sends.
+    const swap = planFirewalls(2, [1], [fw(1), fw(9, "disabled")], false);
+    expect(swap).toEqual({ attach: 2, detach: [1], swap: [2, 9], blockedBy: [], managed: [1] });
+    expect(planNodeBalancer(spec, undefined, { ...observed(matching()), firewalls: [fw(1), fw(9, "disabled")] }, tls, swap).summary).toBe("replace firewall 1 with 2");
+  });
+
+  it("a firewall already assigned when the spec first names it is not this resource's: not recorded, so left assigned when the spec stops naming it", () => {
+    const named = planFirewalls(5, [], [fw(5)], false);
+    expect(named).toEqual({ detach: [], blockedBy: [], managed: [] });
+    expect(isEmptyPlan(planNodeBalancer(spec, undefined, { ...observed(matching()), firewalls: [fw(5)] }, tls, named))).toBe(true);
+    const unnamed = planFirewalls(undefined, named.managed, [fw(5)], false);
+    expect(unnamed.detach).toEqual([]);
+    expect(unnamed.managed).toEqual([]);
+  });
+
+  it("a change away from a firewall this resource did not assign is refused (it keeps the one place), never a removal", () => {
+    const named = planFirewalls(5, [], [fw(5)], false);
+    const away = planFirewalls(6, named.managed, [fw(5)], false);
+    expect(away.attach).toBeUndefined();
+    expect(away.swap).toBeUndefined();
+    expect(away.detach).toEqual([]);
+    expect(away.blockedBy).toEqual([fw(5)]);
+    // And it is not asked whether the new one may be assigned: the conflict reads the same whatever the spec names.
+    expect(firewallToAssign(6, named.managed, [fw(5)])).toBeUndefined();
+  });
+
+  it("one the spec names that this resource may not assign is never sent, and the firewall it assigned before stays", () => {
+    const plan = planFirewalls(2, [1], [fw(1)], true);
+    expect(plan).toEqual({ detach: [], refused: 2, blockedBy: [], managed: [1] });
+    expect(planFirewalls(2, [], [], true)).toEqual({ detach: [], refused: 2, blockedBy: [], managed: [] });
+  });
+
+  it("is checked only when an assignment would be sent", () => {
+    expect(firewallToAssign(undefined, [1], [fw(1)])).toBeUndefined();
+    expect(firewallToAssign(1, [1], [fw(1)])).toBeUndefined();
+    expect(firewallToAssign(5, [], [fw(5)])).toBeUndefined();
+    expect(firewallToAssign(2, [1], [fw(1)])).toBe(2);
+    expect(firewallToAssign(2, [], [fw(9, "disabled")])).toBe(2);
+    expect(firewallToAssign(2, [], [])).toBe(2);
+  });
+
+  it("what this resource recorded and is no longer assigned (removed outside) is not its own any more", () => {
+    expect(planFirewalls(undefined, [1, 4], [fw(4)], false)).toEqual({ detach: [4], blockedBy: [], managed: [4] });
   });
 });
 

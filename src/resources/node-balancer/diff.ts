@@ -25,26 +25,46 @@ export interface ObservedNodeBalancer {
 }
 
 /**
- * Cloud Firewall assignment. spec.firewallId is changed in place through the API's firewall
- * devices (beyond the spec's NodeBalancer document, which only takes `firewall_id` at creation;
- * see src/linode/firewalls.ts), not refused as immutable: the real platform assigns and removes a
- * NodeBalancer's firewall at any time (Cloud Manager, linode-cli `firewalls device-create`,
- * linodego's CreateFirewallDevice as the Linode CCM uses it), whereas Terraform's
- * linode_nodebalancer marks firewall_id ForceNew and would replace the NodeBalancer, and with it
- * its public addresses. Only firewalls this resource answers for are ever removed: the spec's,
- * and one the spec named before (status.managedFirewallIds). A firewall someone else assigned
- * is theirs: left in place and shown in status.firewalls.
+ * Cloud Firewall assignment. spec.firewallId is changed in place (beyond the spec's NodeBalancer
+ * document, which only takes `firewall_id` at creation; see src/linode/firewalls.ts and
+ * NodeBalancersApi.updateFirewalls), not refused as immutable: the real platform assigns and
+ * removes a NodeBalancer's firewall at any time (Cloud Manager, linode-cli `firewalls
+ * device-create` and `nodebalancers firewalls-update`, linodego's CreateFirewallDevice as the
+ * Linode CCM uses it), whereas Terraform's linode_nodebalancer marks firewall_id ForceNew and
+ * would replace the NodeBalancer, and with it its public addresses.
+ *
+ * A firewall is this resource's only if it assigned it itself: in the create (`firewall_id`),
+ * or by its own assignment or swap; status.managedFirewallIds records those, and only those are
+ * ever removed. One already assigned when the spec first names it (by a person, another tool)
+ * is someone else's: it stays assigned when the spec stops naming it, and the spec cannot swap
+ * it away (FirewallConflict, while it is enabled: a NodeBalancer takes one). A firewall lost
+ * between an assignment and the status write that records it (a crash) is taken for someone
+ * else's: left in place, never removed wrongly.
  */
 export interface FirewallPlan {
-  /** The spec's firewall, to assign. */
+  /** The spec's firewall, to assign: not assigned, allowed to be named here, and nothing keeps it out. */
   attach?: number;
-  /** Firewalls the spec named before and no longer does, still assigned: removed before any assign (a NodeBalancer takes one enabled firewall). */
+  /**
+   * Firewalls this resource assigned that the spec no longer names, still assigned: removed.
+   * With `attach`, both happen in one call (`swap`).
+   */
   detach: number[];
-  /** The spec's firewall, not assigned, and no longer in the account (deleted outside). */
-  missing?: number;
-  /** Enabled firewalls assigned outside that take the one place the spec's would need. */
+  /**
+   * The NodeBalancer's firewalls after a swap: `attach` in place of `detach`, in one call that
+   * replaces its whole list (the API keeps one enabled firewall per NodeBalancer, so removing
+   * first would leave it without one, and assigning first is refused). Every other assigned
+   * firewall is kept (read again just before the call).
+   */
+  swap?: number[];
+  /**
+   * The spec's firewall, not assigned, that this resource may not assign: none with that id in
+   * its account, another namespace's NodeBalancer names or holds it, or naming it by id is not
+   * allowed here. Never sent; one reason and message for all (FirewallNotFound).
+   */
+  refused?: number;
+  /** Enabled firewalls this resource did not assign that take the one place the spec's would need. */
   blockedBy: AttachedFirewall[];
-  /** What this resource answers for after this plan (status.managedFirewallIds). */
+  /** The assigned firewalls this resource assigned itself (status.managedFirewallIds). */
   managed: number[];
 }
 
@@ -100,27 +120,58 @@ export function planNodeBalancer(spec: NodeBalancerSpec, label: string | undefin
   for (const r of rebuild) parts.push(`config ${String(r.spec.port)}: ${r.differs.join(", ")}`);
   for (const c of create) parts.push(`add config ${String(c.port)}`);
   for (const c of remove) parts.push(`remove config ${String(c.port)}`);
-  for (const id of firewall.detach) parts.push(`remove firewall ${String(id)}`);
-  if (firewall.attach !== undefined) parts.push(`assign firewall ${String(firewall.attach)}`);
+  if (firewall.swap !== undefined) parts.push(`replace firewall ${firewall.detach.map(String).join(", ")} with ${String(firewall.attach)}`);
+  else {
+    for (const id of firewall.detach) parts.push(`remove firewall ${String(id)}`);
+    if (firewall.attach !== undefined) parts.push(`assign firewall ${String(firewall.attach)}`);
+  }
   return { ...(Object.keys(update).length > 0 ? { update } : {}), firewall, create, remove, rebuild, summary: parts.join("; ") };
 }
 
-/**
- * `recorded`: the firewalls this resource answered for when last observed. `missing`: the
- * spec's firewall is known not to exist (so it is reported, never sent).
- */
-export function planFirewalls(want: number | undefined, recorded: readonly number[], attached: readonly AttachedFirewall[], missing: boolean): FirewallPlan {
+/** The assigned firewalls this resource assigned itself: recorded as its own, and still assigned. */
+function ownAssigned(recorded: readonly number[], attached: readonly AttachedFirewall[]): number[] {
   const have = new Set(attached.map((f) => f.id));
-  const detach = recorded.filter((id) => id !== want && have.has(id));
-  const ours = new Set([...recorded, ...(want !== undefined ? [want] : [])]);
-  const needed = want !== undefined && !have.has(want);
-  const blockedBy = needed && !missing ? attached.filter((f) => !ours.has(f.id) && f.status === "enabled") : [];
+  return [...new Set(recorded)].filter((id) => have.has(id));
+}
+
+/** Enabled firewalls this resource did not assign, assigned now: the API would refuse the spec's beside them. */
+function blockers(recorded: readonly number[], attached: readonly AttachedFirewall[]): AttachedFirewall[] {
+  const own = new Set(ownAssigned(recorded, attached));
+  return attached.filter((f) => f.status === "enabled" && !own.has(f.id));
+}
+
+/**
+ * The firewall an assignment would be sent for now, if any: the spec's, when it is not
+ * assigned and nothing keeps it out. Only this one is checked (it exists, it may be named
+ * here): an unchanged NodeBalancer costs no check, and a conflict is reported whatever the
+ * spec names (so it says nothing about that firewall).
+ */
+export function firewallToAssign(want: number | undefined, recorded: readonly number[], attached: readonly AttachedFirewall[]): number | undefined {
+  if (want === undefined || attached.some((f) => f.id === want)) return undefined;
+  return blockers(recorded, attached).length === 0 ? want : undefined;
+}
+
+/**
+ * `recorded`: the firewalls this resource assigned itself (status.managedFirewallIds, and any
+ * it assigned since). `refused`: the spec's firewall may not be assigned by this resource
+ * (firewallToAssign named it and the check said no).
+ */
+export function planFirewalls(want: number | undefined, recorded: readonly number[], attached: readonly AttachedFirewall[], refused: boolean): FirewallPlan {
+  const managed = ownAssigned(recorded, attached);
+  const needed = want !== undefined && !attached.some((f) => f.id === want);
+  const blockedBy = needed ? blockers(recorded, attached) : [];
+  const assign = needed && blockedBy.length === 0 && !refused ? want : undefined;
+  // While the spec names a firewall that cannot be assigned, the one this resource assigned
+  // before stays: a NodeBalancer whose spec asks for a firewall never loses the one it has.
+  const detach = needed && assign === undefined ? [] : managed.filter((id) => id !== want);
+  const swap = assign !== undefined && detach.length > 0 ? [assign, ...attached.map((f) => f.id).filter((id) => !detach.includes(id))] : undefined;
   return {
-    ...(needed && !missing && blockedBy.length === 0 ? { attach: want } : {}),
+    ...(assign !== undefined ? { attach: assign } : {}),
     detach,
-    ...(needed && missing ? { missing: want } : {}),
+    ...(swap !== undefined ? { swap } : {}),
+    ...(needed && refused && blockedBy.length === 0 ? { refused: want } : {}),
     blockedBy,
-    managed: [...(want !== undefined ? [want] : []), ...detach],
+    managed,
   };
 }
 

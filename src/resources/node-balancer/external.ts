@@ -15,7 +15,7 @@ import { locateOwned } from "../shared/locate.ts";
 import type { ListCache } from "../shared/list-cache.ts";
 import type { ConfigReader, ReadOptions, Recorded } from "./configs.ts";
 import {
-  configBody, immutableMismatches, isEmptyPlan, noFirewallChange, nodeBodies, planFirewalls, planNodeBalancer, type FirewallPlan, type NodeBalancerPlan,
+  configBody, firewallToAssign, immutableMismatches, isEmptyPlan, noFirewallChange, nodeBodies, planFirewalls, planNodeBalancer, type FirewallPlan, type NodeBalancerPlan,
   type ObservedNodeBalancer,
 } from "./diff.ts";
 import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
@@ -44,6 +44,28 @@ export interface NodeBalancerExternalDeps {
   backends(m: Managed<NodeBalancerSpec>): EffectiveSpec<NodeBalancerSpec>;
   /** Where the nodes nodesFrom skips are named (status and Events only count them). */
   log?: Logger;
+  /** Who may assign which existing firewall by id (spec.firewallId): the rule every id a spec names follows. */
+  firewallRule: FirewallRule;
+}
+
+/**
+ * Naming an existing Cloud Firewall by id is naming an account object: allowed with the
+ * namespace's own token (spec.credentialsRef), with the operator's shared token only where the
+ * admin allows naming ids (--adopt-namespaces), and never for a firewall a NodeBalancer of
+ * another namespace names or holds as its own.
+ */
+export interface FirewallRule {
+  /** Whether resources in `namespace` may name an existing object by id with this account's token. */
+  mayName(namespace: string): boolean;
+  /** Whether a NodeBalancer in another namespace than `namespace` names firewall `id` (spec.firewallId) or records it as its own (status.managedFirewallIds). */
+  claimedElsewhere(namespace: string, id: number): boolean;
+}
+
+/** The firewall a NodeBalancer resource names, and those it holds as its own (any object of the kind's cache: parsed, never trusted). */
+export function firewallsClaimedBy(obj: { spec?: unknown; status?: Record<string, unknown> | undefined }): { named?: number; held: number[] } {
+  const named = z.object({ firewallId: z.int() }).safeParse(obj.spec);
+  const held = z.array(z.int()).safeParse(obj.status?.managedFirewallIds);
+  return { ...(named.success ? { named: named.data.firewallId } : {}), held: held.success ? held.data : [] };
 }
 
 /** What status recorded of the last read of NodeBalancer `id` (configs with their nodes, firewalls), if it recorded it whole. */
@@ -62,7 +84,7 @@ function optionalRecord(status: Record<string, unknown> | undefined, id: number)
   return parsed.success && parsed.data.id === id ? { recorded: parsed.data } : {};
 }
 
-/** What this resource answered for when last observed (its own status, written by earlier passes). */
+/** The firewalls this resource assigned itself, as its status recorded them (written by earlier passes). */
 const recordedFirewalls = (m: Managed<NodeBalancerSpec>): number[] => {
   const parsed = z.array(z.int()).safeParse(m.obj.status?.managedFirewallIds);
   return parsed.success ? parsed.data : [];
@@ -70,6 +92,12 @@ const recordedFirewalls = (m: Managed<NodeBalancerSpec>): number[] => {
 
 export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan> {
   private readonly deps: NodeBalancerExternalDeps;
+  /**
+   * Firewalls this process assigned, by NodeBalancer, until its resource's status records them:
+   * the observation that follows an update in the same pass (and a pass whose status write was
+   * lost) knows them for its own before status says so.
+   */
+  private readonly assignedHere = new Map<number, Set<number>>();
 
   constructor(deps: NodeBalancerExternalDeps) {
     this.deps = deps;
@@ -106,15 +134,17 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     const healthy = settled && this.deps.healthMillis > 0;
     const readOptions: ReadOptions = {
       healthMaxAgeMillis: healthy ? this.deps.healthMillis - this.deps.poll.readyMillis / 2 : 0,
-      firewallsNow: m.spec.firewallId !== undefined || recordedFirewalls(m).length > 0,
+      firewallsNow: m.spec.firewallId !== undefined || recordedFirewalls(m).length > 0 || this.assignedHere.has(nb.id),
       ...optionalRecord(m.obj.status, nb.id),
     };
     const attached = await linodeCall("reading the configs and nodes", () => this.deps.configs.read(found, signal, readOptions));
     const external: ObservedNodeBalancer = { nb, configs: attached.configs, firewalls: attached.firewalls, ...(attached.updated !== undefined ? { readAgainst: attached.updated } : {}) };
     const want = m.spec.firewallId;
-    // Only a firewall about to be assigned is looked up: a deleted one is reported, never sent.
-    const missing = want !== undefined && m.spec.managementPolicy !== "Observe" && !external.firewalls.some((f) => f.id === want) && !(await this.firewallExists(want, signal));
-    const firewall = planFirewalls(want, recordedFirewalls(m), external.firewalls, missing);
+    const own = this.ownFirewalls(m, nb.id, external.firewalls);
+    // Checked only when an assignment would be sent: one refused is reported, never sent.
+    const candidate = m.spec.managementPolicy !== "Observe" ? firewallToAssign(want, own, external.firewalls) : undefined;
+    const refused = candidate !== undefined && !(await this.mayAssign(m, candidate, signal));
+    const firewall = planFirewalls(want, own, external.firewalls, refused);
     const plan = planNodeBalancer(spec, m.spec.label, external, tlsReference.values(m), firewall);
     this.announceSkipped(m, effective.skipped);
     const mismatches = immutableMismatches(m.spec, external);
@@ -124,7 +154,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       exists: true,
       external,
       externalId: String(nb.id),
-      status: { ...statusOf(external, m.obj.status?.transfer), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined, skippedBackends: effective.skipped.length > 0 ? skippedSummary(effective.skipped) : undefined },
+      status: { ...statusOf(external, m.obj.status?.transfer, firewall.managed), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined, skippedBackends: effective.skipped.length > 0 ? skippedSummary(effective.skipped) : undefined },
       ready: health === undefined,
       ...(health !== undefined ? { readyReason: health.reason, readyMessage: health.message } : {}),
       upToDate,
@@ -136,14 +166,25 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     };
   }
 
-  /** Backends nodesFrom cannot find now hold the create (a config is created with its nodes, never empty). */
-  readyToCreate(m: Managed<NodeBalancerSpec>): Promise<Deferral | undefined> {
+  /**
+   * Backends nodesFrom cannot find now hold the create (a config is created with its nodes,
+   * never empty). A firewall this resource may not assign holds it too: a NodeBalancer whose
+   * spec asks for a firewall is never made without one (looked at again at the drift cadence,
+   * so one created meanwhile, or a spec that names another, lets it go ahead).
+   */
+  async readyToCreate(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Deferral | undefined> {
     const effective = this.deps.backends(m);
     this.announceSkipped(m, effective.skipped);
-    if (effective.held === undefined) return Promise.resolve(undefined);
+    if (effective.held === undefined) {
+      const want = m.spec.firewallId;
+      if (want !== undefined && !(await this.mayAssign(m, want, signal))) {
+        throw new RetryAfterError(NodeBalancerReasons.FirewallNotFound, refusedMessage(want, m.key.namespace), this.deps.poll.readyMillis);
+      }
+      return undefined;
+    }
     // The operator's rights and the admin's flags change only with a restart; a Service, EndpointSlice or Node changing wakes it.
-    if (effective.held.reason === SharedReasons.NodesNotReadable || effective.held.reason === NodeBalancerReasons.NodePortsNotAllowed) return Promise.reject(new TerminalError(effective.held.reason, `${effective.held.message}; nothing was created`));
-    return Promise.resolve({ reason: effective.held.reason, message: `${effective.held.message}; the NodeBalancer is created once every config has a backend`, retryAfterMillis: this.deps.poll.readyMillis });
+    if (effective.held.reason === SharedReasons.NodesNotReadable || effective.held.reason === NodeBalancerReasons.NodePortsNotAllowed) throw new TerminalError(effective.held.reason, `${effective.held.message}; nothing was created`);
+    return { reason: effective.held.reason, message: `${effective.held.message}; the NodeBalancer is created once every config has a backend`, retryAfterMillis: this.deps.poll.readyMillis };
   }
 
   /**
@@ -183,9 +224,12 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     }
     this.deps.cache.put(nb);
     if (s.firewallId === undefined) this.deps.configs.createdWithoutFirewall(nb.id);
+    else this.noteAssigned(nb.id, s.firewallId);
     // Ready waits for a backend UP in each checked config, which no look sees before its first check.
     const firstCheck = Math.max(0, ...s.configs.filter((c) => c.check !== "none" && c.nodes.length > 0).map((c) => c.checkInterval * 1000));
-    return { externalId: String(nb.id), status: { id: nb.id }, ...(firstCheck > 0 ? { lookAfterMillis: Math.min(firstCheck, this.deps.poll.readyMillis) } : {}) };
+    // Assigned in the create itself: this resource's own.
+    const own = s.firewallId !== undefined ? { managedFirewallIds: [s.firewallId] } : {};
+    return { externalId: String(nb.id), status: { id: nb.id, ...own }, ...(firstCheck > 0 ? { lookAfterMillis: Math.min(firstCheck, this.deps.poll.readyMillis) } : {}) };
   }
 
   /**
@@ -241,6 +285,12 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   /** Its resource is gone and the NodeBalancer stays (Retain, Observe): what was read of its configs is held no longer. */
   forget(id: number): void {
     this.deps.configs.invalidate(id);
+    this.assignedHere.delete(id);
+  }
+
+  /** How many NodeBalancers have firewalls assigned by this process that status has not recorded yet (a gauge: back to 0). */
+  get assignedUnrecorded(): number {
+    return this.assignedHere.size;
   }
 
   async delete(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<{ gone: boolean }> {
@@ -254,6 +304,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     } finally {
       this.deps.cache.invalidate(id);
       this.deps.configs.invalidate(id);
+      this.assignedHere.delete(id);
     }
     return { gone: false };
   }
@@ -261,12 +312,26 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   async afterObserve(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<AfterObserve | undefined> {
     await this.deps.stats.refresh(this.deps.linode, m.key.namespace, m.key.name, observed.external.nb.id, signal, parseApiTime(observed.external.nb.created));
     if (m.spec.managementPolicy === "Observe") return undefined;
-    const problem = firewallProblem(observed.delta.firewall);
+    const problem = firewallProblem(observed.delta.firewall, m.key.namespace);
     if (problem === undefined) return undefined;
     // News once, not on every look: the condition already saying so is the record.
     if (getCondition(m.obj.status?.conditions, "Synced")?.reason !== problem.reason) this.deps.events.warning(m.obj, problem.reason, "Reconcile", problem.message);
     // Only a change of the spec or one made outside fixes it: the drift poll, no faster.
     return { notSynced: problem, pollMillis: this.deps.poll.readyMillis };
+  }
+
+  /**
+   * Whether this resource may assign firewall `firewallId`: naming an id is allowed here (its
+   * own token, or the admin allows it on the operator's), the firewall exists in its account,
+   * and no NodeBalancer of another namespace names it or holds it. One answer, whatever the
+   * reason: the refusal reads the same (refusedMessage). Where naming is allowed, the look-up
+   * is made before the other namespaces are asked, so a refusal takes the same calls either way.
+   */
+  private async mayAssign(m: Managed<NodeBalancerSpec>, firewallId: number, signal: AbortSignal): Promise<boolean> {
+    const namespace = m.key.namespace;
+    if (!this.deps.firewallRule.mayName(namespace)) return false;
+    const exists = await this.firewallExists(firewallId, signal);
+    return exists && !this.deps.firewallRule.claimedElsewhere(namespace, firewallId);
   }
 
   /** Whether the firewall exists (a 404 says it does not; any other failure is the pass's). */
@@ -281,14 +346,55 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   }
 
   /**
-   * Removes what the spec no longer names, then assigns what it does: in that order, as the
-   * API keeps one enabled firewall per NodeBalancer (an assign after a failed removal would only
-   * be refused, so it is not sent). Gone already is done.
+   * The firewalls this resource assigned itself: what status records, and what this process
+   * assigned since (forgotten here once status records it, or once it is no longer assigned).
+   */
+  private ownFirewalls(m: Managed<NodeBalancerSpec>, nodeBalancerId: number, attached: readonly { id: number }[]): number[] {
+    const recorded = recordedFirewalls(m);
+    const here = this.assignedHere.get(nodeBalancerId);
+    if (here === undefined) return recorded;
+    const own = [...new Set([...recorded, ...here])];
+    for (const id of here) if (recorded.includes(id) || !attached.some((f) => f.id === id)) here.delete(id);
+    if (here.size === 0) this.assignedHere.delete(nodeBalancerId);
+    return own;
+  }
+
+  private noteAssigned(nodeBalancerId: number, firewallId: number): void {
+    const here = this.assignedHere.get(nodeBalancerId) ?? new Set<number>();
+    here.add(firewallId);
+    this.assignedHere.set(nodeBalancerId, here);
+  }
+
+  /**
+   * Applies the firewall plan in the fewest calls, never leaving a NodeBalancer without a
+   * firewall its spec asks for:
+   *  - a swap (this resource's firewall for the spec's new one) is one call that replaces the
+   *    NodeBalancer's firewalls (PUT .../firewalls): the API keeps one enabled firewall per
+   *    NodeBalancer, so a removal first would leave it without one and an assignment first is
+   *    refused. The list is read just before, and every firewall assigned by someone else is
+   *    sent back in it (the API offers no conditional replace: one assigned elsewhere in the
+   *    instant between the read and the call would be dropped, so the PUT is used for a swap
+   *    only);
+   *  - a first assignment and a removal keep the firewall's device routes: each touches that
+   *    one assignment and nothing else someone else may be changing meanwhile.
+   * A firewall gone already is done; one deleted since it was looked up is reported by the next
+   * observation (FirewallNotFound).
    */
   private async changeFirewalls(
     nodeBalancerId: number, plan: FirewallPlan, attempt: (doing: string, fn: () => Promise<unknown>) => Promise<void>, failures: unknown[], signal: AbortSignal,
   ): Promise<void> {
     const api = this.deps.linode.firewalls;
+    const attach = plan.attach;
+    if (attach !== undefined && plan.swap !== undefined) {
+      const away = plan.detach;
+      await attempt(`replacing firewall ${away.map(String).join(", ")} with ${String(attach)}`, async () => {
+        const now = await this.deps.linode.nodeBalancers.listAllFirewalls(nodeBalancerId, { signal });
+        const kept = now.map((f) => f.id).filter((id) => id !== attach && !away.includes(id));
+        await this.deps.linode.nodeBalancers.updateFirewalls(nodeBalancerId, { firewallIds: [attach, ...kept] }, { signal });
+        this.noteAssigned(nodeBalancerId, attach);
+      });
+      return;
+    }
     const before = failures.length;
     for (const firewallId of plan.detach) {
       await attempt(`removing firewall ${String(firewallId)}`, async () => {
@@ -301,11 +407,11 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
         }
       });
     }
-    const attach = plan.attach;
     if (attach === undefined || failures.length > before) return;
     await attempt(`assigning firewall ${String(attach)}`, async () => {
       try {
         await api.createDevice(attach, { id: nodeBalancerId, type: "nodebalancer" }, { signal });
+        this.noteAssigned(nodeBalancerId, attach);
       } catch (err) {
         // Deleted since it was looked up: the next observation reports it (FirewallNotFound).
         if (!isNotFound(err)) throw err;
@@ -345,19 +451,23 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   }
 }
 
+/**
+ * Why the spec's firewall may not be assigned by this resource: one message whatever the case
+ * (none with that id in its account, another namespace's NodeBalancer names or holds it, or
+ * naming an id is not allowed here), so it tells nothing of what exists elsewhere.
+ */
+function refusedMessage(firewallId: number, namespace: string): string {
+  return `spec.firewallId ${String(firewallId)} names no Cloud Firewall this resource may assign, so nothing is sent for it: there is none with that id in the Linode account it acts in, or a NodeBalancer of another namespace uses it, or naming a firewall by id with the operator's shared token is not allowed in namespace ${namespace} (with spec.credentialsRef, a token of the namespace's own, it is; on the shared token the operator's admin allows it with --adopt-namespaces, chart value adoptNamespaces). Until spec.firewallId names one it may assign, or is removed, no NodeBalancer is created without it and a firewall this resource assigned before stays`;
+}
+
 /** Why the spec's firewall is not assigned, when only a change of the spec (or outside) can fix it. */
-function firewallProblem(plan: FirewallPlan): { reason: string; message: string } | undefined {
-  if (plan.missing !== undefined) {
-    return {
-      reason: NodeBalancerReasons.FirewallNotFound,
-      message: `spec.firewallId ${String(plan.missing)} names a Cloud Firewall that no longer exists (deleted outside the operator): the NodeBalancer has no firewall from this resource until spec.firewallId names an existing one or is removed`,
-    };
-  }
+function firewallProblem(plan: FirewallPlan, namespace: string): { reason: string; message: string } | undefined {
+  if (plan.refused !== undefined) return { reason: NodeBalancerReasons.FirewallNotFound, message: refusedMessage(plan.refused, namespace) };
   if (plan.blockedBy.length > 0) {
     const ids = plan.blockedBy.map((f) => `${String(f.id)} (${f.label})`).join(", ");
     return {
       reason: NodeBalancerReasons.FirewallConflict,
-      message: `spec.firewallId cannot be assigned: the NodeBalancer takes one enabled firewall and has firewall ${ids}, assigned outside the operator and never named in spec.firewallId; it is not removed by the operator. Remove it, or name it in spec.firewallId`,
+      message: `spec.firewallId cannot be assigned: the NodeBalancer takes one enabled firewall and has firewall ${ids}, which this resource did not assign (someone else did, or it was assigned before spec.firewallId named it); the operator never removes it, so nothing is sent. Remove it from the NodeBalancer outside the operator, or name it in spec.firewallId`,
     };
   }
   return undefined;
@@ -372,7 +482,8 @@ function transferStatus(nb: ObservedNodeBalancer["nb"], shown: unknown): NodeBal
   return { ...figures, at: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") };
 }
 
-function statusOf(o: ObservedNodeBalancer, shownTransfer: unknown): NodeBalancerObservedStatus {
+/** `own`: the assigned firewalls this resource assigned itself. */
+function statusOf(o: ObservedNodeBalancer, shownTransfer: unknown, own: readonly number[]): NodeBalancerObservedStatus {
   const { nb } = o;
   const transfer = transferStatus(nb, shownTransfer);
   return {
@@ -404,6 +515,6 @@ function statusOf(o: ObservedNodeBalancer, shownTransfer: unknown): NodeBalancer
       ...(c.sslFingerprint !== "" ? { sslFingerprint: c.sslFingerprint } : {}),
       nodes: c.nodes.map((n) => ({ label: n.label, address: n.address, id: n.id, status: n.status, mode: n.mode, weight: n.weight })),
     })),
-    firewalls: o.firewalls.map((f) => ({ id: f.id, label: f.label, status: f.status })),
+    firewalls: o.firewalls.map((f) => ({ id: f.id, label: f.label, status: f.status, assignedBy: own.includes(f.id) ? "ThisResource" : "Other" })),
   };
 }

@@ -5,13 +5,14 @@ import type { NodeBalancer } from "../../linode/index.ts";
 import { settingValue, type Managed, type ManagedKind } from "../../runtime/contract.ts";
 import { nodeChanged } from "../shared/nodes.ts";
 import { withFollowedBackends, type BackendSources, type EffectiveSpec, type NodesFrom } from "./backends-from.ts";
-import { AccountScope, PerAccount } from "../shared/credentials.ts";
+import { AccountScope, PerAccount, recordedAccount } from "../shared/credentials.ts";
+import { specRefName } from "../shared/schema.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { ListCache } from "../shared/list-cache.ts";
 import { ConfigReader } from "./configs.ts";
 import type { NodeBalancerPlan, ObservedNodeBalancer } from "./diff.ts";
-import { NodeBalancerExternal, type NodeBalancerObservedStatus } from "./external.ts";
+import { firewallsClaimedBy, NodeBalancerExternal, type FirewallRule, type NodeBalancerObservedStatus } from "./external.ts";
 import { nodeBalancerSpecSchema, type NodeBalancerSpec } from "./schema.ts";
 import { NodeBalancerStatsReader } from "./stats.ts";
 import { tlsReference } from "./tls.ts";
@@ -58,7 +59,28 @@ export const nodeBalancerKind: OperatorKind = {
       account.track("NodeBalancer.listCache.invalidated", () => cache.invalidations);
       account.track("NodeBalancer.configs.seen", () => configs.size);
       const healthMillis = settingValue(nodeBalancerSettings.healthSeconds, deps.settings) * 1000;
-      return new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends, ...(deps.log !== undefined ? { log: deps.log } : {}) });
+      // spec.firewallId names an account object: the one rule (credentials.ts) for naming ids by this account's token.
+      const mayName = (namespace: string): boolean => !account.operator || deps.accounts.adoptionAllowed(namespace);
+      const firewallRule: FirewallRule = {
+        mayName,
+        // Another namespace's NodeBalancer in this account that holds the firewall, or names it
+        // where it may name ids (of two namespaces that name one, the later is refused). A
+        // namespace that may not name ids on this account cannot keep a firewall from others by
+        // naming it: its spec is refused anyway.
+        claimedElsewhere: (namespace, id) => stores.self.list().some((o) => {
+          const there = o.metadata.namespace ?? "";
+          if (there === namespace) return false;
+          const recorded = recordedAccount(o)?.id;
+          const ownToken = specRefName(o, "credentialsRef") !== undefined;
+          const inAccount = recorded !== undefined ? recorded === account.id : !ownToken && account.operator;
+          if (!inAccount) return false;
+          const claims = firewallsClaimedBy(o);
+          return claims.held.includes(id) || (claims.named === id && (ownToken || mayName(there)));
+        }),
+      };
+      const external = new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends, firewallRule, ...(deps.log !== undefined ? { log: deps.log } : {}) });
+      account.track("NodeBalancer.firewallsAssignedUnrecorded", () => external.assignedUnrecorded);
+      return external;
     });
     const kind: ManagedKind<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan> = {
       type: nodeBalancerType,

@@ -112,7 +112,7 @@ export const nodeBalancerSpecSchema = z.object({
   }),
   // Changeable, beyond the spec (which assigns a firewall only at creation): see FirewallPlan in diff.ts for why and how.
   firewallId: linodeIdSchema.optional().meta({
-    description: "Id of a Cloud Firewall to assign: at creation, and afterwards through the API's firewall devices (beyond the API spec's NodeBalancer document, which assigns one only at creation; the real platform assigns and removes one at any time, keeping the NodeBalancer and its addresses). A change removes the firewall named before (first: a NodeBalancer takes one enabled firewall) and assigns the new one; removing the field removes it. One removed outside is assigned again within a few polls; one deleted outside is Synced=False, reason FirewallNotFound. A firewall assigned by someone else and never named here is never removed (shown in status.firewalls; Synced=False, reason FirewallConflict, while it keeps this one out).",
+    description: "Id of an existing Cloud Firewall to assign: at creation, and afterwards in place (beyond the API spec's NodeBalancer document, which assigns one only at creation; the real platform assigns and removes one at any time, keeping the NodeBalancer and its addresses). Naming one by id follows the rule for every account object: always allowed with spec.credentialsRef (the namespace's own token); with the operator's shared token only in namespaces the admin allows (--adopt-namespaces, chart value adoptNamespaces); never a firewall a NodeBalancer of another namespace names or holds. One this resource may not assign (none with that id, another namespace's, or not allowed here) is Synced=False, reason FirewallNotFound, with one message for all, and nothing is sent (no NodeBalancer is created without it). A change replaces the firewall this resource assigned with the new one in one call (never a moment without one); removing the field removes the one this resource assigned. A firewall this resource did not assign (someone else did, or it was already assigned when first named here) is never removed: it stays when the field stops naming it, and a change away from it is refused while it is enabled (Synced=False, reason FirewallConflict); status.firewalls says which is which. One removed outside is assigned again within a few polls.",
   }),
   configs: z.array(nodeBalancerConfigSchema).max(32).default([]).meta({
     description: "Per-port configs, keyed by port. A NodeBalancer serves traffic once a config has a node: with none it is Ready=False, reason NoConfigs.",
@@ -197,9 +197,12 @@ export const nodeBalancerStatusSchema = z.object({
     id: z.int().meta({ description: "Linode id of the firewall." }),
     label: z.string().optional().meta({ description: "Label of the firewall." }),
     status: z.string().optional().meta({ description: "Status of the firewall, e.g. enabled." }),
+    assignedBy: z.enum(["ThisResource", "Other"]).optional().meta({
+      description: "ThisResource: this resource assigned it (in the create, or by its own assignment or swap); it is removed when spec.firewallId stops naming it. Other: someone else assigned it, or it was already assigned when spec.firewallId first named it; the operator never removes it: it stays assigned when spec.firewallId stops naming it, and a change of spec.firewallId away from it is refused while it is enabled (Synced=False, reason FirewallConflict).",
+    }),
   })).optional().meta({ description: "Cloud Firewalls assigned to the NodeBalancer, as the API lists them (read again when the NodeBalancer's `updated` moves, after each change the operator makes, and every drift window while spec.firewallId names one)." }),
   managedFirewallIds: z.array(z.int()).optional().meta({
-    description: "The firewalls this resource answers for: spec.firewallId, and one it named before that is still assigned (to be removed). Only these are ever removed from the NodeBalancer.",
+    description: "The assigned firewalls this resource assigned itself (in the create, or by its own assignment or swap). Only these are ever removed from the NodeBalancer; a firewall that was already assigned when spec.firewallId named it is not among them.",
   }),
   lastRequests: z.object({
     recreate: recreateRecordSchema.optional(),
