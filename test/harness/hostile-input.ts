@@ -141,7 +141,8 @@ export const baseObjects = (now = new Date()): Record<string, BaseObject> => {
   // A create announced a moment ago: the one status map the operator reads (it then looks for what it created).
   const status = { createPending: { at: now.toISOString().replace(/\.\d{3}Z$/, "Z"), label: "hostile-pending" } };
   return {
-    ManagedDatabase: { spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" }, status },
+    // allowEmpty: a selector that matches no Node still makes the database, so its map is compared, not held.
+    ManagedDatabase: { spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowEmpty: true }, status },
     DatabaseSnapshot: { spec: { databaseRef: { name: "hostile-source" } }, status },
     NodeBalancer: { spec: { region: "us-east", configs: [{ port: 80, nodes: [{ label: "web-1", address: "192.168.128.5:80" }] }] }, status },
   };
@@ -225,9 +226,9 @@ export interface HostileInput {
 }
 
 /**
- * Every field × every key shape, each with `perKey` values (rotating, so every value occurs for
- * every field when there are enough shapes). ObjectMeta maps get string values only: the API
- * server's type for them, whatever a client sends.
+ * Every field × every key shape, each with `perKey` values: the first one every map accepts, the
+ * others rotating, so every value occurs for every field when there are enough shapes. ObjectMeta
+ * maps get string values only: the API server's type for them, whatever a client sends.
  */
 export function hostileInputs(defs: readonly KindDefinition[], opts: { perKey?: number; fields?: (f: MapField) => boolean; now?: Date } = {}): HostileInput[] {
   const perKey = opts.perKey ?? 2;
@@ -237,12 +238,14 @@ export function hostileInputs(defs: readonly KindDefinition[], opts: { perKey?: 
   for (const [fi, field] of fields.entries()) {
     const base = bases[field.kind];
     if (base === undefined) throw new Error(`no base object for ${field.kind}: add one to baseObjects`);
-    const values = HOSTILE_VALUES.filter((v) => !field.objectMeta || isStringValue(v));
+    const [plain, ...others] = HOSTILE_VALUES.filter((v) => !field.objectMeta || isStringValue(v));
+    if (plain === undefined) throw new Error("no values");
     const shapes = keyShapes(field);
-    if (shapes.length * perKey < values.length) throw new Error(`${field.path}: ${String(shapes.length)} shapes × ${String(perKey)} cannot carry every value`);
+    if (shapes.length * (perKey - 1) < others.length) throw new Error(`${field.path}: ${String(shapes.length)} shapes × ${String(perKey - 1)} cannot carry every value`);
     for (const [si, shape] of shapes.entries()) {
       for (let j = 0; j < perKey; j++) {
-        const value = values[(si * perKey + j + fi) % values.length] ?? values[0];
+        // Each key once with a value every map takes (so admission judges the key alone), then the others in turn.
+        const value = j === 0 ? plain : others[(si * (perKey - 1) + j - 1 + fi) % others.length];
         if (value === undefined) continue;
         const map = shape.build(value.value);
         const status = field.segments[0] === "status" ? base.status : undefined;
