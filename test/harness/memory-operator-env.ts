@@ -15,6 +15,7 @@ import { keepRecordedAccounts, kinds } from "../../src/resources/index.ts";
 import { credentialsFlow, LinodeAccounts } from "../../src/resources/shared/credentials.ts";
 import type { ResourceDeps } from "../../src/resources/shared/deps.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
+import { startAnswerProxy, type AnswerProxy } from "./answer-proxy.ts";
 import { passCounter } from "./pass-counter.ts";
 
 export const MEMORY_TOKEN = "memory-operator-token";
@@ -22,6 +23,8 @@ export const MEMORY_TOKEN = "memory-operator-token";
 export interface MemoryOperatorEnv {
   kube: MemoryKube;
   emulator: RunningEmulator;
+  /** Between the operator and the emulator, when answers are rewritten. */
+  proxy: AnswerProxy | undefined;
   metrics: OperatorMetrics;
   controllers: Record<string, Controller<ResourceDeps>>;
   passes(kind: string, key: string): number;
@@ -36,6 +39,8 @@ export async function startMemoryOperatorEnv(opts: {
   readNodes?: boolean;
   emulatorConfig?: EmulatorConfigInput;
   concurrency?: number;
+  /** Rewrites the emulator's 2xx JSON answers before the operator reads them (see answer-proxy.ts). */
+  rewriteAnswers?: (method: string, path: string, body: unknown) => string | undefined;
 }): Promise<MemoryOperatorEnv> {
   const kube = new MemoryKube();
   const emulator = await startEmulator({
@@ -46,7 +51,8 @@ export async function startMemoryOperatorEnv(opts: {
   const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: false });
   const events = new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: "memory", log, entries: metrics.cacheEntries });
   const registry = new Registry();
-  const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: emulator.url, registry, rateLimit: false, retry: { baseDelayMs: 50, maxDelayMs: 500 } });
+  const proxy = opts.rewriteAnswers !== undefined ? await startAnswerProxy(emulator.url, opts.rewriteAnswers) : undefined;
+  const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: proxy?.url ?? emulator.url, registry, rateLimit: false, retry: { baseDelayMs: 50, maxDelayMs: 500 } });
   const operatorLinode = clientFor(MEMORY_TOKEN);
   const accounts = new LinodeAccounts({
     operator: { token: MEMORY_TOKEN, client: operatorLinode }, clientFor,
@@ -71,13 +77,14 @@ export async function startMemoryOperatorEnv(opts: {
   keepRecordedAccounts(accounts, Object.values(controllers));
   await Promise.all(Object.values(controllers).map((c) => c.start()));
   return {
-    kube, emulator, metrics, controllers,
+    kube, emulator, proxy, metrics, controllers,
     passes: (kind, key) => counter.passes(`${kind} ${key}`),
     afterPasses: (kind, key, count, timeoutMillis) => counter.afterPasses(`${kind} ${key}`, count, timeoutMillis),
     async stop() {
       await Promise.all(Object.values(controllers).map((c) => c.stop()));
       await accounts.close();
       await operatorLinode.close();
+      await proxy?.close();
       await emulator.close();
     },
   };
