@@ -119,6 +119,9 @@ describe("hostile keys and values in every map of every kind, on a real API serv
         : await create(ADMISSION(), f.kind, `benign-${String(i)}`, benign, { dryRun: true });
       expect(got, `${f.kind} ${f.path} with a benign map`).toEqual({ ok: true });
     }
+    // A floor: every field × every key (and nesting) with two values each, so a discovery that finds nothing fails here.
+    expect(fields.length).toBeGreaterThanOrEqual(15);
+    expect(inputs.length).toBeGreaterThanOrEqual(fields.length * HOSTILE_KEYS.length * 2);
     const rows: { field: string; outcome: string }[] = [];
     const wrong: string[] = [];
     await pool(inputs, 8, async (input) => {

@@ -49,6 +49,8 @@ describe("hostile keys and values in every map of every kind, without admission"
     expect(fields.filter((f) => !f.objectMeta).length).toBeGreaterThanOrEqual(9);
     expect(fields.some((f) => f.shape === "free-form")).toBe(true);
     expect(HOSTILE_KEYS.length).toBeGreaterThanOrEqual(13);
+    // Every field × every key (and nesting) with two values each.
+    expect(inputs.length).toBeGreaterThanOrEqual(fields.length * HOSTILE_KEYS.length * 2);
     for (const f of fields.filter((x) => x.shape === "map" && !x.objectMeta)) {
       expect(f.keyRule, `${f.kind} ${f.path}: no CEL rule refuses prototype keys`).toBeDefined();
       for (const k of PROTOTYPE_KEYS) expect(f.keyRule?.rule).toContain(`'${k}'`);
