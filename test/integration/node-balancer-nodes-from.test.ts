@@ -201,6 +201,17 @@ describe("nodesFrom.nodes (a bare node port) only where the admin allows it", ()
     expect((await env.linode.nodeBalancers.listAllConfigs(id)).map((c) => c.port)).toEqual([80]);
   });
 
+  it("a static backend typed at a node's address and the kubelet's port is the same bare node port: refused, nothing created; another private host is not", async () => {
+    const before = h.creates();
+    await h.create("typed", { configs: [{ port: 443, protocol: "tcp", nodes: [{ label: "typed", address: "192.168.134.1:10250" }] }] });
+    const c = await h.reason("typed", "Synced", "NodePortsNotAllowed");
+    expect(c.message).toContain("config 443 node 192.168.134.1:10250");
+    await env.repass("NodeBalancer", `${h.ns()}/typed`, 2);
+    expect(h.creates()).toBe(before);
+    await h.create("vm", { configs: [{ port: 443, protocol: "tcp", nodes: [{ label: "vm-1", address: "192.168.200.9:10250" }] }] });
+    await h.created("vm");
+  });
+
   it("serviceRef (the namespace's own Service's node port) is allowed everywhere", async () => {
     const svc = await h.core().createNamespacedService({ namespace: h.ns(), body: { metadata: { name: "own" }, spec: { type: "NodePort", selector: { app: "own" }, ports: [{ name: "http", port: 80, targetPort: 8080 }] } } });
     const nodePort = svc.spec?.ports?.[0]?.nodePort ?? 0;

@@ -100,4 +100,17 @@ describe("a bare node port (nodesFrom.nodes) and the admin's --node-port-namespa
     expect(r.held).toBeUndefined();
     expect(r.spec.configs[0]?.nodes.map((n) => n.address)).toEqual(["192.168.200.1:80", "192.168.128.1:30080"]);
   });
+  it("a static backend typed at a node's address is the same bare node port: held where not allowed, unless a NodePort Service of the namespace exposes that port; unknown (not held) where Nodes are not read", () => {
+    const typed = (address: string) => ({ port: 443, nodes: [{ address, label: "typed" }] });
+    const kubeletByHand = withFollowedBackends({ configs: [typed("192.168.128.1:10250")] }, "shop", nodes, false);
+    expect(kubeletByHand.held?.reason).toBe("NodePortsNotAllowed");
+    expect(kubeletByHand.held?.message).toContain("config 443 node 192.168.128.1:10250");
+    expect(withFollowedBackends({ configs: [typed("192.168.128.1:10250")] }, "shop", nodes, true).held).toBeUndefined();
+    // The namespace's own NodePort Service's port; another host on the private network.
+    expect(withFollowedBackends({ configs: [typed("192.168.128.1:30080")] }, "shop", nodes, false).held).toBeUndefined();
+    expect(withFollowedBackends({ configs: [typed("192.168.200.7:10250")] }, "shop", nodes, false).held).toBeUndefined();
+    // Another namespace's NodePort on a node is not this namespace's.
+    expect(withFollowedBackends({ configs: [typed("192.168.128.1:30080")] }, "other", nodes, false).held?.reason).toBe("NodePortsNotAllowed");
+    expect(withFollowedBackends({ configs: [typed("192.168.128.1:10250")] }, "shop", { nodes: undefined, services: undefined, endpointSlices: undefined }, false).held).toBeUndefined();
+  });
 });

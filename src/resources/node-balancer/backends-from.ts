@@ -168,6 +168,15 @@ export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }
       },
     };
   }
+  const atNodes = nodePorts ? [] : staticNodePorts(spec.configs, namespace, sources);
+  if (atNodes.length > 0) {
+    return {
+      spec, skipped, held: {
+        reason: NodeBalancerReasons.NodePortsNotAllowed,
+        message: `${atNodes.join(", ")}: a static backend at an address of one of the cluster's nodes, on a port no NodePort Service of namespace ${namespace} exposes, publishes whatever listens there (the kubelet, another namespace's NodePort), which the operator's admin allows only in the namespaces it lists (--node-port-namespaces, chart value nodePortNamespaces). Use nodesFrom.serviceRef, or a port of this namespace's own Service; nothing is sent for this NodeBalancer meanwhile`,
+      },
+    };
+  }
   const configs: ConfigWithNodes[] = [];
   for (const c of spec.configs) {
     if (c.nodesFrom === undefined) {
@@ -185,4 +194,21 @@ export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }
     configs.push({ ...c, nodes });
   }
   return { spec: { ...spec, configs }, skipped };
+}
+
+/**
+ * Static backends (configs[].nodes) that name one of the cluster's nodes at a port no NodePort
+ * Service of the namespace exposes: the same bare node port nodesFrom.nodes would publish,
+ * typed by hand (a tenant sees its pods' hostIP). Known only where the operator may read Nodes
+ * and Services; elsewhere nothing is known of the nodes, and nothing is refused.
+ */
+function staticNodePorts(configs: readonly ConfigWithNodes[], namespace: string, sources: BackendSources): string[] {
+  if (sources.nodes === undefined) return [];
+  const nodeAddresses = new Set(sources.nodes.list().flatMap((n) => (n.status?.addresses ?? []).map((a) => a.address)));
+  const own = new Set((sources.services?.list() ?? []).filter((s) => s.metadata.namespace === namespace).flatMap((s) => (s.spec?.ports ?? []).flatMap((p) => (p.nodePort !== undefined ? [p.nodePort] : []))));
+  return configs.flatMap((c) => c.nodes.flatMap((n) => {
+    const at = n.address.lastIndexOf(":");
+    const [ip, port] = [n.address.slice(0, at), Number(n.address.slice(at + 1))];
+    return nodeAddresses.has(ip) && !own.has(port) ? [`config ${String(c.port)} node ${n.address}`] : [];
+  }));
 }

@@ -26,7 +26,7 @@ export const nodeBalancerNodeSchema = z.object({
   }),
   // No minLength: a too-short address gets the CEL rule's clearer message.
   address: z.string().max(21).meta({
-    description: "Private IPv4 address (RFC 1918: Linode's private network 192.168.128.0/17, or a VPC's) and port of the backend, e.g. 192.168.210.120:80. Unique within the config.",
+    description: "Private IPv4 address (RFC 1918: Linode's private network 192.168.128.0/17, or a VPC's) and port of the backend, e.g. 192.168.210.120:80. Unique within the config. An address of one of the cluster's nodes, on a port no NodePort Service of this namespace exposes, is a bare node port: only where the admin allows it (--node-port-namespaces; known where the operator reads Nodes), else NodePortsNotAllowed.",
     "x-kubernetes-validations": [
       {
         rule: `self.matches('^[0-9.]+:[0-9]{1,5}$') && isIP(${host}) && ip(${host}).family() == 4 && int(self.split(':')[1]) >= 1 && int(self.split(':')[1]) <= 65535`,
