@@ -67,12 +67,39 @@ function timeoutMiddleware(ms: number): ObservableMiddleware {
   };
 }
 
-function withContentType(base: ConfigurationOptions, type: string): ConfigurationOptions {
+function withHeader(base: ConfigurationOptions, name: string, value: string): ConfigurationOptions {
   const header: ObservableMiddleware = {
-    pre: (ctx: RequestContext) => { ctx.setHeaderParam("Content-Type", type); return new Observable(Promise.resolve(ctx)); },
+    pre: (ctx: RequestContext) => { ctx.setHeaderParam(name, value); return new Observable(Promise.resolve(ctx)); },
     post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
   };
   return { ...base, middleware: [...(base.middleware ?? []), header], middlewareMergeStrategy: "append" };
+}
+
+const withContentType = (base: ConfigurationOptions, type: string): ConfigurationOptions => withHeader(base, "Content-Type", type);
+
+/**
+ * What the API server answers instead of whole objects when asked for metadata only (the
+ * protocol controller-runtime's metadata-only informers use): lists and watches of Secrets whose
+ * content the operator reads by name never carry that content. The JSON keeps its shape (items,
+ * each with its metadata), so client-node's list parsing still applies.
+ */
+const PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+const PARTIAL_OBJECT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+
+/**
+ * client-node's Watch reads two things of its KubeConfig: the cluster, and the request's
+ * credentials. This one adds an Accept header to the latter (test/unit/kube-watch.test.ts
+ * guards that Watch still reads only these).
+ */
+function acceptingConfig(kc: KubeConfig, accept: string): KubeConfig {
+  const shim: Pick<KubeConfig, "getCurrentCluster" | "applySecurityAuthentication"> = {
+    getCurrentCluster: () => kc.getCurrentCluster(),
+    applySecurityAuthentication: async (ctx: RequestContext) => {
+      await kc.applySecurityAuthentication(ctx);
+      ctx.setHeaderParam("Accept", accept);
+    },
+  };
+  return shim as KubeConfig;
 }
 
 export class KubeClient implements KubeApi {
@@ -109,36 +136,47 @@ export class KubeClient implements KubeApi {
   }
 
   /** The core resources the operator lists, in one namespace or all (Nodes are cluster-scoped). */
-  private coreLists(common: { labelSelector?: string | undefined; fieldSelector?: string | undefined; limit: number; _continue?: string | undefined }, namespace: string | undefined):
+  private coreLists(common: { labelSelector?: string | undefined; fieldSelector?: string | undefined; limit: number; _continue?: string | undefined }, namespace: string | undefined, config: ConfigurationOptions):
     Record<string, (() => Promise<{ items: unknown[]; metadata?: { resourceVersion?: string; _continue?: string } }>) | undefined> {
     const ns = { ...common, namespace: namespace ?? "" };
     const all = namespace === undefined;
     return {
-      secrets: () => (all ? this.core.listSecretForAllNamespaces(common, this.opts) : this.core.listNamespacedSecret(ns, this.opts)),
-      configmaps: () => (all ? this.core.listConfigMapForAllNamespaces(common, this.opts) : this.core.listNamespacedConfigMap(ns, this.opts)),
-      services: () => (all ? this.core.listServiceForAllNamespaces(common, this.opts) : this.core.listNamespacedService(ns, this.opts)),
-      nodes: () => this.core.listNode(common, this.opts),
+      secrets: () => (all ? this.core.listSecretForAllNamespaces(common, config) : this.core.listNamespacedSecret(ns, config)),
+      configmaps: () => (all ? this.core.listConfigMapForAllNamespaces(common, config) : this.core.listNamespacedConfigMap(ns, config)),
+      services: () => (all ? this.core.listServiceForAllNamespaces(common, config) : this.core.listNamespacedService(ns, config)),
+      nodes: () => this.core.listNode(common, config),
     };
   }
 
   async list<T extends KubeObject>(t: ResourceType, opts: ListOptions = {}): Promise<ListPage<T>> {
     const common = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, _continue: opts.continueToken };
+    const config = opts.metadataOnly === true ? withHeader(this.opts, "Accept", PARTIAL_LIST) : this.opts;
     if (t.group === "") {
-      const lists = this.coreLists(common, opts.namespace)[t.plural];
+      const lists = this.coreLists(common, opts.namespace, config)[t.plural];
       if (lists === undefined) throw new TypeError(`listing core ${t.plural} is not supported`);
       const res = await kubeCall(lists);
-      return { items: res.items as unknown as T[], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
+      // An empty metadata-only list says `items: null`.
+      return { items: (res.items as unknown as T[] | null | undefined) ?? [], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
     }
     const gvp = { group: t.group, version: t.version, plural: t.plural, ...common };
     const res = (await kubeCall(() => opts.namespace === undefined
-      ? this.custom.listClusterCustomObject(gvp, this.opts)
-      : this.custom.listNamespacedCustomObject({ ...gvp, namespace: opts.namespace }, this.opts))) as {
-      items: T[]; metadata: { resourceVersion: string; continue?: string };
+      ? this.custom.listClusterCustomObject(gvp, config)
+      : this.custom.listNamespacedCustomObject({ ...gvp, namespace: opts.namespace }, config))) as {
+      items: T[] | null; metadata: { resourceVersion: string; continue?: string };
     };
-    return { items: res.items, resourceVersion: res.metadata.resourceVersion, continueToken: res.metadata.continue || undefined };
+    return { items: res.items ?? [], resourceVersion: res.metadata.resourceVersion, continueToken: res.metadata.continue || undefined };
   }
 
   async getCustom<T extends KubeObject>(t: ResourceType, key: ObjectKey): Promise<T> {
+    if (t.group === "") {
+      const reads: Record<string, (() => Promise<unknown>) | undefined> = {
+        configmaps: () => this.core.readNamespacedConfigMap(key, this.opts),
+        secrets: () => this.core.readNamespacedSecret(key, this.opts),
+      };
+      const read = reads[t.plural];
+      if (read === undefined) throw new TypeError(`reading core ${t.plural} is not supported`);
+      return (await kubeCall(read)) as T;
+    }
     return (await kubeCall(() => this.custom.getNamespacedCustomObject({ group: t.group, version: t.version, plural: t.plural, ...key }, this.opts))) as T;
   }
 
@@ -258,8 +296,8 @@ export class KubeClient implements KubeApi {
    * once a minute, so a quiet watch would otherwise be aborted and backed off every 30 s.
    */
   watch(path: string, query: WatchQuery, onEvent: (type: string, obj: unknown) => void, onDone: (err: unknown) => void,
-    opts: { inactivityMillis?: number } = {}): Promise<WatchHandle> {
-    const w = new Watch(this.kc);
+    opts: { inactivityMillis?: number; metadataOnly?: boolean } = {}): Promise<WatchHandle> {
+    const w = new Watch(opts.metadataOnly === true ? acceptingConfig(this.kc, PARTIAL_OBJECT) : this.kc);
     // A private field in client-node 2.x (test/unit/kube-watch.test.ts guards it).
     if (opts.inactivityMillis !== undefined) (w as unknown as { requestTimeoutMs: number }).requestTimeoutMs = opts.inactivityMillis;
     return w.watch(path, query, onEvent, onDone);

@@ -18,20 +18,39 @@ export interface InformerSource<T extends KubeObject> {
   watchPath: string;
   labelSelector?: string;
   fieldSelector?: string;
+  /** Watch each object's metadata only (the list says the same to its API). */
+  metadataOnly?: boolean;
+}
+
+export interface SourceOptions {
+  namespace?: string | undefined;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Objects' metadata only, in lists and watches (ListOptions.metadataOnly). */
+  metadataOnly?: boolean;
+  /**
+   * Objects per list page (default 500). A page is held whole while it is read: where objects
+   * may be large (up to 1 MiB each) and many, a smaller page bounds that.
+   */
+  pageSize?: number;
 }
 
 /** A list+watch source for a resource type, optionally one namespace and selectors. */
-export function resourceSource<T extends KubeObject>(kube: Pick<KubeApi, "list">, t: ResourceType,
-  opts: { namespace?: string | undefined; labelSelector?: string; fieldSelector?: string } = {}): InformerSource<T> {
+export function resourceSource<T extends KubeObject>(kube: Pick<KubeApi, "list">, t: ResourceType, opts: SourceOptions = {}): InformerSource<T> {
   const selectors = {
     ...(opts.labelSelector !== undefined ? { labelSelector: opts.labelSelector } : {}),
     ...(opts.fieldSelector !== undefined ? { fieldSelector: opts.fieldSelector } : {}),
+  };
+  const shape = {
+    ...(opts.metadataOnly === true ? { metadataOnly: true } : {}),
+    ...(opts.pageSize !== undefined ? { limit: opts.pageSize } : {}),
   };
   return {
     name: t.plural,
     watchPath: collectionPath(t, opts.namespace),
     ...selectors,
-    list: (token) => kube.list<T>(t, { ...selectors, ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}), ...(token !== undefined ? { continueToken: token } : {}) }),
+    ...(opts.metadataOnly === true ? { metadataOnly: true } : {}),
+    list: (token) => kube.list<T>(t, { ...selectors, ...shape, ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}), ...(token !== undefined ? { continueToken: token } : {}) }),
   };
 }
 
@@ -41,7 +60,7 @@ export interface InformerLogger {
   warn(obj: object, msg: string): void;
 }
 
-export interface InformerOptions {
+export interface InformerOptions<T extends KubeObject = KubeObject> {
   /** Abort and reopen a watch that has delivered nothing (not even a bookmark) for this long. */
   watchdogMillis?: number;
   backoffBaseMillis?: number;
@@ -49,11 +68,21 @@ export interface InformerOptions {
   logger?: InformerLogger;
   onRestart?: (reason: string) => void;
   /**
-   * A handler or an index function threw (a bug, or an object no code expected): that one
-   * handler's call is skipped and reported here, and the cache goes on for every other object.
+   * What of each listed or watched object the cache keeps (client-go's SetTransform), made
+   * before it is stored or any handler hears of it; undefined keeps nothing of it, as if the
+   * object were not selected (one that was kept is then deleted from the cache). The object
+   * given is the API's answer, used by nothing else: a transform may return parts of it.
    */
-  onUnexpectedError?: (where: "informer-handler" | "informer-index", err: unknown) => void;
+  transform?: (obj: T) => T | undefined;
+  /**
+   * A handler, an index function or the transform threw (a bug, or an object no code
+   * expected): that one call is skipped and reported here (a transform's object is not kept),
+   * and the cache goes on for every other object.
+   */
+  onUnexpectedError?: (where: InformerFailure, err: unknown) => void;
 }
+
+export type InformerFailure = "informer-handler" | "informer-index" | "informer-transform";
 
 export { objectKey };
 
@@ -71,14 +100,14 @@ export class Informer<T extends KubeObject> {
   readonly synced: Promise<void>;
   hasSynced = false;
   lastEventAt = Date.now();
-  private readonly opts: Required<Omit<InformerOptions, "logger" | "onRestart" | "onUnexpectedError">> & Pick<InformerOptions, "logger" | "onRestart" | "onUnexpectedError">;
+  private readonly opts: Required<Omit<InformerOptions<T>, "logger" | "onRestart" | "onUnexpectedError" | "transform">> & Pick<InformerOptions<T>, "logger" | "onRestart" | "onUnexpectedError" | "transform">;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
 
   private readonly client: Pick<KubeApi, "watch">;
   readonly source: InformerSource<T>;
 
-  constructor(client: Pick<KubeApi, "watch">, source: InformerSource<T>, options: InformerOptions = {}) {
+  constructor(client: Pick<KubeApi, "watch">, source: InformerSource<T>, options: InformerOptions<T> = {}) {
     this.client = client;
     this.source = source;
     this.opts = { watchdogMillis: 5 * 60_000, backoffBaseMillis: 800, backoffMaxMillis: 15_000, ...options };
@@ -104,6 +133,8 @@ export class Informer<T extends KubeObject> {
   get size(): number { return this.store.size; }
   /** How many values index `name` holds (each with the keys of the objects that have it). */
   indexSize(name: string): number { return this.indices.get(name)?.size ?? 0; }
+  /** Whether any cached object's index `name` holds `value`. */
+  indexHas(name: string, value: string): boolean { return (this.indices.get(name)?.get(value)?.size ?? 0) > 0; }
 
   /** Cached objects whose index `name` holds `value`. */
   byIndex(name: string, value: string): T[] {
@@ -165,9 +196,22 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  private unexpected(where: "informer-handler" | "informer-index", err: unknown, obj: T): void {
+  /** What the cache keeps of `obj`: the transform's answer (undefined when it throws), or `obj`. */
+  private kept(obj: T): T | undefined {
+    const transform = this.opts.transform;
+    if (transform === undefined) return obj;
     try {
-      this.opts.logger?.warn({ informer: this.source.name, object: objectKey(obj), err: describe(err) }, `${where === "informer-handler" ? "an event handler" : "an index function"} threw; skipped for this object`);
+      return transform(obj);
+    } catch (err) {
+      this.unexpected("informer-transform", err, obj);
+      return undefined;
+    }
+  }
+
+  private unexpected(where: InformerFailure, err: unknown, obj: T): void {
+    const what = { "informer-handler": "an event handler", "informer-index": "an index function", "informer-transform": "the cache's transform" }[where];
+    try {
+      this.opts.logger?.warn({ informer: this.source.name, object: objectKey(obj), err: describe(err) }, `${what} threw; skipped for this object`);
       this.opts.onUnexpectedError?.(where, err);
     } catch {
       // Reporting must not fail the cache either.
@@ -224,7 +268,11 @@ export class Informer<T extends KubeObject> {
     let rv: string;
     do {
       const page = await this.source.list(token);
-      for (const item of page.items) fresh.set(objectKey(item), item);
+      // Only what the transform keeps outlives the page.
+      for (const item of page.items) {
+        const kept = this.kept(item);
+        if (kept !== undefined) fresh.set(objectKey(kept), kept);
+      }
       token = page.continueToken;
       rv = page.resourceVersion;
     } while (token !== undefined && !this.stopped);
@@ -278,16 +326,25 @@ export class Informer<T extends KubeObject> {
       const key = objectKey(obj);
       const prev = this.store.get(key);
       this.resourceVersion = obj.metadata.resourceVersion ?? this.resourceVersion;
+      const kept = this.kept(obj);
       if (type === "DELETED") {
         this.remove(key);
-        this.emit("delete", obj);
+        // Its last state as the cache keeps it; one the cache never kept is no news to handlers.
+        const last = kept ?? prev;
+        if (last !== undefined) this.emit("delete", last);
+      } else if (kept === undefined) {
+        // No longer kept (e.g. no longer the operator's): for the cache and its handlers, deleted.
+        if (prev === undefined) return;
+        this.remove(key);
+        this.emit("delete", prev);
       } else {
-        this.put(key, obj);
-        this.emit(prev === undefined ? "add" : "update", obj, prev);
+        this.put(key, kept);
+        this.emit(prev === undefined ? "add" : "update", kept, prev);
       }
     }, (err) => settle(err), {
       // The watchdog below judges silence; the server-side timeout ends the watch cleanly.
       inactivityMillis: Math.max(this.opts.watchdogMillis, timeoutSeconds * 1000) + 30_000,
+      ...(this.source.metadataOnly === true ? { metadataOnly: true } : {}),
     }).catch((err: unknown) => { settle(err); return undefined; });
     this.endCurrent = () => { settle(); };
     if (this.isStopped()) settle();

@@ -109,6 +109,12 @@ export interface ListOptions {
   fieldSelector?: string;
   continueToken?: string;
   limit?: number;
+  /**
+   * Each item's metadata only (the API server's PartialObjectMetadata): a Secret's or a
+   * ConfigMap's content never crosses the wire. An API that does not support it answers whole
+   * objects, so callers keep only what they read either way.
+   */
+  metadataOnly?: boolean;
 }
 
 export type WatchQuery = Record<string, string | number | boolean | undefined>;
@@ -127,10 +133,14 @@ export interface KubeApi {
   ping(): Promise<void>;
 
   list<T extends KubeObject>(t: ResourceType, opts?: ListOptions): Promise<ListPage<T>>;
-  /** `onDone` is called once when the watch ends, with the error if it failed. */
+  /**
+   * `onDone` is called once when the watch ends, with the error if it failed. `metadataOnly`:
+   * each event's object is its metadata only (as ListOptions.metadataOnly).
+   */
   watch(path: string, query: WatchQuery, onEvent: (type: string, obj: unknown) => void, onDone: (err: unknown) => void,
-    opts?: { inactivityMillis?: number }): Promise<WatchHandle>;
+    opts?: { inactivityMillis?: number; metadataOnly?: boolean }): Promise<WatchHandle>;
 
+  /** One namespaced object by type: a custom resource, or a core one the operator reads by name (a ConfigMap, a Secret). */
   getCustom<T extends KubeObject>(t: ResourceType, key: ObjectKey): Promise<T>;
   createCustom<T extends KubeObject>(t: ResourceType, namespace: string, body: KubeObject): Promise<T>;
   deleteCustom(t: ResourceType, key: ObjectKey): Promise<void>;

@@ -10,18 +10,28 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KubeClient } from "../../src/kube/client.ts";
 import { Informer } from "../../src/kube/informer.ts";
-import type { KubeObject } from "../../src/kube/types.ts";
+import { secretsType, type KubeObject } from "../../src/kube/types.ts";
 
 describe("KubeClient.watch inactivity limit", () => {
   let server: Server;
   const open: ServerResponse[] = [];
   let client: KubeClient;
   let refusals = 0;
+  /** What each request to /accept/… asked for (its Accept header). */
+  const accepts: string[] = [];
 
   beforeAll(async () => {
     server = createServer((req, res) => {
       open.push(res);
       if (req.url?.startsWith("/never-answers") === true) return;
+      if (req.url?.startsWith("/accept") === true || req.url?.startsWith("/api/v1/namespaces/accept/") === true) {
+        accepts.push(req.headers.accept ?? "");
+        res.writeHead(200, { "content-type": "application/json" });
+        // As kube-apiserver answers an empty metadata-only list (items: null), or a watch's first event.
+        if (req.url.includes("watch=true")) res.write(`${JSON.stringify({ type: "ADDED", object: { kind: "PartialObjectMetadata", metadata: { name: "s", namespace: "accept", resourceVersion: "2" } } })}\n`);
+        else res.end(JSON.stringify({ kind: "PartialObjectMetadataList", apiVersion: "meta.k8s.io/v1", metadata: { resourceVersion: "1" }, items: null }));
+        return;
+      }
       if (req.url?.startsWith("/initializing") === true) {
         // As kube-apiserver answers watches while its watch cache initializes (KEP-4568).
         if (refusals++ < 2) {
@@ -80,6 +90,25 @@ describe("KubeClient.watch inactivity limit", () => {
     const t0 = Date.now();
     await informer.stop();
     expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+
+  it("metadata only: lists and watches ask the API server for PartialObjectMetadata (client-node's Watch reads only the cluster and the credentials of the config it is given)", async () => {
+    accepts.length = 0;
+    const page = await client.list(secretsType, { namespace: "accept", metadataOnly: true });
+    expect(page).toEqual({ items: [], resourceVersion: "1", continueToken: undefined });
+    const seen: unknown[] = [];
+    const handle = await client.watch("/accept/api/v1/secrets", {}, (type, obj) => seen.push([type, obj]), () => undefined, { metadataOnly: true });
+    const t0 = Date.now();
+    while (seen.length === 0 && Date.now() - t0 < 5_000) await new Promise((r) => setTimeout(r, 20));
+    handle.abort();
+    expect(seen).toEqual([["ADDED", { kind: "PartialObjectMetadata", metadata: { name: "s", namespace: "accept", resourceVersion: "2" } }]]);
+    const plain = await client.watch("/accept/api/v1/secrets", {}, () => undefined, () => undefined);
+    plain.abort();
+    expect(accepts).toEqual([
+      "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+      expect.not.stringContaining("PartialObjectMetadata") as string,
+    ]);
   });
 
   it("a watch refused with 429 while the apiserver's cache initializes is retried quietly, and then delivers", async () => {
