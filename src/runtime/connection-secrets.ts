@@ -1,8 +1,12 @@
 // Connection Secrets (crossplane's APISecretPublisher): created by us, controlled by the object
-// (so deleting it deletes them), labelled so one label-filtered watch sees exactly these Secrets
-// and nothing else, written only when their content differs from the cached copy, and read back
-// from that cache. A Secret we did not create is never written: a Secret of the same name that
-// belongs to someone else (the user, another object) is a conflict, reported, not overwritten.
+// (so deleting it deletes them), labelled so one label-filtered watch sees these Secrets, written
+// only when their content differs from the cached copy, and read back from that cache. A Secret
+// we did not create is never written: a Secret of the same name that belongs to someone else (the
+// user, another object) is a conflict, reported, not overwritten.
+//
+// Anyone may put the label on a Secret, so the cache keeps only those a kind of the operator
+// controls (their controller ownerReference), and only as large as the operator writes them
+// (OWNED_SECRET_MAX_BYTES): one edited beyond that is kept without its content and replaced.
 import { createHash } from "node:crypto";
 import { isConflict, isNotFound } from "../kube/errors.ts";
 import { apiVersionOf, type KubeApi, type KubeObject, type ResourceType, type SecretManifest, type SecretObject } from "../kube/types.ts";
@@ -13,8 +17,23 @@ export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 export const MANAGED_BY = "linode-operator";
 export const OWNER_LABEL = "linode.operator.dev/owner";
 
-/** The watch that sees every Secret the operator publishes. */
-export const ownedSecretSelectors: Selectors = { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` };
+/**
+ * The most a connection Secret's data, labels and annotations hold when the operator wrote them
+ * (keys and values as the API serves them): what a spec can ask for (extraData: 32 values of
+ * 4 KiB, base64; annotations: the API's own 256 KiB; 64 labels) and the credentials, with room.
+ */
+export const OWNED_SECRET_MAX_BYTES = 512 * 1024;
+
+/**
+ * The watch that sees every Secret the operator publishes: whole, as they are read on every pass
+ * of their owner (a metadata-only watch would cost a GET per write and one per Secret at each
+ * start). Listed 20 at a time: a page is held whole while it is read, and Secrets that merely
+ * carry the label (anyone can set it) may be 1 MiB each.
+ */
+export const ownedSecretSelectors: Selectors = {
+  labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+  content: { owned: { maxBytes: OWNED_SECRET_MAX_BYTES, pageSize: 20 } },
+};
 
 /** A label value (at most 63 characters) naming an object: its name, or a readable head and a hash when longer. */
 export function labelValueFor(name: string): string {
@@ -39,16 +58,19 @@ export class ConnectionSecrets {
     this.cache = cache;
     this.ownerType = ownerType;
     this.index = `controller-uid:${ownerType.kind}`;
+    // The cache keeps Secrets controlled by this kind (and the other kinds that publish).
+    cache.keepOwnedBy(ownerType);
     cache.addIndex(this.index, (s) => {
       const uid = controllerUid(s);
       return uid === undefined ? [] : [uid];
     });
   }
 
-  /** What the Secret holds now, if it exists and this owner controls it. */
+  /** What the Secret holds now, if it exists, this owner controls it and the cache holds its content. */
   read(owner: KubeObject, name: string): PublishedConnection | undefined {
     const cached = this.controlled(owner, name);
-    if (cached === undefined) return undefined;
+    // Larger than the operator writes (someone added to it): nothing of it is trusted; it is replaced.
+    if (cached === undefined || this.cache.unreadable(cached) !== undefined) return undefined;
     const data = Object.fromEntries(Object.entries(cached.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
     return { data, annotations: { ...cached.metadata.annotations } };
   }
@@ -82,6 +104,12 @@ export class ConnectionSecrets {
     const desired = this.manifest(owner, name, details);
     const cached = this.controlled(owner, name);
     if (cached !== undefined) {
+      // Someone grew ours past what the operator writes: an apply would leave their fields (they
+      // are another manager's), so it is made anew with exactly what it should hold.
+      if (this.cache.unreadable(cached) !== undefined) {
+        await this.replace(desired);
+        return "written";
+      }
       if ((cached.type ?? "Opaque") !== desired.type) {
         // A Secret's type cannot change: ours is replaced. A pod that mounts it keeps the files it
         // has until the new one appears (the kubelet does not empty a volume whose Secret is gone).

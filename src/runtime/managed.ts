@@ -224,6 +224,11 @@ export interface ReferenceDefinition<Spec, V> {
   names(spec: Spec): string[];
   /** What the kind works with, made of an object found (never a cast of another kind's object). */
   decode(obj: KubeObject): Decoded<V>;
+  /**
+   * What the kind works with when the object was found but its content cannot be read (`why`:
+   * e.g. it is larger than the operator keeps of such an object). Default: not ready, saying why.
+   */
+  unreadable?(why: string): Decoded<V>;
   /** Condition reasons; default ReferenceNotFound / ReferenceNotReady. */
   reasons?: { notFound?: string; notReady?: string };
   /** Appended to the not-found message: what the referenced object must be (e.g. its type). */

@@ -4,7 +4,7 @@
 // exactly its referrers: no poll loop waits for a database to become Ready.
 import { objectKey, type KubeObject, type ResourceType } from "../kube/types.ts";
 import { ConditionReasons } from "./reasons.ts";
-import { referrersIndex, type Managed, type ManagedObject, type Reference, type ResolvedRef, type ResolvedRefs, type Target, type Watch, type WatchTarget } from "./managed.ts";
+import { referrersIndex, type Decoded, type Managed, type ManagedObject, type Reference, type ResolvedRef, type ResolvedRefs, type Target, type Watch, type WatchTarget } from "./managed.ts";
 import type { ReferenceProtection } from "./protection.ts";
 import type { SharedStore } from "./stores.ts";
 
@@ -45,13 +45,19 @@ export class References<Spec> {
         return [...all].map((name) => `${obj.metadata.namespace ?? ""}/${name}`);
       };
       self.addIndex(index, refersTo);
+      // A store that reads content by name (Secrets a tenant can label) reads what these name:
+      // told when what an object names may have changed (its spec, its record, its deletion).
+      store.contentNamedBy(self, index);
+      self.onEvent((_ev, obj, old) => {
+        for (const o of old === undefined ? [obj] : [obj, old]) for (const key of refersTo(o)) store.renamed(key);
+      });
       store.onEvent((ev, obj, old) => {
         // A change that leaves what referrers read of it alone (its decoded view: kinds read
         // nothing else) wakes none of them: a database's status write carrying only its backups
         // does not send each of its snapshots to look at the cloud again.
         let concerns: (referrer: ManagedObject) => boolean = () => true;
         if (ev === "update" && old !== undefined) {
-          const [before, after] = [ref.decode(old), ref.decode(obj)];
+          const [before, after] = [decode(ref, store, old), decode(ref, store, obj)];
           if (JSON.stringify(before) === JSON.stringify(after)) return;
           if (ref.wakes !== undefined) concerns = (referrer) => ref.wakes?.(referrer, before, after) ?? true;
         }
@@ -90,7 +96,7 @@ export class References<Spec> {
           if (needed) unresolved ??= { reason: ref.reasons?.notFound ?? ConditionReasons.ReferenceNotFound, message: `${targetKind(ref.target)} ${name} not found in namespace ${m.key.namespace}${ref.notFoundHint !== undefined ? ` ${ref.notFoundHint}` : ""}` };
           continue;
         }
-        const decoded = ref.decode(obj);
+        const decoded = decode(ref, store, obj);
         if (decoded.notReady !== undefined && needed) unresolved ??= { reason: ref.reasons?.notReady ?? ConditionReasons.ReferenceNotReady, message: `${targetKind(ref.target)} ${name} is not ready: ${decoded.notReady}` };
         found.set(name, { obj, decoded });
       }
@@ -98,6 +104,16 @@ export class References<Spec> {
     }
     return unresolved === undefined ? { refs } : { refs, unresolved };
   }
+}
+
+/**
+ * What `ref` makes of `obj`: its decode of the content, or, when the store holds the object
+ * without its content (too large, not read yet), what the reference makes of why.
+ */
+function decode<Spec>(ref: Reference<Spec>, store: SharedStore<KubeObject>, obj: KubeObject): Decoded<unknown> {
+  const why = store.unreadable(obj);
+  if (why === undefined) return ref.decode(obj);
+  return ref.unreadable?.(why) ?? { notReady: why };
 }
 
 /** Subscribes `enqueue` to the keys a secondary watch maps each change to (old and new state). */

@@ -191,6 +191,18 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
     expect(after.password).toBe(before.password);
   });
 
+  it("puts back an edited connection Secret; one grown past what the operator writes (OWNED_SECRET_MAX_BYTES) is made anew, without what was added", async () => {
+    await readyDatabase("regrown");
+    const before = await secret("regrown-connection");
+    const at = { namespace: cluster.namespace, name: "regrown-connection" };
+    await env.deps.kube.jsonPatchSecret(at, [{ op: "replace", path: "/data/host", value: Buffer.from("elsewhere.example").toString("base64") }]);
+    await waitFor("the host put back", async () => ((await secret("regrown-connection")).host === before.host ? true : undefined), 30_000, 200);
+    // 600 KiB more: the operator's cache keeps none of it, and the Secret is replaced.
+    await env.deps.kube.jsonPatchSecret(at, [{ op: "add", path: "/data/junk", value: Buffer.alloc(450 * 1024, 1).toString("base64") }]);
+    const after = await waitFor("made anew without the added key", async () => { const d = await secret("regrown-connection"); return d.junk === undefined ? d : undefined; }, 30_000, 200);
+    expect(after).toEqual(before);
+  });
+
   it("resets the credentials once per request token and rewrites the Secret", async () => {
     const o = await readyDatabase("rotated");
     const before = await secret("rotated-connection");

@@ -1,12 +1,13 @@
 // Shared caches, their indexes and the mapping of secondary changes to the objects they
 // concern, on the in-memory Kubernetes API: an index follows adds, updates and deletes, and
 // both the old and the new state of a changed object are mapped (a label or reference that
-// moves from one owner to another wakes both).
+// moves from one owner to another wakes both). Referenced Secrets are read by name
+// (test/unit/secret-caches.test.ts says what such a cache keeps).
 import { afterEach, describe, expect, it } from "vitest";
-import { secretsType, type KubeObject } from "../../src/kube/types.ts";
+import { secretsType, type KubeObject, type SecretObject } from "../../src/kube/types.ts";
 import { reference, referrersIndex, type ManagedObject } from "../../src/runtime/managed.ts";
 import { References, wireWatch } from "../../src/runtime/references.ts";
-import { InformerPool } from "../../src/runtime/stores.ts";
+import { InformerPool, type Selectors } from "../../src/runtime/stores.ts";
 import { gadgetType } from "../fixtures/gadget-kind.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
 
@@ -36,52 +37,61 @@ async function eventually(assertion: () => void, timeoutMillis = 5_000): Promise
 }
 /** Lets whatever is already on its way arrive (for checks that nothing more happens). */
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50));
-const secret = (name: string, labels: Record<string, string>): { type: string; metadata: { name: string; namespace: string; labels: Record<string, string> }; data: Record<string, string> } =>
-  ({ type: "Opaque", metadata: { name, namespace: ns, labels }, data: {} });
+/** Secrets read by name when referenced (what every cache of Secrets must say it keeps). */
+const SECRETS: Selectors = { content: { byName: { maxBytes: 4096 } } };
+const secret = (name: string, data: Record<string, string>): { type: string; metadata: { name: string; namespace: string }; data: Record<string, string> } =>
+  ({ type: "Opaque", metadata: { name, namespace: ns }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")])) });
+/** A Secret's value as a reference decodes it. */
+const valueOf = (o: KubeObject, key: string): string | undefined => {
+  const v = (o as SecretObject).data?.[key];
+  return v === undefined ? undefined : Buffer.from(v, "base64").toString();
+};
+const gadget = (name: string, labels: Record<string, string>): KubeObject => ({ metadata: { name, labels }, spec: { size: 1 } });
 
 describe("shared stores and indexes", () => {
   it("one informer per resource and selector set, however many ask", () => {
     const { pool } = setup();
-    const a = pool.store(secretsType, { labelSelector: "x=1" });
-    expect(pool.store(secretsType, { labelSelector: "x=1" })).toBe(a);
-    expect(pool.store(secretsType, { labelSelector: "x=2" })).not.toBe(a);
+    const a = pool.store(secretsType, { labelSelector: "x=1", ...SECRETS });
+    expect(pool.store(secretsType, { labelSelector: "x=1", ...SECRETS })).toBe(a);
+    expect(pool.store(secretsType, { labelSelector: "x=2", ...SECRETS })).not.toBe(a);
+    expect(pool.store(secretsType, { labelSelector: "x=1", content: { byName: { maxBytes: 1 } } })).not.toBe(a);
     expect(pool.store(gadgetType)).not.toBe(a);
   });
 
   it("an index follows adds, updates and deletes", async () => {
     const { kube, pool } = setup();
-    const store = pool.store(secretsType);
+    const store = pool.store(gadgetType);
     store.addIndex("team", (o) => (o.metadata.labels?.team !== undefined ? [o.metadata.labels.team] : []));
-    await kube.applySecret(secret("s1", { team: "red" }));
+    await kube.createCustom(gadgetType, ns, gadget("g1", { team: "red" }));
     await pool.startAndSync();
-    expect(store.byIndex("team", "red").map((o) => o.metadata.name)).toEqual(["s1"]);
-    await kube.applySecret(secret("s2", { team: "red" }));
-    await kube.applySecret(secret("s1", { team: "blue" }));
+    expect(store.byIndex("team", "red").map((o) => o.metadata.name)).toEqual(["g1"]);
+    await kube.createCustom(gadgetType, ns, gadget("g2", { team: "red" }));
+    await kube.mergePatchCustom(gadgetType, { namespace: ns, name: "g1" }, { metadata: { labels: { team: "blue" } } });
     await eventually(() => {
-      expect(store.byIndex("team", "red").map((o) => o.metadata.name)).toEqual(["s2"]);
-      expect(store.byIndex("team", "blue").map((o) => o.metadata.name)).toEqual(["s1"]);
+      expect(store.byIndex("team", "red").map((o) => o.metadata.name)).toEqual(["g2"]);
+      expect(store.byIndex("team", "blue").map((o) => o.metadata.name)).toEqual(["g1"]);
     });
-    await kube.deleteSecret({ namespace: ns, name: "s1" });
+    await kube.deleteCustom(gadgetType, { namespace: ns, name: "g1" });
     await eventually(() => { expect(store.byIndex("team", "blue")).toEqual([]); });
   });
 
   it("a watch maps both the old and the new state of a changed object", async () => {
     const { kube, pool } = setup();
     const woken: string[] = [];
-    wireWatch({ target: { secrets: {} }, map: (o: KubeObject) => [`${ns}/${o.metadata.labels?.owner ?? ""}`] },
-      (t) => ("kind" in t ? pool.store(t.kind) : "secrets" in t ? pool.store(secretsType, t.secrets) : undefined), (key) => woken.push(key));
+    wireWatch({ target: { kind: gadgetType }, map: (o: KubeObject) => [`${ns}/${o.metadata.labels?.owner ?? ""}`] },
+      (t) => ("kind" in t ? pool.store(t.kind) : undefined), (key) => woken.push(key));
     await pool.startAndSync();
-    await kube.applySecret(secret("s", { owner: "a" }));
+    await kube.createCustom(gadgetType, ns, gadget("g", { owner: "a" }));
     await eventually(() => { expect(woken).toEqual([`${ns}/a`]); });
-    await kube.applySecret(secret("s", { owner: "b" }));
+    await kube.mergePatchCustom(gadgetType, { namespace: ns, name: "g" }, { metadata: { labels: { owner: "b" } } });
     await eventually(() => { expect(woken.slice(1).sort()).toEqual([`${ns}/a`, `${ns}/b`]); });
   });
 
   it("references: a referenced object's change wakes exactly its referrers, and a moved reference is followed", async () => {
     const { kube, pool } = setup();
     const self = pool.store<ManagedObject>(gadgetType);
-    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);
-    const refs = new References<{ tls?: string }>([reference({ name: "tls", target: { secrets: {} }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []), decode: (o) => ({ value: o }) })], storeFor);
+    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType, SECRETS);
+    const refs = new References<{ tls?: string }>([reference({ name: "tls", target: { secrets: SECRETS }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []), decode: (o) => ({ value: valueOf(o, "cert") }) })], storeFor);
     const woken: string[] = [];
     refs.wire(self, (raw) => raw as { tls?: string }, (key) => woken.push(key));
     const gadget = (name: string, tls: string): Promise<unknown> => kube.createCustom(gadgetType, ns, { metadata: { name }, spec: { tls } });
@@ -90,16 +100,16 @@ describe("shared stores and indexes", () => {
     await pool.startAndSync();
     expect(self.byIndex(referrersIndex("tls"), `${ns}/cert-a`).map((o) => o.metadata.name)).toEqual(["web"]);
 
-    await kube.applySecret(secret("cert-a", {}));
+    await kube.applySecret(secret("cert-a", { cert: "a1" }));
     await eventually(() => { expect(woken).toEqual([`${ns}/web`]); });
 
     await kube.mergePatchCustom(gadgetType, { namespace: ns, name: "web" }, { spec: { tls: "cert-b" } });
     await eventually(() => { expect(self.byIndex(referrersIndex("tls"), `${ns}/cert-b`).map((o) => o.metadata.name).sort()).toEqual(["api", "web"]); });
     woken.length = 0;
-    await kube.applySecret(secret("cert-b", {}));
+    await kube.applySecret(secret("cert-b", { cert: "b1" }));
     await eventually(() => { expect(woken.sort()).toEqual([`${ns}/api`, `${ns}/web`]); });
     woken.length = 0;
-    await kube.applySecret(secret("cert-a", { touched: "yes" }));
+    await kube.applySecret(secret("cert-a", { cert: "a2" }));
     await settle();
     expect(woken).toEqual([]);
   });
@@ -107,9 +117,9 @@ describe("shared stores and indexes", () => {
   it("references: a change that leaves the decoded view alone wakes no referrer", async () => {
     const { kube, pool } = setup();
     const self = pool.store<ManagedObject>(gadgetType);
-    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);
-    // What the kind reads of the Secret: its `tier` label only.
-    const refs = new References<{ tls?: string }>([reference({ name: "tls", target: { secrets: {} }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []), decode: (o) => ({ value: o.metadata.labels?.tier }) })], storeFor);
+    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType, SECRETS);
+    // What the kind reads of the Secret: its `tier` only.
+    const refs = new References<{ tls?: string }>([reference({ name: "tls", target: { secrets: SECRETS }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []), decode: (o) => ({ value: valueOf(o, "tier") }) })], storeFor);
     const woken: string[] = [];
     refs.wire(self, (raw) => raw as { tls?: string }, (key) => woken.push(key));
     await kube.createCustom(gadgetType, ns, { metadata: { name: "web" }, spec: { tls: "cert-v" } });
@@ -117,21 +127,21 @@ describe("shared stores and indexes", () => {
     await pool.startAndSync();
     await settle();
     woken.length = 0; // what the first sync added
-    await kube.applySecret(secret("cert-v", { tier: "gold", note: "annotated elsewhere" }));
+    await kube.applySecret(secret("cert-v", { tier: "gold", note: "written elsewhere" }));
     await settle();
     expect(woken).toEqual([]);
-    await kube.applySecret(secret("cert-v", { tier: "silver", note: "annotated elsewhere" }));
+    await kube.applySecret(secret("cert-v", { tier: "silver", note: "written elsewhere" }));
     await eventually(() => { expect([...new Set(woken)]).toEqual([`${ns}/web`]); });
   });
 
   it("references: a change of the view wakes only the referrers it concerns (wakes); a deletion wakes them all", async () => {
     const { kube, pool } = setup();
     const self = pool.store<ManagedObject>(gadgetType);
-    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);
-    // Referrers whose status says "done" care only whether the Secret is ready (labelled tier), not which tier.
+    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType, SECRETS);
+    // Referrers whose status says "done" care only whether the Secret is ready (it has a tier), not which tier.
     const refs = new References<{ tls?: string }>([reference({
-      name: "tls", target: { secrets: {} }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []),
-      decode: (o) => (o.metadata.labels?.tier === undefined ? { notReady: "no tier" } : { value: o.metadata.labels.tier }),
+      name: "tls", target: { secrets: SECRETS }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []),
+      decode: (o) => { const tier = valueOf(o, "tier"); return tier === undefined ? { notReady: "no tier" } : { value: tier }; },
       wakes: (referrer, before, after) => referrer.status?.done !== true || before.notReady !== after.notReady,
     })], storeFor);
     const woken: string[] = [];
@@ -157,15 +167,19 @@ describe("shared stores and indexes", () => {
 
   it("resolves references from the cache: found, not found, not ready; nothing is required while deleting", async () => {
     const { kube, pool } = setup();
-    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType);
+    const self = pool.store<ManagedObject>(gadgetType);
+    const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType, SECRETS);
     const tls = reference<{ tls: string[] }, string>({
-      name: "tls", target: { secrets: {} }, names: (spec) => spec.tls,
-      decode: (o) => (o.metadata.labels?.ready === "no" ? { value: "pending", notReady: "not issued yet" } : { value: `issued:${o.metadata.name}` }),
+      name: "tls", target: { secrets: SECRETS }, names: (spec) => spec.tls,
+      decode: (o) => (valueOf(o, "ready") === "no" ? { value: "pending", notReady: "not issued yet" } : { value: `issued:${o.metadata.name}` }),
       reasons: { notFound: "TLSSecretNotFound" },
     });
     const refs = new References<{ tls: string[] }>([tls], storeFor);
+    refs.wire(self, (raw) => raw as { tls: string[] }, () => undefined);
     await kube.applySecret(secret("good", {}));
     await kube.applySecret(secret("pending", { ready: "no" }));
+    // What a Gadget names is what is read (by name) of the Secrets.
+    await kube.createCustom(gadgetType, ns, { metadata: { name: "user" }, spec: { tls: ["good", "pending", "missing"] } });
     await pool.startAndSync();
     const m = (tls: string[]): Parameters<typeof refs.resolve>[0] => ({
       obj: { metadata: { name: "x", namespace: ns } }, key: { namespace: ns, name: "x" }, spec: { tls },

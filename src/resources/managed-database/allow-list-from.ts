@@ -14,15 +14,29 @@ import { ManagedDatabaseReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
 import type { ManagedDatabaseSpec } from "./schema.ts";
 
-/** Only ConfigMaps labelled so are read (and cached): the operator reads no other. */
+/** Only ConfigMaps labelled so are read: the operator reads no other. */
 export const ALLOW_LIST_LABEL = "linode.operator.dev/allow-list";
 
+/**
+ * The most an allow-list ConfigMap's data may hold (keys and values) for the operator to read
+ * it: a database allows at most a few hundred entries, a few KiB of text. Anyone may label a
+ * ConfigMap, so a larger one is InvalidAllowListSource, saying so.
+ */
+export const ALLOW_LIST_MAX_BYTES = 64 * 1024;
+
+/** A named ConfigMap as a pass sees it: its data, or why it cannot be read (e.g. it is too large). */
+export type AllowListConfigMap = { data: Readonly<Record<string, string>>; unreadable?: undefined } | { data?: undefined; unreadable: string };
+
 /** The ConfigMaps allowListFrom names: resolved each pass, a change wakes the database. */
-export const allowListConfigMapReference = reference<ManagedDatabaseSpec, Readonly<Record<string, string>>>({
+export const allowListConfigMapReference = reference<ManagedDatabaseSpec, AllowListConfigMap>({
   name: "allowListConfigMap",
-  target: { configMaps: { labelSelector: `${ALLOW_LIST_LABEL}=true` } },
+  // Watched as metadata only (a label anyone can set selects them); the one a database names is
+  // read by name and kept while it is named, and a change to it is read again and wakes it.
+  target: { configMaps: { labelSelector: `${ALLOW_LIST_LABEL}=true`, content: { byName: { maxBytes: ALLOW_LIST_MAX_BYTES } } } },
   names: (spec) => (spec.allowListFrom ?? []).flatMap((s) => (s.cidrs !== undefined ? [s.cidrs.name] : [])),
-  decode: (obj: KubeObject): Decoded<Readonly<Record<string, string>>> => ({ value: (obj as ConfigMapObject).data ?? {} }),
+  decode: (obj: KubeObject): Decoded<AllowListConfigMap> => ({ value: { data: (obj as ConfigMapObject).data ?? {} } }),
+  // Found but unreadable is the allow list's to say (InvalidAllowListSource), as its absence is.
+  unreadable: (why) => ({ value: { unreadable: why } }),
   // Its absence is said by the allow list's own reason (held, never sent without it).
   required: () => false,
 });
@@ -61,8 +75,8 @@ export type AllowListResolution = DesiredAllowList | HeldAllowList;
 export interface AllowListSources {
   /** The cluster's Nodes; undefined when the operator may not read them. */
   nodes: ReadStore<NodeObject> | undefined;
-  /** A labelled ConfigMap's data in the database's namespace, as this pass resolved it; undefined when there is none. */
-  configMap(name: string): Readonly<Record<string, string>> | undefined;
+  /** A labelled ConfigMap in the database's namespace, as this pass resolved it; undefined when there is none. */
+  configMap(name: string): AllowListConfigMap | undefined;
 }
 
 /** The entries of a ConfigMap value: addresses or CIDRs separated by whitespace or commas; `#` starts a comment. */
@@ -105,9 +119,10 @@ export function desiredAllowList(spec: Pick<ManagedDatabaseSpec, "allowList" | "
     }
     if (source.cidrs !== undefined) {
       const { name, key } = source.cidrs;
-      const data = sources.configMap(name);
-      if (data === undefined) return hold(ManagedDatabaseReasons.AllowListSourceNotFound, `spec.allowListFrom names ConfigMap ${name}, which is not in this namespace with the label ${ALLOW_LIST_LABEL}: "true" (the operator reads only ConfigMaps labelled so)`);
-      const text = data[key];
+      const found = sources.configMap(name);
+      if (found === undefined) return hold(ManagedDatabaseReasons.AllowListSourceNotFound, `spec.allowListFrom names ConfigMap ${name}, which is not in this namespace with the label ${ALLOW_LIST_LABEL}: "true" (the operator reads only ConfigMaps labelled so)`);
+      if (found.unreadable !== undefined) return hold(ManagedDatabaseReasons.InvalidAllowListSource, `ConfigMap ${name} (spec.allowListFrom) cannot be read: ${found.unreadable}`);
+      const text = Object.hasOwn(found.data, key) ? found.data[key] : undefined;
       if (text === undefined) return hold(ManagedDatabaseReasons.AllowListSourceNotFound, `ConfigMap ${name} has no key ${key} (spec.allowListFrom)`);
       const parsed = parseCidrs(text);
       if (parsed.invalid.length > 0) {

@@ -54,13 +54,24 @@ export function sameFingerprint(a: string, b: string): boolean {
 }
 
 /**
+ * The most a TLS Secret's tls.crt and tls.key may hold together (base64, as the API serves them)
+ * for the operator to read it: a certificate with its chain and key is a few KiB; a larger one
+ * is TLSSecretInvalid, saying so.
+ */
+export const TLS_MAX_BYTES = 64 * 1024;
+
+/**
  * The https configs' TLS Secrets: decoded once per pass by the runtime, and a renewed certificate
  * wakes the NodeBalancers that use it.
  */
 export const tlsReference = reference<NodeBalancerSpec, TlsMaterial>({
   name: "tls",
-  // Only TLS Secrets are cached (a field selector), not every Secret of the cluster.
-  target: { secrets: { fieldSelector: `type=${TLS_SECRET_TYPE}` } },
+  // TLS Secrets (a field selector) are watched as metadata only: no private key is ever listed or
+  // cached for being a TLS Secret. The one an https config names is read by name (tls.crt and
+  // tls.key only) and kept while a NodeBalancer names it: a pass plans and sends the config with
+  // it in hand (a rebuild for a node change sends it again), and its watch still sees a renewal,
+  // which is read again and wakes the NodeBalancers that use it.
+  target: { secrets: { fieldSelector: `type=${TLS_SECRET_TYPE}`, content: { byName: { maxBytes: TLS_MAX_BYTES, keys: ["tls.crt", "tls.key"] } } } },
   names: (spec) => spec.configs.flatMap((c) => (c.protocol === "https" && c.tlsSecretRef !== undefined ? [c.tlsSecretRef.name] : [])),
   decode: readTlsSecret,
   reasons: { notFound: NodeBalancerReasons.TLSSecretNotFound, notReady: NodeBalancerReasons.TLSSecretInvalid },

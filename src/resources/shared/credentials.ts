@@ -41,11 +41,21 @@ export type { AccountRecord } from "./schema.ts";
 export const CREDENTIALS_REFERENCE = "credentials";
 /**
  * Token Secrets carry this label (as Argo CD's repository Secrets carry theirs): only they are
- * cached, not every Secret of the watched namespaces (an all-namespaces install would otherwise
- * hold the cluster's Secrets in memory).
+ * watched, not every Secret of the watched namespaces.
  */
 export const CREDENTIALS_LABEL = "linode.operator.dev/credentials";
-export const CREDENTIALS_SECRETS: Selectors = { labelSelector: `${CREDENTIALS_LABEL}=true` };
+/**
+ * The most a token Secret's data may hold (keys and base64 values) for the operator to read it: a
+ * Linode token is 64 characters. Anyone may label a Secret, so the label says nothing of its
+ * size: a larger one is CredentialsInvalid, saying so, and costs the operator nothing.
+ */
+export const CREDENTIALS_MAX_BYTES = 4096;
+/**
+ * Watched as metadata only (a label anyone can set selects them); a Secret's token is read by
+ * name while a resource names it (by its credentialsRef, or its record), so a changed token is
+ * still read again and wakes the resources that use it.
+ */
+export const CREDENTIALS_SECRETS: Selectors = { labelSelector: `${CREDENTIALS_LABEL}=true`, content: { byName: { maxBytes: CREDENTIALS_MAX_BYTES } } };
 const HOW_TO = `kubectl create secret generic NAME --from-literal=token=... && kubectl label secret NAME ${CREDENTIALS_LABEL}=true`;
 
 /**
