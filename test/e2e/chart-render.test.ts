@@ -67,6 +67,19 @@ describe("the chart, rendered", () => {
     expect(rules(off.docs)).not.toContain("endpointslices");
   });
 
+  it("watchNamespaces: Secrets and ConfigMaps are reached through a Role in each of those namespaces only; nothing grants them cluster-wide", async () => {
+    const grants = (d: Doc, resource: string): boolean => ((d as unknown as { rules?: { resources?: string[] }[] }).rules ?? []).some((r) => r.resources?.includes(resource) === true);
+    const scoped = await dryRun("linode.token=t", "rbac.readNodes=true", "watchNamespaces={team-a,team-b}");
+    for (const resource of ["secrets", "configmaps"]) {
+      expect(scoped.docs.filter((d) => d.kind === "ClusterRole" && grants(d, resource))).toEqual([]);
+      const roles = scoped.docs.filter((d) => d.kind === "Role" && grants(d, resource)) as unknown as { metadata: { namespace: string } }[];
+      expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(["team-a", "team-b"]);
+    }
+    // Without it, the operator watches every namespace: one ClusterRole.
+    const all = await dryRun("linode.token=t");
+    expect(all.docs.filter((d) => d.kind === "ClusterRole" && grants(d, "secrets"))).toHaveLength(1);
+  });
+
   it("the kinds' own settings have values, passed only when set", async () => {
     expect(env((await dryRun("linode.token=t")).docs)).not.toHaveProperty("NODEBALANCER_STATS_SECONDS");
     const set = env((await dryRun("linode.token=t", "nodeBalancerStatsSeconds=0", "backupsRefreshHours=6", "allowListIntervalSeconds=30", "pollHealthSeconds=900", "nodeBalancerRereadSeconds=1800")).docs);

@@ -49,14 +49,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 # The kinds' plurals come from the one list of kinds (_kinds.tpl, generated).
 {{ include "linode-operator.kindRules" . }}
 # Connection Secrets: created by the operator (a name someone else holds is read, never
-# written), updated with server-side apply, watched by label, deleted after a rename; token
-# Secrets get the in-use finalizer (patch) while a resource uses them. RBAC cannot restrict
-# list/watch to a label, so these verbs cover the namespace's Secrets.
+# written), updated with server-side apply, watched by label (only those its resources control
+# are kept), deleted after a rename. Token and TLS Secrets: listed and watched as metadata only
+# (by label, by type), the one a resource names read by name (get); token Secrets get the
+# in-use finalizer (patch) while a resource uses them. RBAC cannot restrict list/watch to a
+# label, so these verbs cover the namespace's Secrets: with watchNamespaces, a Role in each of
+# those namespaces grants them, and nothing grants them anywhere else.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
-# ConfigMaps a database's allowListFrom names (an egress gateway's addresses): read only, and
-# only those labelled linode.operator.dev/allow-list=true are listed and cached.
+# ConfigMaps a database's allowListFrom names (an egress gateway's addresses): read only; those
+# labelled linode.operator.dev/allow-list=true are listed and watched as metadata only, the one
+# named read by name.
 - apiGroups: [""]
   resources: ["configmaps"]
   verbs: ["get", "list", "watch"]
