@@ -47,10 +47,12 @@ export class References<Spec> {
       self.addIndex(index, refersTo);
       // A store that reads content by name (Secrets a tenant can label) reads what these name:
       // told when what an object names may have changed (its spec, its record, its deletion).
-      store.contentNamedBy(self, index);
-      self.onEvent((_ev, obj, old) => {
-        for (const o of old === undefined ? [obj] : [obj, old]) for (const key of refersTo(o)) store.renamed(key);
-      });
+      if (store.readsByName) {
+        store.contentNamedBy(self, index);
+        self.onEvent((_ev, obj, old) => {
+          for (const o of old === undefined ? [obj] : [obj, old]) for (const key of refersTo(o)) store.renamed(key);
+        });
+      }
       store.onEvent((ev, obj, old) => {
         // A change that leaves what referrers read of it alone (its decoded view: kinds read
         // nothing else) wakes none of them: a database's status write carrying only its backups

@@ -121,6 +121,11 @@ export class SharedStore<T extends KubeObject> implements ReadStore<T> {
     return this.unread.get(obj);
   }
 
+  /** Whether this store reads content by name (ContentPolicy.byName): it is told what names what. */
+  get readsByName(): boolean {
+    return false;
+  }
+
   /** The objects `referrers` name (through their index `index`) are the ones whose content is read (a by-name store; others hold what they keep). */
   contentNamedBy(_referrers: Referrers, _index: string): void {
     // Every object's content is kept (as its policy cuts it): nothing to read by name.
@@ -220,6 +225,10 @@ export class ByNameStore<T extends KubeObject> extends SharedStore<T> {
     // Metadata only: not named, or not read (yet).
     const failed = this.failures.get(objectKey(obj));
     return failed !== undefined ? `it could not be read: ${failed.message}` : "it has not been read yet";
+  }
+
+  override get readsByName(): boolean {
+    return true;
   }
 
   override contentNamedBy(referrers: Referrers, index: string): void {

@@ -118,7 +118,7 @@ describe("caches of Secrets and ConfigMaps", () => {
     const store = storeFor(credentialsReference().target);
     await kube.applySecret(secret("tenant", { token: "x".repeat(100_000) }, { labels: { ...CREDENTIALS, other: "y" }, annotations: { notes: "n".repeat(100_000) } }));
     await pool.startAndSync();
-    expect(kube.lists.find((l) => l.plural === "secrets")).toMatchObject({ metadataOnly: true, limit: 50, labelSelector: "linode.operator.dev/credentials=true" });
+    expect(kube.lists.find((l) => l.plural === "secrets")).toMatchObject({ metadataOnly: true, limit: 20, labelSelector: "linode.operator.dev/credentials=true" });
     expect(kube.watches).toEqual([expect.objectContaining({ path: `/api/v1/namespaces/${ns}/secrets`, metadataOnly: true })]);
     const kept = store.get(ns, "tenant");
     expect(kept).toEqual({ metadata: { name: "tenant", namespace: ns, uid: expect.any(String) as string, resourceVersion: expect.any(String) as string } });
