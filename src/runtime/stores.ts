@@ -208,7 +208,17 @@ export class ByNameStore<T extends KubeObject> extends SharedStore<T> {
     entries?.track(`informer.${name}.content`, () => this.content.size);
   }
 
+  /**
+   * A named object whose first read has not completed is not there yet, as its handlers have not
+   * heard of it: a pass meanwhile sees what it saw before (e.g. not found), not a passing "not
+   * read yet" reported as the referrer's reason; the read's event wakes the referrers.
+   */
+  override get(namespace: string, name: string): T | undefined {
+    return this.getByKey(`${namespace}/${name}`);
+  }
+
   override getByKey(key: string): T | undefined {
+    if (this.unheard.has(key)) return undefined;
     return this.content.get(key) ?? super.getByKey(key);
   }
 
@@ -377,6 +387,9 @@ export class ByNameStore<T extends KubeObject> extends SharedStore<T> {
     this.o.logger?.warn({ informer: this.name, object: key, err: errorChain(err), retryInMillis: delay }, "could not read a named object; retrying");
     const timer = setTimeout(() => { this.renamed(key); }, delay);
     this.failures.set(key, { message: errorChain(err), count, timer });
+    // Its referrers hear of it now, unreadable with the reason, rather than not at all.
+    const meta = super.getByKey(key);
+    if (this.unheard.delete(key) && meta !== undefined) this.emit("add", meta);
   }
 
   private clearFailure(key: string): void {

@@ -153,3 +153,42 @@ describe("generic runtime on a real API server", () => {
     expect(cloud.objects.has(id2)).toBe(true);
   });
 });
+
+describe("crash isolation on a real API server", () => {
+  const cluster = useTestCluster("crash-iso");
+  const cloud = new GadgetCloud();
+  let deps: ReturnType<typeof runtimeDeps>;
+  let controller: Controller;
+  const healthy = Array.from({ length: 50 }, (_, i) => `ok-${String(i)}`);
+
+  beforeAll(async () => {
+    const applied = await cluster.kubectl(["apply", "--server-side", "-f", "-"], { input: JSON.stringify(gadgetCrd) });
+    expect(applied.code, applied.stderr).toBe(0);
+    await cluster.kubectl(["wait", "--for=condition=Established", `crd/${gadgetCrd.metadata.name}`, "--timeout=30s"]);
+    deps = runtimeDeps(cluster.adminKubeconfig);
+    controller = new Controller(cloud.kind({ pendingMillis: 200, readyMillis: 60_000 }), deps, {
+      concurrency: 4, namespaces: [cluster.namespace], backoff: { baseMillis: 300, maxMillis: 10_000, jitter: 0.2 }, coalesceMillis: 0,
+    });
+    await controller.start();
+  });
+  afterAll(async () => { await controller.stop(); });
+
+  it("a kind that throws for one object (a bug in its observe) while 50 others converge: that one is Synced=False ReconcileError with a Warning, counted; the others are Ready", async () => {
+    cloud.bugs.set(`${cluster.namespace}/broken`, "observe");
+    const create = (name: string): Promise<ManagedObject> => deps.kube.createCustom(gadgetType, cluster.namespace, {
+      apiVersion: `${gadgetType.group}/${gadgetType.version}`, kind: gadgetType.kind, metadata: { name }, spec: { size: 1 },
+    });
+    await create("broken");
+    for (const name of healthy) await create(name);
+    const objects = async (): Promise<ManagedObject[]> => (await deps.kube.list<ManagedObject>(gadgetType, { namespace: cluster.namespace })).items;
+    const isReady = (o: ManagedObject): boolean => o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+    await waitFor("50 Ready", async () => ((await objects()).filter((o) => healthy.includes(o.metadata.name) && isReady(o)).length === 50 ? true : undefined), 120_000, 250);
+    const broken = await deps.kube.getCustom<ManagedObject>(gadgetType, { namespace: cluster.namespace, name: "broken" });
+    const synced = broken.status?.conditions?.find((c) => c.type === "Synced");
+    expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
+    expect(synced?.message).toContain("bug");
+    const events = await cluster.core.listNamespacedEvent({ namespace: cluster.namespace });
+    expect(events.items.some((e) => e.involvedObject.name === "broken" && e.type === "Warning" && e.reason === "ReconcileError")).toBe(true);
+    expect(await metricValue(deps.metrics, "linode_operator_unexpected_errors_total", { where: "reconcile" })).toBeGreaterThan(0);
+  });
+});

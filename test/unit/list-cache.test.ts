@@ -29,6 +29,12 @@ function source(onChange?: (id: number) => void): { cache: ListCache<Obj>; state
 
 const signal = new AbortController().signal;
 
+/** Returns once `millis` have passed by the clock the cache reads (a timer may fire early by it). */
+async function elapsed(millis: number): Promise<void> {
+  const start = Date.now();
+  while (Date.now() - start < millis) await new Promise((r) => setTimeout(r, 1));
+}
+
 describe("ListCache", () => {
   it("one list serves every read within the age; a change we made is read fresh", async () => {
     const s = source();
@@ -55,7 +61,7 @@ describe("ListCache", () => {
   it("an object created while a list is on its way: the create's answer stands if that list lacks it (no GET); a later list's state wins", async () => {
     const s = source();
     await s.cache.get(1, 10_000, signal);
-    await new Promise((r) => setTimeout(r, 2));
+    await elapsed(3);
     const open = s.hold();
     const pending = s.cache.get(1, 1, signal); // a list on its way, taken before the create
     expect(s.lists).toBe(2);
@@ -66,7 +72,7 @@ describe("ListCache", () => {
     expect((await s.cache.get(3, 10_000, signal))?.status).toBe("provisioning");
     expect(s.gets).toBe(0);
     s.state.set(3, { id: 3, status: "active" });
-    await new Promise((r) => setTimeout(r, 2));
+    await elapsed(3);
     expect((await s.cache.get(3, 1, signal))?.status).toBe("active");
     expect(s.gets).toBe(0);
   });
