@@ -10,6 +10,7 @@ import { createOperatorMetrics, type OperatorMetrics } from "../metrics/operator
 import { KubeEventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { Manager } from "../runtime/manager.ts";
+import { ownershipKey } from "../runtime/ownership-key.ts";
 import { buildControllers } from "../resources/index.ts";
 import { LinodeAccounts } from "../resources/shared/credentials.ts";
 
@@ -40,6 +41,8 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
     logger: log.child({ component: "linode" }), userAgent: "linode-operator",
   });
   const linode = config.linodeToken === undefined ? undefined : client(config.linodeToken);
+  // Beside the Lease, as its namespace is the operator's own: what proves the records it writes.
+  const proofKey = await ownershipKey(kube, { namespace: config.leaderElectionNamespace, name: `${config.leaderElectionId}-ownership-key` }, log);
   const required = new Set(config.requireCredentialsRef);
   const adopting = new Set(config.adoptNamespaces);
   const accounts = new LinodeAccounts({
@@ -48,6 +51,7 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
     requireRef: (namespace) => required.has("*") || required.has(namespace),
     adoptionAllowed: (namespace) => adopting.has("*") || adopting.has(namespace),
     entries: metrics.cacheEntries,
+    proofKey,
   });
   // Owned by our ServiceAccount when it lives beside the Lease: uninstalling then removes it.
   const sa = kube.serviceAccount();

@@ -13,7 +13,7 @@ import { execCapture, useTestCluster } from "../harness/cluster.ts";
 const chart = fileURLToPath(new URL("../../helm/linode-operator", import.meta.url));
 const chartVersion = (JSON.parse(readFileSync(fileURLToPath(new URL("../../package.json", import.meta.url)), "utf8")) as { version: string }).version;
 
-interface Doc { kind?: string; spec?: { endpoints?: { honorLabels?: boolean }[]; template?: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } }
+interface Doc { kind?: string; metadata?: { name?: string }; spec?: { endpoints?: { honorLabels?: boolean }[]; template?: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } }
 
 describe("the chart, rendered", () => {
   const cluster = useTestCluster("chart");
@@ -72,9 +72,15 @@ describe("the chart, rendered", () => {
     const scoped = await dryRun("linode.token=t", "rbac.readNodes=true", "watchNamespaces={team-a,team-b}");
     for (const resource of ["secrets", "configmaps"]) {
       expect(scoped.docs.filter((d) => d.kind === "ClusterRole" && grants(d, resource))).toEqual([]);
-      const roles = scoped.docs.filter((d) => d.kind === "Role" && grants(d, resource)) as unknown as { metadata: { namespace: string } }[];
+      const roles = scoped.docs.filter((d) => d.kind === "Role" && grants(d, resource) && !d.metadata?.name?.endsWith("-leader-election")) as unknown as { metadata: { namespace: string } }[];
       expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(["team-a", "team-b"]);
     }
+    // In its own namespace, beside its Lease: its ownership key, read by name (and made once).
+    const own = scoped.docs.find((d) => d.kind === "Role" && d.metadata?.name?.endsWith("-leader-election")) as unknown as { rules: { resources?: string[]; resourceNames?: string[]; verbs: string[] }[] };
+    expect(own.rules.filter((r) => r.resources?.includes("secrets") === true)).toEqual([
+      { apiGroups: [""], resources: ["secrets"], resourceNames: ["x-linode-operator-ownership-key"], verbs: ["get"] },
+      { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+    ]);
     // Without it, the operator watches every namespace: one ClusterRole.
     const all = await dryRun("linode.token=t");
     expect(all.docs.filter((d) => d.kind === "ClusterRole" && grants(d, "secrets"))).toHaveLength(1);

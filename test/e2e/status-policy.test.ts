@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
+import { tokenId } from "../../src/linode/index.ts";
 import { execCapture, useTestCluster } from "../harness/cluster.ts";
 import { installCrds } from "../harness/crds.ts";
 import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
@@ -183,7 +184,7 @@ describe("only the operator writes status (the chart's ValidatingAdmissionPolicy
     await untilAdmission("the tenant, once its group is named", "allowed", as("red"), team("red"), "restored");
   });
 
-  it("with statusPolicy.enabled=false the tenant's write goes through (what the policy prevents)", async () => {
+  it("with statusPolicy.enabled=false the tenant's write goes through (what the policy prevents), and the operator's ownership proof still keeps a forged record from reaching another's database", async () => {
     const created = await cluster.kubectl(["apply", "-f", "-"], { input: database(team("red"), "forged") });
     expect(created.code, created.stderr).toBe(0);
     await install("red", "statusPolicy.enabled=false");
@@ -192,6 +193,31 @@ describe("only the operator writes status (the chart's ValidatingAdmissionPolicy
     const forged = await patchStatus(as("red"), team("red"), "forged");
     expect(forged).toEqual({ code: 200, message: "" });
     expect(await statusId(team("red"), "forged")).toBe("4242");
+
+    // Without the policy, a forged record still moves nothing: the tenant points its decoy at a
+    // database it does not own (made outside the operator, in the operator's account), and the
+    // operator, as the Deployment runs it, neither reads it, changes it nor deletes it.
+    const api = (path: string, init: RequestInit = {}): Promise<Response> => fetch(`${emulator.url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } });
+    const victim = await (await api("/databases/mysql/instances", { method: "POST", body: JSON.stringify({ label: "victim-db", region: "us-east", type: "g6-nanode-1", engine: "mysql/8", allow_list: ["198.51.100.7/32"] }) })).json() as { id: number };
+    const record = await cluster.kubectl(["-n", team("red"), "patch", "manageddatabase", "forged", "--subresource=status", "--type=merge",
+      "-p", JSON.stringify({ status: { externalId: String(victim.id), account: { id: tokenId(token) } } })], { kubeconfig: as("red") });
+    expect(record.code, record.stderr).toBe(0);
+    const red = await operatorOf("red");
+    operator = startOperator([], {
+      ...red.env, KUBECONFIG: red.kubeconfig, POD_NAMESPACE: ns(), POD_NAME: "red-0", LINODE_TOKEN: token,
+      HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
+    });
+    const held = await cluster.kubectl(["-n", team("red"), "wait", "--for=jsonpath={.status.conditions[?(@.type==\"Synced\")].reason}=OwnershipUnproven", "manageddatabase/forged", "--timeout=120s"]);
+    expect(held.code, held.stderr + JSON.stringify(operator.logs.slice(-5))).toBe(0);
+    const deleted = await cluster.kubectl(["-n", team("red"), "delete", "manageddatabase", "forged", "--wait=true", "--timeout=120s"]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    const still = await (await api(`/databases/mysql/instances/${String(victim.id)}`)).json() as { label?: string; allow_list?: string[] };
+    expect(still).toMatchObject({ label: "victim-db", allow_list: ["198.51.100.7/32"] });
+    const events = (await cluster.kubectl(["-n", team("red"), "get", "events", "--field-selector", "involvedObject.name=forged,reason=NotDeleted", "-o", "name"])).stdout.trim();
+    expect(events).not.toBe("");
+    operator.child.kill("SIGTERM");
+    expect(await operator.exited).toBe(0);
+    operator = undefined;
   });
 
   it("two releases watching different namespaces: each refuses the tenants there, neither refuses the other's operator", async () => {

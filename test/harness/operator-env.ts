@@ -2,6 +2,7 @@
 // shared API server, and every kind's controller running in-process over one set of shared
 // caches, as the operator runs them (so tests can read their metrics), plus a LinodeClient to
 // inspect the emulator as a user would.
+import { createHash } from "node:crypto";
 import { Registry } from "prom-client";
 import { LinodeClient } from "../../src/linode/index.ts";
 import type { RetryPolicy } from "../../src/linode/retry.ts";
@@ -104,6 +105,8 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
     requireRef: (namespace) => required.has("*") || required.has(namespace),
     adoptionAllowed: (namespace) => adopting.has("*") || adopting.has(namespace),
     entries: deps.metrics.cacheEntries,
+    // As an install's ownership key: one per test namespace, the same across the env's restarts.
+    proofKey: createHash("sha256").update(`ownership-key/${cluster.namespace}`).digest(),
     ...(opts.unusedAccountReleaseMillis !== undefined ? { unusedReleaseMillis: opts.unusedAccountReleaseMillis } : {}),
   });
   const protection = new ReferenceProtection(deps.kube, deps.log, deps.metrics.cacheEntries);

@@ -108,7 +108,7 @@ export const restoreFromSchema = z.object({
   pointInTime: z.object({
     databaseRef: localObjectRefSchema.optional().meta({ description: "The ManagedDatabase in this namespace whose database to fork (it must be in the same Linode account as this one: the same credentialsRef)." }),
     databaseId: linodeIdSchema.optional().meta({
-      description: "The Linode id of the database to fork, when no ManagedDatabase here manages it. Like adoption: with the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed), always with credentialsRef (your own account's token).",
+      description: "The Linode id of the database to fork, when no ManagedDatabase here manages it. Like adoption: with the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed), always with credentialsRef (your own account's token). A database another namespace's ManagedDatabase records is refused exactly as a missing one (RestoreSourceMismatch).",
     }),
     restoreTime: z.iso.datetime({ offset: true }).optional().meta({
       description: "The point in time (RFC 3339, e.g. 2026-11-24T18:30:00Z), between the source's status.oldestRestoreTime (about seven days back) and now; otherwise RestoreTimeOutOfRange, nothing sent. Omitted: the latest.",
@@ -189,7 +189,7 @@ export const managedDatabaseSpecSchema = z.object({
     subnetId: linodeIdSchema.meta({ description: "The subnet's id in that VPC." }),
     publicAccess: z.boolean().default(false).meta({ description: "Whether the cluster stays reachable from the internet too (through its allow list). Default false: only from the VPC." }),
   }).optional().meta({
-    description: "Current platform only: the VPC subnet the cluster joins. Set, changed or removed (then it leaves the VPC); without public access the API's hosts, and so the Secret's host, are the private ones. On the legacy platform it is UnsupportedOnPlatform.",
+    description: "Current platform only: the VPC subnet the cluster joins. Set, changed or removed (then it leaves the VPC); without public access the API's hosts, and so the Secret's host, are the private ones. Naming a VPC by id is like adoption: with the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed, nothing sent), always with credentialsRef. On the legacy platform it is UnsupportedOnPlatform.",
   }),
   suspended: z.boolean().default(false).meta({
     description: "Current platform only: true suspends the cluster (it stops, and its billing with it; its data is kept; Linode deletes a cluster suspended for 180 days), false resumes it. While suspended, Ready is False with reason Suspended and the connection Secret is kept. On the legacy platform true is UnsupportedOnPlatform.",

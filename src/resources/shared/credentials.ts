@@ -20,8 +20,8 @@
 // chart's admission policy refuses that; not every cluster has it). So the cloud object a record
 // names is acted on (changed, deleted, its credentials published) only when this resource
 // provably owns it: status.externalIdProof, an HMAC of the resource's uid and the cloud id under
-// the token of the account (which only the operator, and whoever holds that account's token,
-// can compute); or, where there is none yet (a create whose answer was lost, a record written by
+// the install's ownership key (a Secret only the operator reads: runtime/ownership-key.ts; where
+// it cannot have one, the account's token), which no tenant can compute; or, where there is none yet (a create whose answer was lost, a record written by
 // an earlier version, a token rotated, a restored resource), the cloud object's label is the one
 // this resource creates with and it was created after this resource (and after the create it
 // announced); or the spec names it by id where naming is allowed. Anything else is
@@ -87,16 +87,17 @@ export class Account {
   private readonly untracks: Untrack[] = [];
   private readonly sign: (text: string) => string;
 
-  constructor(id: string, linode: LinodeClient, operator: boolean, entries: CacheEntries | undefined, token: string) {
+  /** `key`: what proofs are made with (the install's ownership key; else this account's token). */
+  constructor(id: string, linode: LinodeClient, operator: boolean, entries: CacheEntries | undefined, key: string | Uint8Array) {
     this.id = id;
     this.linode = linode;
     this.operator = operator;
     this.entries = entries;
-    // The token stays inside this closure: the HMAC shows nothing of it.
-    this.sign = (text) => createHmac("sha256", token).update(text).digest("base64url").slice(0, 32);
+    // The key stays inside this closure: the HMAC shows nothing of it.
+    this.sign = (text) => createHmac("sha256", key).update(text).digest("base64url").slice(0, 32);
   }
 
-  /** The proof that `text` was written by whoever holds this account's token (the operator). */
+  /** The proof that `text` was written by the operator (whoever holds the key). */
   prove(text: string): string {
     return this.sign(text);
   }
@@ -143,6 +144,8 @@ export interface AccountsOptions {
   idleReleaseMillis?: number;
   /** Where the accounts held, and the maps their parts keep, are counted. */
   entries?: CacheEntries;
+  /** The install's ownership key (runtime/ownership-key.ts): proofs are made with it; without it, with each account's token. */
+  proofKey?: Uint8Array | undefined;
 }
 
 /** The Linode clients of every account the operator acts in, one per token. */
@@ -158,7 +161,7 @@ export class LinodeAccounts {
 
   constructor(opts: AccountsOptions) {
     this.opts = opts;
-    this.operator = opts.operator === undefined ? undefined : new Account(tokenId(opts.operator.token), opts.operator.client, true, opts.entries, opts.operator.token);
+    this.operator = opts.operator === undefined ? undefined : new Account(tokenId(opts.operator.token), opts.operator.client, true, opts.entries, opts.proofKey ?? opts.operator.token);
     this.sweeper = setInterval(() => { void this.releaseIdle(); }, Math.min(SWEEP_MILLIS, this.unusedMillis, this.idleMillis));
     this.sweeper.unref();
     opts.entries?.track("linode.accounts", () => this.byToken.size);
@@ -177,7 +180,7 @@ export class LinodeAccounts {
     if (this.operator?.id === id) return this.touch(this.operator);
     let account = this.byToken.get(id);
     if (account === undefined) {
-      account = new Account(id, this.opts.clientFor(token), false, this.opts.entries, token);
+      account = new Account(id, this.opts.clientFor(token), false, this.opts.entries, this.opts.proofKey ?? token);
       this.byToken.set(id, account);
     }
     return this.touch(account);

@@ -47,7 +47,7 @@ export type AccountRecord = z.infer<typeof accountRecordSchema>;
 
 /** status.externalIdProof: the operator's proof that status.externalId is this resource's own (credentials.ts). */
 export const externalIdProofSchema = z.string().max(64).optional().meta({
-  description: "The operator's proof that status.externalId is this resource's own: an HMAC of the resource's uid and the cloud id under its account's API token, which only the operator (and whoever holds that token) can compute. A status written by anyone else, or a resource restored from a backup (a new uid), has no valid one: its cloud object is acted on only if it provably was made by this resource (its label, created after it) or is named in the spec where adoption is allowed (OwnershipUnproven).",
+  description: "The operator's proof that status.externalId is this resource's own: an HMAC of the resource's uid and the cloud id under the install's ownership key (a Secret beside the operator's Lease that only it reads; without one, the account's API token), which no tenant can compute. A status written by anyone else, or a resource restored from a backup (a new uid), has no valid one: its cloud object is acted on only if it provably was made by this resource (its label, created after it) or is named in the spec where adoption is allowed (OwnershipUnproven).",
 });
 
 export const managementPolicySchema = z.enum(["Manage", "Observe"]).default("Manage");
