@@ -95,12 +95,14 @@ describe("allowListFrom: nodes", () => {
     const pause = (): Promise<void> => new Promise((r) => setTimeout(r, 300));
     for (let i = 0; i < 10; i++) { await cluster_nodes.add(`new${String(i)}`, { pool: "rolling" }, `198.51.100.${String(40 + i)}`); await pause(); }
     for (let i = 0; i < 3; i++) { await cluster_nodes.remove(`old${String(i)}`); await pause(); }
+    // The changes take ~4 s, longer on a loaded machine (each is a call to the API server).
+    const changedFor = Date.now() - started;
     await until("the new pool only", id, fresh);
     const updates = puts(id) - before;
-    console.log(`[allowListFrom] 13 node changes → ${String(updates)} allow-list updates, converged in ${String(Date.now() - started)} ms`);
+    console.log(`[allowListFrom] 13 node changes over ${String(changedFor)} ms → ${String(updates)} allow-list updates, converged in ${String(Date.now() - started)} ms`);
     expect(updates).toBeGreaterThanOrEqual(1);
-    // ~4 s of changes at one update per 2 s at most, the first at once.
-    expect(updates).toBeLessThanOrEqual(4);
+    // One update per 2 s interval at most while the changes last (the first at once), one more for the last changes; never one per node.
+    expect(updates).toBeLessThanOrEqual(Math.min(12, 2 + Math.floor(changedFor / 2_000)));
     await waitFor("in sync", () => readyAt("rolled", (o) => condition(o, "Synced")?.status === "True"), 30_000, 100);
   });
 

@@ -29,7 +29,8 @@ describe("the ownership key", () => {
     const kube = new MemoryKube();
     kube.failNext("getSecret", new KubeApiError(403, "Forbidden", "secrets is forbidden"));
     const said: string[] = [];
-    expect(await ownershipKey(kube, where, { warn: (_o: object, msg: string) => { said.push(msg); } })).toBeUndefined();
+    const log = { warn: (...args: unknown[]): void => { said.push(String(args[1])); } };
+    expect(await ownershipKey(kube, where, log)).toBeUndefined();
     expect(said.join()).toContain("grant get and create");
   });
 
