@@ -27,9 +27,16 @@ describe("a tenant cannot stop the operator or reach past its namespace", () => 
   const R = (): string => `${cluster.namespace}-r`;
   const mysql = () => k.as().databases.engine("mysql");
   const path = (id: number): string => `/databases/mysql/instances/${String(id)}`;
-  /** What a Role that may write `*‍/status` can do without the chart's admission policy. */
-  const forgeStatus = (namespace: string, name: string, status: Record<string, unknown>): Promise<unknown> =>
-    env.deps.kube.patchCustomStatus(mdb, { namespace, name }, status);
+  /**
+   * What a Role that may write `*‍/status` can do without the chart's admission policy. Returns
+   * once the operator's cache holds the forged status: a status-only change does not wake the
+   * operator, so a pass asked for sooner may still see the status before it.
+   */
+  const forgeStatus = async (namespace: string, name: string, status: Record<string, unknown>): Promise<void> => {
+    const forged = await env.deps.kube.patchCustomStatus(mdb, { namespace, name }, status);
+    const version = Number(forged.metadata.resourceVersion);
+    await waitFor(`${name}'s forged status in the operator's cache`, () => (Number(env.controller.get(`${namespace}/${name}`)?.metadata.resourceVersion ?? 0) >= version ? true : undefined), 30_000, 20);
+  };
   const message = async (namespace: string, name: string, type: string, reason: string): Promise<string> => (await k.condWith(mdb, namespace, name, type, reason)).message ?? "";
 
   /** A database made outside the operator, a little longer ago than the clocks may disagree. */
