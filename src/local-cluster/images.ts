@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { execCapture } from "./exec.ts";
-import { buildahRoot, cacheDir } from "./paths.ts";
+import { withCacheLock } from "./machine-lock.ts";
+import { buildahRoot, cacheDir, tempBeside } from "./paths.ts";
 
 export const BASE_IMAGE = "localhost/node:24-bookworm-slim";
 export const APP_IMAGE = "localhost/linode-operator:dev";
@@ -25,7 +26,13 @@ export async function buildahEnv(): Promise<NodeJS.ProcessEnv> {
   await mkdir(root, { recursive: true });
   const conf = join(root, "storage.conf");
   // Native kernel overlay works here; vfs is 10x slower and 8x bigger.
-  await writeFile(conf, `[storage]\ndriver = "overlay"\nrunroot = "${join(root, "run")}"\ngraphroot = "${join(root, "graph")}"\n`);
+  const text = `[storage]\ndriver = "overlay"\nrunroot = "${join(root, "run")}"\ngraphroot = "${join(root, "graph")}"\n`;
+  // Read by a buildah another suite may be starting: never truncated in place.
+  if (await readFile(conf, "utf8").catch(() => undefined) !== text) {
+    const tmp = tempBeside(conf);
+    await writeFile(tmp, text);
+    await rename(tmp, conf);
+  }
   return { ...process.env, CONTAINERS_STORAGE_CONF: conf, BUILDAH_ISOLATION: "chroot" };
 }
 
@@ -82,6 +89,14 @@ export async function buildBaseImage(opts: { force?: boolean; log?: (l: string) 
   const t0 = Date.now();
   const existing = opts.force === true ? undefined : await imageInfo(BASE_IMAGE, env);
   if (existing !== undefined) return { ref: BASE_IMAGE, millis: Date.now() - t0, cached: true, bytes: existing.bytes };
+  return withCacheLock("base-image", async () => {
+    // Another process may have built it while this one waited.
+    const built = opts.force === true ? undefined : await imageInfo(BASE_IMAGE, env);
+    return built !== undefined ? { ref: BASE_IMAGE, millis: Date.now() - t0, cached: true, bytes: built.bytes } : debootstrapBase(env, t0, log);
+  });
+}
+
+async function debootstrapBase(env: NodeJS.ProcessEnv, t0: number, log: (l: string) => void): Promise<BuildResult> {
   const work = await mkdtemp(join(tmpdir(), "linode-operator-base-"));
   const rootfs = join(work, "rootfs");
   let ctr: string | undefined;
@@ -189,9 +204,13 @@ export async function exportImage(ref: string): Promise<{ path: string; millis: 
   const path = join(dir, `${prefix}${id.slice(0, 24)}.tar`);
   const cached = existsSync(path);
   if (!cached) {
-    await rm(`${path}.tmp`, { force: true });
-    await must("buildah", ["push", "--quiet", ref, `docker-archive:${path}.tmp:${ref}`], { env });
-    await rename(`${path}.tmp`, path);
+    const tmp = tempBeside(path);
+    try {
+      await must("buildah", ["push", "--quiet", ref, `docker-archive:${tmp}:${ref}`], { env });
+      await rename(tmp, path);
+    } finally {
+      await rm(tmp, { force: true });
+    }
     for (const f of await readdir(dir)) if (f.startsWith(prefix) && join(dir, f) !== path) await rm(join(dir, f), { force: true });
   }
   return { path, millis: Date.now() - t0, bytes: (await stat(path)).size, cached };

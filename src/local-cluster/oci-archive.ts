@@ -5,9 +5,10 @@ import { createHash } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
 import { chmod, copyFile, mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { execCapture } from "./exec.ts";
-import { cacheDir } from "./paths.ts";
+import { withCacheLock } from "./machine-lock.ts";
+import { cacheDir, tempBeside } from "./paths.ts";
 
 export interface ImageConfig { Entrypoint?: string[]; Cmd?: string[]; Env?: string[]; User?: string; WorkingDir?: string }
 
@@ -37,8 +38,13 @@ export async function writeDockerArchive(rootfs: string, ref: string, config: Im
     const cfgName = `${createHash("sha256").update(cfg).digest("hex")}.json`;
     await writeFile(join(work, cfgName), cfg);
     await writeFile(join(work, "manifest.json"), JSON.stringify([{ Config: cfgName, RepoTags: [ref], Layers: ["layer.tar"] }]));
-    await must("tar", ["-C", work, "-cf", `${out}.tmp`, "manifest.json", cfgName, "layer.tar"]);
-    await rename(`${out}.tmp`, out);
+    const tmp = tempBeside(out);
+    try {
+      await must("tar", ["-C", work, "-cf", tmp, "manifest.json", cfgName, "layer.tar"]);
+      await rename(tmp, out);
+    } finally {
+      await rm(tmp, { force: true });
+    }
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -54,6 +60,10 @@ export const PAUSE_IMAGE = "localhost/pause:local";
 export async function busyboxArchive(ref = BUSYBOX_IMAGE): Promise<string> {
   const out = join(cacheDir(), "images", ref === BUSYBOX_IMAGE ? "busybox.tar" : `busybox-${ref.replace(/[^a-zA-Z0-9.-]+/g, "_")}.tar`);
   if (existsSync(out)) return out;
+  return withCacheLock(basename(out), async () => (existsSync(out) ? out : buildBusybox(ref, out)));
+}
+
+async function buildBusybox(ref: string, out: string): Promise<string> {
   await mkdir(join(cacheDir(), "images"), { recursive: true });
   const root = await mkdtemp(join(tmpdir(), "linode-operator-busybox-"));
   try {
@@ -93,6 +103,10 @@ func main() {
 export async function pauseArchive(): Promise<string> {
   const out = join(cacheDir(), "images", "pause.tar");
   if (existsSync(out)) return out;
+  return withCacheLock("pause.tar", async () => (existsSync(out) ? out : buildPause(out)));
+}
+
+async function buildPause(out: string): Promise<string> {
   await mkdir(join(cacheDir(), "images"), { recursive: true });
   const src = await mkdtemp(join(tmpdir(), "linode-operator-pause-"));
   try {
