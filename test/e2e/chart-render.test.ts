@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import { execCapture, useTestCluster } from "../harness/cluster.ts";
 
 const chart = fileURLToPath(new URL("../../helm/linode-operator", import.meta.url));
@@ -35,6 +35,15 @@ describe("the chart, rendered", () => {
     expect(notes).toContain("credentialsRef: { name: linode }");
     expect(notes).toContain("kubectl label secret linode linode.operator.dev/credentials=true");
     expect(notes).not.toMatch(/https:\/\/…|chart's README/);
+  });
+
+  it("notes: the example database is reachable: from the nodes with rbac.readNodes, else from an address to fill in, never an empty allow list", async () => {
+    const withNodes = await dryRun("linode.token=x", "rbac.readNodes=true");
+    const example = (notes: string): Record<string, unknown> => parse(/<<EOF\n([\s\S]*?)\n\s*EOF/.exec(notes)?.[1]?.replace(/^ {2}/gm, "") ?? "") as Record<string, unknown>;
+    expect(example(withNodes.notes)).toMatchObject({ kind: "ManagedDatabase", spec: { allowListFrom: [{ nodes: { selector: {}, addressType: "ExternalIP" } }] } });
+    const without = await dryRun("linode.token=x");
+    expect((example(without.notes).spec as { allowList?: string[] }).allowList).toEqual(["<the address your clients connect from>/32"]);
+    expect(without.notes).toContain("rbac.readNodes=true");
   });
 
   it("notes: with the operator's token they say every namespace on it shares one account, and where adoption is allowed", async () => {
