@@ -2,7 +2,7 @@
 // the generated CRDs into the chart as a template (templates/crds.yaml), stamps Chart.yaml with
 // package.json's version (the one place it is set) and its Artifact Hub metadata, writes the chart's
 // RBAC rules for the kinds from the one list of kinds, and the chart's README from the
-// comments in its values.yaml:
+// comments in its values.yaml, and Argo CD's health checks for the kinds (deploy/argocd/, docs/argocd.md):
 // `node test/tools/render-deploy.ts [--check]`. With --check it writes nothing and exits 1
 // listing what is stale.
 import { execFile } from "node:child_process";
@@ -15,6 +15,7 @@ import { controlPlaneBinaries } from "../../src/local-cluster/control-plane.ts";
 import { kindDefinitions } from "../../src/resources/index.ts";
 import { API_GROUP, type KindDefinition } from "../../src/runtime/kind-definition.ts";
 import { chartYamlOf } from "../../scripts/chart-metadata.ts";
+import { argocdConfigMap, argocdDoc } from "./argocd-health.ts";
 import { chartReadme } from "./chart-readme.ts";
 
 const run = promisify(execFile);
@@ -103,6 +104,10 @@ export async function desiredFiles(): Promise<Map<string, string>> {
   }
   const files = new Map([...chartFiles].map(([path, content]) => [join(chart, path), content]));
   files.set(join(root, "deploy", "00-namespace.yaml"), namespaceManifest);
+  // Argo CD's health checks: not applied with deploy/ (a folder of its own), merged into argocd-cm.
+  files.set(join(root, "deploy", "argocd", "argocd-cm.yaml"), argocdConfigMap(kindDefinitions));
+  const argocdDocPath = join(root, "docs", "argocd.md");
+  files.set(argocdDocPath, argocdDoc(await readFile(argocdDocPath, "utf8"), kindDefinitions));
   files.set(join(root, "deploy", "linode-operator.yaml"), `# Generated from helm/linode-operator by \`node test/tools/render-deploy.ts\`: do not edit.\n${stdout}`);
   return files;
 }
