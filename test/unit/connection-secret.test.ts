@@ -29,19 +29,19 @@ describe("connection Secret data", () => {
     const d = connectionSecretData(info, { jdbcUrl: "jdbc:postgresql://{{ .host }}:{{ .port }}/{{ .database }}?ssl=true", ca: '{{ index . "ca.crt" }}' });
     expect(d.jdbcUrl).toBe(`jdbc:postgresql://${info.host}:18319/defaultdb?ssl=true`);
     expect(d.ca).toBe(info.caPem);
-    expect(() => connectionSecretData(info, { url: "{{ .nope }}" })).toThrow('connectionSecret.extraData["url"]: {{ .nope }} names no key of the connection Secret');
+    expect(() => connectionSecretData(info, { url: "{{ .nope }}" })).toThrow('connectionSecret.extraData[url]: {{ .nope }} names no key of the connection Secret');
   });
 
   it("a template reads the standard keys only, whatever order the entries come in", () => {
     const d = connectionSecretData(info, { uri: "x://{{ .host }}", copy: "{{ .uri }}" });
     expect(d.uri).toBe(`x://${info.host}`);
     expect(d.copy).toMatch(/^postgresql:\/\//);
-    expect(() => connectionSecretData(info, { a: "1", b: "{{ .a }}" })).toThrow(/extraData\["b"\]: \{\{ \.a \}\} names no key/);
+    expect(() => connectionSecretData(info, { a: "1", b: "{{ .a }}" })).toThrow(/extraData\[b\]: \{\{ \.a \}\} names no key/);
   });
 
   it("a key only some databases have is refused, naming the entry, where this one lacks it", () => {
     expect(connectionSecretData({ ...info, secondaryHost: "standby.example" }, { ro: '{{ index . "secondary-host" }}:{{ .port }}' }).ro).toBe("standby.example:18319");
-    expect(() => connectionSecretData(info, { ro: '{{ index . "secondary-host" }}' })).toThrow('connectionSecret.extraData["ro"]: the key "secondary-host" is not in this database\'s Secret');
+    expect(() => connectionSecretData(info, { ro: '{{ index . "secondary-host" }}' })).toThrow('connectionSecret.extraData[ro]: the key "secondary-host" is not in this database\'s Secret');
   });
 
   // Forms a Go template would take (or choke on) but the operator does not render: each is refused
@@ -59,7 +59,7 @@ describe("connection Secret data", () => {
   ];
   it.each(refused)("refuses %s, naming the key, and never writes it into the Secret", (_what, template, message) => {
     expect(() => connectionSecretData(info, { url: template })).toThrow(message);
-    expect(() => connectionSecretData(info, { url: template })).toThrow('connectionSecret.extraData["url"]: ');
+    expect(() => connectionSecretData(info, { url: template })).toThrow('connectionSecret.extraData[url]: ');
     const parsed = managedDatabaseSpecSchema.safeParse({ engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", connectionSecret: { extraData: { fine: "{{ .host }}", url: template } } });
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues.map((i) => [i.path.join("."), i.message])).toEqual([["connectionSecret.extraData.url", expect.stringMatching(message)]]);

@@ -46,8 +46,8 @@ export function extraDataProblems(extraData: Record<string, string>): { key: str
   });
 }
 
-/** The message a refused entry gets, at admission's level of detail or the operator's. */
-export const extraDataMessage = (key: string, problem: string): string => `connectionSecret.extraData["${key}"]: ${problem}`;
+/** The message a refused entry gets, naming it as the API server does (extraData[key]). */
+export const extraDataMessage = (key: string, problem: string): string => `connectionSecret.extraData[${key}]: ${problem}`;
 
 /**
  * Renders an extraData value from the Secret's standard keys; throws naming the entry when its
