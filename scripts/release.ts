@@ -7,9 +7,10 @@
 //   SHA256SUMS, release.json             checksums, and what was built from which commit
 // The image is built with buildah (as the real-cluster tests build it: a local Node 24 base, no
 // Docker engine), so it needs root and Debian's buildah and debootstrap; `--no-image` skips it.
-//   node scripts/release.ts [--out DIR] [--source DIR] [--image-repository REPO] [--no-image]
+//   node scripts/release.ts [--out DIR] [--source DIR] [--image-repository REPO] [--source-url URL] [--no-image]
 // --source builds another checkout (e.g. an earlier commit's worktree) the same way;
-// --image-repository is what the chart's values name (default: the chart's own).
+// --image-repository is what the chart's values name (default: the chart's own); --source-url
+// the repository's public URL, the chart's home and sources for Artifact Hub.
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -29,6 +30,8 @@ export interface ReleaseOptions {
   out?: string;
   /** The image repository the chart's values name (e.g. ghcr.io/OWNER/linode-operator). */
   imageRepository?: string;
+  /** The repository's public URL: the chart's home, sources and Artifact Hub links. */
+  sourceUrl?: string;
   /** Build the image (needs buildah); default true. */
   image?: boolean;
   /** The commit the source is (default: its git HEAD; for a source exported without .git). */
@@ -103,6 +106,13 @@ export async function buildRelease(opts: ReleaseOptions = {}): Promise<Release> 
       if (stamped === values) throw new Error("the chart's values.yaml has no image.repository to set");
       await writeFile(join(chart, "values.yaml"), stamped);
     }
+    // Artifact Hub's metadata names the image and the source as published (a chart from before
+    // the metadata existed is packaged as it is).
+    const { GENERATED_MARKER, chartYamlOf } = await import("./chart-metadata.ts");
+    if ((await readFile(join(chart, "Chart.yaml"), "utf8")).includes(GENERATED_MARKER)) {
+      const { kindDefinitions } = await import("../src/resources/index.ts");
+      await writeFile(join(chart, "Chart.yaml"), await chartYamlOf(source, chart, kindDefinitions, opts.sourceUrl));
+    }
     await sh(helm, ["package", chart, "--destination", join(out, "chart"), "--version", version, "--app-version", version], source);
   } finally {
     await rm(staged, { recursive: true, force: true });
@@ -138,7 +148,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const source = arg("--source");
   const out = arg("--out");
   const imageRepository = arg("--image-repository");
+  const sourceUrl = arg("--source-url");
   await buildRelease({
+    ...(sourceUrl !== undefined ? { sourceUrl } : {}),
     ...(source !== undefined ? { source } : {}),
     ...(out !== undefined ? { out } : {}),
     ...(imageRepository !== undefined ? { imageRepository } : {}),

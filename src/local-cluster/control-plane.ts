@@ -282,8 +282,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     procs.push(startProcess(dir, binDir, "kube-controller-manager", [
       `--kubeconfig=${adminKubeconfig}`, `--authentication-kubeconfig=${adminKubeconfig}`,
       `--authorization-kubeconfig=${adminKubeconfig}`,
+      // clusterrole-aggregation: a ClusterRole the chart labels for another controller's
+      // aggregating one (servicebinding.io) takes effect as on a real cluster.
       `--controllers=${["garbage-collector-controller", "namespace-controller", "serviceaccount-controller",
-        "serviceaccount-token-controller", ...(options.extraControllers ?? [])].join(",")}`,
+        "serviceaccount-token-controller", "clusterrole-aggregation-controller", ...(options.extraControllers ?? [])].join(",")}`,
       "--service-account-private-key-file=sa.key", "--root-ca-file=ca.crt", "--leader-elect=false",
       "--bind-address=127.0.0.1", `--secure-port=${kcmPort}`,
     ], netns));

@@ -1,8 +1,8 @@
 // Renders deploy/ (plain manifests for `kubectl apply -f deploy/`) from the Helm chart, puts
 // the generated CRDs into the chart as a template (templates/crds.yaml), stamps Chart.yaml with
-// package.json's version (the one place it is set), writes the chart's
+// package.json's version (the one place it is set) and its Artifact Hub metadata, writes the chart's
 // RBAC rules for the kinds from the one list of kinds, and the chart's README from the
-// comments in its values.yaml:
+// comments in its values.yaml, and Argo CD's health checks for the kinds (deploy/argocd/, docs/argocd.md):
 // `node test/tools/render-deploy.ts [--check]`. With --check it writes nothing and exits 1
 // listing what is stale.
 import { execFile } from "node:child_process";
@@ -14,6 +14,8 @@ import { promisify } from "node:util";
 import { controlPlaneBinaries } from "../../src/local-cluster/control-plane.ts";
 import { kindDefinitions } from "../../src/resources/index.ts";
 import { API_GROUP, type KindDefinition } from "../../src/runtime/kind-definition.ts";
+import { chartYamlOf } from "../../scripts/chart-metadata.ts";
+import { argocdConfigMap, argocdDoc } from "./argocd-health.ts";
 import { chartReadme } from "./chart-readme.ts";
 
 const run = promisify(execFile);
@@ -50,6 +52,9 @@ export function kindRules(definitions: readonly KindDefinition[]): string {
   resources: [${list("/finalizers")}]
   verbs: ["update"]
 {{- end -}}
+{{- define "linode-operator.kindResources" -}}
+[${list("")}]
+{{- end -}}
 `;
 }
 
@@ -73,17 +78,10 @@ ${docs.map((d) => `---\n${d.trimEnd()}\n`).join("")}{{- end }}
 `;
 }
 
-/** Chart.yaml with the version taken from package.json: the one place a release's version is set. */
-export function stampChartVersion(chartYaml: string, version: string): string {
-  return chartYaml
-    .replace(/^version: .*$/m, `version: ${version}`)
-    .replace(/^appVersion: .*$/m, `appVersion: "${version}"`);
-}
-
 export async function desiredFiles(): Promise<Map<string, string>> {
   const chartFiles = new Map<string, string>();
-  const { version } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { version: string };
-  const chartYaml = stampChartVersion(await readFile(join(chart, "Chart.yaml"), "utf8"), version);
+  // The version is package.json's, the one place a release's version is set.
+  const chartYaml = await chartYamlOf(root, chart, kindDefinitions);
   chartFiles.set("Chart.yaml", chartYaml);
   const crdDir = join(root, "crds");
   const crds = await Promise.all((await readdir(crdDir)).filter((x) => x.endsWith(".yaml")).sort().map((f) => readFile(join(crdDir, f), "utf8")));
@@ -106,6 +104,10 @@ export async function desiredFiles(): Promise<Map<string, string>> {
   }
   const files = new Map([...chartFiles].map(([path, content]) => [join(chart, path), content]));
   files.set(join(root, "deploy", "00-namespace.yaml"), namespaceManifest);
+  // Argo CD's health checks: not applied with deploy/ (a folder of its own), merged into argocd-cm.
+  files.set(join(root, "deploy", "argocd", "argocd-cm.yaml"), argocdConfigMap(kindDefinitions));
+  const argocdDocPath = join(root, "docs", "argocd.md");
+  files.set(argocdDocPath, argocdDoc(await readFile(argocdDocPath, "utf8"), kindDefinitions));
   files.set(join(root, "deploy", "linode-operator.yaml"), `# Generated from helm/linode-operator by \`node test/tools/render-deploy.ts\`: do not edit.\n${stdout}`);
   return files;
 }

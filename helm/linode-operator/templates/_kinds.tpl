@@ -10,3 +10,6 @@
   resources: ["manageddatabases/finalizers", "databasesnapshots/finalizers", "nodebalancers/finalizers"]
   verbs: ["update"]
 {{- end -}}
+{{- define "linode-operator.kindResources" -}}
+["manageddatabases", "databasesnapshots", "nodebalancers"]
+{{- end -}}

@@ -2,6 +2,7 @@
 // provider, host, port, username, password, uri) plus the CA certificate as PEM, so
 // frameworks that bind Secrets (Spring Cloud Bindings, Quarkus, …) find what they expect.
 // Values never pass through a logger.
+import { renderTemplate } from "./secret-template.ts";
 
 export interface ConnectionInfo {
   engine: "mysql" | "postgresql";
@@ -52,20 +53,8 @@ export function connectionSecretData(c: ConnectionInfo, extraData: Record<string
     "ca.crt": c.caPem,
   };
   if (c.secondaryHost !== undefined && c.secondaryHost !== "") data["secondary-host"] = c.secondaryHost;
-  for (const [key, template] of Object.entries(extraData)) data[key] = renderTemplate(template, data);
+  // Templates read the standard keys only: one entry never depends on another's order or value.
+  const standard = { ...data };
+  for (const [key, template] of Object.entries(extraData)) data[key] = renderTemplate(key, template, standard);
   return data;
-}
-
-/**
- * Renders `{{ .key }}` placeholders from the standard keys (keys with dots or dashes as
- * `{{ index . "ca.crt" }}`), so users can add e.g. a JDBC URL without a sidecar.
- */
-export function renderTemplate(template: string, data: Record<string, string>): string {
-  return template.replace(/\{\{\s*(?:\.([A-Za-z0-9_]+)|index\s+\.\s+"([^"]+)")\s*\}\}/g, (whole, dotted: string | undefined, indexed: string | undefined) => {
-    const key = dotted ?? indexed ?? "";
-    // Only the Secret's own keys: `{{ .constructor }}` names no key, not Object's constructor.
-    const v = Object.hasOwn(data, key) ? data[key] : undefined;
-    if (v === undefined) throw new Error(`connectionSecret template refers to unknown key "${key}" in ${whole}`);
-    return v;
-  });
 }

@@ -2,6 +2,7 @@
 // crds/ from it) and for the controller (which parses specs with it, so zod defaults are the
 // CRD defaults). Cross-field rules live as CEL in `.meta()`: the API server enforces them.
 import { z } from "zod";
+import { extraDataMessage, extraDataProblems, extraDataTemplateRule } from "./secret-template.ts";
 import { commonStatusFields, connectionStatusFields, immutable, immutableOnceSet, immutableOptional, type CelRule } from "../../runtime/contract.ts";
 import {
   accountRecordSchema, externalIdProofSchema, actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
@@ -45,8 +46,10 @@ const qualifiedKeys = (field: string): CelRule => ({
 
 export const connectionSecretSchema = z.object({
   name: dnsSubdomainSchema.optional().meta({ description: "Secret name. Default: <metadata.name>-connection." }),
-  extraData: z.record(z.string(), z.string().max(4096)).optional().meta({
-    description: "Extra Secret keys whose values are templates over the standard keys, e.g. `jdbc:mysql://{{ .host }}:{{ .port }}/{{ .database }}`. Placeholders `{{ .key }}` for type, provider, host, port, username, password, uri, database; keys with dots or dashes as `{{ index . \"ca.crt\" }}` or `{{ index . \"secondary-host\" }}`.",
+  extraData: z.record(z.string(), z.string().max(4096).meta({ "x-kubernetes-validations": [extraDataTemplateRule] })).superRefine((extraData, ctx) => {
+    for (const { key, problem } of extraDataProblems(extraData)) ctx.addIssue({ code: "custom", path: [key], message: extraDataMessage(key, problem) });
+  }).optional().meta({
+    description: "Extra Secret keys whose values are templates over the standard keys, e.g. `jdbc:mysql://{{ .host }}:{{ .port }}/{{ .database }}`. Placeholders `{{ .key }}` for type, provider, host, port, username, password, uri, database; keys with dots or dashes as `{{ index . \"ca.crt\" }}` or `{{ index . \"secondary-host\" }}`. Nothing else: a pipe, a function or an unpaired brace is refused (InvalidSpec naming the key), never written as it is. docs/connection-urls.md has URLs for common drivers.",
     maxProperties: 32,
     "x-kubernetes-validations": [
       { rule: "self.all(k, k.size() <= 253 && k.matches('^[-._a-zA-Z0-9]+$'))", message: "extraData keys must be valid Secret keys: letters, digits, '-', '_' or '.', at most 253 characters" },

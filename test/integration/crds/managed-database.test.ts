@@ -54,6 +54,10 @@ describe("ManagedDatabase CRD", () => {
       ["databaseId 0", { databaseId: 0 }, ["spec.databaseId", "greater than or equal to 1"]],
       ["connection Secret name not a DNS name", { connectionSecret: { name: "Bad_Name" } }, ["spec.connectionSecret.name in body should match"]],
       ["extraData key not a Secret key", { connectionSecret: { extraData: { "bad key": "{{ .host }}" } } }, ["spec.connectionSecret.extraData", "valid Secret keys"]],
+      ["extraData template with a pipe", { connectionSecret: { extraData: { ok: "{{ .host }}", jdbc: "jdbc:mysql://{{ .host | upper }}" } } }, ["spec.connectionSecret.extraData[jdbc]", "a template may only hold {{ .key }}"]],
+      ["extraData template naming no key of the Secret", { connectionSecret: { extraData: { url: "{{ .hostname }}" } } }, ["spec.connectionSecret.extraData[url]", "naming a key of the connection Secret"]],
+      ["extraData template never closed", { connectionSecret: { extraData: { url: "x://{{ .host }:1" } } }, ["spec.connectionSecret.extraData[url]", "unpaired braces"]],
+      ["extraData template closing nothing", { connectionSecret: { extraData: { a: "x://{ .host }}", b: "{{ printf .host }}" } } }, ["spec.connectionSecret.extraData[a]", "spec.connectionSecret.extraData[b]"]],
       ["restore with both a backup and a snapshot", { requests: { restore: { token: "1", backupId: 5, snapshotRef: { name: "snap" } } } }, ["spec.requests.restore", "exactly one of backupId or snapshotRef"]],
       ["restore with neither", { requests: { restore: { token: "1" } } }, ["exactly one of backupId or snapshotRef"]],
       ["restore without a token", { requests: { restore: { backupId: 5 } } }, ["spec.requests.restore.token: Required value"]],
@@ -92,7 +96,7 @@ describe("ManagedDatabase CRD", () => {
       ["label, Secret, policies, adoption", {
         label: "orders-db", deletionPolicy: "Retain", managementPolicy: "Observe", databaseId: 123,
         connectionSecret: {
-          name: "orders-db-creds", extraData: { "jdbc.url": "jdbc:mysql://{{ .host }}:{{ .port }}/app" },
+          name: "orders-db-creds", extraData: { "jdbc.url": "jdbc:mysql://{{ .host }}:{{ .port }}/app", ca: '{{index . "ca.crt"}}', ro: '{{ index . "secondary-host" }}', json: '{"port":{{ .port }}}' },
           labels: { team: "a", "example.com/tier": "gold_1.x", empty: "" }, annotations: { note: "x", "example.com/owner": "team a: orders" },
         },
       }],

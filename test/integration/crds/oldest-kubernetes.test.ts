@@ -37,9 +37,9 @@ describe("the CRDs on the oldest Kubernetes the chart supports", () => {
     const established = await kubectl(["wait", "--for=condition=Established", "--timeout=60s", ...files]);
     expect(established.code, established.stderr).toBe(0);
 
-    const mdb = (allowList: string[]): string => JSON.stringify({
+    const mdb = (allowList: string[], extraData?: Record<string, string>): string => JSON.stringify({
       apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "orders", namespace: "default" },
-      spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowList },
+      spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowList, ...(extraData !== undefined ? { connectionSecret: { extraData } } : {}) },
     });
     const good = await kubectl(["apply", "--dry-run=server", "-f", "-"], mdb(["203.0.113.7", "198.51.100.0/24", "2001:db8::/32"]));
     expect(good.code, good.stderr).toBe(0);
@@ -47,5 +47,10 @@ describe("the CRDs on the oldest Kubernetes the chart supports", () => {
     const bad = await kubectl(["apply", "--dry-run=server", "-f", "-"], mdb(["not-an-address"]));
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/allowList entries must be IP addresses or CIDR ranges/);
+    // findAll (the extraData templates' rule) at work too.
+    const template = await kubectl(["apply", "--dry-run=server", "-f", "-"], mdb(["203.0.113.7"], { ok: '{{ index . "ca.crt" }}', url: "{{ .host | upper }}" }));
+    expect(template.code).not.toBe(0);
+    expect(template.stderr).toMatch(/extraData\[url\]: .*a template may only hold/);
+    expect(template.stderr).not.toMatch(/extraData\[ok\]/);
   });
 });
