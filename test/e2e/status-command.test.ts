@@ -204,6 +204,36 @@ describe("status: what the operator sees", () => {
     expect(wrongContext.stderr).toContain('context "no-such-context" does not exist');
   });
 
+  it("an API failing for the team's account: next is the backoff's retry, then the rate limit's wait, as the conditions say", async () => {
+    const synced = async (reason: string): Promise<{ lastTransitionTime?: string }> => {
+      await db.reasonOf("teamdb", "Synced", reason);
+      const o: ManagedObject = await db.get("teamdb");
+      return (o.status?.conditions ?? []).find((c) => c.type === "Synced") ?? {};
+    };
+    env.emulator.setFaults({ errorRate: 1, errorStatus: 503, tokens: [TEAM_TOKEN] });
+    try {
+      const failing = await synced("ReconcileError");
+      const report = json(await status(["linodedb/teamdb", "-n", ns(), "-o", "json"])) as ObjectReport;
+      expect(report.next.what).toMatch(/the same pass again \(a passing failure/);
+      expect(report.next.basis).toContain(`ReconcileError since ${failing.lastTransitionTime ?? "?"}`);
+      const by = Date.parse(report.next.by ?? "");
+      expect(by).toBeGreaterThan(Date.parse(failing.lastTransitionTime ?? ""));
+      expect(by).toBeGreaterThan(Date.now() - 5_000);
+      // The cloud side says what the API answered; the rest is shown all the same.
+      expect(report.cloud).toMatchObject({ state: "error", tokenFrom: "Secret team-creds, key token", error: expect.stringMatching(/503/) as unknown });
+      expect(report.conditions.find((c) => c.type === "Ready")?.status).toBe("True");
+
+      env.emulator.setFaults({ errorRate: 0, rate429: 1, retryAfterSeconds: 1, tokens: [TEAM_TOKEN] });
+      await synced("RateLimited");
+      const limited = json(await status(["linodedb/teamdb", "-n", ns(), "-o", "json"])) as ObjectReport;
+      expect(limited.next.what).toMatch(/after the wait the Linode API asked for \(429 Retry-After\)/);
+      expect(limited.next.basis).toMatch(/^Synced=False, RateLimited: .*rate limited by the Linode API/);
+    } finally {
+      env.emulator.setFaults({ errorRate: 0, rate429: 0, tokens: [] });
+    }
+    await synced("ReconcileSuccess");
+  });
+
   it("never prints a Secret's value (the connection Secrets', the credentials Secret's token)", async () => {
     expect(outputs.length).toBeGreaterThan(10);
     const printed = outputs.join("\n");
