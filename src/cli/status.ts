@@ -4,7 +4,7 @@ import { connectAsUser } from "../kube/config.ts";
 import { errorChain } from "../kube/errors.ts";
 import { kindDefinitions } from "../resources/index.ts";
 import { API_GROUP } from "../runtime/kind-definition.ts";
-import { STATUS_HELP, parseStatusArgs, type StatusArgs } from "../status/args.ts";
+import { parseStatusArgs, statusHelp, type StatusArgs } from "../status/args.ts";
 import { kindNamesHelp, resolveKind } from "../status/kind-names.ts";
 import { gatherNotReady, gatherObject } from "../status/report.ts";
 import { paintFor, renderNotReady, renderObject } from "../status/render-text.ts";
@@ -26,10 +26,10 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
   try {
     args = parseStatusArgs(argv);
   } catch (err) {
-    io.stderr.write(`error: ${errorChain(err)}\n\n${STATUS_HELP}`);
+    io.stderr.write(`error: ${errorChain(err)}\n\n${statusHelp(kindNamesHelp(kindDefinitions))}`);
     return 2;
   }
-  if (args.help) { io.stdout.write(STATUS_HELP); return 0; }
+  if (args.help) { io.stdout.write(statusHelp(kindNamesHelp(kindDefinitions))); return 0; }
   const def = args.target !== undefined ? resolveKind(args.target.kind, kindDefinitions) : undefined;
   if (args.target !== undefined && def === undefined) {
     io.stderr.write(`error: "${args.target.kind}" is not a kind of linode-operator's: ${kindNamesHelp(kindDefinitions)}\n`);

@@ -3,7 +3,8 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 
-export const STATUS_HELP = `Usage: kubectl linode status [<kind>/<name> | <kind> <name>] [options]
+/** The help, with the names each kind answers to (kindNamesHelp). */
+export const statusHelp = (kinds: string): string => `Usage: kubectl linode status [<kind>/<name> | <kind> <name>] [options]
        linode-operator status [<kind>/<name> | <kind> <name>] [options]
 
 With a name: what the operator sees of one ManagedDatabase, DatabaseSnapshot or NodeBalancer:
@@ -11,8 +12,8 @@ its conditions and their age, its latest Events, the cloud object as the Linode 
 the keys of its connection Secret (never their values) and what the operator does next.
 Without one: every object of the three kinds that is not Ready, one line each, with its reason.
 
-Kinds: ManagedDatabase (manageddatabases, linodedb, managed-database), DatabaseSnapshot
-(databasesnapshots, dbsnap, database-snapshot), NodeBalancer (nodebalancers, nb, node-balancer).
+Kinds:
+  ${kinds.split("; ").join("\n  ")}
 
   -n, --namespace NS      the namespace (default: the context's, else default)
   -A, --all-namespaces    list objects of every namespace (without a name)

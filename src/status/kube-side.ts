@@ -59,7 +59,8 @@ export async function latestEvents(kube: KubeApi, namespace: string, uid: string
       last: timeOf(e.series?.lastObservedTime ?? e.eventTime ?? e.deprecatedLastTimestamp ?? e.metadata.creationTimestamp),
       from: e.reportingController ?? "",
     }));
-    return lines.sort((a, b) => Date.parse(a.last ?? "") - Date.parse(b.last ?? "")).slice(-limit);
+    const at = (l: EventLine): number => (l.last !== undefined ? Date.parse(l.last) : 0);
+    return lines.sort((a, b) => at(a) - at(b)).slice(-limit);
   } catch (err) {
     return { error: errorChain(err) };
   }

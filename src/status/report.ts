@@ -48,9 +48,10 @@ export async function gatherObject(o: GatherOptions): Promise<ObjectReport | und
     throw err;
   }
   const obj = readObject(raw);
+  const secretName = connectionSecretName(o.def, obj);
   const [events, connectionSecret, cloud] = await Promise.all([
     latestEvents(o.kube, o.namespace, obj.metadata.uid, o.events),
-    connectionSecretName(o.def, obj) !== undefined ? secretKeys(o.kube, o.namespace, connectionSecretName(o.def, obj) ?? "") : Promise.resolve(undefined),
+    secretName !== undefined ? secretKeys(o.kube, o.namespace, secretName) : undefined,
     cloudSide(o, obj),
   ]);
   const now = (o.now ?? Date.now)();
