@@ -6,7 +6,7 @@
 // ../../src/local-cluster/build.sh) resolve the same way from both.
 //   node scripts/build.ts [outdir=dist]
 import { spawnSync } from "node:child_process";
-import { readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -21,7 +21,8 @@ const git = spawnSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: root, e
 // Without git (an image build copies no .git), the commit the builder passes in, if any.
 const commit = git.status === 0 ? git.stdout.trim() : (process.env.LINODE_OPERATOR_COMMIT ?? "unknown").slice(0, 12);
 const result = await build({
-  entryPoints: [join(root, "src/cli/main.ts")],
+  // The kubectl plugin is an entry of its own: kubectl runs a file named kubectl-linode.
+  entryPoints: [join(root, "src/cli/main.ts"), join(root, "src/cli/kubectl-linode.ts")],
   outdir: join(outdir, "cli"),
   bundle: true,
   splitting: true,
@@ -43,6 +44,11 @@ const result = await build({
   // The commit the bundle was built from, for linode_operator_build_info (none without git, e.g. in an image build).
   define: { "process.env.LINODE_OPERATOR_COMMIT": JSON.stringify(commit) },
 });
+
+// The commands package.json's bin names run straight from dist/ too (a kubectl plugin on PATH
+// must be executable); npm sets the same mode when it installs them.
+const pkg = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { bin: Record<string, string> };
+for (const bin of Object.values(pkg.bin)) await chmod(join(outdir, bin.replace(/^dist\//, "")), 0o755);
 
 // Every bundled package's licence text, as their licences ask of copies.
 const packages = new Set<string>();

@@ -7,10 +7,11 @@
 // grows the heap less eagerly (peak 166 MiB, idle ~140 MiB; `npm run bench:mdb`). The
 // operator waits on the network, so the CPU it costs does not show. A start that bypasses the
 // #! line (`node dist/cli/main.js run`) gets the same setting from applyMemorySettings.
-import { realpathSync } from "node:fs";
 import { setFlagsFromString } from "node:v8";
 import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
+import { invokedDirectly, MIN_NODE, nodeAtLeast } from "./entry.ts";
+
+export { MIN_NODE, nodeAtLeast };
 
 export interface Command {
   summary: string;
@@ -22,6 +23,7 @@ export const commands: Record<string, Command> = {
   run: { summary: "run the operator (in a cluster, or against KUBECONFIG)", load: () => import("./run.ts") },
   emulator: { summary: "run the Linode API emulator (managed databases, NodeBalancers) on loopback", load: () => import("../emulator/cli.ts") },
   demo: { summary: "see it work: emulator + local Kubernetes + operator + examples, offline", load: () => import("./demo.ts") },
+  status: { summary: "what the operator sees of an object, or every object not Ready (also `kubectl linode status`)", load: () => import("./status.ts") },
 };
 
 export function usage(): string {
@@ -39,16 +41,6 @@ export function usage(): string {
     "Environment: LINODE_TOKEN (API token), LINODE_API_URL (default https://api.linode.com/v4),",
     "KUBECONFIG (out of a cluster).",
   ].join("\n");
-}
-
-/** The oldest Node.js the command runs on (package.json's engines say the same). */
-export const MIN_NODE = "22.19.0";
-
-/** Whether Node.js `version` ("v22.19.0" or "22.19.0") is at least `min`. */
-export function nodeAtLeast(version: string, min = MIN_NODE): boolean {
-  const [a, b] = [version, min].map((v) => v.replace(/^v/, "").split(".").map((n) => Number.parseInt(n, 10) || 0));
-  for (let i = 0; i < 3; i++) if ((a?.[i] ?? 0) !== (b?.[i] ?? 0)) return (a?.[i] ?? 0) > (b?.[i] ?? 0);
-  return true;
 }
 
 /**
@@ -106,21 +98,7 @@ async function runCommand(name: string, argv: string[]): Promise<number> {
   return mod.main(argv);
 }
 
-/**
- * Whether this file is the program Node was asked to run. npm starts the command through
- * symlinks (node_modules/.bin, a global prefix's bin/): compare real paths, not the link.
- */
-function invokedDirectly(): boolean {
-  const argv1 = process.argv[1];
-  if (argv1 === undefined) return false;
-  try {
-    return realpathSync(argv1) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (invokedDirectly()) {
+if (invokedDirectly(import.meta.url)) {
   // First, before the subcommand allocates anything.
   applyMemorySettings();
   main(process.argv.slice(2)).then(

@@ -37,3 +37,28 @@ export function loadKubeConfigFromFile(path: string): KubeConfig {
 export function connectKube(kubeconfigPath?: string): KubeClient {
   return new KubeClient(kubeconfigPath !== undefined ? loadKubeConfigFromFile(kubeconfigPath) : loadKubeConfig(), { fieldManager: FIELD_MANAGER });
 }
+
+/** Where a person's command connects, as kubectl decides it: the kubeconfig, the context, and the namespace. */
+export interface UserConnection {
+  client: KubeClient;
+  /** `-n`, else the context's namespace, else `default` (kubectl's rule). */
+  namespace: string;
+  context: string;
+}
+
+/**
+ * A client for a command a person runs (a kubectl plugin): `--kubeconfig`, else KUBECONFIG or
+ * ~/.kube/config (or in a pod, its service account); `--context` chooses another context of it.
+ * A kubectl plugin gets these as arguments and the environment kubectl was started with.
+ */
+export function connectAsUser(opts: { kubeconfig?: string | undefined; context?: string | undefined; namespace?: string | undefined; fieldManager: string }): UserConnection {
+  const kc = opts.kubeconfig !== undefined ? loadKubeConfigFromFile(opts.kubeconfig) : loadKubeConfig();
+  if (opts.context !== undefined) {
+    if (kc.getContextObject(opts.context) === null) throw new Error(`context "${opts.context}" does not exist in the kubeconfig`);
+    kc.setCurrentContext(opts.context);
+  }
+  if (kc.getCurrentCluster() === null) throw new Error("the kubeconfig has no current cluster");
+  const context = kc.getCurrentContext();
+  const namespace = opts.namespace ?? kc.getContextObject(context)?.namespace ?? "default";
+  return { client: new KubeClient(kc, { fieldManager: opts.fieldManager, timeoutMillis: 20_000, connections: 4 }), namespace, context };
+}

@@ -73,6 +73,24 @@ export interface NodeObject extends KubeObject {
   status?: { addresses?: { type: string; address: string }[]; conditions?: { type: string; status: string }[] };
 }
 
+/** events.k8s.io/v1 Events, as the operator records them (src/runtime/events.ts) and people read them. */
+export const eventsType: ResourceType = { group: "events.k8s.io", version: "v1", plural: "events", kind: "Event" };
+
+export interface EventObject extends KubeObject {
+  type?: string;
+  reason?: string;
+  note?: string;
+  action?: string;
+  eventTime?: string | null;
+  /** Core v1 Events seen through events.k8s.io (another component's) carry these instead of eventTime. */
+  deprecatedFirstTimestamp?: string | null;
+  deprecatedLastTimestamp?: string | null;
+  deprecatedCount?: number;
+  reportingController?: string;
+  series?: { count?: number; lastObservedTime?: string };
+  regarding?: { kind?: string; name?: string; namespace?: string; uid?: string };
+}
+
 export interface SecretObject extends KubeObject {
   type?: string;
   /** base64-encoded values, as the API serves them. */

@@ -1,6 +1,6 @@
 // The package as npm users get it: `npm pack`, then installed the two ways npm installs a
 // command (a global prefix's bin/ and a project's node_modules/.bin, both symlinks), and run
-// through those links: `--help` and the emulator must work, not silently do nothing. The
+// through those links: `--help`, the emulator and the kubectl plugin must work, not silently do nothing. The
 // tarball holds what those commands (and the demo) need, and nothing else.
 import { spawn, spawnSync } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -68,6 +68,8 @@ describe("the packed package, installed as npm installs it", () => {
     for (const needed of ["LICENSE", "dist/cli/main.js", "dist/THIRD-PARTY-LICENSES.txt", "crds/manageddatabases.linode.operator.dev.yaml"]) expect(files).toContain(needed);
     const pkg = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { bin: Record<string, string> };
     expect(files).toContain(pkg.bin["linode-operator"]);
+    // The kubectl plugin: kubectl runs an executable named kubectl-linode found on PATH.
+    expect(files).toContain(pkg.bin["kubectl-linode"]);
   });
 
   it("installed globally: the bin/ symlink runs --help and the emulator", async () => {
@@ -81,6 +83,12 @@ describe("the packed package, installed as npm installs it", () => {
     const emulator = await emulatorLine(bin, [], work);
     expect(emulator.line).toMatch(/^Linode API emulator listening on http:\/\/127\.0\.0\.1:\d+\/v4$/);
     expect(emulator.code).toBe(0);
+    // The plugin's link, as kubectl finds it on PATH, and `linode-operator status` the same command.
+    const plugin = await execCapture(join(prefix, "bin", "kubectl-linode"), ["status", "--help"], { env: npmEnv });
+    expect(plugin.code, plugin.stderr).toBe(0);
+    expect(plugin.stdout).toMatch(/^Usage: kubectl linode status/);
+    const status = await execCapture(bin, ["status", "--help"], { env: npmEnv });
+    expect(status.stdout).toBe(plugin.stdout);
   }, 300_000);
 
   it.skipIf(olderNode === undefined)("on an older Node.js the command says which it needs, in one line, and exits 2", async () => {
