@@ -2,7 +2,9 @@
 // the command builds the image (buildah, warm from the layer cache), imports it into the node's
 // containerd (--load-with ctr: a context of this kind says nothing of how it was made), makes the
 // namespace and the token Secret, installs the chart and waits for the pod; the database it then
-// prints becomes Ready against the emulator; uninstall removes the release and the Secret and
+// prints becomes Ready against the emulator; installed again with --registry, the image is pushed
+// to a registry on the node and the pod rolls to it as the kubelet pulls it; uninstall
+// --delete-crds is refused while the database remains; uninstall removes the release and the Secret and
 // leaves the CRDs, the resources and the cloud database. The command runs inside the cluster's
 // network namespace (the only place its API server is reachable), with kubectl and helm first
 // on PATH as a user's would be.
@@ -11,8 +13,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { APP_IMAGE, buildAppImage, buildBaseImage, imageId } from "../../src/local-cluster/images.ts";
-import type { NetnsEmulator, RealCluster } from "../../src/local-cluster/real-node.ts";
+import type { NetnsEmulator, NetnsRegistry, RealCluster } from "../../src/local-cluster/real-node.ts";
 import type { ExecResult } from "../../src/local-cluster/exec.ts";
+import { until } from "../../src/local-cluster/procs.ts";
 import { kubectlOk, nodeEmulator, realClusterPrerequisites, startNodeWhile, stopNode } from "./real-cluster-helpers.ts";
 
 const pre = await realClusterPrerequisites({ cluster: true, images: true });
@@ -27,8 +30,9 @@ const CRDS = ["manageddatabases.linode.operator.dev", "databasesnapshots.linode.
 describe.skipIf(!pre.ok)("linode-operator install / uninstall on a real node", () => {
   let c: RealCluster | undefined;
   let emu: NetnsEmulator | undefined;
+  let registry: NetnsRegistry | undefined;
   let installOutput = "";
-  let firstPod = "";
+  let runningPod = "";
   const cluster = (): RealCluster => { if (c === undefined) throw new Error("no cluster"); return c; };
   const kubectl = (args: string[], input?: string): Promise<string> => kubectlOk(cluster(), args, input);
   /** The command, in the network namespace, with this cluster's kubectl and helm first on PATH. */
@@ -41,8 +45,9 @@ describe.skipIf(!pre.ok)("linode-operator install / uninstall on a real node", (
     return rc.exec(process.execPath, [cli, ...args], { env: { ...base, ...env }, timeoutMs: 600_000 });
   };
   const target = (): string[] => ["--kubeconfig", cluster().kubeconfig, "--namespace", NS, "--release", RELEASE];
-  const installArgs = (): string[] => [
-    "install", ...target(), "--load-with", "ctr", "--containerd-address", cluster().containerdAddress, "--timeout", "3m",
+  /** How the image gets there: the node's containerd, unless a registry is given. */
+  const installArgs = (loader: string[] = ["--load-with", "ctr", "--containerd-address", cluster().containerdAddress]): string[] => [
+    "install", ...target(), ...loader, "--timeout", "3m",
     // This node has no kube-proxy: the pod reaches the API server and the emulator on the node's address.
     "--set", `kubernetesServiceHost=${cluster().nodeIp}`, "--set", `kubernetesServicePort=${String(cluster().apiPort)}`,
     "--set", "linode.allowHttp=true",
@@ -53,15 +58,17 @@ describe.skipIf(!pre.ok)("linode-operator install / uninstall on a real node", (
     if (r.code !== 0) throw new Error(`emulator GET ${path}: ${r.stderr}`);
     return JSON.parse(r.stdout) as T;
   };
+  /** Ready operator pods not being deleted. */
   const operatorPods = async (): Promise<string[]> =>
-    (await kubectl(["get", "pods", "-n", NS, "-l", `app.kubernetes.io/instance=${RELEASE}`, "-o", "jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}{end}"]))
-      .split("\n").filter((l) => l.endsWith(" True")).map((l) => l.split(" ")[0] ?? "");
+    (await kubectl(["get", "pods", "-n", NS, "-l", `app.kubernetes.io/instance=${RELEASE}`, "-o", "jsonpath={range .items[*]}{.metadata.name} {.metadata.deletionTimestamp} {.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}{end}"]))
+      .split("\n").map((l) => l.split(" ")).filter((f) => f.length === 3 && f[1] === "" && f[2] === "True").map((f) => f[0] ?? "");
 
   beforeAll(async () => {
     // Warm the image build on the host, which reaches the package registries, while the node
     // starts: the command's own build inside the namespace (no route out) is then all cache.
     const images = (async () => { await buildBaseImage(); await buildAppImage({ contextDir: repo }); })();
     const { rc } = await startNodeWhile(images, (rc) => { c = rc; });
+    registry = await rc.startRegistry();
     emu = await nodeEmulator(rc, TOKEN, 3);
   }, 900_000);
   afterAll(async () => { await stopNode(c); });
@@ -78,8 +85,8 @@ describe.skipIf(!pre.ok)("linode-operator install / uninstall on a real node", (
 
     const pods = await operatorPods();
     expect(pods).toHaveLength(1);
-    firstPod = pods[0] ?? "";
-    const image = await kubectl(["get", "pod", firstPod, "-n", NS, "-o", "jsonpath={.spec.containers[0].image} {.spec.containers[0].imagePullPolicy}"]);
+    runningPod = pods[0] ?? "";
+    const image = await kubectl(["get", "pod", runningPod, "-n", NS, "-o", "jsonpath={.spec.containers[0].image} {.spec.containers[0].imagePullPolicy}"]);
     expect(image).toMatch(/^localhost\/linode-operator:0\.2\.0-[0-9a-f]{12} Never$/);
     // The image the command built and tagged is what runs (the same content the host just built).
     expect(image).toContain((await imageId(APP_IMAGE))?.slice(0, 12) ?? "no image");
@@ -110,8 +117,32 @@ describe.skipIf(!pre.ok)("linode-operator install / uninstall on a real node", (
     const r = await linodeOperator(installArgs(), { LINODE_API_URL: emu?.url ?? "" });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`Secret ${RELEASE}-linode-token: no token given`);
-    expect(await operatorPods()).toEqual([firstPod]);
+    expect(await operatorPods()).toEqual([runningPod]);
     expect(Buffer.from(await kubectl(["get", "secret", `${RELEASE}-linode-token`, "-n", NS, "-o", "jsonpath={.data.token}"]), "base64").toString()).toBe(TOKEN);
+  });
+
+  it("install --registry: the image is pushed there and the pod rolls to it, pulled by the node; the Secret is kept", async () => {
+    const repository = `${registry?.host ?? ""}/linode-operator`;
+    const t0 = Date.now();
+    const r = await linodeOperator(installArgs(["--registry", repository, "--registry-insecure"]), { LINODE_API_URL: emu?.url ?? "" });
+    console.log(`[install] linode-operator install --registry exit ${r.code} after ${secs(Date.now() - t0)}`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`push the image to ${repository}`);
+    // helm --wait returned with the new pod Ready; the old one may not be told to stop yet.
+    const pod = await until("the old pod replaced", 60_000, async () => {
+      const pods = await operatorPods();
+      return pods.length === 1 && pods[0] !== runningPod ? pods[0] : undefined;
+    }, 250);
+    const image = await kubectl(["get", "pod", pod, "-n", NS, "-o", "jsonpath={.spec.containers[0].image} {.spec.containers[0].imagePullPolicy}"]);
+    expect(image).toMatch(new RegExp(`^${repository.replace(/\./g, "\\.")}:0\\.2\\.0-[0-9a-f]{12} IfNotPresent$`));
+    const tag = image.split(" ")[0]?.split(":").pop() ?? "";
+    const tags = await cluster().exec(process.execPath, ["-e", `fetch("http://${registry?.host ?? ""}/v2/linode-operator/tags/list").then(async (r) => process.stdout.write(await r.text()))`]);
+    expect((JSON.parse(tags.stdout) as { tags: string[] }).tags).toContain(tag);
+    // The kubelet pulled it from there: the pod's Pulled event names the registry's image.
+    const events = await kubectl(["get", "events", "-n", NS, "--field-selector", `involvedObject.name=${pod},reason=Pulled`, "-o", "jsonpath={.items[*].message}"]);
+    expect(events).toContain(`Successfully pulled image "${repository}:${tag}"`);
+    expect(Buffer.from(await kubectl(["get", "secret", `${RELEASE}-linode-token`, "-n", NS, "-o", "jsonpath={.data.token}"]), "base64").toString()).toBe(TOKEN);
+    runningPod = pod;
   });
 
   it("uninstall --delete-crds with a database left is refused, naming it and that its Linode database would be deleted; nothing is removed", async () => {
@@ -119,7 +150,7 @@ describe.skipIf(!pre.ok)("linode-operator install / uninstall on a real node", (
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/refusing to delete the CRDs \(--delete-crds\): 1 resource\(s\)/);
     expect(r.stderr).toMatch(/ManagedDatabase default\/orders\s+deletionPolicy Delete {2}→ its Linode object is deleted/);
-    expect(await operatorPods()).toEqual([firstPod]);
+    expect(await operatorPods()).toEqual([runningPod]);
     expect((await kubectl(["get", "crd", ...CRDS, "-o", "name"])).trim().split("\n")).toHaveLength(3);
   });
 
