@@ -164,6 +164,7 @@ describe("install --dry-run output", () => {
     expect(text).toContain("kubectl --kubeconfig /k --context kind-dev get linodedb -n default -w");
     expect(text).toContain("kubectl --kubeconfig /k --context kind-dev logs -n ops deploy/op-linode-operator");
     expect(text).toContain("linode-operator uninstall --release op --namespace ops --kubeconfig /k --context kind-dev");
+    expect(nextSteps({ kubeconfig: "/my dir/config", namespace: "ops", release: "op", set: [] })).toContain("kubectl --kubeconfig '/my dir/config' apply -f - <<'EOF'");
   });
 });
 

@@ -4,7 +4,7 @@
 import { helmTarget, kubectlTarget, type Loader } from "./cluster-context.ts";
 import { imageValues, splitImageRef, type OperatorImage } from "./image-values.ts";
 import type { InstallOptions } from "./options.ts";
-import type { ToolCall } from "./tools.ts";
+import { showCall, type ToolCall } from "./tools.ts";
 
 /** The field manager and label of what `install` makes itself (not the chart): `uninstall` removes only these. */
 export const INSTALLER = "linode-operator-install";
@@ -137,8 +137,9 @@ export function showPlan(plan: InstallPlan, show: (c: ToolCall) => string): stri
 
 /** What to type next, printed after a successful install. */
 export function nextSteps(opts: Pick<InstallOptions, "kubeconfig" | "context" | "namespace" | "release" | "set">): string {
-  const target = kubectlTarget(opts).join(" ");
-  const k = target === "" ? "kubectl" : `kubectl ${target}`;
+  // Quoted as a shell needs (a kubeconfig path with a space).
+  const k = showCall({ tool: "kubectl", args: kubectlTarget(opts) });
+  const target = k.slice("kubectl".length).trim();
   // With the nodes readable, the example's allow list follows them: reachable from the cluster as it is.
   const readNodes = opts.set.includes("rbac.readNodes=true");
   return [
