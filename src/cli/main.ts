@@ -22,6 +22,8 @@ export interface Command {
 export const commands: Record<string, Command> = {
   run: { summary: "run the operator (in a cluster, or against KUBECONFIG)", load: () => import("./run.ts") },
   emulator: { summary: "run the Linode API emulator (managed databases, NodeBalancers) on loopback", load: () => import("../emulator/cli.ts") },
+  install: { summary: "install onto the cluster your kubeconfig names: image, token Secret, Helm chart", load: () => import("./install.ts") },
+  uninstall: { summary: "uninstall what install installed (keeps the CRDs, resources and cloud objects)", load: () => import("./uninstall.ts") },
   demo: { summary: "see it work: emulator + local Kubernetes + operator + examples, offline", load: () => import("./demo.ts") },
   status: { summary: "what the operator sees of an object, or every object not Ready (also `kubectl linode status`)", load: () => import("./status.ts") },
 };

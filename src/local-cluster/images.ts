@@ -58,6 +58,11 @@ async function imageInfo(ref: string, env?: NodeJS.ProcessEnv): Promise<{ id: st
   return { id: image.id, bytes: m?.[1] === undefined || m[2] === undefined ? undefined : Math.round(Number(m[1]) * (UNITS[m[2]] ?? 1)) };
 }
 
+/** The image's ID in our buildah store, or undefined when it is not there. */
+export async function imageId(ref: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return (await imageInfo(ref, env))?.id;
+}
+
 /** The image's size in bytes in our buildah store, or undefined when it is not there. */
 export async function imageSize(ref: string, env?: NodeJS.ProcessEnv): Promise<number | undefined> {
   return (await imageInfo(ref, env))?.bytes;

@@ -60,6 +60,8 @@ export interface RealCluster {
   exec(cmd: string, args: string[], opts?: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<ExecResult>;
   kubectl(args: string[], opts?: { input?: string; timeoutMs?: number }): Promise<ExecResult>;
   helm(args: string[], opts?: { timeoutMs?: number }): Promise<ExecResult>;
+  /** The node's containerd socket (`ctr --address`; a file, so reachable from outside the network namespace too). */
+  containerdAddress: string;
   /** `ctr images import` of a docker-archive tarball into the CRI namespace. */
   importImage(tarPath: string): Promise<void>;
   /** `linode-operator emulator` inside the namespace; resolves once it prints its URL. */
@@ -193,6 +195,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
         ...o,
         env: { ...toolEnv, HELM_CACHE_HOME: join(dir, "helm", "cache"), HELM_CONFIG_HOME: join(dir, "helm", "config"), HELM_DATA_HOME: join(dir, "helm", "data") },
       }),
+      containerdAddress: sock,
       importImage,
       startEmulator: async (args = []) => {
         const e = await startNetnsEmulator(ns, args);

@@ -12,13 +12,13 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateCertificate } from "../../src/emulator/certs.ts";
-import { APP_IMAGE, BASE_IMAGE, buildAppImage, buildBaseImage, exportImage, imageSize, removeImages, removeWorkingContainers } from "../../src/local-cluster/images.ts";
+import { APP_IMAGE, BASE_IMAGE, buildAppImage, buildBaseImage, exportImage, imageSize, removeImages } from "../../src/local-cluster/images.ts";
 import { processes } from "../../src/local-cluster/host-state.ts";
 import { KUBELET_SYNC_SECONDS } from "../../src/local-cluster/node-config.ts";
 import { busyboxArchive } from "../../src/local-cluster/oci-archive.ts";
 import { sleep, until } from "../../src/local-cluster/procs.ts";
-import { startRealCluster, type NetnsEmulator, type RealCluster } from "../../src/local-cluster/real-node.ts";
-import { busyboxPod, kubectlOk, realClusterPrerequisites, waitDefaultServiceAccount, waitPodPhase } from "./real-cluster-helpers.ts";
+import type { NetnsEmulator, RealCluster } from "../../src/local-cluster/real-node.ts";
+import { busyboxPod, kubectlOk, nodeEmulator, realClusterPrerequisites, startNodeWhile, stopNode, waitPodPhase } from "./real-cluster-helpers.ts";
 
 const pre = await realClusterPrerequisites({ cluster: true, images: true });
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -86,27 +86,16 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
         + `docker-archive ${mb(exported.bytes)} ${exported.cached ? "unchanged (cached)" : "exported"} in ${secs(exported.millis)}`);
       return exported.path;
     })();
-    const started = startRealCluster().then((rc) => { c = rc; return rc; });
-    // Whichever fails first, the other is still awaited (a started cluster must be stopped by afterAll).
-    const [imagesDone, clusterDone] = await Promise.allSettled([images, started]);
-    if (clusterDone.status === "rejected") throw clusterDone.reason;
-    if (imagesDone.status === "rejected") throw imagesDone.reason;
-    const rc = clusterDone.value;
+    const { rc, built: appArchive } = await startNodeWhile(images, (rc) => { c = rc; });
     console.log(`[e2e] cluster: control plane ${secs(rc.timings.controlPlaneMillis)}, node Ready ${secs(rc.timings.nodeReadyMillis)} after start`);
     // The operator image is imported while the first tests (busybox pods only) run; helm install waits for it.
     const t0 = Date.now();
-    appImported = rc.importImage(imagesDone.value).then(() => Date.now() - t0);
+    appImported = rc.importImage(appArchive).then(() => Date.now() - t0);
     appImported.catch(() => undefined);
     await Promise.all([busyboxArchive(APP_BUSYBOX).then((a) => rc.importImage(a)), busyboxArchive().then((a) => rc.importImage(a))]);
-    // Bound to the node address: reachable from hostNetwork pods and, by the pod network's one
-    // route, from ordinary pods; still nowhere outside the namespace.
-    emu = await rc.startEmulator(["--host", rc.nodeIp, "--token", TOKEN, "--provision-seconds", "3"]);
-    await waitDefaultServiceAccount(rc);
+    emu = await nodeEmulator(rc, TOKEN, 3);
   }, 900_000);
-  afterAll(async () => {
-    await c?.stop();
-    await removeWorkingContainers();
-  });
+  afterAll(async () => { await stopNode(c); });
 
   it("the node is Ready as localhost with its /32 address, and its network namespace has no route out", async () => {
     const out = await kubectl(["get", "node", "localhost", "-o", "jsonpath={.status.addresses[?(@.type==\"InternalIP\")].address} {.status.nodeInfo.containerRuntimeVersion}"]);

@@ -1,6 +1,7 @@
 // Shared by the real-cluster tests: the loud skip, and pods run through kubectl in the netns.
 import { ensureHostPackages, type Prerequisites } from "../../src/local-cluster/host-packages.ts";
-import type { RealCluster } from "../../src/local-cluster/real-node.ts";
+import { removeWorkingContainers } from "../../src/local-cluster/images.ts";
+import { startRealCluster, type NetnsEmulator, type RealCluster } from "../../src/local-cluster/real-node.ts";
 import { until } from "../../src/local-cluster/procs.ts";
 
 /** Checks root and the Debian packages (installing them as root); says loudly why not. */
@@ -41,4 +42,35 @@ export function busyboxPod(name: string, spec: Record<string, unknown>, containe
       containers: [{ name: "main", image: "localhost/busybox:local", imagePullPolicy: "Never", ...container }],
     },
   });
+}
+
+/**
+ * The real node, started while `build` runs on the host (image builds need the package
+ * registries, which the node's network namespace cannot reach). Whichever fails first, the
+ * other is still awaited, and a started node is handed to `started` at once, so that afterAll
+ * stops it whatever happens next.
+ */
+export async function startNodeWhile<T>(build: Promise<T>, started: (rc: RealCluster) => void): Promise<{ rc: RealCluster; built: T }> {
+  const node = startRealCluster().then((rc) => { started(rc); return rc; });
+  const [buildDone, nodeDone] = await Promise.allSettled([build, node]);
+  if (nodeDone.status === "rejected") throw nodeDone.reason;
+  if (buildDone.status === "rejected") throw buildDone.reason;
+  return { rc: nodeDone.value, built: buildDone.value };
+}
+
+/**
+ * The emulator bound to the node's address (reachable from hostNetwork pods and, by the pod
+ * network's one route, from ordinary pods; still nowhere outside the namespace), once the
+ * default ServiceAccount exists for the pods to come.
+ */
+export async function nodeEmulator(rc: RealCluster, token: string, provisionSeconds: number): Promise<NetnsEmulator> {
+  const emu = await rc.startEmulator(["--host", rc.nodeIp, "--token", token, "--provision-seconds", String(provisionSeconds)]);
+  await waitDefaultServiceAccount(rc);
+  return emu;
+}
+
+/** afterAll of a file on the real node: the node stopped, and no build container left mounted. */
+export async function stopNode(c: RealCluster | undefined): Promise<void> {
+  await c?.stop();
+  await removeWorkingContainers();
 }

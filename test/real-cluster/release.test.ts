@@ -12,14 +12,14 @@ import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildahEnv, removeWorkingContainers } from "../../src/local-cluster/images.ts";
+import { buildahEnv } from "../../src/local-cluster/images.ts";
 import { cacheDir } from "../../src/local-cluster/paths.ts";
 import { until } from "../../src/local-cluster/procs.ts";
 import { execCapture } from "../../src/local-cluster/exec.ts";
-import { startRealCluster, type NetnsEmulator, type NetnsRegistry, type RealCluster } from "../../src/local-cluster/real-node.ts";
+import type { NetnsEmulator, NetnsRegistry, RealCluster } from "../../src/local-cluster/real-node.ts";
 import { buildRelease, type Release } from "../../scripts/release.ts";
 import { busyboxArchive } from "../../src/local-cluster/oci-archive.ts";
-import { busyboxPod, kubectlOk, realClusterPrerequisites, waitDefaultServiceAccount } from "./real-cluster-helpers.ts";
+import { busyboxPod, kubectlOk, realClusterPrerequisites, startNodeWhile, stopNode, waitDefaultServiceAccount } from "./real-cluster-helpers.ts";
 
 const pre = await realClusterPrerequisites({ cluster: true, images: true });
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -81,11 +81,7 @@ describe.skipIf(!pre.ok)("the release, from an OCI registry: install, and upgrad
       current = await buildRelease({ out: join(cacheDir(), "releases", "current"), imageRepository: "127.0.0.1:5000/linode-operator", log });
       log(`release folders for ${previous.version} and ${current.version} in ${secs(Date.now() - t0)}`);
     })();
-    const started = startRealCluster().then((rc) => { c = rc; return rc; });
-    const [releasesDone, clusterDone] = await Promise.allSettled([releases, started]);
-    if (clusterDone.status === "rejected") throw clusterDone.reason;
-    if (releasesDone.status === "rejected") throw releasesDone.reason;
-    const rc = clusterDone.value;
+    const { rc } = await startNodeWhile(releases, (rc) => { c = rc; });
     registry = await rc.startRegistry();
     await rc.importImage(await busyboxArchive());
     emu = await rc.startEmulator(["--host", rc.nodeIp, "--token", TOKEN, "--provision-seconds", "2"]);
@@ -99,10 +95,7 @@ describe.skipIf(!pre.ok)("the release, from an OCI registry: install, and upgrad
     }
     await waitDefaultServiceAccount(rc);
   }, 1_800_000);
-  afterAll(async () => {
-    await c?.stop();
-    await removeWorkingContainers();
-  });
+  afterAll(async () => { await stopNode(c); });
 
   it("the release folder holds the image, the chart, one CRD manifest and the package, with their checksums", async () => {
     const r = current;
