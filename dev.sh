@@ -3,6 +3,8 @@
 #   ./dev.sh demo        the emulator, a local control plane and the operator, live
 #   ./dev.sh test        type-check, lint and every test suite (what CI runs)
 #   ./dev.sh release     the release folder (npm run release: image, chart, CRDs, package, checksums)
+#   ./dev.sh install     the operator onto the cluster your kubeconfig names (uninstall: off it again)
+#   ./dev.sh doctor      what the operator needs (token, scopes, API, CRDs, RBAC, nodes): OK / WARN / FAIL
 #   ./dev.sh <command>   any other `linode-operator` command (run, emulator, help, ...)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
