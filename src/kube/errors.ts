@@ -48,6 +48,8 @@ export function errorChain(err: unknown): string {
 
 export const isNotFound = (err: unknown): boolean => err instanceof KubeApiError && err.code === 404;
 export const isConflict = (err: unknown): boolean => err instanceof KubeApiError && err.code === 409;
+/** The API server refused the object as invalid (its schema or a CEL rule of its CRD). */
+export const isInvalid = (err: unknown): boolean => err instanceof KubeApiError && err.code === 422;
 export const isGone = (err: unknown): boolean => err instanceof KubeApiError && err.code === 410;
 export const isTooManyRequests = (err: unknown): boolean => err instanceof KubeApiError && err.code === 429;
 

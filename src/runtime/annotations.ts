@@ -6,6 +6,12 @@ export const FINALIZER = "linode.operator.dev/finalizer";
 export const EXTERNAL_ID_ANNOTATION = "linode.operator.dev/external-id";
 /** Written by operators before status.createPending existed; removed when seen, never followed. */
 export const CREATE_PENDING_ANNOTATION = "linode.operator.dev/create-pending";
+/**
+ * The cloud id whose values the spec was initialized from on adoption (late initialization):
+ * written in the same patch as those values, so the spec is initialized once per adopted
+ * object, whatever happens between that patch and the next pass.
+ */
+export const INITIALIZED_FROM_ANNOTATION = "linode.operator.dev/initialized-from";
 /** `"true"` stops every write for the object (cloud and Kubernetes, finalizer removal included) but the Synced condition saying so. */
 export const PAUSED_ANNOTATION = "linode.operator.dev/paused";
 

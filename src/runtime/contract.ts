@@ -5,7 +5,7 @@
 export {
   canWrite, reference, referrersIndex,
   type AfterObserve, type ConfigMapObject, type EndpointSliceObject, type ServiceObject, type ConnectionDetails, type ConnectionSource, type Created, type Decoded, type Deferral,
-  type ExternalClient, type ExternalReader, type KindModule, type KubeObject, type Managed, type ManagedKind,
+  type ExternalClient, type ExternalReader, type KindModule, type LateInit, type KubeObject, type Managed, type ManagedKind,
   type ManagedObject, type ManagedStatus, type Observation, type Observed, type Policies, type PublishedConnection,
   type NodeObject, type Reference, type ReferenceDefinition, type SecretObject, type Target, type Watch, type WatchTarget,
 } from "./managed.ts";
@@ -20,7 +20,7 @@ export { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 export type { EventRecorder } from "./events.ts";
 export type { Logger } from "./logger.ts";
 export { ConditionReasons } from "./reasons.ts";
-export { immutable, immutableOnceSet, immutableOptional, type CelRule } from "./schema-rules.ts";
+export { immutable, immutableOnceSet, immutableOptional, initializedOnAdoption, type CelRule } from "./schema-rules.ts";
 export { FORBIDDEN_KEYS, emptyMap, isForbiddenKey, ownValue } from "./safe-keys.ts";
 export type { ReadStore, Selectors } from "./stores.ts";
 export { Timings, jittered, type PollIntervals } from "./timings.ts";

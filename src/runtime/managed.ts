@@ -319,6 +319,13 @@ export interface ManagedKind<Spec, Ext, Status, Delta = undefined> {
   recreateToken?(spec: Spec): string | undefined;
   /** The existing cloud object the spec names to adopt (e.g. spec.databaseId), as an external id. */
   namedId?(spec: Spec): string | undefined;
+  /**
+   * Late initialization on adoption: the cloud object (as observe found it) as spec fields.
+   * Asked in Manage mode on the first pass bound to an object the spec names by id (namedId);
+   * the runtime writes to the spec, once, the fields the user's spec leaves unset, so nothing
+   * the user did not write is ever sent as a default. Only the mapping is the kind's.
+   */
+  lateInit?(external: Ext): LateInit;
   /** The Synced reason when the recorded id and what names another disagree (e.g. DatabaseIdMismatch). */
   idMismatchReason?: string;
   /**
@@ -341,6 +348,22 @@ export interface ManagedKind<Spec, Ext, Status, Delta = undefined> {
    * `externalId`: the cloud id it recorded, unless another of the kind's objects records it too.
    */
   forget?(obj: ManagedObject, externalId: string | undefined): void;
+}
+
+/** A cloud object as spec fields (top-level), for late initialization on adoption. */
+export interface LateInit {
+  /**
+   * Each field the kind can fill, with the object's value as a user would write it (checked
+   * against the kind's schema before it is written). undefined: the object has none, which an
+   * unset field says already (e.g. no VPC).
+   */
+  fields: Record<string, unknown>;
+  /**
+   * Fields whose value the spec cannot hold at all (not just a value the schema refuses, which
+   * the runtime finds itself), each with what the object has there: e.g. an https config, whose
+   * certificate only Linode holds. Adopting with such a field unset is refused (CannotExpress).
+   */
+  inexpressible?: Record<string, string>;
 }
 
 // The runtime handles every kind the same way; the kind's type parameters stay inside it.

@@ -1,9 +1,9 @@
 // The writes a pass makes to its own object besides its status conditions: the finalizer, and
 // the records of which cloud object it acts on (status.externalId, status.createPending, with the
 // annotation copy people read). Each keeps the pass's private copy in step with what it wrote.
-import { isNotFound } from "../kube/errors.ts";
+import { isNotFound, KubeApiError } from "../kube/errors.ts";
 import { keyOf, type KubeApi, type ResourceType } from "../kube/types.ts";
-import { CREATE_PENDING_ANNOTATION, EXTERNAL_ID_ANNOTATION, FINALIZER } from "./annotations.ts";
+import { CREATE_PENDING_ANNOTATION, EXTERNAL_ID_ANNOTATION, FINALIZER, INITIALIZED_FROM_ANNOTATION } from "./annotations.ts";
 import type { CreatePending, Managed, ManagedObject } from "./managed.ts";
 import type { StatusWriter } from "./status-writer.ts";
 
@@ -78,6 +78,24 @@ export class ObjectWrites {
     await this.annotate(m, { [EXTERNAL_ID_ANNOTATION]: null });
     await status.commit({ externalId: null }, m.obj.metadata.resourceVersion);
     m.externalId = undefined;
+  }
+
+  /**
+   * Late initialization: `fields` written to the spec with the mark that says they were, in one
+   * patch, only if the spec is still the one this pass planned from (`generation`): a user's
+   * edit meanwhile is a conflict, never overwritten. Read fresh first, as the pass's own writes
+   * (finalizer, records) moved the version on since. The pass's copy becomes what was written.
+   */
+  async initializeSpec(m: Managed<unknown>, generation: number | undefined, fields: Record<string, unknown>, externalId: string): Promise<void> {
+    const fresh = await this.kube.getCustom<ManagedObject>(this.type, m.key);
+    if (fresh.metadata.generation !== generation) throw new KubeApiError(409, "Conflict", "the spec changed since this pass read it");
+    const updated = await this.kube.mergePatchCustom<ManagedObject>(this.type, m.key, {
+      metadata: { resourceVersion: fresh.metadata.resourceVersion, annotations: { [INITIALIZED_FROM_ANNOTATION]: externalId } },
+      ...(Object.keys(fields).length > 0 ? { spec: fields } : {}),
+    });
+    m.obj.metadata.annotations = updated.metadata.annotations;
+    m.obj.spec = updated.spec;
+    this.keep(m.obj, updated);
   }
 
   /** Writes annotations (null removes one). */

@@ -30,6 +30,7 @@ export const conditionReasonMeanings = {
   Paused: "The resource carries linode.operator.dev/paused: \"true\": nothing is changed in the cloud or in Kubernetes.",
   ExternalIdInUse: "The cloud id this resource names or recorded is managed by another resource: nothing is read from or written to it for this one.",
   NotConverging: "The same update was sent three passes running and the cloud object still differs (the API stores the value in another form, or something outside puts it back): nothing more is sent until the spec or the cloud object changes.",
+  CannotExpress: "Synced=False, Ready=False: an adopted cloud object (spec names its id, managementPolicy Manage) has, in a field the spec leaves unset, what the spec cannot express (e.g. a NodeBalancer config of a protocol the schema lacks, a certificate only Linode holds); the message names each field. Nothing is written to the spec and nothing is sent until the spec says those fields itself (what it says then replaces what the object has) or managementPolicy is Observe.",
   ExternalIdMismatch: "The external-id annotation disagrees with status.externalId (a kind may name this more precisely): refused, never followed.",
 } as const;
 
@@ -44,6 +45,8 @@ export const EventReasons = {
   ExternalResourceGone: "ExternalResourceGone",
   /** A resource was deleted and its cloud object left in place, because another resource manages it. */
   NotDeleted: "NotDeleted",
+  /** An adopted cloud object's values were written to the fields its spec left unset (once). */
+  LateInitialized: "LateInitialized",
 } as const;
 
 /** The `action` field of the Events above. */

@@ -16,12 +16,15 @@
 //   status.createPending), never an annotation anyone with edit rights could write; a cloud id
 //   belongs to one resource (ExternalIdInUse for any other), and deleting a resource deletes
 //   only what it recorded;
-// - whatever fails in a pass, what was observed (status fields and Ready) is written.
-import { isConflict } from "../kube/errors.ts";
+// - whatever fails in a pass, what was observed (status fields and Ready) is written;
+// - adopting a cloud object it did not create sends nothing the user did not write: the fields
+//   the spec leaves unset take the object's values first, written to the spec once (lateInit).
+import { isConflict, isInvalid } from "../kube/errors.ts";
 import { keyOf, type KubeApi } from "../kube/types.ts";
 import { Actions, LAST_REQUESTS } from "./actions.ts";
-import { FINALIZER, isPaused } from "./annotations.ts";
+import { FINALIZER, INITIALIZED_FROM_ANNOTATION, isPaused } from "./annotations.ts";
 import { getCondition } from "./conditions.ts";
+import { planLateInit } from "./late-init.ts";
 import type { ConnectionSecrets } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
@@ -103,6 +106,7 @@ export class ManagedReconciler {
     (p) => this.resolve(p),
     (p) => this.claims(p),
     (p, s) => this.observe(p, s),
+    (p) => this.lateInit(p),
     (p, s) => this.update(p, s),
     (p, s) => this.afterObserve(p, s),
     (p, s) => this.publish(p, s),
@@ -269,6 +273,36 @@ export class ManagedReconciler {
     this.found(pass, observed);
     if (!pass.observeOnly) await this.spendIdleRecreateToken(m);
     return undefined;
+  }
+
+  /**
+   * Late initialization on adoption: the first Manage pass bound to a cloud object the spec
+   * names by id writes the object's values to the fields the spec leaves unset, with the mark
+   * (INITIALIZED_FROM_ANNOTATION) in the same conditional patch, and ends: nothing is sent, and
+   * the next pass works from the spec as written. The mark makes it once: a field the user
+   * removes later is the desired state, not filled again. A crash after the patch leaves both
+   * written; a failed patch leaves neither, and nothing was sent. What the spec cannot express
+   * is refused (CannotExpress), nothing written or sent. Observe mode writes nothing.
+   */
+  private async lateInit(pass: Pass): Promise<Outcome | undefined> {
+    const { m, observed } = pass;
+    if (observed === undefined || pass.observeOnly || this.kind.lateInit === undefined) return undefined;
+    const id = observed.externalId;
+    if (this.kind.namedId?.(m.spec) !== id || m.obj.metadata.annotations?.[INITIALIZED_FROM_ANNOTATION] === id) return undefined;
+    const what = `the ${this.kind.type.kind} ${id}`;
+    const plan = planLateInit(this.kind, m.obj.spec, observed.external);
+    if (plan.refused !== undefined) return held(R.CannotExpress, cannotExpress(what, plan.refused));
+    try {
+      await this.writes.initializeSpec(m, pass.generation, plan.fields, id);
+    } catch (err) {
+      // A rule of the CRD (CEL) refuses what the object has: said as such, nothing sent.
+      if (isInvalid(err)) return held(R.CannotExpress, cannotExpress(what, [errorMessage(err)]));
+      throw err;
+    }
+    const names = Object.keys(plan.fields);
+    if (names.length === 0) return undefined;
+    this.deps.events.normal(m.obj, EventReasons.LateInitialized, EventActions.Update, `adopted ${what}: the spec left ${names.map((n) => `spec.${n}`).join(", ")} unset, so they now say what it has (written once; from now on the spec is what is kept)`);
+    return { type: "recheck" };
   }
 
   /** Changed to match the spec when it differs in what can be changed, then observed again. */
@@ -545,6 +579,10 @@ export class ManagedReconciler {
 
 /** How many passes running the same update is sent before NotConverging stops it. */
 const MAX_IDENTICAL_UPDATES = 3;
+
+/** Why an adopted object is not managed: what of it the spec cannot express. */
+const cannotExpress = (what: string, refused: string[]): string =>
+  `${what} has what the spec cannot express, so it is not managed here and nothing is written to the spec or sent to it: ${refused.join("; ")}. Write these fields in the spec yourself (what you write is then kept, replacing what it has), or set managementPolicy: Observe to mirror it read-only`;
 
 /** Nothing may be done until something changes; a Warning when that is news, looked at on the drift cadence. */
 const held = (reason: string, message: string): Outcome => ({ type: "held", reason, message, warn: true, poll: true });

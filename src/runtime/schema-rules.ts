@@ -50,3 +50,16 @@ export function immutableOnceSet(field: string, why: string): CelRule {
     fieldPath: `.${field}`,
   };
 }
+
+/**
+ * The `.meta()` of a spec field adoption initializes from the cloud object (late
+ * initialization): the default stays zod's (a create uses it) but the CRD carries none, so the
+ * stored spec says whether the user wrote the field; a CRD default would be stored as if the
+ * user had. The description says both.
+ */
+export function initializedOnAdoption(description: string, value: unknown): { description: string; default: undefined } {
+  return {
+    description: `${description} Default ${JSON.stringify(value)} for a cloud object created here; adopting one (its id in the spec, managementPolicy Manage), unset takes the object's value, written to the spec once.`,
+    default: undefined,
+  };
+}

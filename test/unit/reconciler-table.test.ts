@@ -13,7 +13,7 @@ import { RetryAfterError } from "../../src/runtime/errors.ts";
 import type { EventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
-import { EXTERNAL_ID_ANNOTATION, FINALIZER, PAUSED_ANNOTATION } from "../../src/runtime/annotations.ts";
+import { EXTERNAL_ID_ANNOTATION, FINALIZER, INITIALIZED_FROM_ANNOTATION, PAUSED_ANNOTATION } from "../../src/runtime/annotations.ts";
 import { Timings } from "../../src/runtime/timings.ts";
 import { GadgetCloud, gadgetType, type GadgetObject, type GadgetSpec } from "../fixtures/gadget-kind.ts";
 import { MemoryKube, type WriteRecord } from "../fixtures/memory-kube.ts";
@@ -379,6 +379,75 @@ const cases: Case[] = [
     given: { object: { spec: { id: "7" } }, others: { owner: recorded("7") }, cloud: { 7: gadget(3) } },
     want: { observes: 0, updates: [], creates: 0, ready: ["False", "ExternalIdInUse"], synced: ["False", "ExternalIdInUse"], events: ["Warning/ExternalIdInUse"], requeue: drift },
   },
+  // Late initialization on adoption: the cloud gadget is blue; the spec's default is red.
+  {
+    name: "adopting by id (Manage): the field the spec leaves unset takes the cloud object's value, written to the spec once with the mark, conditionally; nothing sent; the pass ends",
+    given: { object: { spec: { id: "7" } }, cloud: { 7: gadget(1, { color: "blue" }) } },
+    want: {
+      updates: [], creates: 0, writes: ["jsonPatch", "patchStatus", "mergePatch", "mergePatch"], events: ["Normal/LateInitialized"],
+      requeue: [Timings.afterUpdateMillis, Timings.afterUpdateMillis],
+      check: (r) => {
+        // Only what the spec left unset (size was written), with the version it was read at.
+        expect(r.writes.at(-1)?.body).toEqual({ metadata: { resourceVersion: expect.any(String) as string, annotations: { [INITIALIZED_FROM_ANNOTATION]: "7" } }, spec: { color: "blue" } });
+        expect(r.obj?.spec).toMatchObject({ size: 1, id: "7", color: "blue" });
+        expect(r.cloud.objects.get("7")?.color).toBe("blue");
+      },
+    },
+  },
+  {
+    name: "the pass after a crash that followed the init patch: the mark says it was done, nothing initialized again, nothing sent; in step",
+    given: { object: { finalizers: [FINALIZER], annotations: { [INITIALIZED_FROM_ANNOTATION]: "7" }, spec: { id: "7", color: "blue" } }, cloud: { 7: gadget(1, { color: "blue" }) } },
+    want: { updates: [], writes: ["patchStatus", "mergePatch", "patchStatus"], events: [], ready: ["True", "Available"], synced: ["True", "ReconcileSuccess"], status: { externalId: "7" } },
+  },
+  {
+    name: "initialized before, the field removed by the user since: not filled again; the spec (its default) is what is kept",
+    given: { object: { ...recorded("7"), annotations: { [EXTERNAL_ID_ANNOTATION]: "7", [INITIALIZED_FROM_ANNOTATION]: "7" }, spec: { id: "7" } }, cloud: { 7: gadget(1, { color: "blue" }) } },
+    want: { updates: [1], events: ["Normal/Updated"], check: (r) => { expect(r.writes.filter((w) => w.method === "mergePatch")).toEqual([]); expect(r.cloud.objects.get("7")?.color).toBe("red"); } },
+  },
+  {
+    name: "bound already but never initialized (observed first, now Manage): initialized on this first Manage pass, nothing sent",
+    given: { object: { ...recorded("7"), spec: { id: "7" } }, cloud: { 7: gadget(1, { color: "blue" }) } },
+    want: { updates: [], writes: ["mergePatch"], events: ["Normal/LateInitialized"], check: (r) => { expect(r.obj?.spec).toMatchObject({ color: "blue" }); } },
+  },
+  {
+    name: "a user's edit meanwhile: the init patch conflicts, thrown to be retried from a fresh copy; nothing written to the spec, nothing sent",
+    given: { object: { ...recorded("7"), spec: { id: "7" } }, cloud: { 7: gadget(1, { color: "blue" }) }, steer: (_c, k) => { k.failNext("mergePatchCustom", new KubeApiError(409, "Conflict", "the object has been modified")); } },
+    want: { updates: [], writes: [], events: [], check: (r) => { expect(r.error).toMatchObject({ code: 409 }); expect(r.obj?.spec).not.toHaveProperty("color"); } },
+  },
+  {
+    name: "Observe: nothing initialized, nothing written to the spec; the difference reported",
+    given: { object: { spec: { id: "7", managementPolicy: "Observe" } }, cloud: { 7: gadget(1, { color: "blue" }) } },
+    want: { updates: [], synced: ["True", "Observing", /color blue → red/], check: (r) => { expect(r.obj?.spec).not.toHaveProperty("color"); expect(r.obj?.metadata.annotations?.[INITIALIZED_FROM_ANNOTATION]).toBeUndefined(); } },
+  },
+  {
+    name: "a value the spec's schema cannot hold: CannotExpress naming the field and the value, nothing written or sent",
+    given: { object: { spec: { id: "7" } }, cloud: { 7: gadget(1, { color: "green" }) } },
+    want: {
+      updates: [], ready: ["False", "CannotExpress"], synced: ["False", "CannotExpress", /spec\.color: it has "green"/], events: ["Warning/CannotExpress"], requeue: drift,
+      check: (r) => { expect(r.obj?.spec).not.toHaveProperty("color"); expect(r.obj?.metadata.annotations?.[INITIALIZED_FROM_ANNOTATION]).toBeUndefined(); },
+    },
+  },
+  {
+    name: "a setting the spec has no field for (the kind says so): CannotExpress naming it, nothing written or sent",
+    given: { object: { spec: { id: "7" } }, cloud: { 7: gadget(1, { color: "blue", finish: "matte" }) } },
+    want: { updates: [], synced: ["False", "CannotExpress", /spec\.color: a matte finish/], check: (r) => { expect(r.obj?.spec).not.toHaveProperty("color"); } },
+  },
+  {
+    name: "what the spec cannot express, in a field the user wrote: their value is the desired state, sent as usual (the mark written, no field)",
+    given: { object: { spec: { id: "7", color: "red" } }, cloud: { 7: gadget(1, { color: "green" }) } },
+    want: {
+      updates: [1], synced: ["True", "ReconcileSuccess"],
+      check: (r) => {
+        expect(r.writes.filter((w) => w.method === "mergePatch").at(-1)?.body).toEqual({ metadata: { resourceVersion: expect.any(String) as string, annotations: { [INITIALIZED_FROM_ANNOTATION]: "7" } } });
+        expect(r.cloud.objects.get("7")?.color).toBe("red");
+      },
+    },
+  },
+  {
+    name: "a rule of the CRD refuses the values (422): CannotExpress with the API server's word, nothing sent",
+    given: { object: { ...recorded("7"), spec: { id: "7" } }, cloud: { 7: gadget(1, { color: "blue" }) }, steer: (_c, k) => { k.failNext("mergePatchCustom", new KubeApiError(422, "Invalid", "Gadget \"g\" is invalid: spec.color: blue is not allowed here")); } },
+    want: { updates: [], synced: ["False", "CannotExpress", /blue is not allowed here/], check: (r) => { expect(r.obj?.spec).not.toHaveProperty("color"); } },
+  },
   {
     name: "a read-only kind: mirrors what its spec names, reports differences, changes nothing, holds no finalizer",
     given: { readOnly: true, object: { spec: { size: 5, id: "2" } }, cloud: { 2: { size: 2, label: "made elsewhere" } } },
@@ -434,7 +503,7 @@ describe("generic reconciler decision table: one pass per case", () => {
 
   it("every reason the runtime derives conditions from is covered by a case", () => {
     const reasons = new Set(cases.flatMap((c) => [c.want.ready, c.want.synced]).flatMap((w) => (Array.isArray(w) ? [w[1]] : [])));
-    for (const r of ["Creating", "Available", "ReconcileSuccess", "ExternalResourceGone", "Observing", "NotFound", "Deleting", "Paused", "InvalidSpec", "ReferenceNotFound", "ReferenceNotReady", "ExternalIdInUse", "RateLimited"]) {
+    for (const r of ["Creating", "Available", "ReconcileSuccess", "ExternalResourceGone", "Observing", "NotFound", "Deleting", "Paused", "InvalidSpec", "ReferenceNotFound", "ReferenceNotReady", "ExternalIdInUse", "RateLimited", "CannotExpress"]) {
       expect(reasons, r).toContain(r);
     }
   });

@@ -21,6 +21,7 @@ import { DatabaseRequests, restoreSnapshotReference } from "./requests.ts";
 import { allowListFromSchema, managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
 import { ManagedDatabaseEvents, ManagedDatabaseReasons } from "./reasons.ts";
 import type { DatabaseDiff } from "./diff.ts";
+import { databaseAsSpec } from "./late-init.ts";
 
 export { managedDatabaseDefinition, managedDatabaseType } from "./definition.ts";
 
@@ -90,6 +91,7 @@ export const managedDatabaseKind: OperatorKind = {
       poll: deps.poll,
       recreateToken: (spec) => spec.requests?.recreate,
       namedId,
+      lateInit: databaseAsSpec,
       idMismatchReason: ManagedDatabaseReasons.DatabaseIdMismatch,
       legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
       // A snapshot of it taken or deleted: its status lists the backups again.

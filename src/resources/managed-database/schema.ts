@@ -3,7 +3,7 @@
 // CRD defaults). Cross-field rules live as CEL in `.meta()`: the API server enforces them.
 import { z } from "zod";
 import { extraDataMessage, extraDataProblems, extraDataTemplateRule } from "./secret-template.ts";
-import { commonStatusFields, connectionStatusFields, immutable, immutableOnceSet, immutableOptional, type CelRule } from "../../runtime/contract.ts";
+import { commonStatusFields, connectionStatusFields, immutable, immutableOnceSet, immutableOptional, initializedOnAdoption, type CelRule } from "../../runtime/contract.ts";
 import {
   accountRecordSchema, externalIdProofSchema, actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,
@@ -150,22 +150,23 @@ export const managedDatabaseSpecSchema = z.object({
   label: z.string().min(3).max(32).optional().meta({
     description: "Label of the cloud database (3..32 characters, unique on the account). Default: derived from namespace and name, so namespaces never collide.",
   }),
-  clusterSize: z.literal([1, 2, 3]).default(1).meta({
-    description: "Number of nodes: 1, 2 (current platform, dedicated plans only) or 3 (one primary and two replicas, highly available). On the current platform a change adds or removes nodes in place (status resizing meanwhile); on the legacy platform (1 or 3) it cannot change: ImmutableFieldMismatch, nothing sent.",
-  }),
+  clusterSize: z.literal([1, 2, 3]).default(1).meta(initializedOnAdoption(
+    "Number of nodes: 1, 2 (current platform, dedicated plans only) or 3 (one primary and two replicas, highly available). On the current platform a change adds or removes nodes in place (status resizing meanwhile); on the legacy platform (1 or 3) it cannot change: ImmutableFieldMismatch, nothing sent.",
+    1,
+  )),
   encrypted: z.boolean().default(false).meta({
-    description: "Encrypt the cluster's disks. Immutable.",
+    ...initializedOnAdoption("Encrypt the cluster's disks. Immutable once set.", false),
     "x-kubernetes-validations": [immutable("encrypted", "it is chosen when the cluster is created")],
   }),
   sslConnection: z.boolean().default(true).meta({
-    description: "Require TLS to connect. Immutable.",
+    ...initializedOnAdoption("Require TLS to connect. Immutable once set.", true),
     "x-kubernetes-validations": [immutable("sslConnection", "it is chosen when the cluster is created")],
   }),
   replicationType: z.enum(mysqlReplicationTypes).optional().meta({
-    description: "Replication: MySQL none, asynch or semi_synch; PostgreSQL none or asynch. Must be none for 1 node and not none for 2 or 3. Default (by the API): none for 1 node, semi_synch (MySQL) or asynch (PostgreSQL) for 3. Immutable. Legacy platform: the current one chooses replication itself and does not report it (leave it out there, so clusterSize can change).",
+    description: "Replication: MySQL none, asynch or semi_synch; PostgreSQL none or asynch. Must be none for 1 node and not none for 2 or 3. Default (by the API): none for 1 node, semi_synch (MySQL) or asynch (PostgreSQL) for 3. Immutable once set (adopting a legacy-platform database, unset takes the database's). Legacy platform: the current one chooses replication itself and does not report it (leave it out there, so clusterSize can change).",
   }),
   replicationCommitType: z.enum(replicationCommitTypes).optional().meta({
-    description: "PostgreSQL only: synchronization level of the replicas (on, local, remote_write, remote_apply, off; local or off with asynch replication). Default (by the API): local. Immutable.",
+    description: "PostgreSQL only: synchronization level of the replicas (on, local, remote_write, remote_apply, off; local or off with asynch replication). Default (by the API): local. Immutable once set (adopting a legacy-platform database, unset takes the database's).",
   }),
   allowList: z.array(
     z.string().min(2).max(64).meta({
@@ -174,7 +175,7 @@ export const managedDatabaseSpecSchema = z.object({
       ],
     }),
   ).max(256).default([]).meta({
-    description: "IP addresses and CIDR ranges allowed to connect. A bare address means /32 (/128 for IPv6). Empty blocks every connection; 0.0.0.0/0 allows all.",
+    ...initializedOnAdoption("IP addresses and CIDR ranges allowed to connect. A bare address means /32 (/128 for IPv6). Empty blocks every connection; 0.0.0.0/0 allows all.", []),
     "x-kubernetes-list-type": "set",
   }),
   allowListFrom: allowListFromSchema,
@@ -192,18 +193,19 @@ export const managedDatabaseSpecSchema = z.object({
     subnetId: linodeIdSchema.meta({ description: "The subnet's id in that VPC." }),
     publicAccess: z.boolean().default(false).meta({ description: "Whether the cluster stays reachable from the internet too (through its allow list). Default false: only from the VPC." }),
   }).optional().meta({
-    description: "Current platform only: the VPC subnet the cluster joins. Set, changed or removed (then it leaves the VPC); without public access the API's hosts, and so the Secret's host, are the private ones. Naming a VPC by id is like adoption: with the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed, nothing sent), always with credentialsRef. On the legacy platform it is UnsupportedOnPlatform.",
+    description: "Current platform only: the VPC subnet the cluster joins. Set, changed or removed (then it leaves the VPC); without public access the API's hosts, and so the Secret's host, are the private ones. Naming a VPC by id is like adoption: with the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed, nothing sent), always with credentialsRef. On the legacy platform it is UnsupportedOnPlatform. Adopting a database (databaseId, managementPolicy Manage), unset takes the database's VPC (written to the spec once): it is never left by omission.",
   }),
-  suspended: z.boolean().default(false).meta({
-    description: "Current platform only: true suspends the cluster (it stops, and its billing with it; its data is kept; Linode deletes a cluster suspended for 180 days), false resumes it. While suspended, Ready is False with reason Suspended and the connection Secret is kept. On the legacy platform true is UnsupportedOnPlatform.",
-  }),
+  suspended: z.boolean().default(false).meta(initializedOnAdoption(
+    "Current platform only: true suspends the cluster (it stops, and its billing with it; its data is kept; Linode deletes a cluster suspended for 180 days), false resumes it. While suspended, Ready is False with reason Suspended and the connection Secret is kept. On the legacy platform true is UnsupportedOnPlatform.",
+    false,
+  )),
   credentialsRef: credentialsRefSchema.optional(),
   deletionPolicy: deletionPolicySchema,
   managementPolicy: managementPolicySchema.meta({
     description: "Manage: create and update the cloud database to match the spec. Observe: adopt read-only, mirror status and publish the Secret, never change the cloud database.",
   }),
   databaseId: linodeIdSchema.optional().meta({
-    description: "Adopt an existing database by its Linode id instead of creating one. Cannot change once set. With the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed), always with credentialsRef; an id another resource manages is refused (ExternalIdInUse).",
+    description: "Adopt an existing database by its Linode id instead of creating one. Cannot change once set. With managementPolicy Manage, the fields the spec leaves unset (clusterSize, encrypted, sslConnection, allowList, privateNetwork, suspended; replicationType and replicationCommitType on the legacy platform) first take the database's values, written to the spec once (annotation linode.operator.dev/initialized-from, an Event LateInitialized), so nothing the spec did not say is sent; what the spec cannot hold is CannotExpress, nothing sent. With the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed), always with credentialsRef; an id another resource manages is refused (ExternalIdInUse).",
   }),
   restoreFrom: restoreFromSchema.optional(),
   requests: databaseRequestsSchema.optional(),
@@ -216,7 +218,8 @@ export const managedDatabaseSpecSchema = z.object({
       fieldPath: ".replicationType",
     },
     {
-      rule: "!has(self.replicationType) || (self.clusterSize == 1) == (self.replicationType == 'none')",
+      // clusterSize has no stored default (it is initialized on adoption): absent means the create's 1.
+      rule: "!has(self.replicationType) || ((has(self.clusterSize) ? self.clusterSize : 1) == 1) == (self.replicationType == 'none')",
       message: "replicationType must be none for a 1-node cluster, and asynch (or semi_synch for MySQL) for a 2- or 3-node cluster",
       fieldPath: ".replicationType",
     },
@@ -228,12 +231,13 @@ export const managedDatabaseSpecSchema = z.object({
     },
     {
       // asynch is explicit, or implied by a 3-node PostgreSQL cluster without replicationType.
-      rule: "!has(self.replicationCommitType) || self.replicationCommitType in ['local', 'off'] || (has(self.replicationType) ? self.replicationType != 'asynch' : self.clusterSize == 1)",
+      rule: "!has(self.replicationCommitType) || self.replicationCommitType in ['local', 'off'] || (has(self.replicationType) ? self.replicationType != 'asynch' : (has(self.clusterSize) ? self.clusterSize : 1) == 1)",
       message: "replicationCommitType must be local or off with asynch replication",
       fieldPath: ".replicationCommitType",
     },
-    immutableOptional("replicationType", "it is chosen when the cluster is created"),
-    immutableOptional("replicationCommitType", "it is chosen when the cluster is created"),
+    // Once set (not from creation): adoption writes the database's into a spec that left them unset.
+    immutableOnceSet("replicationType", "it is chosen when the cluster is created"),
+    immutableOnceSet("replicationCommitType", "it is chosen when the cluster is created"),
     immutableOnceSet("databaseId", "it names the cloud database this resource manages; create another ManagedDatabase to adopt a different one"),
     immutableOptional("restoreFrom", "a database is forked once, when it is created; to restore again, create another ManagedDatabase with restoreFrom"),
     { rule: "!has(self.restoreFrom) || !has(self.databaseId)", message: "restoreFrom creates a new database; databaseId adopts an existing one: set one of them", fieldPath: ".restoreFrom", reason: "FieldValueForbidden" },

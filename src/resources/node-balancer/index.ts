@@ -18,6 +18,7 @@ import { NodeBalancerStatsReader } from "./stats.ts";
 import { tlsReference } from "./tls.ts";
 import { nodeBalancerDefinition, nodeBalancerSettings, nodeBalancerType } from "./definition.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
+import { nodeBalancerAsSpec } from "./late-init.ts";
 
 export { nodeBalancerDefinition, nodeBalancerType } from "./definition.ts";
 
@@ -90,6 +91,7 @@ export const nodeBalancerKind: OperatorKind = {
       poll: deps.poll,
       recreateToken: (spec) => spec.requests?.recreate,
       namedId,
+      lateInit: nodeBalancerAsSpec,
       idMismatchReason: NodeBalancerReasons.NodeBalancerIdMismatch,
       legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
       references: [scope.credentials, tlsReference],

@@ -2,7 +2,7 @@
 // source of truth for the CRD and the controller (zod defaults = CRD defaults = the API's
 // config defaults, so an applied object shows what the API will use).
 import { z } from "zod";
-import { commonStatusFields, immutable, immutableOnceSet } from "../../runtime/contract.ts";
+import { commonStatusFields, immutable, immutableOnceSet, initializedOnAdoption } from "../../runtime/contract.ts";
 import {
   accountRecordSchema, externalIdProofSchema, credentialsRefSchema, deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,
@@ -105,9 +105,9 @@ export const nodeBalancerSpecSchema = z.object({
   label: z.string().min(3).max(32).regex(/^[a-zA-Z0-9_-]+$/).optional().meta({
     description: "Label of the cloud NodeBalancer: 3..32 letters, digits, '-' or '_', unique on the account. Default: derived from namespace and name.",
   }),
-  clientConnThrottle: z.int().min(0).max(20).default(0).meta({ description: "New connections per second per client IP, 0..20; 0 disables throttling." }),
+  clientConnThrottle: z.int().min(0).max(20).default(0).meta(initializedOnAdoption("New connections per second per client IP, 0..20; 0 disables throttling.", 0)),
   tags: z.array(z.string().min(1).max(50)).default([]).meta({
-    description: "Tags on the cloud NodeBalancer (organizational only).",
+    ...initializedOnAdoption("Tags on the cloud NodeBalancer (organizational only).", []),
     "x-kubernetes-list-type": "set",
   }),
   // Changeable, beyond the spec (which assigns a firewall only at creation): see FirewallPlan in diff.ts for why and how.
@@ -115,7 +115,7 @@ export const nodeBalancerSpecSchema = z.object({
     description: "Id of an existing Cloud Firewall to assign: at creation, and afterwards in place (beyond the API spec's NodeBalancer document, which assigns one only at creation; the real platform assigns and removes one at any time, keeping the NodeBalancer and its addresses). Naming one by id follows the rule for every account object: always allowed with spec.credentialsRef (the namespace's own token); with the operator's shared token only in namespaces the admin allows (--adopt-namespaces, chart value adoptNamespaces); never a firewall a NodeBalancer of another namespace names or holds. One this resource may not assign (none with that id, another namespace's, or not allowed here) is Synced=False, reason FirewallNotFound, with one message for all, and nothing is sent (no NodeBalancer is created without it). A change replaces the firewall this resource assigned with the new one in one call (never a moment without one); removing the field removes the one this resource assigned. A firewall this resource did not assign (someone else did, or it was already assigned when first named here) is never removed: it stays when the field stops naming it, and a change away from it is refused while it is enabled (Synced=False, reason FirewallConflict); status.firewalls says which is which. One removed outside is assigned again within a few polls.",
   }),
   configs: z.array(nodeBalancerConfigSchema).max(32).default([]).meta({
-    description: "Per-port configs, keyed by port. A NodeBalancer serves traffic once a config has a node: with none it is Ready=False, reason NoConfigs.",
+    ...initializedOnAdoption("Per-port configs, keyed by port. A NodeBalancer serves traffic once a config has a node: with none it is Ready=False, reason NoConfigs. Adopted with configs unset, every config it has is written here with its nodes; one the spec cannot hold (an https config: its certificate only Linode holds, so no tlsSecretRef can be named; a protocol or setting the schema lacks; a config without nodes) is CannotExpress, nothing sent, until spec.configs says them.", []),
     "x-kubernetes-list-type": "map",
     "x-kubernetes-list-map-keys": ["port"],
   }),
@@ -125,7 +125,7 @@ export const nodeBalancerSpecSchema = z.object({
     description: "Manage: create and update the cloud NodeBalancer to match the spec. Observe: adopt read-only (nodeBalancerId), mirror status, never change it.",
   }),
   nodeBalancerId: linodeIdSchema.optional().meta({
-    description: "Adopt an existing NodeBalancer by its Linode id instead of creating one. Cannot change once set. With the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed), always with credentialsRef; an id another resource manages is refused (ExternalIdInUse).",
+    description: "Adopt an existing NodeBalancer by its Linode id instead of creating one. Cannot change once set. With managementPolicy Manage, the fields the spec leaves unset (clientConnThrottle, tags, configs) first take the NodeBalancer's values, written to the spec once (annotation linode.operator.dev/initialized-from, an Event LateInitialized), so nothing the spec did not say is sent; what the spec cannot hold is CannotExpress, nothing sent. With the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed), always with credentialsRef; an id another resource manages is refused (ExternalIdInUse).",
   }),
   requests: z.object({
     recreate: requestTokenSchema.optional().meta({ description: "Only when the NodeBalancer this resource manages has vanished (Ready=False, reason ExternalResourceGone): a new value creates a new one (new addresses), once. A value set while it exists does nothing." }),

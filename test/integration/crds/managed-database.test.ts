@@ -1,5 +1,6 @@
 // ManagedDatabase CRD on the real API server: every schema/CEL rule rejects a bad spec with
-// a clear message and accepts a good one; defaults match zod; immutable fields stay put.
+// a clear message and accepts a good one; defaults match zod (those adoption initializes are
+// zod's only, so the stored spec says what was written); immutable fields stay put.
 import { beforeAll, describe, expect, it } from "vitest";
 import { managedDatabaseSpecSchema } from "../../../src/resources/managed-database/schema.ts";
 import { useTestCluster } from "../../harness/cluster.ts";
@@ -109,22 +110,21 @@ describe("ManagedDatabase CRD", () => {
     });
   });
 
-  it("applies the same defaults as the zod schema", async () => {
+  it("applies the same defaults as the zod schema, except those adoption initializes: stored only if written", async () => {
     const minimal = { ...base, updates: { duration: 2, hourOfDay: 1, dayOfWeek: 3 } };
     const res = await api.create(kind, "defaults", minimal);
     expect(res.ok, JSON.stringify(res)).toBe(true);
     const stored = await api.get(kind, "defaults");
-    expect(stored.spec).toEqual(managedDatabaseSpecSchema.parse(minimal));
-    expect(stored.spec).toMatchObject({
-      clusterSize: 1, encrypted: false, sslConnection: true, allowList: [], deletionPolicy: "Delete", managementPolicy: "Manage",
-      updates: { frequency: "weekly" },
-    });
+    expect(managedDatabaseSpecSchema.parse(stored.spec)).toEqual(managedDatabaseSpecSchema.parse(minimal));
+    expect(stored.spec).toMatchObject({ deletionPolicy: "Delete", managementPolicy: "Manage", allowEmpty: false, updates: { frequency: "weekly" } });
+    for (const field of ["clusterSize", "encrypted", "sslConnection", "allowList", "suspended"]) expect(stored.spec, field).not.toHaveProperty(field);
+    expect(managedDatabaseSpecSchema.parse(stored.spec)).toMatchObject({ clusterSize: 1, encrypted: false, sslConnection: true, allowList: [], suspended: false });
   });
 
   describe("immutable fields", () => {
     const name = "immutable";
     beforeAll(async () => {
-      const res = await api.create(kind, name, { ...base, replicationType: "none", databaseId: 7 });
+      const res = await api.create(kind, name, { ...base, replicationType: "none", databaseId: 7, encrypted: false, sslConnection: true });
       expect(res.ok, JSON.stringify(res)).toBe(true);
     });
 
@@ -133,7 +133,7 @@ describe("ManagedDatabase CRD", () => {
       ["region", { region: "eu-west" }, "region is immutable"],
       ["encrypted", { encrypted: true }, "encrypted is immutable"],
       ["sslConnection", { sslConnection: false }, "sslConnection is immutable"],
-      ["replicationType removed", { replicationType: null }, "replicationType is immutable"],
+      ["replicationType removed", { replicationType: null }, "replicationType cannot be changed or removed once set"],
       ["databaseId changed", { databaseId: 8 }, "databaseId cannot be changed or removed once set"],
       ["databaseId removed", { databaseId: null }, "databaseId cannot be changed or removed once set"],
       ["restoreFrom added", { restoreFrom: { pointInTime: { databaseId: 3 } } }, "restoreFrom is immutable: a database is forked once, when it is created"],
@@ -144,11 +144,15 @@ describe("ManagedDatabase CRD", () => {
       if (!res.ok) expect(res.message).toContain(message);
     });
 
-    it("replicationType cannot be added later", async () => {
-      expect((await api.create(kind, "no-replication", base)).ok).toBe(true);
-      const res = await api.mergePatchSpec(kind, "no-replication", { replicationType: "none" });
-      expect(res.ok).toBe(false);
-      if (!res.ok) expect(res.message).toContain("replicationType is immutable");
+    it("what adoption initializes may be added once (the operator writes it into a spec that left it unset), then never changed", async () => {
+      expect((await api.create(kind, "initialized", { ...base, databaseId: 9 })).ok).toBe(true);
+      const init = await api.mergePatchSpec(kind, "initialized", { replicationType: "semi_synch", clusterSize: 3, encrypted: true, sslConnection: false, allowList: ["198.51.100.0/24"], suspended: false });
+      expect(init.ok, JSON.stringify(init)).toBe(true);
+      for (const [patch, message] of [[{ replicationType: "asynch" }, "replicationType cannot be changed or removed once set"], [{ replicationType: null }, "replicationType cannot be changed or removed once set"], [{ encrypted: false }, "encrypted is immutable"], [{ sslConnection: true }, "sslConnection is immutable"]] as const) {
+        const res = await api.mergePatchSpec(kind, "initialized", patch);
+        expect(res.ok, JSON.stringify(patch)).toBe(false);
+        if (!res.ok) expect(res.message).toContain(message);
+      }
     });
 
     it("mutable fields change: type (resize), nodes and version (in place on the current platform; the operator holds the legacy one to them), label, allow list, window, policies, requests", async () => {
@@ -158,6 +162,7 @@ describe("ManagedDatabase CRD", () => {
       });
       expect(res.ok, JSON.stringify(res)).toBe(false);
       if (!res.ok) expect(res.message).toContain("replicationType must be none for a 1-node cluster");
+      expect((await api.create(kind, "no-replication", base)).ok).toBe(true);
       const ok = await api.mergePatchSpec(kind, "no-replication", { type: "g6-dedicated-4", version: "9", clusterSize: 3 });
       expect(ok.ok, JSON.stringify(ok)).toBe(true);
       const res2 = await api.mergePatchSpec(kind, name, {

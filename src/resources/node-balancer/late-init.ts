@@ -1,0 +1,29 @@
+// An adopted NodeBalancer as the spec fields a user may leave unset (the runtime writes them
+// once, lateInit): its own fields and every config with its nodes, as the spec writes them.
+// What the schema refuses (a protocol it lacks, udp's settings) the runtime finds itself; what
+// no field can say is named here.
+import type { LateInit } from "../../runtime/contract.ts";
+import type { ObservedConfig, ObservedNodeBalancer } from "./diff.ts";
+
+export function nodeBalancerAsSpec(o: ObservedNodeBalancer): LateInit {
+  const inexpressible = o.configs.flatMap((c) => [
+    ...(c.protocol === "https" ? [`config ${String(c.port)} serves https with a certificate only Linode holds (the API never returns its key), so no tlsSecretRef can name it`] : []),
+    ...(c.nodes.length === 0 ? [`config ${String(c.port)} has no nodes, and a config in the spec needs one (or nodesFrom)`] : []),
+  ]);
+  return {
+    fields: { clientConnThrottle: o.nb.clientConnThrottle, tags: [...o.nb.tags], configs: o.configs.map(configAsSpec) },
+    ...(inexpressible.length > 0 ? { inexpressible: { configs: inexpressible.join("; ") } } : {}),
+  };
+}
+
+/** Every field the spec compares (the cipher suite only for https, which is refused above). */
+function configAsSpec(c: ObservedConfig): Record<string, unknown> {
+  return {
+    port: c.port, protocol: c.protocol, algorithm: c.algorithm, stickiness: c.stickiness,
+    check: c.check, checkInterval: c.checkInterval, checkTimeout: c.checkTimeout, checkAttempts: c.checkAttempts,
+    ...(c.checkPath !== "" ? { checkPath: c.checkPath } : {}),
+    ...(c.checkBody !== "" ? { checkBody: c.checkBody } : {}),
+    checkPassive: c.checkPassive, proxyProtocol: c.proxyProtocol,
+    nodes: c.nodes.map((n) => ({ label: n.label, address: n.address, weight: n.weight, mode: n.mode })),
+  };
+}
