@@ -35,7 +35,7 @@ async function routesOf(make: (t: Transport) => object): Promise<Set<string>> {
         await out;
       } catch { /* a placeholder argument refused before any call: the route was recorded or is not reached */ }
     }
-    for (const v of Object.values(api)) if (v !== null && typeof v === "object" && v !== transport && !(v instanceof Set)) await visit(v);
+    for (const v of Object.values(api) as unknown[]) if (v !== null && typeof v === "object" && v !== transport && !(v instanceof Set)) await visit(v);
   };
   await visit(make(transport));
   return seen;
