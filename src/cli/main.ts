@@ -21,6 +21,7 @@ export interface Command {
 export const commands: Record<string, Command> = {
   run: { summary: "run the operator (in a cluster, or against KUBECONFIG)", load: () => import("./run.ts") },
   emulator: { summary: "run the Linode API emulator (managed databases, NodeBalancers) on loopback", load: () => import("../emulator/cli.ts") },
+  doctor: { summary: "check the Linode token and its scopes, the CRDs, RBAC and Nodes; OK / WARN / FAIL with the fix", load: () => import("./doctor.ts") },
   demo: { summary: "see it work: emulator + local Kubernetes + operator + examples, offline", load: () => import("./demo.ts") },
 };
 
