@@ -9,7 +9,7 @@ import { KubeEventRecorder } from "../runtime/events.ts";
 import { serveEndpoints } from "../runtime/http-endpoints.ts";
 import { createLogger, type Logger } from "../runtime/logger.ts";
 import { guardProcess } from "../runtime/process-guard.ts";
-import { waitForUsableToken } from "../runtime/token-gate.ts";
+import { waitForUsableToken } from "../doctor/token-gate.ts";
 import { assembleOperator } from "./assemble-operator.ts";
 
 /** Each kind's own flags, from the one list of kinds. */
@@ -66,7 +66,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * The operator's own token must be able to work before it leads anything (runtime/token-gate.ts);
+ * The operator's own token must be able to work before it leads anything (doctor/token-gate.ts);
  * meanwhile its probes answer: alive, and not Ready with the reason. Without a token of its own
  * (every resource names one) there is nothing to check.
  */

@@ -1,6 +1,6 @@
 // Whether the operator's Linode token can work: the API answers (a network failure is not a bad
 // token), the token is valid, and its scopes cover what the kinds need. The start-up gate
-// (runtime/token-gate.ts) and `doctor` both judge by this.
+// (doctor/token-gate.ts) and `doctor` both judge by this.
 import { LinodeApiError, LinodeError, grants, scopeText, type LinodeClient, type TokenProfile } from "../linode/index.ts";
 import { neededScopes } from "../resources/token-scopes.ts";
 import { fail, ok, warn, type CheckResult } from "./report.ts";

@@ -11,7 +11,7 @@ import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts
 import { KubeApiError } from "../../src/kube/errors.ts";
 import type { KubeObject, SecretObject } from "../../src/kube/types.ts";
 import { LinodeClient } from "../../src/linode/index.ts";
-import { TOKEN_UNUSABLE_REASON, waitForUsableToken, type TokenGateOptions } from "../../src/runtime/token-gate.ts";
+import { TOKEN_UNUSABLE_REASON, waitForUsableToken, type TokenGateOptions } from "../../src/doctor/token-gate.ts";
 
 const GOOD = "good-token-0123";
 const DB_ONLY = "db-only-token-0123";

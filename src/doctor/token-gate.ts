@@ -5,13 +5,13 @@
 // afresh each time (a token Secret or file), so fixing it makes the operator Ready without a
 // restart. A Linode API that cannot be reached is said to be that, not a bad token, and waited
 // for the same way.
-import { assessToken, verdictProblem, type TokenVerdict } from "../doctor/token.ts";
+import { assessToken, verdictProblem, type TokenVerdict } from "./token.ts";
 import { errorChain, isNotFound } from "../kube/errors.ts";
 import type { ClusterInspection, KubeApi, KubeObject } from "../kube/types.ts";
 import type { LinodeClient } from "../linode/index.ts";
-import type { EventRecorder } from "./events.ts";
-import type { Logger } from "./logger.ts";
-import { readToken, tokenCanChange, tokenWhere, type TokenSourceSettings } from "./token-source.ts";
+import type { EventRecorder } from "../runtime/events.ts";
+import type { Logger } from "../runtime/logger.ts";
+import { readToken, tokenCanChange, tokenWhere, type TokenSourceSettings } from "../runtime/token-source.ts";
 
 export const TOKEN_UNUSABLE_REASON = "LinodeTokenUnusable";
 export const DEFAULT_TOKEN_RECHECK_MILLIS = 10_000;
