@@ -1,6 +1,7 @@
 // The token-scope table: every route the client can call has its scope, the emulator (which
 // follows the API reference) asks the same, and each kind's scopes are the highest its API areas
 // need. Then the verdicts doctor and the start-up check give for real answers of the emulator.
+import { readFileSync } from "node:fs";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildRouter, startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
@@ -78,6 +79,12 @@ describe("OAuth scopes", () => {
     const all = neededScopes(Object.keys(kindScopes));
     expect(all.filter((n) => n.feature === undefined).map((n) => scopeText(n.scope)).sort()).toEqual(["databases:read_write", "nodebalancers:read_write"]);
     expect(all.filter((n) => n.feature !== undefined).map((n) => `${scopeText(n.scope)} ${n.feature ?? ""}`)).toEqual(["firewall:read_write spec.firewallId"]);
+  });
+
+  it("docs/token-scopes.md names exactly the scopes the kinds need, each in its own row", () => {
+    const doc = readFileSync(new URL("../../docs/token-scopes.md", import.meta.url), "utf8");
+    const rows = [...doc.matchAll(/^\| `([a-z_]+:read_(?:only|write))` \|/gm)].map((m) => m[1]);
+    expect(rows.sort()).toEqual([...new Set(Object.values(kindScopes).flat().map((n) => scopeText(n.scope)))].sort());
   });
 });
 
