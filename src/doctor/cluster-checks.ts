@@ -1,6 +1,7 @@
 // Doctor's checks of the cluster side: the CRDs (installed, and the schema this build carries),
 // the operator's RBAC (SelfSubjectAccessReview of every permission it uses), and the Nodes.
 import { isDeepStrictEqual } from "node:util";
+import { z } from "zod";
 import { buildCrd, crdName } from "../crd/build-crd.ts";
 import { errorChain, KubeApiError } from "../kube/errors.ts";
 import type { AccessAttributes, ClusterInspection, KubeApi } from "../kube/types.ts";
@@ -13,9 +14,14 @@ export type Cluster = ClusterInspection & Pick<KubeApi, "list">;
 const APPLY_CRDS = "kubectl apply --server-side -f crds/ from this release (or `helm upgrade` with crds.enabled=true)";
 
 type Schema = Record<string, unknown>;
-const servedSchema = (crd: unknown): Schema | undefined =>
-  ((crd as { spec?: { versions?: { name?: string; schema?: { openAPIV3Schema?: Schema } }[] } }).spec?.versions ?? [])
-    .find((v) => v.name === API_VERSION)?.schema?.openAPIV3Schema;
+/** What the check reads of a served CRD: its versions' schemas (anything else in it is left alone). */
+const servedCrdSchema = z.object({
+  spec: z.object({ versions: z.array(z.object({ name: z.string(), schema: z.object({ openAPIV3Schema: z.record(z.string(), z.unknown()) }).optional() })) }),
+});
+const servedSchema = (crd: unknown): Schema | undefined => {
+  const parsed = servedCrdSchema.safeParse(crd);
+  return parsed.success ? parsed.data.spec.versions.find((v) => v.name === API_VERSION)?.schema?.openAPIV3Schema : undefined;
+};
 
 /** The first path where two JSON values differ, for the message (the schemas are large). */
 export function firstDifference(a: unknown, b: unknown, path = ""): string | undefined {
