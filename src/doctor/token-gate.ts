@@ -3,8 +3,8 @@
 // readiness probe says why), with one log line and one Warning Event on the operator's Deployment
 // per distinct problem (never the token), and is looked at again periodically, the token read
 // afresh each time (a token Secret or file), so fixing it makes the operator Ready without a
-// restart. A Linode API that cannot be reached is said to be that, not a bad token, and waited
-// for the same way.
+// restart. A Linode API that cannot be reached says nothing of the token: that is logged as what
+// it is (a network problem), and the operator starts.
 import { assessToken, verdictProblem, type TokenVerdict } from "./token.ts";
 import { errorChain, isNotFound } from "../kube/errors.ts";
 import type { ClusterInspection, KubeApi, KubeObject } from "../kube/types.ts";
@@ -61,10 +61,16 @@ export async function waitForUsableToken(o: TokenGateOptions): Promise<string | 
         o.setNotReady(undefined);
         return read.token;
       }
+      if (verdict === "unreachable") {
+        // Says nothing of the token, and the operator has Kubernetes-side work (leases, finalizers,
+        // status) that needs no Linode API: it goes on, and each resource says when calls fail.
+        o.log.warn({ check: "linode-token", verdict }, `${problem}; starting without having checked the token`);
+        o.setNotReady(undefined);
+        return read.token;
+      }
     }
     if (aborted()) return undefined;
-    const fix = verdict === "unreachable" ? "" : `; fix ${tokenWhere(s)}`;
-    const message = `${problem}${fix}`;
+    const message = `${problem}; fix ${tokenWhere(s)}`;
     o.setNotReady(message);
     if (message !== shown) {
       shown = message;
