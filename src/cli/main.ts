@@ -24,6 +24,7 @@ export const commands: Record<string, Command> = {
   emulator: { summary: "run the Linode API emulator (managed databases, NodeBalancers) on loopback", load: () => import("../emulator/cli.ts") },
   install: { summary: "install onto the cluster your kubeconfig names: image, token Secret, Helm chart", load: () => import("./install.ts") },
   uninstall: { summary: "uninstall what install installed (keeps the CRDs, resources and cloud objects)", load: () => import("./uninstall.ts") },
+  doctor: { summary: "check the Linode token and its scopes, the CRDs, RBAC and Nodes; OK / WARN / FAIL with the fix", load: () => import("./doctor.ts") },
   demo: { summary: "see it work: emulator + local Kubernetes + operator + examples, offline", load: () => import("./demo.ts") },
   status: { summary: "what the operator sees of an object, or every object not Ready (also `kubectl linode status`)", load: () => import("./status.ts") },
 };

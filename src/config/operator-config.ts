@@ -16,6 +16,15 @@ const loopbackHosts = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
 export const operatorConfigSchema = z.object({
   /** The operator's own token; optional only when every resource must bring its own (requireCredentialsRef: ["*"]). */
   linodeToken: z.string().min(1).optional(),
+  /** Where linodeToken was read from (--linode-token-file): read again while the token cannot work. */
+  linodeTokenFile: z.string().min(1).optional(),
+  /** The Secret (in the operator's namespace) the token comes from: read again while the token cannot work, so fixing it needs no restart. */
+  linodeTokenSecret: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/).optional(),
+  linodeTokenSecretKey: z.string().regex(/^[-._a-zA-Z0-9]+$/).default("token"),
+  /** How often a token that cannot work is looked at again at start. */
+  tokenRecheckSeconds: z.coerce.number().min(0.1).max(3600).default(10),
+  /** The operator's Deployment (in its namespace): where a Warning Event says why it is not Ready. */
+  deploymentName: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/).optional(),
   /** Namespaces whose resources must name their token (spec.credentialsRef); "*" = all. */
   requireCredentialsRef: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
   /** Namespaces whose resources may adopt an existing cloud object by id with the operator's own token; "*" = all. */
@@ -47,12 +56,6 @@ export const operatorConfigSchema = z.object({
   pollPendingSeconds: z.coerce.number().min(0.1).max(3600).default(DEFAULT_POLL.pendingMillis / 1000),
   pollReadySeconds: z.coerce.number().min(1).max(86_400).default(DEFAULT_POLL.readyMillis / 1000),
 }).superRefine((c, ctx) => {
-  if (c.linodeToken === undefined && !c.requireCredentialsRef.includes("*")) {
-    ctx.addIssue({
-      code: "custom", path: ["linodeToken"],
-      message: "a Linode API token is required: set LINODE_TOKEN or --linode-token-file (or --require-credentials-ref=true, so that every resource names its own in spec.credentialsRef)",
-    });
-  }
   const url = new URL(c.linodeApiUrl);
   if (url.protocol === "http:" && !loopbackHosts.test(url.hostname) && !c.allowHttpLinodeApi) {
     ctx.addIssue({
@@ -69,6 +72,10 @@ export type OperatorConfig = z.infer<typeof operatorConfigSchema> & {
 
 export const runFlags = {
   "linode-token-file": { type: "string", env: "LINODE_TOKEN_FILE", help: "file holding the Linode API token (else LINODE_TOKEN)" },
+  "linode-token-secret": { type: "string", env: "LINODE_TOKEN_SECRET", help: "the Secret in the operator's namespace holding its token: read again while the token cannot work (invalid, or missing a scope), so fixing the Secret makes the operator Ready without a restart" },
+  "linode-token-secret-key": { type: "string", env: "LINODE_TOKEN_SECRET_KEY", help: "the key of the token in that Secret (default token)" },
+  "token-recheck-seconds": { type: "string", env: "TOKEN_RECHECK_SECONDS", help: "while the operator's token cannot work (at start), how often it is read and tried again (default 10)" },
+  "deployment-name": { type: "string", env: "DEPLOYMENT_NAME", help: "the operator's Deployment in its namespace: a Warning Event on it says why the operator is not Ready" },
   "linode-api-url": { type: "string", env: "LINODE_API_URL", help: "Linode API base URL (default https://api.linode.com/v4)" },
   "linode-api-share": { type: "string", env: "LINODE_API_SHARE", help: "share (0.05..1) of each token's Linode rate limit the operator may spend; it never draws a 429 within it (default 0.5)" },
   "allow-http-linode-api": { type: "string", env: "LINODE_API_ALLOW_HTTP", help: "true: allow a plain-http API URL to a host other than loopback (the token travels in clear)" },
@@ -118,7 +125,10 @@ export function runHelp(kinds: readonly KindSettings[]): string {
 }
 
 /** `settings`: the kinds' own (each kind's flags, with their schemas). */
-export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = process.env, settings: readonly KindSetting[] = []): OperatorConfig {
+/**
+ * `tokenOptional`: a missing token is not refused (doctor reports it as a check instead).
+ */
+export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = process.env, settings: readonly KindSetting[] = [], opts: { tokenOptional?: boolean } = {}): OperatorConfig {
   for (const s of settings) {
     if (s.flag in runFlags || settings.filter((o) => o.flag === s.flag).length > 1) throw new Error(`the flag --${s.flag} is declared twice`);
   }
@@ -134,6 +144,11 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
   const namespaceList = (v: string | undefined): string[] => (v === undefined || v === "false" ? [] : v === "true" ? ["*"] : v.split(",").map((s) => s.trim()).filter((s) => s !== ""));
   const raw = {
     linodeToken: token === "" ? undefined : token,
+    linodeTokenFile: tokenFile,
+    linodeTokenSecret: pick("linode-token-secret"),
+    linodeTokenSecretKey: pick("linode-token-secret-key"),
+    deploymentName: pick("deployment-name"),
+    tokenRecheckSeconds: pick("token-recheck-seconds"),
     requireCredentialsRef: namespaceList(pick("require-credentials-ref")),
     adoptNamespaces: namespaceList(pick("adopt-namespaces")),
     nodePortNamespaces: namespaceList(pick("node-port-namespaces")),
@@ -158,6 +173,9 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
   };
   const parsed = operatorConfigSchema.safeParse(raw);
   const issues = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  if (parsed.success && opts.tokenOptional !== true && parsed.data.linodeToken === undefined && parsed.data.linodeTokenSecret === undefined && !parsed.data.requireCredentialsRef.includes("*")) {
+    issues.push("linodeToken: a Linode API token is required: set LINODE_TOKEN, --linode-token-file or --linode-token-secret (or --require-credentials-ref=true, so that every resource names its own in spec.credentialsRef)");
+  }
   const kindSettings: Record<string, unknown> = {};
   for (const s of settings) {
     const v = s.schema.safeParse(given(s.flag, s.env));

@@ -146,7 +146,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     if (err instanceof ApiError) return send(res, err.status, { errors: err.errors }, headers);
     throw err;
   }
-  headers["X-OAuth-Scopes"] = principal.scopes;
+  // As the API writes it: space-separated, whatever separators the configuration used.
+  headers["X-OAuth-Scopes"] = principal.scopes.split(/[\s,]+/).filter((w) => w !== "").join(" ");
 
   const rate = ctx.rateLimiter.check(principal.token, routeKey);
   headers["X-RateLimit-Limit"] = String(rate.limit);

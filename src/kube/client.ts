@@ -1,7 +1,7 @@
 // The operator's one door to the Kubernetes API: KubeApi on @kubernetes/client-node. Everything
 // else in src/ talks to KubeApi, never to client-node, so the rest of the code is plain data.
 import {
-  CoordinationV1Api, CoreV1Api, CustomObjectsApi, EventsV1Api, Observable, PatchStrategy, Watch,
+  AuthorizationV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, EventsV1Api, Observable, PatchStrategy, Watch,
   type ConfigurationOptions, type KubeConfig, type ObservableMiddleware, type RequestContext,
   type ResponseContext, type V1Lease, type V1Secret, V1MicroTime,
 } from "@kubernetes/client-node";
@@ -9,7 +9,7 @@ import { Agent, type Dispatcher } from "undici";
 import { KubeApiError, kubeCall } from "./errors.ts";
 import { serviceAccountOf, type ServiceAccountRef } from "./service-account.ts";
 import type {
-  CallOptions, JsonPatchOp, KubeApi, KubeObject, LeaseObject, ListOptions, ListPage, ObjectKey, ResourceType, SecretManifest,
+  AccessAttributes, AccessVerdict, CallOptions, ClusterInspection, JsonPatchOp, KubeApi, KubeObject, LeaseObject, ListOptions, ListPage, ObjectKey, ResourceType, SecretManifest,
   SecretObject, WatchHandle, WatchQuery,
 } from "./types.ts";
 
@@ -102,13 +102,14 @@ function acceptingConfig(kc: KubeConfig, accept: string): KubeConfig {
   return shim as KubeConfig;
 }
 
-export class KubeClient implements KubeApi {
+export class KubeClient implements KubeApi, ClusterInspection {
   readonly kc: KubeConfig;
   readonly fieldManager: string;
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
   private readonly coordination: CoordinationV1Api;
   private readonly events: EventsV1Api;
+  private readonly authorization: AuthorizationV1Api;
   private readonly opts: ConfigurationOptions;
 
   constructor(kc: KubeConfig, options: KubeClientOptions) {
@@ -118,6 +119,7 @@ export class KubeClient implements KubeApi {
     this.core = kc.makeApiClient(CoreV1Api);
     this.coordination = kc.makeApiClient(CoordinationV1Api);
     this.events = kc.makeApiClient(EventsV1Api);
+    this.authorization = kc.makeApiClient(AuthorizationV1Api);
     this.opts = { middleware: [timeoutMiddleware(options.timeoutMillis ?? 30_000), sharedPool(kc, options.connections ?? 8)], middlewareMergeStrategy: "append" };
   }
 
@@ -274,6 +276,23 @@ export class KubeClient implements KubeApi {
     const uid = ns.metadata?.uid;
     if (uid === undefined) throw new Error(`namespace ${name} has no uid`);
     return uid;
+  }
+
+  async canI(attrs: AccessAttributes): Promise<AccessVerdict> {
+    const review = await kubeCall(() => this.authorization.createSelfSubjectAccessReview({
+      body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes: { ...attrs } } },
+    }, this.opts));
+    return { allowed: review.status?.allowed === true, ...(review.status?.reason !== undefined ? { reason: review.status.reason } : {}) };
+  }
+
+  // Both read as plain JSON, as served: client-node's typed reads rename schema keys
+  // (x-kubernetes-validations becomes xKubernetesValidations) and drop apiVersion and kind.
+  async getCrd(name: string): Promise<KubeObject> {
+    return (await kubeCall(() => this.custom.getClusterCustomObject({ group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions", name }, this.opts))) as KubeObject;
+  }
+
+  async getDeployment(key: ObjectKey): Promise<KubeObject> {
+    return (await kubeCall(() => this.custom.getNamespacedCustomObject({ group: "apps", version: "v1", plural: "deployments", ...key }, this.opts))) as KubeObject;
   }
 
   /** The client's options plus a caller's abort signal (e.g. a renew deadline). */

@@ -191,6 +191,29 @@ export interface KubeApi {
   namespaceUid(name: string): Promise<string>;
 }
 
+/** What an access review asks: may I `verb` this resource (in `namespace`, or all; `name`, or any)? */
+export interface AccessAttributes {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+}
+
+export interface AccessVerdict { allowed: boolean; reason?: string }
+
+/**
+ * What `doctor` and the start-up token check ask of the cluster beyond KubeApi: their own access
+ * (SelfSubjectAccessReview), the CRDs as served, and the operator's own Deployment (whose
+ * Events say why it is not Ready).
+ */
+export interface ClusterInspection {
+  canI(attrs: AccessAttributes): Promise<AccessVerdict>;
+  getCrd(name: string): Promise<KubeObject>;
+  getDeployment(key: ObjectKey): Promise<KubeObject>;
+}
+
 export const objectKey = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
 export const keyOf = (o: KubeObject): ObjectKey => ({ namespace: o.metadata.namespace ?? "", name: o.metadata.name });
 export const apiVersionOf = (t: ResourceType): string => (t.group === "" ? t.version : `${t.group}/${t.version}`);

@@ -4,11 +4,13 @@ import { FirewallsApi } from "./firewalls.ts";
 import { HttpTransport, type LinodeClientOptions } from "./http.ts";
 import type { LinodeClientMetrics } from "./metrics.ts";
 import { NodeBalancersApi } from "./nodebalancers.ts";
+import { ProfileApi } from "./profile.ts";
 
 export class LinodeClient {
   readonly databases: DatabasesApi;
   readonly nodeBalancers: NodeBalancersApi;
   readonly firewalls: FirewallsApi;
+  readonly profile: ProfileApi;
   readonly metrics: LinodeClientMetrics;
   private readonly transport: HttpTransport;
 
@@ -18,6 +20,7 @@ export class LinodeClient {
     this.databases = new DatabasesApi(this.transport);
     this.nodeBalancers = new NodeBalancersApi(this.transport);
     this.firewalls = new FirewallsApi(this.transport);
+    this.profile = new ProfileApi(this.transport);
   }
 
   /** Calls begun and not settled yet (waiting for the rate-limit budget included). */

@@ -95,6 +95,8 @@ export interface RequestSpec<S extends z.ZodType> {
   schema: S;
   /** Default: every method but POST. */
   idempotent?: boolean;
+  /** Sees the answer's headers of a successful attempt (e.g. the token's X-OAuth-Scopes). */
+  onHeaders?: (headers: Readonly<Record<string, string | string[] | undefined>>) => void;
 }
 
 export interface Transport {
@@ -285,7 +287,11 @@ export class HttpTransport implements Transport {
       this.metrics.requests.inc({ ...labels, status: String(status) });
       this.metrics.duration.observe(labels, (performance.now() - started) / 1000);
       this.logger.debug({ ...logged, status, attempt, durationMs: Math.round(performance.now() - started), throttledMs }, "linode api request");
-      if (status >= 200 && status < 300) return this.parse(spec, status, text);
+      if (status >= 200 && status < 300) {
+        const parsed = this.parse(spec, status, text);
+        spec.onHeaders?.(res.headers);
+        return parsed;
+      }
       throw new LinodeApiError(status, errorItems(status, text), {
         method: spec.method,
         route: spec.route,

@@ -36,3 +36,5 @@ export {
 export { FirewallsApi, type FirewallDevice, type FirewallDeviceCreateRequest } from "./firewalls.ts";
 export { databaseEngines, databaseStatuses, type DatabaseEngine } from "./schemas/databases.ts";
 export { tokenId } from "./token-id.ts";
+export { ProfileApi, type TokenProfile } from "./profile.ts";
+export { grants, parseScopes, routeScopes, scopeOfRoute, scopeText, type GrantedScopes, type Scope, type ScopeLevel } from "./scopes.ts";

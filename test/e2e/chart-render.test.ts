@@ -84,11 +84,13 @@ describe("the chart, rendered", () => {
       const roles = scoped.docs.filter((d) => d.kind === "Role" && grants(d, resource) && !d.metadata?.name?.endsWith("-leader-election")) as unknown as { metadata: { namespace: string } }[];
       expect(roles.map((r) => r.metadata.namespace).sort()).toEqual(["team-a", "team-b"]);
     }
-    // In its own namespace, beside its Lease: its ownership key, read by name (and made once).
+    // In its own namespace, beside its Lease: its ownership key, read by name (and made once), and
+    // its token Secret, read by name (again while the token cannot work: docs/token-scopes.md).
     const own = scoped.docs.find((d) => d.kind === "Role" && d.metadata?.name?.endsWith("-leader-election")) as unknown as { rules: { resources?: string[]; resourceNames?: string[]; verbs: string[] }[] };
     expect(own.rules.filter((r) => r.resources?.includes("secrets") === true)).toEqual([
       { apiGroups: [""], resources: ["secrets"], resourceNames: ["x-linode-operator-ownership-key"], verbs: ["get"] },
       { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+      { apiGroups: [""], resources: ["secrets"], resourceNames: ["x-linode-operator-token"], verbs: ["get"] },
     ]);
     // Without it, the operator watches every namespace: one ClusterRole.
     const all = await dryRun("linode.token=t");

@@ -48,7 +48,7 @@ describe("helm install + kubectl apply -f examples/", () => {
       "--set", `linode.token=${token}`, "--set", `linode.apiUrl=${emulator.url}`, "--set", `watchNamespaces={${ns}}`]);
     expect(install.code, install.stderr).toBe(0);
     const deploy = JSON.parse((await cluster.kubectl(["-n", ns, "get", "deploy", "linode-operator", "-o", "json"])).stdout) as {
-      spec: { template: { spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: { securityContext: Record<string, unknown> }[] } } };
+      spec: { template: { spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: { securityContext: Record<string, unknown>; env: { name: string; value?: string }[] }[] } } };
     };
     const pod = deploy.spec.template.spec;
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
@@ -72,9 +72,24 @@ describe("helm install + kubectl apply -f examples/", () => {
     expect((await cluster.kubectl(["auth", "can-i", "get", "namespace/default"], { kubeconfig })).stdout.trim()).toBe("no");
     expect((await cluster.kubectl(["auth", "can-i", "list", "secrets", "-n", "default"], { kubeconfig })).stdout.trim()).toBe("no");
 
+    // What the chart tells the operator about itself: its token Secret, its Deployment, its Lease.
+    const chartEnv = Object.fromEntries((pod.containers[0]?.env ?? []).filter((e) => ["LINODE_TOKEN_SECRET", "LINODE_TOKEN_SECRET_KEY", "DEPLOYMENT_NAME", "LEADER_ELECTION_ID", "WATCH_NAMESPACES"].includes(e.name)).map((e) => [e.name, e.value ?? ""]));
+    expect(chartEnv).toEqual({ LINODE_TOKEN_SECRET: "linode-operator-token", LINODE_TOKEN_SECRET_KEY: "token", DEPLOYMENT_NAME: "linode-operator", LEADER_ELECTION_ID: "linode-operator", WATCH_NAMESPACES: ns });
+    // doctor, as the chart's ServiceAccount, finds every permission the operator uses granted and the
+    // token Secret readable (it reads the token from it); only what that account cannot see warns.
+    const doctor = await execCapture(process.execPath, [join(root, "src/cli/main.ts"), "doctor", "--json"], {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", KUBECONFIG: kubeconfig, LINODE_API_URL: emulator.url, POD_NAMESPACE: ns, ...chartEnv },
+    });
+    expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
+    const checks = (JSON.parse(doctor.stdout) as { checks: { check: string; status: string }[] }).checks;
+    expect(checks.filter((c) => c.status !== "OK").map((c) => `${c.check} ${c.status}`)).toEqual([
+      "CRD manageddatabases.linode.operator.dev WARN", "CRD databasesnapshots.linode.operator.dev WARN", "CRD nodebalancers.linode.operator.dev WARN", "Nodes WARN",
+    ]);
+    expect(checks.find((c) => c.check === "RBAC")?.status).toBe("OK");
+
     operator = startOperator([], {
       KUBECONFIG: kubeconfig, LINODE_TOKEN: token, LINODE_API_URL: emulator.url, POD_NAMESPACE: ns, POD_NAME: "e2e",
-      WATCH_NAMESPACES: ns, HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
+      HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1", ...chartEnv,
     });
     await operator.waitForLog((l) => l.msg === "cache synced; starting workers", 60_000);
 

@@ -182,6 +182,15 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     firstPod = name;
   });
 
+  it("doctor in the operator's pod, as docs/token-scopes.md runs it: token, scopes, every permission and the Nodes OK; the CRDs only warn (its account may not read them)", async () => {
+    const out = await kubectl(["exec", "deploy/op-linode-operator", "-n", NS, "--", "/app/dist/cli/main.js", "doctor", "--json"]);
+    const checks = (JSON.parse(out) as { ok: boolean; checks: { check: string; status: string }[] }).checks;
+    expect(checks.filter((c) => c.status !== "OK").map((c) => `${c.check} ${c.status}`)).toEqual([
+      "CRD manageddatabases.linode.operator.dev WARN", "CRD databasesnapshots.linode.operator.dev WARN", "CRD nodebalancers.linode.operator.dev WARN",
+    ]);
+    expect(checks.map((c) => c.check)).toEqual(expect.arrayContaining(["Linode token scopes", "RBAC", "Nodes"]));
+  });
+
   it("kubectl apply -f examples/: the ManagedDatabases become Ready against the emulator", async () => {
     // The TLS Secret the example NodeBalancer's https port names (what cert-manager would make).
     const cert = generateCertificate({ commonName: "web.example.com" });

@@ -59,6 +59,15 @@ describe("operator configuration", () => {
     expect(() => loadOperatorConfig([], env({ REQUIRE_CREDENTIALS_REF: "Not_A_Namespace" }))).toThrow(/requireCredentialsRef/);
   });
 
+  it("a token Secret stands for the token (read at start, and again while it cannot work); doctor takes a missing token as a check", () => {
+    expect(loadOperatorConfig([], { LINODE_TOKEN_SECRET: "linode-token", POD_NAMESPACE: "ops", DEPLOYMENT_NAME: "op" })).toMatchObject({
+      linodeToken: undefined, linodeTokenSecret: "linode-token", linodeTokenSecretKey: "token", leaderElectionNamespace: "ops", deploymentName: "op", tokenRecheckSeconds: 10,
+    });
+    expect(loadOperatorConfig(["--linode-token-secret-key", "api-token", "--token-recheck-seconds", "2"], env({ LINODE_TOKEN_SECRET: "t" }))).toMatchObject({ linodeTokenSecretKey: "api-token", tokenRecheckSeconds: 2 });
+    expect(() => loadOperatorConfig([], { LINODE_TOKEN_SECRET: "Not_A_Name" })).toThrow(/linodeTokenSecret/);
+    expect(loadOperatorConfig([], {}, [], { tokenOptional: true }).linodeToken).toBeUndefined();
+  });
+
   it("adopting by id on the operator's shared token is off unless the admin allows it, everywhere or in named namespaces", () => {
     expect(loadOperatorConfig([], env({})).adoptNamespaces).toEqual([]);
     expect(loadOperatorConfig([], env({ ADOPT_NAMESPACES: "true" })).adoptNamespaces).toEqual(["*"]);
