@@ -30,6 +30,8 @@ WORKDIR /app
 COPY --from=build /app/dist ./dist
 COPY package.json LICENSE ./
 COPY crds ./crds
+# `kubectl exec deploy/linode-operator -- linode-operator doctor` (or status), as on a laptop.
+RUN ln -s /app/dist/cli/main.js /usr/local/bin/linode-operator
 # Node handles SIGTERM itself (graceful shutdown, lease release): no init process needed. The
 # command starts through its own #! line, so the image runs node with the options the npm bin
 # gets (src/cli/main.ts says which and why).

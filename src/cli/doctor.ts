@@ -3,7 +3,7 @@
 // schema), the RBAC it uses, the Nodes. One line each, OK / WARN / FAIL with the fix; exit code 1
 // on any FAIL; --json for machines. It reads the operator's own settings (flags and environment,
 // as `run` does), so in the operator's pod (`kubectl exec deploy/<release> --
-// /app/dist/cli/main.js doctor`) it checks exactly what the operator has.
+// linode-operator doctor`) it checks exactly what the operator has.
 import { loadOperatorConfig, runFlags, type OperatorConfig } from "../config/operator-config.ts";
 import { crdChecks, nodesCheck, rbacCheck, type Cluster } from "../doctor/cluster-checks.ts";
 import { neededPermissions } from "../doctor/rbac-needs.ts";
@@ -26,7 +26,7 @@ whether Nodes are readable. Exit code 1 when any check FAILs.
 
 It takes the options and environment of \`linode-operator run\` (LINODE_TOKEN, LINODE_API_URL,
 WATCH_NAMESPACES, READ_NODES, POD_NAMESPACE, ...), so run it where the operator runs:
-  kubectl -n <namespace> exec deploy/<release> -- /app/dist/cli/main.js doctor
+  kubectl -n <namespace> exec deploy/<release> -- linode-operator doctor
 (the image's entrypoint is this command), or with a kubeconfig of the operator's ServiceAccount.
 
   --json   one JSON document: {"ok": bool, "checks": [{check, status, message, fix?}]}`;

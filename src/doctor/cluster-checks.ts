@@ -87,7 +87,7 @@ export async function rbacCheck(kube: Cluster, needed: readonly Permission[], wa
   const denied = answers.filter((a) => !a.allowed);
   if (denied.length === 0) return ok("RBAC", `all ${String(answers.length)} permissions the operator uses are granted`);
   return fail("RBAC", `missing ${String(denied.length)} of ${String(answers.length)}: ${denied.map((d) => `${describe(d.q)} (${d.why})`).join("; ")}`,
-    "install with the chart's rbac.create=true (the default) and the same watchNamespaces, or grant these to the operator's ServiceAccount; run doctor with its credentials (kubectl exec deploy/<release> -- /app/dist/cli/main.js doctor)");
+    "install with the chart's rbac.create=true (the default) and the same watchNamespaces, or grant these to the operator's ServiceAccount; run doctor with its credentials (kubectl exec deploy/<release> -- linode-operator doctor)");
 }
 
 /** Nodes: only allow lists and backends that follow them need them, so not readable is a warning unless the operator is told to read them. */

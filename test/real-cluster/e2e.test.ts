@@ -182,8 +182,8 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     firstPod = name;
   });
 
-  it("doctor in the operator's pod, as docs/token-scopes.md runs it: token, scopes, every permission and the Nodes OK; the CRDs only warn (its account may not read them)", async () => {
-    const out = await kubectl(["exec", "deploy/op-linode-operator", "-n", NS, "--", "/app/dist/cli/main.js", "doctor", "--json"]);
+  it("doctor in the operator's pod, as README and docs/token-scopes.md run it (the image has `linode-operator` on its PATH): token, scopes, every permission and the Nodes OK; the CRDs only warn (its account may not read them)", async () => {
+    const out = await kubectl(["exec", "deploy/op-linode-operator", "-n", NS, "--", "linode-operator", "doctor", "--json"]);
     const checks = (JSON.parse(out) as { ok: boolean; checks: { check: string; status: string }[] }).checks;
     expect(checks.filter((c) => c.status !== "OK").map((c) => `${c.check} ${c.status}`)).toEqual([
       "CRD manageddatabases.linode.operator.dev WARN", "CRD databasesnapshots.linode.operator.dev WARN", "CRD nodebalancers.linode.operator.dev WARN",
