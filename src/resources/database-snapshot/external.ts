@@ -61,14 +61,20 @@ function pendingTarget(m: Managed<DatabaseSnapshotSpec>): { engine: DatabaseEngi
 const queueReasons = new Set<string>([R.Creating, DatabaseSnapshotReasons.SnapshotLimitReached, DatabaseSnapshotReasons.BackupInProgress, DatabaseSnapshotReasons.DatabaseNotActive, SharedReasons.BackingUp]);
 /** Synced reasons that pass by themselves (retried): a snapshot showing another is stuck until someone acts. */
 const passingReasons = new Set<string>([R.ReconcileSuccess, R.ReconcileError, R.RateLimited, R.Waiting]);
+/**
+ * Held on its database (the ManagedDatabase not found, or not Ready: busy with a backup, say):
+ * the same one the snapshot asking has just found Ready, and whose change wakes it, so it moves
+ * by itself and keeps its place. Its credentials have reasons of their own.
+ */
+const databaseReasons = new Set<string>([R.ReferenceNotFound, R.ReferenceNotReady]);
 
 /** An earlier snapshot that will not be taken until someone acts (paused, refused, missing credentials): it holds no one up. */
 function stuck(o: ManagedObject): boolean {
   if (isPaused(o)) return true;
   const synced = getCondition(o.status?.conditions, "Synced");
-  if (synced?.status === "False" && !passingReasons.has(synced.reason)) return true;
+  if (synced?.status === "False" && !passingReasons.has(synced.reason) && !databaseReasons.has(synced.reason)) return true;
   const ready = getCondition(o.status?.conditions, "Ready");
-  return ready?.status === "False" && !queueReasons.has(ready.reason) && synced?.status !== "True";
+  return ready?.status === "False" && !queueReasons.has(ready.reason) && !databaseReasons.has(ready.reason) && synced?.status !== "True";
 }
 
 const created = (o: ManagedObject): string => String(o.metadata.creationTimestamp ?? "");
