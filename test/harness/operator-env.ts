@@ -57,6 +57,8 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   provisionSeconds?: number; token?: string; emulatorConfig?: EmulatorConfigInput; poll?: { pendingMillis?: number; readyMillis?: number };
   /** Another env's emulator (one Linode account, two operators); it is left running on stop. */
   reuseEmulator?: RunningEmulator;
+  /** Where the operator's Linode clients send their calls, when not to the emulator itself (a proxy before it). */
+  linodeUrl?: string;
   /** The database response shape the emulator serves (the spec's, or today's real API). */
   platform?: "legacy" | "current";
   /** How often NodeBalancer statistics are read. */
@@ -90,7 +92,7 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   const deps = runtimeDeps(cluster.adminKubeconfig);
   const registry = new Registry();
   // Every token's client shares the registry, so the tests read one set of call counters.
-  const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000, ...opts.clientRetry } });
+  const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: opts.linodeUrl ?? emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000, ...opts.clientRetry } });
   const operatorLinode = clientFor(opts.token ?? TOKEN);
   let writes = 0;
   const counter = passCounter();

@@ -5,12 +5,15 @@
 // credentials reset.
 import { EventsV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
+import { snapshotLabel } from "../../src/resources/database-snapshot/external.ts";
 import { databaseSnapshotType as dbsnap } from "../../src/resources/database-snapshot/index.ts";
 import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { startAnswerProxy, type AnswerProxy } from "../harness/answer-proxy.ts";
 import { useTestCluster, type TestCluster } from "../harness/cluster.ts";
 import { linodeCalls } from "../harness/linode-calls.ts";
-import { startOperatorEnv, type OperatorEnv } from "../harness/operator-env.ts";
+import { startOperatorEnv, TOKEN, type OperatorEnv } from "../harness/operator-env.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
 
 const base = { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" };
@@ -228,6 +231,59 @@ describe("DatabaseSnapshot and restore", () => {
     expect(c.message).toMatch(/no longer exists/);
     await env.deps.kube.deleteCustom(dbsnap, { namespace: ns(), name: "doomed-db-s1" });
     await gone(() => getSnap("doomed-db-s1"), "doomed-db-s1");
+  });
+});
+
+// The operator calls the emulator through a proxy that can hold a backup in flight, so the test
+// knows what the others do while one is being sent, without waiting for time to pass.
+describe("three snapshots of one database created at once", () => {
+  const cluster = useTestCluster("snap-trio");
+  let emulator: RunningEmulator;
+  let proxy: AnswerProxy;
+  let env: OperatorEnv;
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0, tokens: [TOKEN], provisionSeconds: 0.5 });
+    proxy = await startAnswerProxy(emulator.url);
+    env = await startOperatorEnv(cluster, { reuseEmulator: emulator, linodeUrl: proxy.url, poll: { pendingMillis: 300, readyMillis: 2_000 } });
+  });
+  afterAll(async () => {
+    await env.stop();
+    await proxy.close();
+    await emulator.close();
+  });
+  const { key, createSnap, getDb, getSnap, condOf, available, snapReason, snapshotPosts, refused, readyDb } = helpers(cluster, () => env);
+
+  // Issue 43: the two behind the first were held on their database while it was busy with the
+  // first's backup (ReferenceNotReady); woken together when it was Ready again, each took the
+  // ones before it for stuck and sent its own backup at once: 4 POSTs for 3 backups.
+  it("they are taken one after the other: exactly 3 backup POSTs, none refused, the third never sent while the second is", async () => {
+    const id = await readyDb("trio-db");
+    const refusedBefore = await refused({ route: "/backups", method: "POST" });
+    // The emulator's clock stands still: the first backup stays being taken until it moves.
+    emulator.setTimeScale(0);
+    try {
+      for (const n of [1, 2, 3]) await createSnap(`trio-${String(n)}`, "trio-db");
+      await waitFor("trio-1 BackingUp", async () => ((await getSnap("trio-1")).status?.phase === "BackingUp" ? true : undefined), 30_000, 100);
+      // The database is busy: its ManagedDatabase not Ready, and the two behind held on it.
+      await waitFor("trio-db not Ready", async () => (condOf(await getDb("trio-db"), "Ready")?.status === "False" ? true : undefined), 30_000, 100);
+      await snapReason("trio-2", "ReferenceNotReady");
+      await snapReason("trio-3", "ReferenceNotReady");
+      proxy.hold((method, path) => method === "POST" && path.endsWith(`/databases/mysql/instances/${String(id)}/backups`));
+      emulator.advance(1);
+      // The next backup is held in flight: the snapshot it is for has not ended its pass.
+      await proxy.whenHeld(1);
+      // What trio-3 makes of that: one more pass of it ends (it waits its turn), or it sends a backup too (held as well).
+      await Promise.race([env.repass("DatabaseSnapshot", key("trio-3"), 1), proxy.whenHeld(2)]);
+      const labels = proxy.held().map((r) => (JSON.parse(r.body) as { label?: string }).label);
+      expect(labels).toEqual([snapshotLabel({ key: { namespace: cluster.namespace, name: "trio-2" }, spec: {} }, env.clusterId)]);
+      expect(condOf(await getSnap("trio-3"), "Ready")?.reason).toBe("BackupInProgress");
+    } finally {
+      proxy.release();
+      emulator.setTimeScale(1);
+    }
+    for (const n of [1, 2, 3]) await available(`trio-${String(n)}`);
+    expect(snapshotPosts(id)).toBe(3);
+    expect(await refused({ route: "/backups", method: "POST" }) - refusedBefore).toBe(0);
   });
 });
 

@@ -61,17 +61,32 @@ function pendingTarget(m: Managed<DatabaseSnapshotSpec>): { engine: DatabaseEngi
 const queueReasons = new Set<string>([R.Creating, DatabaseSnapshotReasons.SnapshotLimitReached, DatabaseSnapshotReasons.BackupInProgress, DatabaseSnapshotReasons.DatabaseNotActive, SharedReasons.BackingUp]);
 /** Synced reasons that pass by themselves (retried): a snapshot showing another is stuck until someone acts. */
 const passingReasons = new Set<string>([R.ReconcileSuccess, R.ReconcileError, R.RateLimited, R.Waiting]);
+/**
+ * Held on its database (the ManagedDatabase not found, or not Ready: busy with a backup, say):
+ * the same one the snapshot asking has just found Ready, and whose change wakes it, so it moves
+ * by itself and keeps its place. Its credentials have reasons of their own.
+ */
+const databaseReasons = new Set<string>([R.ReferenceNotFound, R.ReferenceNotReady]);
 
 /** An earlier snapshot that will not be taken until someone acts (paused, refused, missing credentials): it holds no one up. */
 function stuck(o: ManagedObject): boolean {
   if (isPaused(o)) return true;
   const synced = getCondition(o.status?.conditions, "Synced");
-  if (synced?.status === "False" && !passingReasons.has(synced.reason)) return true;
+  if (synced?.status === "False" && !passingReasons.has(synced.reason) && !databaseReasons.has(synced.reason)) return true;
   const ready = getCondition(o.status?.conditions, "Ready");
-  return ready?.status === "False" && !queueReasons.has(ready.reason) && synced?.status !== "True";
+  return ready?.status === "False" && !queueReasons.has(ready.reason) && !databaseReasons.has(ready.reason) && synced?.status !== "True";
 }
 
 const created = (o: ManagedObject): string => String(o.metadata.creationTimestamp ?? "");
+
+/** When the latest of `snapshots` not taken yet announced its create (status.createPending), if any did. */
+function latestAnnouncement(snapshots: ManagedObject[]): number | undefined {
+  const times = snapshots.filter((o) => !taken(o))
+    .map((o) => (o.status?.createPending as { at?: unknown } | null | undefined)?.at)
+    .map((at) => (typeof at === "string" ? Date.parse(at) : Number.NaN))
+    .filter((t) => Number.isFinite(t));
+  return times.length === 0 ? undefined : Math.max(...times);
+}
 
 export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshotSpec, DatabaseBackup, SnapshotStatus> {
   private readonly linode: LinodeClient;
@@ -174,8 +189,10 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     if (target.platform === "current") return waiting(SharedReasons.UnsupportedOnPlatform, unsupported(target), "Failed");
     // Snapshots of one database are taken in creation order: an earlier one still to be taken goes
     // first, unless it cannot move by itself (paused, refused, missing credentials).
-    const ahead = this.self.byIndex(referrersIndex(databaseReference.name), `${m.key.namespace}/${m.spec.databaseRef.name}`)
-      .filter((o) => o.metadata.name !== m.key.name && o.metadata.deletionTimestamp === undefined
+    const siblings = this.self.byIndex(referrersIndex(databaseReference.name), `${m.key.namespace}/${m.spec.databaseRef.name}`)
+      .filter((o) => o.metadata.name !== m.key.name);
+    const ahead = siblings
+      .filter((o) => o.metadata.deletionTimestamp === undefined
         && !taken(o) && !stuck(o)
         && (created(o) < created(m.obj) || (created(o) === created(m.obj) && o.metadata.name < m.key.name)))
       .sort((a, b) => created(a).localeCompare(created(b)) || a.metadata.name.localeCompare(b.metadata.name));
@@ -188,12 +205,18 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     const api = this.linode.databases.engine(target.engine);
     // Before the first create, what the ManagedDatabase last observed stands in for a read: busy,
     // it waits (its database's change wakes this snapshot); active, it is not asked again (a
-    // database busy since is the create's refusal, tried again). After a create, the API says.
-    const seen = m.createPending === undefined ? target.apiStatus : undefined;
+    // database busy since, by a backup begun outside, is the create's refusal, tried again).
+    // After a create of its own, the API says; so too while another snapshot of it has a create
+    // announced and its backup not found (paused, refused or deleted since, or gone ahead while
+    // this one could not): that backup may be being taken, and a read no older than the
+    // announcement decides, not a create the API would refuse.
+    const announced = latestAnnouncement(siblings);
+    const seen = m.createPending === undefined && announced === undefined ? target.apiStatus : undefined;
     if (seen === "backing_up") return waiting(DatabaseSnapshotReasons.BackupInProgress, "another backup of the database is in progress");
     if (seen !== undefined && seen !== "active") return waiting(DatabaseSnapshotReasons.DatabaseNotActive, `the database is ${seen}; snapshots need it active`);
+    const maxAge = Math.max(0, Math.min(this.poll.pendingMillis, Date.now() - (announced ?? 0)));
     const db = seen === "active" ? { status: seen }
-      : await linodeCall("reading the database", async () => await this.databases.fresh(target.engine, target.id, this.poll.pendingMillis, signal) ?? await api.get(target.id, { signal }));
+      : await linodeCall("reading the database", async () => await this.databases.fresh(target.engine, target.id, maxAge, signal) ?? await api.get(target.id, { signal }));
     if (db.status === "backing_up") {
       // Ours (announced and sent) is looked for again soon; someone else's wakes us when the database changes.
       return m.createPending !== undefined
