@@ -182,6 +182,8 @@ describe("ManagedDatabase ownership and integrity", () => {
     await patchSpec("renamed", { connectionSecret: { name: "renamed-creds" } });
     await waitFor("new Secret", () => secretData("renamed-creds"), 30_000, 200);
     await waitFor("old Secret removed", async () => ((await secretData("renamed-connection")) === undefined ? true : undefined), 30_000, 200);
+    // The pass that removed it writes the status after: waited for, not read at once.
+    await waitFor("status names the new Secret", async () => ((await get("renamed")).status?.connectionSecretName === "renamed-creds" ? true : undefined), 30_000, 100).catch(() => undefined);
     expect((await get("renamed")).status?.connectionSecretName).toBe("renamed-creds");
   });
 
