@@ -162,6 +162,12 @@ export async function buildAppImage(opts: { contextDir: string; tag?: string; no
   const log = opts.log ?? ((l: string) => { process.stderr.write(`[images] ${l}\n`); });
   const tag = opts.tag ?? APP_IMAGE;
   const env = await buildahEnv();
+  // Suites that build the same context at once would each build every layer; one after the
+  // other, the second finds them in the layer cache (seconds).
+  return withCacheLock(`app-image-${tag.replace(/[^\w.-]/g, "_")}`, () => budApp(opts, tag, env, log));
+}
+
+async function budApp(opts: { contextDir: string; noCache?: boolean; buildArgs?: Record<string, string> }, tag: string, env: NodeJS.ProcessEnv, log: (l: string) => void): Promise<BuildResult> {
   const aux = await mkdtemp(join(tmpdir(), "linode-operator-bud-"));
   const t0 = Date.now();
   try {
