@@ -21,6 +21,7 @@ import { References } from "../../src/runtime/references.ts";
 import { InformerPool, type SharedStore } from "../../src/runtime/stores.ts";
 import { gadgetType } from "../fixtures/gadget-kind.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
+import { eventually, settle } from "../harness/eventually.ts";
 
 const ns = "caches";
 
@@ -65,21 +66,6 @@ function setup(): { kube: SpyKube; pool: InformerPool; storeFor: (t: Target) => 
   const storeFor = (t: Target): SharedStore<KubeObject> => ("kind" in t ? pool.store(t.kind) : "secrets" in t ? pool.store(secretsType, t.secrets) : pool.store(configMapsType, t.configMaps));
   return { kube, pool, storeFor };
 }
-
-async function eventually(assertion: () => void, timeoutMillis = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMillis;
-  for (;;) {
-    try {
-      assertion();
-      return;
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
-}
-/** Lets whatever is already on its way arrive (for checks that nothing more happens). */
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50));
 
 const b64 = (v: string): string => Buffer.from(v).toString("base64");
 const secret = (name: string, data: Record<string, string>, extra: { labels?: Record<string, string>; annotations?: Record<string, string>; type?: string; ownerReferences?: NonNullable<KubeObject["metadata"]["ownerReferences"]> } = {}): { type: string; metadata: { name: string; namespace: string } & typeof extra; data: Record<string, string> } => ({

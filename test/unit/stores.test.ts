@@ -10,6 +10,7 @@ import { References, wireWatch } from "../../src/runtime/references.ts";
 import { InformerPool, type Selectors } from "../../src/runtime/stores.ts";
 import { gadgetType } from "../fixtures/gadget-kind.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
+import { eventually, settle } from "../harness/eventually.ts";
 
 const ns = "stores";
 const pools: InformerPool[] = [];
@@ -22,21 +23,6 @@ function setup(): { kube: MemoryKube; pool: InformerPool } {
   return { kube, pool };
 }
 
-/** Retries an assertion until it holds (events arrive asynchronously, later on a busy machine). */
-async function eventually(assertion: () => void, timeoutMillis = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMillis;
-  for (;;) {
-    try {
-      assertion();
-      return;
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
-}
-/** Lets whatever is already on its way arrive (for checks that nothing more happens). */
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50));
 /** Secrets read by name when referenced (what every cache of Secrets must say it keeps). */
 const SECRETS: Selectors = { content: { byName: { maxBytes: 4096 } } };
 const secret = (name: string, data: Record<string, string>): { type: string; metadata: { name: string; namespace: string }; data: Record<string, string> } =>

@@ -1,0 +1,18 @@
+// Waiting on asynchronous events in unit tests of caches and stores.
+
+/** Retries an assertion until it holds (events arrive asynchronously, later on a busy machine). */
+export async function eventually(assertion: () => void, timeoutMillis = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMillis;
+  for (;;) {
+    try {
+      assertion();
+      return;
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+}
+
+/** Lets whatever is already on its way arrive (for checks that nothing more happens). */
+export const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50));
