@@ -56,6 +56,9 @@ export async function waitForUsableToken(o: TokenGateOptions): Promise<string | 
       } finally {
         await client.close();
       }
+      // Stopped while the API was asked: the abort itself fails the call, which must not read as
+      // an unreachable API (and so as leave to start).
+      if (aborted()) return undefined;
       if (problem === undefined) {
         if (shown !== undefined) o.log.info({ check: "linode-token" }, "the operator's Linode token works now");
         o.setNotReady(undefined);

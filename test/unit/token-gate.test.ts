@@ -106,6 +106,17 @@ describe("the start-up token check", () => {
     expect(down.readiness).toEqual([undefined]);
   });
 
+  it("stopped while the API is being asked: the aborted call is not an unreachable API, and the gate gives no token", async () => {
+    const h = harness({ linodeToken: GOOD }, () => undefined);
+    const ac = new AbortController();
+    const clientFor = (token: string): LinodeClient => {
+      ac.abort(); // lands while the token is being assessed
+      return h.opts.clientFor(token);
+    };
+    await expect(waitForUsableToken({ ...h.opts, clientFor, signal: ac.signal })).resolves.toBeUndefined();
+    expect(h.lines).toEqual([]);
+  });
+
   it("a token that works lets it go on at once, with nothing said", async () => {
     const h = harness({ linodeToken: GOOD }, () => undefined);
     await expect(waitForUsableToken(h.opts)).resolves.toBe(GOOD);
