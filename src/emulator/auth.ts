@@ -7,7 +7,7 @@ import { ApiError, forbidden } from "./errors.ts";
 
 export const permissionSchema = z.enum(["read_only", "read_write"]);
 export type Permission = z.infer<typeof permissionSchema>;
-export type Area = "databases" | "nodebalancers" | "firewall";
+export type Area = "databases" | "nodebalancers" | "firewall" | "account";
 
 const entityGrantSchema = z.object({ id: z.number().int(), permissions: permissionSchema });
 

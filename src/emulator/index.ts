@@ -9,6 +9,7 @@ import { emulatorConfigSchema, type EmulatorConfigInput } from "./config.ts";
 import type { DatabasePlatform, EmulatorContext, Route } from "./context.ts";
 import { databaseRoutes } from "./databases/routes.ts";
 import { faultConfigSchema, Faults, type FaultConfig } from "./faults.ts";
+import { lockRoutes } from "./locks.ts";
 import { firewallRoutes } from "./nodebalancers/firewalls.ts";
 import { nodeBalancerRoutes } from "./nodebalancers/routes.ts";
 import { loadStateFile, Saver } from "./persistence.ts";
@@ -82,7 +83,7 @@ export interface RunningEmulator {
 
 export function buildRouter(): Router {
   const router = new Router();
-  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes(), ...firewallRoutes(), ...profileRoutes()];
+  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes(), ...firewallRoutes(), ...lockRoutes(), ...profileRoutes()];
   router.add(...routes);
   return router;
 }

@@ -195,6 +195,16 @@ export interface NodeBalancerRecord {
   updated: number;
   configs: Record<string, ConfigRecord>;
   owner?: string | undefined;
+  /** Sessions per second per client IP on udp configs, 0..20 (absent in state files written before udp). */
+  client_udp_sess_throttle?: number;
+  /** Resource locks on it (POST /locks; absent: none). The emulator can lock only NodeBalancers. */
+  locks?: LockRecord[];
+}
+
+/** A resource lock (api-2026 §7): one per entity. */
+export interface LockRecord {
+  id: number;
+  lock_type: "cannot_delete" | "cannot_delete_with_subresources";
 }
 
 export interface Counters {
@@ -205,6 +215,7 @@ export interface Counters {
   node: number;
   address: number;
   firewall_device: number;
+  lock: number;
 }
 
 /** Changes the maps cannot see, counted (see noteStateChange). */
@@ -356,7 +367,7 @@ export function emptyState(): State {
     ...noObjects(),
     accounts: new Map(),
     // Real ids are large; starting there keeps clients honest about int64 handling.
-    counters: { database: 100_000, backup: 1_400_000, nodebalancer: 1_700_000, config: 2_700_000, node: 2_114_000_000, address: 0, firewall_device: 3_600_000 },
+    counters: { database: 100_000, backup: 1_400_000, nodebalancer: 1_700_000, config: 2_700_000, node: 2_114_000_000, address: 0, firewall_device: 3_600_000, lock: 15_000 },
   };
 }
 

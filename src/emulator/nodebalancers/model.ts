@@ -7,6 +7,7 @@ import { ApiError, badRequest, type ApiErrorItem } from "../errors.ts";
 import { documentationIPv4, documentationIPv6, isPrivateIPv4, parseIPv4 } from "../ip.ts";
 import { nextId, type ConfigRecord, type NodeBalancerRecord, type NodeRecord } from "../store.ts";
 import type { ConfigInput } from "./schemas.ts";
+import { nodeModeFor, portsClash, protocolErrors, settleProtocolDefaults } from "./protocols.ts";
 import { inspectCertificate, unescapePem } from "./tls.ts";
 
 export function checkAddress(ctx: EmulatorContext, address: string, field: string): void {
@@ -51,11 +52,12 @@ export function applyConfig(nb: NodeBalancerRecord, target: ConfigRecord, input:
   }
   if (input.ssl_cert !== undefined) next.ssl_cert = input.ssl_cert === null ? null : unescapePem(input.ssl_cert);
   if (input.ssl_key !== undefined) next.ssl_key = input.ssl_key === null ? null : unescapePem(input.ssl_key);
-  const errors: ApiErrorItem[] = [];
+  settleProtocolDefaults(next, target, input);
+  const errors: ApiErrorItem[] = protocolErrors(next, prefix);
   if (next.check_timeout >= next.check_interval) {
     errors.push({ field: `${prefix}check_timeout`, reason: "check_timeout must be less than check_interval" });
   }
-  const clash = Object.values(nb.configs).find((c) => c.port === next.port && c.id !== next.id);
+  const clash = Object.values(nb.configs).find((c) => portsClash(c, next) && c.id !== next.id);
   if (clash !== undefined) errors.push({ field: `${prefix}port`, reason: `Port ${next.port} is already configured on this NodeBalancer` });
   if (next.protocol === "https") {
     if (next.ssl_cert === null) errors.push({ field: `${prefix}ssl_cert`, reason: "ssl_cert is required for https" });
@@ -72,6 +74,7 @@ export function applyConfig(nb: NodeBalancerRecord, target: ConfigRecord, input:
     next.ssl_commonname = "";
     next.ssl_fingerprint = "";
   }
+  if (target.protocol !== next.protocol) for (const n of Object.values(next.nodes)) n.mode = nodeModeFor(next.protocol, null, n.mode);
   Object.assign(target, next);
 }
 
@@ -91,7 +94,7 @@ export function makeNode(ctx: EmulatorContext, config: ConfigRecord, input: Node
     address: input.address,
     label: input.label,
     weight: input.weight ?? 50,
-    mode: input.mode ?? "accept",
+    mode: nodeModeFor(config.protocol, input.mode),
     status: "unknown",
     checkFrom: ctx.clock.now(),
     forced: false,

@@ -28,9 +28,11 @@ export function renderNodeBalancer(nb: NodeBalancerRecord, now: number, statsRea
     created: apiTime(nb.created),
     updated: apiTime(nb.updated),
     client_conn_throttle: nb.client_conn_throttle,
-    client_udp_sess_throttle: 0,
+    client_udp_sess_throttle: nb.client_udp_sess_throttle ?? 0,
     lke_cluster: null,
     tags: [...nb.tags],
+    // The lock types (api-2026 §7: LG serves this field on v4beta; the emulator on both versions).
+    locks: (nb.locks ?? []).map((l) => l.lock_type),
     // The live API reports null transfer until the first statistics exist, then counts up with traffic.
     transfer: transferOf(nb, now, statsReadyAt),
   };

@@ -12,6 +12,8 @@ import {
   applyConfig, checkAddress, checkRegion, defaultConfig, findNodeBalancer, makeNode, nbLabelTaken, newNodeBalancer, recheck, settleChecks,
 } from "./model.ts";
 import { attachFirewall, findFirewall, firewallsOf, forgetDevicesOf, renderFirewall, replaceFirewalls } from "./firewalls.ts";
+import { lockedRefusal } from "../locks.ts";
+import { nodeModeFor } from "./protocols.ts";
 import { renderConfig, renderNode, renderNodeBalancer, renderStats } from "./render.ts";
 import {
   configSchema, nodeBalancerCreateSchema, nodeBalancerFirewallsSchema, nodeBalancerUpdateSchema, nodeCreateSchema, nodeUpdateSchema, rebuildSchema,
@@ -64,6 +66,12 @@ function touch(req: RequestContext, nb: NodeBalancerRecord): void {
   nb.updated = req.ctx.clock.now();
 }
 
+/** A lock forbids it (locks.ts): the NodeBalancer itself, or (`subresource`) one of its configs or nodes. */
+function refuseIfLocked(nb: NodeBalancerRecord, subresource: boolean): void {
+  const refusal = lockedRefusal(nb, subresource);
+  if (refusal !== undefined) throw refusal;
+}
+
 function findFirewallOr400(req: RequestContext, id: number) {
   try {
     return findFirewall(req.ctx, id);
@@ -96,6 +104,7 @@ export function nodeBalancerRoutes(): Route[] {
         const nb = newNodeBalancer(req.ctx, input.region, req.principal.user.username);
         if (input.label != null) nb.label = input.label;
         nb.client_conn_throttle = input.client_conn_throttle ?? 0;
+        nb.client_udp_sess_throttle = input.client_udp_sess_throttle ?? 0;
         nb.tags = input.tags ?? [];
         nb.type = input.type ?? "common";
         (input.configs ?? []).forEach((c, i) => {
@@ -127,6 +136,7 @@ export function nodeBalancerRoutes(): Route[] {
         if (input.label != null && nbLabelTaken(req.ctx, input.label, nb.id)) throw badRequest("Label must be unique", "label");
         if (input.label != null) nb.label = input.label;
         if (input.client_conn_throttle != null) nb.client_conn_throttle = input.client_conn_throttle;
+        if (input.client_udp_sess_throttle != null) nb.client_udp_sess_throttle = input.client_udp_sess_throttle;
         if (input.tags != null) nb.tags = input.tags;
         touch(req, nb);
         return { body: renderNodeBalancer(nb, req.ctx.clock.now(), nb.created + req.ctx.statsDelayMs) };
@@ -136,6 +146,7 @@ export function nodeBalancerRoutes(): Route[] {
       method: "DELETE", template: one, area: "nodebalancers", level: "read_write",
       handler: (req) => {
         const nb = load(req, "read_write");
+        refuseIfLocked(nb, false);
         req.ctx.state.nodebalancers.delete(nb.id);
         forgetDevicesOf(req.ctx, nb.id);
         return OK;
@@ -202,6 +213,7 @@ export function nodeBalancerRoutes(): Route[] {
       method: "DELETE", template: config, area: "nodebalancers", level: "read_write",
       handler: (req) => {
         const { nb, config: c } = loadConfig(req, "read_write");
+        refuseIfLocked(nb, true);
         Reflect.deleteProperty(nb.configs, String(c.id));
         touch(req, nb);
         return OK;
@@ -223,7 +235,7 @@ export function nodeBalancerRoutes(): Route[] {
             const existing = c.nodes[String(n.id)];
             if (existing === undefined) throw badRequest("Node not found in this config", `${prefix}id`);
             checkAddress(req.ctx, n.address, `${prefix}address`);
-            const kept = { ...existing, address: n.address, label: n.label, weight: n.weight ?? existing.weight, mode: n.mode ?? existing.mode };
+            const kept = { ...existing, address: n.address, label: n.label, weight: n.weight ?? existing.weight, mode: nodeModeFor(staged.protocol, n.mode, existing.mode) };
             if (n.address !== existing.address) recheck(req.ctx, kept);
             rebuilt[String(n.id)] = kept;
           } else {
@@ -259,7 +271,7 @@ export function nodeBalancerRoutes(): Route[] {
     {
       method: "PUT", template: node, area: "nodebalancers", level: "read_write",
       handler: (req) => {
-        const { nb, node: n } = loadNode(req, "read_write");
+        const { nb, config: c, node: n } = loadNode(req, "read_write");
         const input = parseBody(nodeUpdateSchema, req.body);
         if (input.address != null) checkAddress(req.ctx, input.address, "address");
         if (input.address != null && input.address !== n.address) {
@@ -268,7 +280,7 @@ export function nodeBalancerRoutes(): Route[] {
         }
         if (input.label != null) n.label = input.label;
         if (input.weight != null) n.weight = input.weight;
-        if (input.mode != null) n.mode = input.mode;
+        n.mode = nodeModeFor(c.protocol, input.mode, n.mode);
         touch(req, nb);
         return { body: renderNode(n) };
       },
@@ -277,6 +289,7 @@ export function nodeBalancerRoutes(): Route[] {
       method: "DELETE", template: node, area: "nodebalancers", level: "read_write",
       handler: (req) => {
         const { nb, config: c, node: n } = loadNode(req, "read_write");
+        refuseIfLocked(nb, true);
         Reflect.deleteProperty(c.nodes, String(n.id));
         touch(req, nb);
         return OK;

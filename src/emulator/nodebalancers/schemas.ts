@@ -26,11 +26,13 @@ export const nodeUpdateSchema = z.object({
 });
 export const rebuildNodeSchema = z.object({ ...nodeCreateSchema.shape, id: z.number().int().positive().nullish() });
 
+// Every protocol's values are accepted here; which go with which protocol is applyConfig's
+// check (model.ts), since the rule spans fields (api-2026 §2: the spec's four config variants).
 export const configFields = {
   port: intRange(1, 65535).nullish(),
-  protocol: oneOf(["http", "https", "tcp"]).nullish(),
-  algorithm: oneOf(["roundrobin", "leastconn", "source"]).nullish(),
-  stickiness: oneOf(["none", "table", "http_cookie"]).nullish(),
+  protocol: oneOf(["http", "https", "tcp", "udp"]).nullish(),
+  algorithm: oneOf(["roundrobin", "leastconn", "source", "ring_hash"]).nullish(),
+  stickiness: oneOf(["none", "table", "http_cookie", "session", "source_ip"]).nullish(),
   check: oneOf(["none", "connection", "http", "http_body"]).nullish(),
   // The spec only says "greater than check_timeout"; the live API bounds it to 2..3600.
   check_interval: intRange(2, 3600).nullish(),
@@ -58,6 +60,7 @@ export const nodeBalancerCreateSchema = z.object({
   region: z.string(required("region")),
   label: nodeBalancerLabel.nullish(),
   client_conn_throttle: intRange(0, 20).nullish(),
+  client_udp_sess_throttle: intRange(0, 20).nullish(),
   tags: z.array(z.string({ error: "Must be a string" }).min(1).max(50), { error: "Must be an array of strings" }).nullish(),
   firewall_id: z.number().int().positive().nullish(),
   type: oneOf(["common", "premium"]).nullish(),
@@ -67,6 +70,7 @@ export const nodeBalancerCreateSchema = z.object({
 export const nodeBalancerUpdateSchema = z.object({
   label: nodeBalancerLabel.nullish(),
   client_conn_throttle: intRange(0, 20).nullish(),
+  client_udp_sess_throttle: intRange(0, 20).nullish(),
   tags: z.array(z.string({ error: "Must be a string" }).min(1).max(50), { error: "Must be an array of strings" }).nullish(),
 });
 
