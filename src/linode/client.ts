@@ -2,6 +2,7 @@
 import { DatabasesApi } from "./databases.ts";
 import { FirewallsApi } from "./firewalls.ts";
 import { HttpTransport, type LinodeClientOptions } from "./http.ts";
+import { LocksApi } from "./locks.ts";
 import type { LinodeClientMetrics } from "./metrics.ts";
 import { NodeBalancersApi } from "./nodebalancers.ts";
 import { ProfileApi } from "./profile.ts";
@@ -10,6 +11,7 @@ export class LinodeClient {
   readonly databases: DatabasesApi;
   readonly nodeBalancers: NodeBalancersApi;
   readonly firewalls: FirewallsApi;
+  readonly locks: LocksApi;
   readonly profile: ProfileApi;
   readonly metrics: LinodeClientMetrics;
   private readonly transport: HttpTransport;
@@ -20,6 +22,7 @@ export class LinodeClient {
     this.databases = new DatabasesApi(this.transport);
     this.nodeBalancers = new NodeBalancersApi(this.transport);
     this.firewalls = new FirewallsApi(this.transport);
+    this.locks = new LocksApi(this.transport);
     this.profile = new ProfileApi(this.transport);
   }
 

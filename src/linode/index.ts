@@ -34,6 +34,7 @@ export {
   type NodeBalancerNodeInput, type NodeBalancerStats, type NodeBalancerUpdateRequest,
 } from "./nodebalancers.ts";
 export { FirewallsApi, type FirewallDevice, type FirewallDeviceCreateRequest } from "./firewalls.ts";
+export { LocksApi, type LockCreateRequest, type LockType, type ResourceLock } from "./locks.ts";
 export { databaseEngines, databaseStatuses, type DatabaseEngine } from "./schemas/databases.ts";
 export { tokenId } from "./token-id.ts";
 export { ProfileApi, type TokenProfile } from "./profile.ts";

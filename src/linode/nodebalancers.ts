@@ -47,6 +47,7 @@ export interface NodeBalancerConfigInput {
   sslCert?: string | null;
   /** PEM private key; secret, never logged. */
   sslKey?: string | null;
+  /** udp only: the backends' health-check port, 1..65535 (the API's default 80). */
   udpCheckPort?: number;
 }
 
@@ -54,6 +55,8 @@ export interface NodeBalancerCreateRequest {
   region: string;
   label?: string;
   clientConnThrottle?: number;
+  /** udp sessions per second per client IP, 0..20 (LG: "may not currently be available to all users"). */
+  clientUdpSessThrottle?: number;
   tags?: string[];
   firewallId?: number;
   configs?: (NodeBalancerConfigInput & { nodes?: NodeBalancerNodeInput[] })[];
@@ -62,6 +65,7 @@ export interface NodeBalancerCreateRequest {
 export interface NodeBalancerUpdateRequest {
   label?: string;
   clientConnThrottle?: number;
+  clientUdpSessThrottle?: number;
   tags?: string[];
 }
 

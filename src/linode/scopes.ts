@@ -94,6 +94,11 @@ export const routeScopes: Readonly<Record<string, Scope | null>> = {
   [`GET ${FW}/devices`]: ro("firewall"),
   [`POST ${FW}/devices`]: rw("firewall"),
   [`DELETE ${FW}/devices/{deviceId}`]: rw("firewall"),
+  // Resource locks (api-2026 §7): the account area.
+  "GET /locks": ro("account"),
+  "POST /locks": rw("account"),
+  "GET /locks/{lockId}": ro("account"),
+  "DELETE /locks/{lockId}": rw("account"),
 };
 
 /** The key of a route in routeScopes: the engine in a database route is a parameter. */

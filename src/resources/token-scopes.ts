@@ -25,6 +25,7 @@ export const kindScopes: Readonly<Record<string, readonly ScopeNeed[]>> = {
   NodeBalancer: [
     need("nodebalancers", "read_write", "create, update and delete NodeBalancers, their configs and nodes; read their statistics and firewalls"),
     need("firewall", "read_write", "look up the Cloud Firewall spec.firewallId names and assign it to the NodeBalancer (or remove it)", "spec.firewallId"),
+    need("account", "read_write", "make the cannot_delete lock spec.deletionProtection asks for, and remove the one it made (an unrestricted user's token only: locks are account-wide)", "spec.deletionProtection"),
   ],
 };
 

@@ -1,6 +1,6 @@
-// Every NodeBalancer endpoint through the client against the emulator over HTTP.
+// Every NodeBalancer endpoint (and the resource locks one can hold) through the client against the emulator over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LinodeClient, NodeBalancer, NodeBalancerConfig } from "../../src/linode/index.ts";
+import { LinodeApiError, type LinodeClient, type NodeBalancer, type NodeBalancerConfig } from "../../src/linode/index.ts";
 import { firewallDeviceSchema } from "../../src/linode/schemas/firewalls.ts";
 import { label, makeClient, startTestEmulator, type Emulator } from "./helpers.ts";
 
@@ -145,5 +145,40 @@ describe("nodebalancers", () => {
     await expect(client.nodeBalancers.getConfig(nb.id, config.id)).rejects.toMatchObject({ kind: "notFound" });
     await client.nodeBalancers.delete(nb.id);
     await expect(client.nodeBalancers.get(nb.id)).rejects.toMatchObject({ kind: "notFound", status: 404 });
+  });
+});
+
+describe("udp", () => {
+  it("creates a udp config inline with its check port and the session throttle, and reads them back", async () => {
+    const nb = await client.nodeBalancers.create({
+      region: "us-east", label: label("it-udp"), clientUdpSessThrottle: 5,
+      configs: [{ port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", checkPassive: false, udpCheckPort: 8053, nodes: [{ address: "192.168.210.10:53", label: "dns-1" }] }],
+    });
+    expect(nb.clientUdpSessThrottle).toBe(5);
+    const [config] = await client.nodeBalancers.listAllConfigs(nb.id);
+    expect(config).toMatchObject({ port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", checkPassive: false, proxyProtocol: "none", udpCheckPort: 8053, udpSessionTimeout: 16 });
+    const nodes = await client.nodeBalancers.listAllNodes(nb.id, config?.id ?? 0);
+    expect(nodes.map((n) => n.mode)).toEqual(["none"]);
+    expect((await client.nodeBalancers.update(nb.id, { clientUdpSessThrottle: 0 })).clientUdpSessThrottle).toBe(0);
+  });
+});
+
+describe("locks", () => {
+  it("makes, lists, reads and removes a lock; a locked NodeBalancer's delete is refused", async () => {
+    const nb = await client.nodeBalancers.create({ region: "us-east", label: label("it-lock") });
+    const lock = await client.locks.create({ entityType: "nodebalancer", entityId: nb.id, lockType: "cannot_delete" });
+    expect(lock).toEqual({ id: lock.id, lockType: "cannot_delete", entity: { id: nb.id, type: "nodebalancer", label: nb.label, url: `/v4/nodebalancers/${String(nb.id)}` } });
+    expect((await client.nodeBalancers.get(nb.id)).locks).toEqual(["cannot_delete"]);
+    expect(await client.locks.get(lock.id)).toEqual(lock);
+    expect((await client.locks.list()).data).toContainEqual(lock);
+    expect(await client.locks.forEntity("nodebalancer", nb.id)).toEqual([lock]);
+    const refused = await client.nodeBalancers.delete(nb.id).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(LinodeApiError);
+    expect((refused as LinodeApiError).status).toBe(400);
+    const twice = await client.locks.create({ entityType: "nodebalancer", entityId: nb.id, lockType: "cannot_delete_with_subresources" }).catch((err: unknown) => err);
+    expect((twice as LinodeApiError).status).toBe(400);
+    await client.locks.delete(lock.id);
+    expect(await client.locks.forEntity("nodebalancer", nb.id)).toEqual([]);
+    await client.nodeBalancers.delete(nb.id);
   });
 });

@@ -4,12 +4,12 @@ import { z } from "zod";
 import { envelope, openEnum, optionalNullableNumber, optionalNullableString } from "./common.ts";
 
 export const nbProtocols = ["http", "https", "tcp", "udp"] as const;
-export const nbAlgorithms = ["roundrobin", "leastconn", "source"] as const;
-export const nbStickiness = ["none", "table", "http_cookie", "session"] as const;
+export const nbAlgorithms = ["roundrobin", "leastconn", "source", "ring_hash"] as const;
+export const nbStickiness = ["none", "table", "http_cookie", "session", "source_ip"] as const;
 export const nbChecks = ["none", "connection", "http", "http_body"] as const;
 export const nbCipherSuites = ["recommended", "legacy", "none"] as const;
 export const nbProxyProtocols = ["none", "v1", "v2"] as const;
-export const nbNodeModes = ["accept", "reject", "drain", "backup"] as const;
+export const nbNodeModes = ["accept", "reject", "drain", "backup", "none"] as const;
 export const nbNodeStatuses = ["unknown", "UP", "DOWN"] as const;
 
 const transferSchema = z
