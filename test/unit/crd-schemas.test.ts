@@ -39,10 +39,11 @@ describe("kind schemas at runtime", () => {
   it("NodeBalancer: the API's config defaults", () => {
     const spec = nodeBalancerSpecSchema.parse({ region: "us-east", configs: [{ port: 443, nodes: [{ label: "web", address: "192.168.128.5:443" }] }] });
     expect(spec).toEqual({
-      region: "us-east", clientConnThrottle: 0, tags: [], deletionPolicy: "Delete", managementPolicy: "Manage",
+      region: "us-east", clientConnThrottle: 0, clientUdpSessThrottle: 0, tags: [], deletionProtection: false, deletionPolicy: "Delete", managementPolicy: "Manage",
       configs: [{
+        // checkPassive has no default: the API's depends on the protocol (on for http, none for udp).
         port: 443, protocol: "http", algorithm: "roundrobin", stickiness: "none", check: "none",
-        checkInterval: 31, checkTimeout: 30, checkAttempts: 3, checkPassive: true, proxyProtocol: "none", cipherSuite: "recommended",
+        checkInterval: 31, checkTimeout: 30, checkAttempts: 3, proxyProtocol: "none", cipherSuite: "recommended",
         nodes: [{ label: "web", address: "192.168.128.5:443" }],
       }],
     });

@@ -58,9 +58,26 @@ describe("NodeBalancer: nodeBalancerAsSpec", () => {
     expect(plan.refused?.[0]).toMatch(/^spec\.configs: config 443 serves https .*; config 81 has no nodes/);
   });
 
-  it("a protocol the schema lacks (udp): refused naming the field and the value", () => {
-    const plan = planLateInit(nodeBalancerKind, { region: "us-east", nodeBalancerId: 1 }, observed([config(53, "udp", [["192.168.1.1:53", "dns-1", 50, "accept"]], { stickiness: "session" })]));
-    expect(plan.refused).toEqual(expect.arrayContaining([expect.stringMatching(/^spec\.configs\[0\]\.protocol: it has "udp"/), expect.stringMatching(/^spec\.configs\[0\]\.stickiness: it has "session"/)]));
+  it("a udp config beside a tcp one on its port, and the udp session throttle: written with udp's own fields, nothing to send", () => {
+    const udp = config(53, "udp", [["192.168.1.1:53", "dns-1", 50, "none"]], { algorithm: "ring_hash", stickiness: "session", check: "connection", checkPassive: false, cipherSuite: "none", udpCheckPort: 8053 });
+    const tcp = config(53, "tcp", [["192.168.1.1:53", "dns-1", 50, "accept"]], { id: 531, stickiness: "none", checkPassive: true });
+    const o: ObservedNodeBalancer = { ...observed([tcp, udp]), nb: { ...nb, clientUdpSessThrottle: 4 } };
+    const plan = planLateInit(nodeBalancerKind, { region: "us-east", nodeBalancerId: 1 }, o);
+    expect(plan.refused).toBeUndefined();
+    expect(plan.fields).toMatchObject({
+      clientUdpSessThrottle: 4,
+      configs: [
+        expect.objectContaining({ port: 53, protocol: "tcp", nodes: [{ label: "dns-1", address: "192.168.1.1:53", weight: 50, mode: "accept" }] }),
+        expect.objectContaining({ port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "session", checkPassive: false, udpCheckPort: 8053, nodes: [{ label: "dns-1", address: "192.168.1.1:53", weight: 50 }] }),
+      ],
+    });
+    const spec = nodeBalancerSpecSchema.parse({ region: "us-east", nodeBalancerId: 1, ...plan.fields });
+    const after = planNodeBalancer(spec, undefined, o, new Map());
+    expect(after.summary).toBe("");
+    expect(isEmptyPlan(after)).toBe(true);
+    // The check port is compared: another one in the spec is a rebuild of the udp config alone.
+    const moved = nodeBalancerSpecSchema.parse({ ...spec, configs: spec.configs.map((c) => (c.protocol === "udp" ? { ...c, udpCheckPort: 53 } : c)) });
+    expect(planNodeBalancer(moved, undefined, o, new Map()).summary).toBe("config 53/udp: udpCheckPort");
   });
 
   it("configs the spec writes are its own: neither refused nor written, the rest is", () => {

@@ -8,6 +8,7 @@ import type { NodeBalancer } from "../../src/linode/index.ts";
 import {
   configBody, firewallToAssign, isEmptyPlan, nodeBodies, planFirewalls, planNodeBalancer, type AttachedFirewall, type ObservedConfig, type ObservedNodeBalancer,
 } from "../../src/resources/node-balancer/diff.ts";
+import { planLock } from "../../src/resources/node-balancer/locks.ts";
 import { nodeBalancerSpecSchema } from "../../src/resources/node-balancer/schema.ts";
 import { readTlsSecret, sameFingerprint } from "../../src/resources/node-balancer/tls.ts";
 
@@ -169,5 +170,56 @@ describe("TLS Secrets", () => {
     expect(sameFingerprint("AA:BB:CC", "aabbcc")).toBe(true);
     expect(sameFingerprint("", "")).toBe(false);
     expect(sameFingerprint("AA:BB", "AA:BC")).toBe(false);
+  });
+});
+
+describe("udp configs", () => {
+  const udpSpec = nodeBalancerSpecSchema.parse({
+    region: "us-east", tags: ["a", "b"], clientUdpSessThrottle: 3,
+    configs: [
+      { port: 53, protocol: "tcp", nodes: [{ label: "dns-1", address: "192.168.1.1:53" }] },
+      // A drain mode (as nodesFrom gives a cordoned node) is not compared on udp: the API gives its nodes none.
+      { port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", nodes: [{ label: "dns-1", address: "192.168.1.1:53", mode: "drain" }] },
+    ],
+  });
+  const udpCloud = (over: Partial<ObservedConfig> = {}): ObservedConfig => ({
+    ...cloudConfig(53, "udp", [["192.168.1.1:53", "dns-1", 50, "none"]]), id: 531, algorithm: "ring_hash", stickiness: "source_ip", checkPassive: false, cipherSuite: "none", ...over,
+  });
+
+  it("a udp and a tcp config on one port are two configs; udp's body carries its own fields, no mode, no cipher suite", () => {
+    const o = { ...observed([cloudConfig(53, "tcp", [["192.168.1.1:53", "dns-1", 50, "accept"]]), udpCloud()]), nb: { ...nb, clientUdpSessThrottle: 3 } };
+    expect(planNodeBalancer(udpSpec, undefined, o, tls).summary).toBe("");
+    const udp = udpSpec.configs[1];
+    if (udp === undefined) throw new Error("no udp config");
+    expect(configBody(udp, tls)).toEqual({
+      port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", check: "none", checkInterval: 31, checkTimeout: 30, checkAttempts: 3,
+      checkPath: "", checkBody: "", checkPassive: false, proxyProtocol: "none",
+    });
+    expect(nodeBodies(udp)).toEqual([{ address: "192.168.1.1:53", label: "dns-1" }]);
+    expect(configBody({ ...udp, udpCheckPort: 5353 }, tls).udpCheckPort).toBe(5353);
+  });
+
+  it("the session throttle is compared where the API reports it; a tcp config turned udp is removed and created, the udp one left alone", () => {
+    const o = { ...observed([cloudConfig(53, "tcp", [["192.168.1.1:53", "dns-1", 50, "accept"]]), udpCloud()]), nb: { ...nb, clientUdpSessThrottle: 0 } };
+    const onlyUdp = nodeBalancerSpecSchema.parse({ ...udpSpec, configs: [udpSpec.configs[1]] });
+    const plan = planNodeBalancer(onlyUdp, undefined, o, tls);
+    expect(plan.update).toEqual({ clientUdpSessThrottle: 3 });
+    expect(plan.remove.map((c) => [c.port, c.protocol])).toEqual([[53, "tcp"]]);
+    expect(plan.summary).toBe("clientUdpSessThrottle 0 → 3; remove config 53");
+    // An account whose NodeBalancers do not report it: never compared, never sent.
+    expect(planNodeBalancer(onlyUdp, undefined, { ...o, nb }, tls).update).toBeUndefined();
+  });
+});
+
+describe("planLock", () => {
+  it("makes a lock only when the NodeBalancer has none; removes only its own, only when protection is off", () => {
+    expect(planLock(true, [], undefined)).toEqual({ make: true });
+    expect(planLock(true, ["cannot_delete_with_subresources"], undefined)).toEqual({ make: false });
+    expect(planLock(true, ["cannot_delete"], 7)).toEqual({ make: false });
+    expect(planLock(false, ["cannot_delete"], undefined)).toEqual({ make: false });
+    expect(planLock(false, ["cannot_delete"], 7)).toEqual({ make: false, remove: 7 });
+    const plan = planNodeBalancer(spec, undefined, observed(matching()), tls, undefined, planLock(true, [], undefined));
+    expect(isEmptyPlan(plan)).toBe(false);
+    expect(plan.summary).toBe("lock against deletion (spec.deletionProtection)");
   });
 });

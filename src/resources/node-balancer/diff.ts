@@ -6,6 +6,7 @@ import type {
   Firewall, NodeBalancer, NodeBalancerConfig, NodeBalancerConfigInput, NodeBalancerNode, NodeBalancerNodeInput, NodeBalancerUpdateRequest,
 } from "../../linode/index.ts";
 import type { NodeBalancerConfigSpec, NodeBalancerSpec } from "./schema.ts";
+import { noLockChange, type LockPlan } from "./locks.ts";
 import { sameFingerprint, type TlsMaterial } from "./tls.ts";
 
 /** The parts of a firewall the operator uses (what status records of one is enough after a restart). */
@@ -71,9 +72,11 @@ export interface FirewallPlan {
 export interface NodeBalancerPlan {
   update?: NodeBalancerUpdateRequest;
   firewall: FirewallPlan;
-  /** Ports in the spec the cloud lacks. */
+  /** spec.deletionProtection's lock to make or remove (locks.ts). */
+  lock: LockPlan;
+  /** Configs in the spec the cloud lacks (by port, udp apart: configKey). */
   create: NodeBalancerConfigSpec[];
-  /** Configs in the cloud on ports the spec no longer has. */
+  /** Configs in the cloud the spec no longer has. */
   remove: ObservedConfig[];
   /** Configs to rebuild, and what differs in each. */
   rebuild: { spec: NodeBalancerConfigSpec; config: ObservedConfig; differs: string[] }[];
@@ -90,7 +93,10 @@ const sameSet = (a: readonly string[], b: readonly string[]): boolean => a.lengt
  * `label` is the spec's label, if it names one: a NodeBalancer keeps the label it has (created
  * or adopted with) unless the spec says otherwise.
  */
-export function planNodeBalancer(spec: NodeBalancerSpec, label: string | undefined, observed: ObservedNodeBalancer, tls: TlsBySecret, firewall: FirewallPlan = planFirewalls(spec.firewallId, [], observed.firewalls, false)): NodeBalancerPlan {
+export function planNodeBalancer(
+  spec: NodeBalancerSpec, label: string | undefined, observed: ObservedNodeBalancer, tls: TlsBySecret,
+  firewall: FirewallPlan = planFirewalls(spec.firewallId, [], observed.firewalls, false), lock: LockPlan = noLockChange,
+): NodeBalancerPlan {
   const { nb } = observed;
   const update: NodeBalancerUpdateRequest = {};
   const parts: string[] = [];
@@ -106,26 +112,33 @@ export function planNodeBalancer(spec: NodeBalancerSpec, label: string | undefin
     update.tags = spec.tags;
     parts.push("tags");
   }
-  const byPort = new Map(observed.configs.map((c) => [c.port, c]));
-  const wanted = new Set(spec.configs.map((c) => c.port));
-  const create = spec.configs.filter((c) => !byPort.has(c.port));
-  const remove = observed.configs.filter((c) => !wanted.has(c.port));
+  // Compared only where the API reports it (not every account has it, LG says).
+  if (nb.clientUdpSessThrottle != null && nb.clientUdpSessThrottle !== spec.clientUdpSessThrottle) {
+    update.clientUdpSessThrottle = spec.clientUdpSessThrottle;
+    parts.push(`clientUdpSessThrottle ${String(nb.clientUdpSessThrottle)} → ${String(spec.clientUdpSessThrottle)}`);
+  }
+  const byKey = new Map(observed.configs.map((c) => [configKey(c), c]));
+  const wanted = new Set(spec.configs.map(configKey));
+  const create = spec.configs.filter((c) => !byKey.has(configKey(c)));
+  const remove = observed.configs.filter((c) => !wanted.has(configKey(c)));
   const rebuild: NodeBalancerPlan["rebuild"] = [];
   for (const c of spec.configs) {
-    const config = byPort.get(c.port);
+    const config = byKey.get(configKey(c));
     if (config === undefined) continue;
     const differs = configDifferences(c, config, tls);
     if (differs.length > 0) rebuild.push({ spec: c, config, differs });
   }
-  for (const r of rebuild) parts.push(`config ${String(r.spec.port)}: ${r.differs.join(", ")}`);
-  for (const c of create) parts.push(`add config ${String(c.port)}`);
-  for (const c of remove) parts.push(`remove config ${String(c.port)}`);
+  for (const r of rebuild) parts.push(`config ${configName(r.spec)}: ${r.differs.join(", ")}`);
+  for (const c of create) parts.push(`add config ${configName(c)}`);
+  for (const c of remove) parts.push(`remove config ${configName(c)}`);
+  if (lock.make) parts.push("lock against deletion (spec.deletionProtection)");
+  if (lock.remove !== undefined) parts.push(`remove lock ${String(lock.remove)} (spec.deletionProtection is false)`);
   if (firewall.swap !== undefined) parts.push(`replace firewall ${firewall.detach.map(String).join(", ")} with ${String(firewall.attach)}`);
   else {
     for (const id of firewall.detach) parts.push(`remove firewall ${String(id)}`);
     if (firewall.attach !== undefined) parts.push(`assign firewall ${String(firewall.attach)}`);
   }
-  return { ...(Object.keys(update).length > 0 ? { update } : {}), firewall, create, remove, rebuild, summary: parts.join("; ") };
+  return { ...(Object.keys(update).length > 0 ? { update } : {}), firewall, lock, create, remove, rebuild, summary: parts.join("; ") };
 }
 
 /** The assigned firewalls this resource assigned itself: recorded as its own, and still assigned. */
@@ -178,7 +191,24 @@ export function planFirewalls(want: number | undefined, recorded: readonly numbe
 export const noFirewallChange: FirewallPlan = { detach: [], blockedBy: [], managed: [] };
 
 export const isEmptyPlan = (p: NodeBalancerPlan): boolean =>
-  p.update === undefined && p.create.length === 0 && p.remove.length === 0 && p.rebuild.length === 0 && p.firewall.attach === undefined && p.firewall.detach.length === 0;
+  p.update === undefined && p.create.length === 0 && p.remove.length === 0 && p.rebuild.length === 0 && p.firewall.attach === undefined && p.firewall.detach.length === 0
+  && !p.lock.make && p.lock.remove === undefined;
+
+/**
+ * A config's identity: its port, with udp apart (a udp config may share its port with a
+ * tcp/http/https one, api-2026 §2), as the spec's list is keyed by port and protocol. A change
+ * between http, https and tcp on a port is a rebuild; to or from udp, a remove and a create.
+ */
+export const configKey = (c: { port: number; protocol: string }): string => `${String(c.port)}/${c.protocol === "udp" ? "udp" : "tcp"}`;
+
+/** How the summary and messages name a config: its port, and /udp for a udp one. */
+export const configName = (c: { port: number; protocol: string }): string => (c.protocol === "udp" ? `${String(c.port)}/udp` : String(c.port));
+
+/** Passive checks as the API will have them: the spec's, else on, except for udp (which has none). */
+const checkPassiveOf = (c: NodeBalancerConfigSpec): boolean => c.checkPassive ?? c.protocol !== "udp";
+
+/** Node modes count except on udp, whose nodes the API gives none (nodesFrom's drain included). */
+const modeCounts = (c: NodeBalancerConfigSpec): boolean => c.protocol !== "udp";
 
 /** What differs in one config (its fields, its certificate, its nodes), named for the summary. */
 function configDifferences(spec: NodeBalancerConfigSpec, config: ObservedConfig, tls: TlsBySecret): string[] {
@@ -193,9 +223,10 @@ function configDifferences(spec: NodeBalancerConfigSpec, config: ObservedConfig,
     ["checkAttempts", spec.checkAttempts, config.checkAttempts],
     ["checkPath", spec.checkPath ?? "", config.checkPath],
     ["checkBody", spec.checkBody ?? "", config.checkBody],
-    ["checkPassive", spec.checkPassive, config.checkPassive],
+    ["checkPassive", checkPassiveOf(spec), config.checkPassive],
     ["proxyProtocol", spec.proxyProtocol, config.proxyProtocol],
   ];
+  if (spec.protocol === "udp") fields.push(["udpCheckPort", spec.udpCheckPort ?? 80, config.udpCheckPort ?? 80]);
   // The API keeps a cipher suite only where it serves TLS.
   if (spec.protocol === "https") fields.push(["cipherSuite", spec.cipherSuite, config.cipherSuite]);
   for (const [name, want, have] of fields) if (want !== have) out.push(name);
@@ -217,7 +248,7 @@ function nodeDifferences(spec: NodeBalancerConfigSpec, config: ObservedConfig): 
   for (const n of spec.nodes) {
     const h = have.get(n.address);
     if (h === undefined) added++;
-    else if (h.label !== n.label || (n.weight !== undefined && h.weight !== n.weight) || (n.mode !== undefined && h.mode !== n.mode)) changed++;
+    else if (h.label !== n.label || (n.weight !== undefined && h.weight !== n.weight) || (modeCounts(spec) && n.mode !== undefined && h.mode !== n.mode)) changed++;
   }
   const removed = config.nodes.filter((n) => !want.has(n.address)).length;
   if (added + removed + changed === 0) return undefined;
@@ -229,8 +260,10 @@ export function configBody(c: NodeBalancerConfigSpec, tls: TlsBySecret): NodeBal
   const body: NodeBalancerConfigInput = {
     port: c.port, protocol: c.protocol, algorithm: c.algorithm, stickiness: c.stickiness,
     check: c.check, checkInterval: c.checkInterval, checkTimeout: c.checkTimeout, checkAttempts: c.checkAttempts,
-    checkPath: c.checkPath ?? "", checkBody: c.checkBody ?? "", checkPassive: c.checkPassive,
-    proxyProtocol: c.proxyProtocol, cipherSuite: c.cipherSuite,
+    checkPath: c.checkPath ?? "", checkBody: c.checkBody ?? "", checkPassive: checkPassiveOf(c),
+    proxyProtocol: c.proxyProtocol,
+    // udp's cipher suite is read-only (none); its check port is udp's alone.
+    ...(c.protocol === "udp" ? (c.udpCheckPort !== undefined ? { udpCheckPort: c.udpCheckPort } : {}) : { cipherSuite: c.cipherSuite }),
   };
   if (c.protocol === "https" && c.tlsSecretRef !== undefined) {
     const material = tls.get(c.tlsSecretRef.name);
@@ -249,7 +282,7 @@ export function nodeBodies(c: NodeBalancerConfigSpec, existing?: ObservedConfig)
     return {
       address: n.address, label: n.label,
       ...(n.weight !== undefined ? { weight: n.weight } : {}),
-      ...(n.mode !== undefined ? { mode: n.mode } : {}),
+      ...(n.mode !== undefined && modeCounts(c) ? { mode: n.mode } : {}),
       ...(id !== undefined ? { id } : {}),
     };
   });

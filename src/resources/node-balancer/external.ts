@@ -20,6 +20,7 @@ import {
 } from "./diff.ts";
 import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
 import type { NodeBalancerStatsReader } from "./stats.ts";
+import { noLockChange, planLock, type NodeBalancerLocks } from "./locks.ts";
 import { tlsReference } from "./tls.ts";
 import { skippedSummary, type EffectiveSpec, type SkippedBackend } from "./backends-from.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
@@ -46,6 +47,8 @@ export interface NodeBalancerExternalDeps {
   log?: Logger;
   /** Who may assign which existing firewall by id (spec.firewallId): the rule every id a spec names follows. */
   firewallRule: FirewallRule;
+  /** spec.deletionProtection's lock, and the locks that hold a deletion. */
+  locks: NodeBalancerLocks;
 }
 
 /**
@@ -83,6 +86,12 @@ function optionalRecord(status: Record<string, unknown> | undefined, id: number)
   const parsed = recordSchema.safeParse(status);
   return parsed.success && parsed.data.id === id ? { recorded: parsed.data } : {};
 }
+
+/** The lock this resource made for spec.deletionProtection, as its status recorded it. */
+const recordedLock = (m: Managed<NodeBalancerSpec>): number | undefined => {
+  const parsed = z.int().safeParse(m.obj.status?.deletionLockId);
+  return parsed.success ? parsed.data : undefined;
+};
 
 /** The firewalls this resource assigned itself, as its status recorded them (written by earlier passes). */
 const recordedFirewalls = (m: Managed<NodeBalancerSpec>): number[] => {
@@ -124,7 +133,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     if (deleting) {
       // Only its existence matters now: no config reads.
       const external = { nb, configs: [], firewalls: [] };
-      return { exists: true, external, externalId: String(nb.id), status: { id: nb.id }, ready: false, readyReason: R.Deleting, upToDate: true, delta: { firewall: noFirewallChange, create: [], remove: [], rebuild: [], summary: "" } };
+      return { exists: true, external, externalId: String(nb.id), status: { id: nb.id }, ready: false, readyReason: R.Deleting, upToDate: true, delta: { firewall: noFirewallChange, lock: noLockChange, create: [], remove: [], rebuild: [], summary: "" } };
     }
     const found = nb;
     const effective = this.deps.backends(m);
@@ -145,7 +154,11 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     const candidate = m.spec.managementPolicy !== "Observe" ? firewallToAssign(want, own, external.firewalls) : undefined;
     const refused = candidate !== undefined && !(await this.mayAssign(m, candidate, signal));
     const firewall = planFirewalls(want, own, external.firewalls, refused);
-    const plan = planNodeBalancer(spec, m.spec.label, external, tlsReference.values(m), firewall);
+    const recordedLockId = recordedLock(m);
+    const lockTypes = await this.deps.locks.types(nb, m.spec.deletionProtection || recordedLockId !== undefined, signal);
+    const ownLock = this.deps.locks.own(nb.id, recordedLockId, lockTypes);
+    const lock = m.spec.managementPolicy !== "Observe" ? planLock(m.spec.deletionProtection, lockTypes, ownLock) : noLockChange;
+    const plan = planNodeBalancer(spec, m.spec.label, external, tlsReference.values(m), firewall, lock);
     this.announceSkipped(m, effective.skipped);
     const mismatches = immutableMismatches(m.spec, external);
     const health = this.health(external);
@@ -154,7 +167,10 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       exists: true,
       external,
       externalId: String(nb.id),
-      status: { ...statusOf(external, m.obj.status?.transfer, firewall.managed), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined, skippedBackends: effective.skipped.length > 0 ? skippedSummary(effective.skipped) : undefined },
+      status: {
+        ...statusOf(external, m.obj.status?.transfer, firewall.managed), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined,
+        skippedBackends: effective.skipped.length > 0 ? skippedSummary(effective.skipped) : undefined, locks: lockTypes, deletionLockId: ownLock,
+      },
       ready: health === undefined,
       ...(health !== undefined ? { readyReason: health.reason, readyMessage: health.message } : {}),
       upToDate,
@@ -212,6 +228,8 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     const label = labelOf(m, this.deps.clusterId);
     const req: NodeBalancerCreateRequest = {
       region: s.region, label, clientConnThrottle: s.clientConnThrottle, tags: s.tags,
+      // Not sent at its default: the API may not offer it to every account (LG).
+      ...(s.clientUdpSessThrottle !== 0 ? { clientUdpSessThrottle: s.clientUdpSessThrottle } : {}),
       ...(s.firewallId !== undefined ? { firewallId: s.firewallId } : {}),
       configs: s.configs.map((c) => ({ ...configBody(c, tls), nodes: nodeBodies(c) })),
     };
@@ -272,6 +290,9 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
         await attempt(`rebuilding config ${String(r.spec.port)}`, () => api.rebuildConfig(id, r.config.id, { ...configBody(r.spec, tls), nodes: nodeBodies(r.spec, r.config) }, { signal }));
       }
       await this.changeFirewalls(id, plan.firewall, attempt, failures, signal);
+      if (plan.lock.make) await attempt("locking the NodeBalancer", () => this.deps.locks.make(id, signal));
+      const unlock = plan.lock.remove;
+      if (unlock !== undefined) await attempt(`removing lock ${String(unlock)}`, () => this.deps.locks.remove(id, unlock, signal));
     } finally {
       // What we changed is read again; after a failure, everything (a call may have half-happened).
       if (failures.length > 0 || signal.aborted) this.deps.configs.invalidate(id);
@@ -286,6 +307,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   forget(id: number): void {
     this.deps.configs.invalidate(id);
     this.assignedHere.delete(id);
+    this.deps.locks.forget(id);
   }
 
   /** How many NodeBalancers have firewalls assigned by this process that status has not recorded yet (a gauge: back to 0). */
@@ -293,13 +315,34 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     return this.assignedHere.size;
   }
 
+  /**
+   * Deletes the NodeBalancer, unless a lock forbids it: then the deletion waits (Locked, with
+   * backoff: locks.ts) and no DELETE is sent while the NodeBalancer shows the lock. The lock
+   * spec.deletionProtection made is removed first once that field is false.
+   */
   async delete(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<{ gone: boolean }> {
-    const id = observed.external.nb.id;
+    const { nb } = observed.external;
+    const id = nb.id;
     this.deps.stats.forget(m.key.namespace, m.key.name);
+    const locks = this.deps.locks;
+    const ownLock = recordedLock(m);
     try {
-      await linodeCall("deleting the NodeBalancer", () => this.deps.linode.nodeBalancers.delete(id, { signal }));
+      // Its own lock goes first; holdDeletion then reads the locks afresh and finds it gone.
+      if (!m.spec.deletionProtection && ownLock !== undefined && (nb.locks === undefined || nb.locks.includes("cannot_delete"))) await locks.remove(id, ownLock, signal);
+      await locks.holdDeletion(nb, ownLock, signal);
+      await linodeCall("deleting the NodeBalancer", async () => {
+        try {
+          await this.deps.linode.nodeBalancers.delete(id, { signal });
+        } catch (err) {
+          throw await locks.explainRefusal(id, err, ownLock, signal);
+        }
+      });
+      locks.forget(id);
     } catch (err) {
-      if (isNotFound(err)) return { gone: true };
+      if (isNotFound(err)) {
+        locks.forget(id);
+        return { gone: true };
+      }
       throw err;
     } finally {
       this.deps.cache.invalidate(id);
@@ -499,6 +542,8 @@ function statusOf(o: ObservedNodeBalancer, shownTransfer: unknown, own: readonly
       port: c.port,
       id: c.id,
       protocol: c.protocol,
+      ...(c.protocol === "udp" && c.udpCheckPort != null ? { udpCheckPort: c.udpCheckPort } : {}),
+      ...(c.protocol === "udp" && c.udpSessionTimeout != null ? { udpSessionTimeout: c.udpSessionTimeout } : {}),
       algorithm: c.algorithm,
       stickiness: c.stickiness,
       check: c.check,

@@ -11,6 +11,7 @@ import { labelOf } from "../shared/derived-label.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { ListCache } from "../shared/list-cache.ts";
 import { ConfigReader } from "./configs.ts";
+import { NodeBalancerLocks } from "./locks.ts";
 import type { NodeBalancerPlan, ObservedNodeBalancer } from "./diff.ts";
 import { firewallsClaimedBy, NodeBalancerExternal, type FirewallRule, type NodeBalancerObservedStatus } from "./external.ts";
 import { nodeBalancerSpecSchema, type NodeBalancerSpec } from "./schema.ts";
@@ -79,7 +80,9 @@ export const nodeBalancerKind: OperatorKind = {
           return claims.held.includes(id) || (claims.named === id && (ownToken || mayName(there)));
         }),
       };
-      const external = new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends, firewallRule, ...(deps.log !== undefined ? { log: deps.log } : {}) });
+      const locks = new NodeBalancerLocks(linode, deps.poll);
+      account.track("NodeBalancer.locks", () => locks.size);
+      const external = new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends, firewallRule, locks, ...(deps.log !== undefined ? { log: deps.log } : {}) });
       account.track("NodeBalancer.firewallsAssignedUnrecorded", () => external.assignedUnrecorded);
       return external;
     });

@@ -9,9 +9,11 @@ import {
 } from "../shared/schema.ts";
 import { labelSelectorSchema } from "../shared/label-selector.ts";
 
-export const nodeBalancerProtocols = ["http", "https", "tcp"] as const;
-export const nodeBalancerAlgorithms = ["roundrobin", "leastconn", "source"] as const;
-export const nodeBalancerStickiness = ["none", "table", "http_cookie"] as const;
+export const nodeBalancerProtocols = ["http", "https", "tcp", "udp"] as const;
+// udp has algorithms and stickiness of its own (ring_hash; session, source_ip), tcp/http/https
+// theirs (source; table, http_cookie): the CEL rules below keep each to its protocol (api-2026 §2).
+export const nodeBalancerAlgorithms = ["roundrobin", "leastconn", "source", "ring_hash"] as const;
+export const nodeBalancerStickiness = ["none", "table", "http_cookie", "session", "source_ip"] as const;
 export const nodeBalancerChecks = ["none", "connection", "http", "http_body"] as const;
 export const nodeBalancerCipherSuites = ["recommended", "legacy"] as const;
 export const nodeBalancerProxyProtocols = ["none", "v1", "v2"] as const;
@@ -42,15 +44,15 @@ export const nodeBalancerNodeSchema = z.object({
   }),
   weight: z.int().min(1).max(255).optional().meta({ description: "1..255: a higher weight receives more new connections. Unset: the API's default, and not compared." }),
   mode: z.enum(nodeModes).optional().meta({
-    description: "accept: receives traffic; reject: none; drain: only connections already pinned to it; backup: only while every accept node is down. Unset: the API's default (accept), and not compared.",
+    description: "accept: receives traffic; reject: none; drain: only connections already pinned to it; backup: only while every accept node is down. Unset: the API's default (accept), and not compared. Not on a udp config's nodes (the API gives them no mode).",
   }),
 }).meta({ description: "A backend receiving the config's traffic." });
 
 export const nodeBalancerConfigSchema = z.object({
-  port: z.int().min(1).max(65535).meta({ description: "Listening port, 1..65535; unique among the configs (the list is keyed by it)." }),
-  protocol: z.enum(nodeBalancerProtocols).default("http").meta({ description: "http, https (needs tlsSecretRef) or tcp." }),
-  algorithm: z.enum(nodeBalancerAlgorithms).default("roundrobin").meta({ description: "How a backend is picked: roundrobin, leastconn or source." }),
-  stickiness: z.enum(nodeBalancerStickiness).default("none").meta({ description: "Session stickiness: none, table or http_cookie." }),
+  port: z.int().min(1).max(65535).meta({ description: "Listening port, 1..65535; unique among the tcp/http/https configs and among the udp ones (the list is keyed by port and protocol)." }),
+  protocol: z.enum(nodeBalancerProtocols).default("http").meta({ description: "http, https (needs tlsSecretRef), tcp, or udp (its own algorithms, stickiness and udpCheckPort; no passive checks, PROXY protocol, TLS or node modes). A udp config may share its port with a tcp/http/https one." }),
+  algorithm: z.enum(nodeBalancerAlgorithms).default("roundrobin").meta({ description: "How a backend is picked: roundrobin or leastconn; source (tcp/http/https only) or ring_hash (udp only)." }),
+  stickiness: z.enum(nodeBalancerStickiness).default("none").meta({ description: "Session stickiness: none; table or http_cookie (tcp/http/https only); session or source_ip (udp only)." }),
   check: z.enum(nodeBalancerChecks).default("none").meta({
     description: "Active health check: none, connection, http (checkPath answers) or http_body (the answer contains checkBody).",
   }),
@@ -59,7 +61,10 @@ export const nodeBalancerConfigSchema = z.object({
   checkAttempts: z.int().min(1).max(30).default(3).meta({ description: "Failed checks, 1..30, before a backend is marked down." }),
   checkPath: z.string().max(2048).regex(/^[a-zA-Z0-9/%?&=._-]*$/).optional().meta({ description: "URL path requested by http and http_body checks, e.g. /healthz." }),
   checkBody: z.string().max(4096).optional().meta({ description: "Text the http_body check expects in the response." }),
-  checkPassive: z.boolean().default(true).meta({ description: "Passive checks: a backend answering 5xx is taken out of rotation." }),
+  // No default: the API's is true for tcp/http/https and false (the only value) for udp, and a
+  // CRD default cannot depend on the protocol.
+  checkPassive: z.boolean().optional().meta({ description: "Passive checks: a backend answering 5xx is taken out of rotation. Unset: on for tcp, http and https (the API's default), off for udp (the API has none there: true is refused)." }),
+  udpCheckPort: z.int().min(1).max(65535).optional().meta({ description: "udp only: the backends' port the health check (check) connects to, 1..65535. Unset: the API's default, 80." }),
   proxyProtocol: z.enum(nodeBalancerProxyProtocols).default("none").meta({ description: "PROXY protocol header sent to backends: none, v1 or v2 (v1 and v2 need protocol tcp)." }),
   cipherSuite: z.enum(nodeBalancerCipherSuites).default("recommended").meta({ description: "TLS ciphers for https: recommended, or legacy (insecure; only if needed)." }),
   tlsSecretRef: localObjectRefSchema.optional().meta({
@@ -93,7 +98,13 @@ export const nodeBalancerConfigSchema = z.object({
     { rule: "self.checkTimeout < self.checkInterval", message: "checkTimeout must be less than checkInterval", fieldPath: ".checkTimeout" },
     { rule: "self.protocol != 'https' || has(self.tlsSecretRef)", message: "tlsSecretRef is required when protocol is https", fieldPath: ".tlsSecretRef", reason: "FieldValueRequired" },
     { rule: "self.protocol == 'https' || !has(self.tlsSecretRef)", message: "tlsSecretRef is only allowed when protocol is https (http and tcp serve no certificate)", fieldPath: ".tlsSecretRef", reason: "FieldValueForbidden" },
-    { rule: "self.proxyProtocol == 'none' || self.protocol == 'tcp'", message: "proxyProtocol v1 and v2 require protocol tcp", fieldPath: ".proxyProtocol" },
+    { rule: "self.proxyProtocol == 'none' || self.protocol == 'tcp'", message: "proxyProtocol v1 and v2 require protocol tcp (udp has no PROXY protocol)", fieldPath: ".proxyProtocol" },
+    // The API's own rules per protocol (api-2026 §2), refused here so nothing is sent.
+    { rule: "self.protocol == 'udp' ? self.algorithm != 'source' : self.algorithm != 'ring_hash'", message: "algorithm source is for tcp, http and https; ring_hash for udp (udp takes roundrobin, leastconn or ring_hash)", fieldPath: ".algorithm" },
+    { rule: "self.protocol == 'udp' ? self.stickiness in ['none', 'session', 'source_ip'] : self.stickiness in ['none', 'table', 'http_cookie']", message: "stickiness table and http_cookie are for tcp, http and https; session and source_ip for udp", fieldPath: ".stickiness" },
+    { rule: "self.protocol == 'udp' || !has(self.udpCheckPort)", message: "udpCheckPort is only for protocol udp", fieldPath: ".udpCheckPort", reason: "FieldValueForbidden" },
+    { rule: "self.protocol != 'udp' || !has(self.checkPassive) || !self.checkPassive", message: "checkPassive must be false (or unset) for protocol udp: the API has no passive checks there", fieldPath: ".checkPassive" },
+    { rule: "self.protocol != 'udp' || self.nodes.all(n, !has(n.mode))", message: "the nodes of a udp config take no mode (the API gives them none)", fieldPath: ".nodes" },
   ],
 });
 
@@ -106,6 +117,7 @@ export const nodeBalancerSpecSchema = z.object({
     description: "Label of the cloud NodeBalancer: 3..32 letters, digits, '-' or '_', unique on the account. Default: derived from namespace and name.",
   }),
   clientConnThrottle: z.int().min(0).max(20).default(0).meta(initializedOnAdoption("New connections per second per client IP, 0..20; 0 disables throttling.", 0)),
+  clientUdpSessThrottle: z.int().min(0).max(20).default(0).meta(initializedOnAdoption("New udp sessions per second per client IP, 0..20; 0 disables throttling. Sent only when not 0 (Linode says the setting may not be available to every account), and compared only where the API reports it.", 0)),
   tags: z.array(z.string().min(1).max(50)).default([]).meta({
     ...initializedOnAdoption("Tags on the cloud NodeBalancer (organizational only).", []),
     "x-kubernetes-list-type": "set",
@@ -115,9 +127,18 @@ export const nodeBalancerSpecSchema = z.object({
     description: "Id of an existing Cloud Firewall to assign: at creation, and afterwards in place (beyond the API spec's NodeBalancer document, which assigns one only at creation; the real platform assigns and removes one at any time, keeping the NodeBalancer and its addresses). Naming one by id follows the rule for every account object: always allowed with spec.credentialsRef (the namespace's own token); with the operator's shared token only in namespaces the admin allows (--adopt-namespaces, chart value adoptNamespaces); never a firewall a NodeBalancer of another namespace names or holds. One this resource may not assign (none with that id, another namespace's, or not allowed here) is Synced=False, reason FirewallNotFound, with one message for all, and nothing is sent (no NodeBalancer is created without it). A change replaces the firewall this resource assigned with the new one in one call (never a moment without one); removing the field removes the one this resource assigned. A firewall this resource did not assign (someone else did, or it was already assigned when first named here) is never removed: it stays when the field stops naming it, and a change away from it is refused while it is enabled (Synced=False, reason FirewallConflict); status.firewalls says which is which. One removed outside is assigned again within a few polls.",
   }),
   configs: z.array(nodeBalancerConfigSchema).max(32).default([]).meta({
-    ...initializedOnAdoption("Per-port configs, keyed by port. A NodeBalancer serves traffic once a config has a node: with none it is Ready=False, reason NoConfigs. Adopted with configs unset, every config it has is written here with its nodes; one the spec cannot hold (an https config: its certificate only Linode holds, so no tlsSecretRef can be named; a protocol or setting the schema lacks; a config without nodes) is CannotExpress, nothing sent, until spec.configs says them.", []),
+    ...initializedOnAdoption("Per-port configs, keyed by port and protocol: a port is unique among the tcp, http and https configs, and among the udp ones (a udp config may share a port with a tcp/http/https one, as the API allows). A NodeBalancer serves traffic once a config has a node: with none it is Ready=False, reason NoConfigs. Adopted with configs unset, every config it has is written here with its nodes; one the spec cannot hold (an https config: its certificate only Linode holds, so no tlsSecretRef can be named; a protocol or setting the schema lacks; a config without nodes) is CannotExpress, nothing sent, until spec.configs says them.", []),
     "x-kubernetes-list-type": "map",
-    "x-kubernetes-list-map-keys": ["port"],
+    "x-kubernetes-list-map-keys": ["port", "protocol"],
+    "x-kubernetes-validations": [
+      {
+        rule: "self.all(a, self.filter(b, b.port == a.port && (b.protocol == 'udp') == (a.protocol == 'udp')).size() == 1)",
+        message: "a port is used once among the tcp, http and https configs, and once among the udp configs",
+      },
+    ],
+  }),
+  deletionProtection: z.boolean().default(false).meta({
+    description: "true: the operator puts a cannot_delete resource lock on the NodeBalancer (one of its own, status.deletionLockId), so nobody deletes it (Cloud Manager, linode-cli, Terraform, this operator) until the lock is removed; false: it removes that lock, and only that one (a lock someone else made stays). Needs the token scope account:read_write and an unrestricted user. Deleting this resource while the NodeBalancer has any lock waits (Synced=False, reason Locked, naming the lock) and completes once the lock is gone; set this to false first to let the operator remove its own.",
   }),
   credentialsRef: credentialsRefSchema.optional(),
   deletionPolicy: deletionPolicySchema,
@@ -146,7 +167,7 @@ export type NodeBalancerNodeSpec = z.infer<typeof nodeBalancerNodeSchema>;
 export const nodeBalancerConfigStatusSchema = z.object({
   port: z.int().meta({ description: "Listening port." }),
   id: z.int().optional().meta({ description: "Linode id of the config." }),
-  protocol: z.string().optional().meta({ description: "Protocol as the API reports it: http, https, tcp (or udp)." }),
+  protocol: z.string().meta({ description: "Protocol as the API reports it: http, https, tcp or udp." }),
   algorithm: z.string().optional().meta({ description: "Balancing algorithm as the API reports it." }),
   stickiness: z.string().optional().meta({ description: "Session stickiness as the API reports it." }),
   check: z.string().optional().meta({ description: "Active health check as the API reports it." }),
@@ -158,6 +179,8 @@ export const nodeBalancerConfigStatusSchema = z.object({
   checkPassive: z.boolean().optional().meta({ description: "Whether failed requests mark a backend down (passive checks)." }),
   cipherSuite: z.string().optional().meta({ description: "TLS cipher suite as the API reports it (it reports one for every config; it applies to https only)." }),
   proxyProtocol: z.string().optional().meta({ description: "Proxy Protocol version sent to the backends: none, v1 or v2." }),
+  udpCheckPort: z.int().optional().meta({ description: "udp: the backends' port the health check connects to." }),
+  udpSessionTimeout: z.int().optional().meta({ description: "udp: seconds an idle session is kept (the API's, read-only)." }),
   nodesStatus: z.object({
     up: z.int().meta({ description: "Backends up." }),
     down: z.int().meta({ description: "Backends down." }),
@@ -191,8 +214,10 @@ export const nodeBalancerStatusSchema = z.object({
   configs: z.array(nodeBalancerConfigStatusSchema).optional().meta({
     description: "Per-port configs as the API reports them.",
     "x-kubernetes-list-type": "map",
-    "x-kubernetes-list-map-keys": ["port"],
+    "x-kubernetes-list-map-keys": ["port", "protocol"],
   }),
+  locks: z.array(z.string()).optional().meta({ description: "The NodeBalancer's resource locks, by type (cannot_delete, cannot_delete_with_subresources), as the API reports them: while there is one, nobody can delete it." }),
+  deletionLockId: z.int().optional().meta({ description: "The id of the cannot_delete lock this resource made for spec.deletionProtection: the only lock it ever removes." }),
   firewalls: z.array(z.object({
     id: z.int().meta({ description: "Linode id of the firewall." }),
     label: z.string().optional().meta({ description: "Label of the firewall." }),
