@@ -150,6 +150,6 @@ export class NodeBalancerLocks {
     const fix = ours
       ? "it is the lock spec.deletionProtection made: set spec.deletionProtection to false and the operator removes it"
       : `remove it (linode-cli locks delete <id>, or Cloud Manager; an unrestricted user's token with account:read_write)`;
-    return new RetryAfterError(NodeBalancerReasons.Locked, `the NodeBalancer ${String(nodeBalancerId)} has ${named}, so it cannot be deleted: ${fix}; the deletion waits (no DELETE is sent while the NodeBalancer shows a lock) and completes once it is gone (looked at again in ${String(Math.round(wait / 1000))} s, then less often)`, wait);
+    return new RetryAfterError(NodeBalancerReasons.Locked, `the NodeBalancer ${String(nodeBalancerId)} has ${named}, so it cannot be deleted: ${fix}; the deletion waits (no DELETE is sent while the NodeBalancer shows a lock) and completes once it is gone (looked at again with backoff, up to every ${String(Math.round(this.poll.readyMillis / 1000))} s)`, wait);
   }
 }

@@ -36,13 +36,28 @@ describe("NodeBalancer CRD", () => {
       ["tag longer than 50 (the API's limit)", { tags: ["t".repeat(51)] }, ["spec.tags[0]", "50"]],
       ["nodeBalancerId 0", { nodeBalancerId: 0 }, ["spec.nodeBalancerId", "greater than or equal to 1"]],
       ["managementPolicy Ignore", { managementPolicy: "Ignore" }, ["spec.managementPolicy: Unsupported value", "\"Manage\", \"Observe\""]],
-      ["duplicate port", { configs: [config, { ...config, protocol: "tcp" }] }, ["spec.configs[1]: Duplicate value", "\"port\":80"]],
+      ["duplicate port", { configs: [config, config] }, ["spec.configs[1]: Duplicate value", "\"port\":80"]],
+      ["one port on http and tcp", { configs: [config, { ...config, protocol: "tcp" }] }, ["spec.configs", "a port is used once among the tcp, http and https configs, and once among the udp configs"]],
+      ["one port on two udp configs", { configs: [{ ...config, protocol: "udp" }, { ...config, protocol: "udp" }] }, ["spec.configs[1]: Duplicate value"]],
       ["config without a port", { configs: [{ nodes: [node] }] }, ["spec.configs[0].port: Required value"]],
       ["port 0", cfg({ port: 0 }), ["spec.configs[0].port", "greater than or equal to 1"]],
       ["port 65536", cfg({ port: 65536 }), ["spec.configs[0].port", "less than or equal to 65535"]],
-      ["protocol udp", cfg({ protocol: "udp" }), ["spec.configs[0].protocol: Unsupported value: \"udp\"", "\"http\", \"https\", \"tcp\""]],
+      ["protocol sctp", cfg({ protocol: "sctp" }), ["spec.configs[0].protocol: Unsupported value: \"sctp\"", "\"http\", \"https\", \"tcp\", \"udp\""]],
+      // udp's own rules (api-2026 §2), refused before anything is sent.
+      ["algorithm source on udp", cfg({ protocol: "udp", algorithm: "source" }), ["spec.configs[0].algorithm", "source is for tcp, http and https; ring_hash for udp"]],
+      ["algorithm ring_hash on tcp", cfg({ protocol: "tcp", algorithm: "ring_hash" }), ["spec.configs[0].algorithm", "ring_hash for udp"]],
+      ["stickiness table on udp", cfg({ protocol: "udp", stickiness: "table" }), ["spec.configs[0].stickiness", "session and source_ip for udp"]],
+      ["stickiness source_ip on http", cfg({ stickiness: "source_ip" }), ["spec.configs[0].stickiness", "table and http_cookie are for tcp, http and https"]],
+      ["udpCheckPort on tcp", cfg({ protocol: "tcp", udpCheckPort: 80 }), ["spec.configs[0].udpCheckPort", "only for protocol udp"]],
+      ["udpCheckPort 0", cfg({ protocol: "udp", udpCheckPort: 0 }), ["spec.configs[0].udpCheckPort", "greater than or equal to 1"]],
+      ["udpCheckPort 65536", cfg({ protocol: "udp", udpCheckPort: 65536 }), ["spec.configs[0].udpCheckPort", "less than or equal to 65535"]],
+      ["checkPassive on udp", cfg({ protocol: "udp", checkPassive: true }), ["spec.configs[0].checkPassive", "must be false (or unset) for protocol udp"]],
+      ["proxyProtocol v2 on udp", cfg({ protocol: "udp", proxyProtocol: "v2" }), ["spec.configs[0].proxyProtocol", "udp has no PROXY protocol"]],
+      ["a node mode on udp", cfg({ protocol: "udp", nodes: [{ ...node, mode: "accept" }] }), ["spec.configs[0].nodes", "the nodes of a udp config take no mode"]],
+      ["clientUdpSessThrottle 21", { clientUdpSessThrottle: 21 }, ["spec.clientUdpSessThrottle", "less than or equal to 20"]],
       ["algorithm random", cfg({ algorithm: "random" }), ["spec.configs[0].algorithm: Unsupported value", "\"roundrobin\", \"leastconn\", \"source\""]],
-      ["stickiness session", cfg({ stickiness: "session" }), ["spec.configs[0].stickiness: Unsupported value", "\"none\", \"table\", \"http_cookie\""]],
+      ["stickiness sticky", cfg({ stickiness: "sticky" }), ["spec.configs[0].stickiness: Unsupported value", "\"none\", \"table\", \"http_cookie\", \"session\", \"source_ip\""]],
+      ["stickiness session on http", cfg({ stickiness: "session" }), ["spec.configs[0].stickiness", "session and source_ip for udp"]],
       ["check ping", cfg({ check: "ping" }), ["spec.configs[0].check: Unsupported value", "\"none\", \"connection\", \"http\", \"http_body\""]],
       ["cipherSuite none", cfg({ cipherSuite: "none" }), ["spec.configs[0].cipherSuite: Unsupported value", "\"recommended\", \"legacy\""]],
       ["proxyProtocol v3", cfg({ proxyProtocol: "v3" }), ["spec.configs[0].proxyProtocol: Unsupported value", "\"none\", \"v1\", \"v2\""]],
@@ -107,6 +122,14 @@ describe("NodeBalancer CRD", () => {
           { port: 8443, protocol: "tcp", nodes: [{ label: "vpc-a", address: "10.0.0.5:80" }, { label: "vpc-b", address: "172.16.0.9:80" }, { label: "vpc-c", address: "192.168.10.5:80" }] },
         ],
       }],
+      ["udp beside tcp on one port, with udp's own settings", {
+        clientUdpSessThrottle: 20, deletionProtection: true,
+        configs: [
+          { port: 53, protocol: "tcp", nodes: [{ label: "dns-1", address: "192.168.1.1:53" }] },
+          { port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", check: "connection", udpCheckPort: 8053, checkPassive: false, nodes: [{ label: "dns-1", address: "192.168.1.1:53", weight: 10 }] },
+          { port: 5353, protocol: "udp", algorithm: "leastconn", stickiness: "session", nodes: [{ label: "dns-1", address: "192.168.1.1:5353" }] },
+        ],
+      }],
     ];
     it.each(cases)("%s", async (_name, patch) => {
       const res = await dryRun(withSpec(base, patch));
@@ -118,12 +141,13 @@ describe("NodeBalancer CRD", () => {
     expect((await api.create(kind, "defaults", base)).ok).toBe(true);
     const stored = await api.get(kind, "defaults");
     expect(nodeBalancerSpecSchema.parse(stored.spec)).toEqual(nodeBalancerSpecSchema.parse(base));
-    expect(nodeBalancerSpecSchema.parse(stored.spec)).toMatchObject({ clientConnThrottle: 0, tags: [] });
+    expect(nodeBalancerSpecSchema.parse(stored.spec)).toMatchObject({ clientConnThrottle: 0, clientUdpSessThrottle: 0, tags: [] });
     expect(stored.spec).toEqual({
-      region: "us-east", deletionPolicy: "Delete", managementPolicy: "Manage",
+      region: "us-east", deletionProtection: false, deletionPolicy: "Delete", managementPolicy: "Manage",
       configs: [{
+        // checkPassive: no default (the API's is on for http, none for udp).
         port: 80, protocol: "http", algorithm: "roundrobin", stickiness: "none", check: "none",
-        checkInterval: 31, checkTimeout: 30, checkAttempts: 3, checkPassive: true, proxyProtocol: "none", cipherSuite: "recommended",
+        checkInterval: 31, checkTimeout: 30, checkAttempts: 3, proxyProtocol: "none", cipherSuite: "recommended",
         nodes: [node],
       }],
     });
