@@ -34,7 +34,9 @@ export const nodeBalancerSchema = z.object({
   lke_cluster: z.object({ id: z.number(), label: z.string().nullish() }).loose().nullish(),
   frontend_address_type: z.string().nullish(),
   frontend_vpc_subnet_id: z.number().nullish(),
-  locks: z.array(z.string()).optional(),
+  // Lock types (api-2026 §7): absent where the API does not serve the field (LG: v4beta only),
+  // which is "not known", unlike null or [] (none).
+  locks: z.array(z.string()).nullish().transform((v) => (v === null ? [] : v)),
 });
 export const nodeBalancerListSchema = envelope(nodeBalancerSchema);
 

@@ -15,7 +15,7 @@
 //    else's: never removed, the conservative side (the NodeBalancer stays protected).
 import { isNotFound, LinodeApiError, type LinodeClient, type NodeBalancer, type ResourceLock } from "../../linode/index.ts";
 import { RetryAfterError, type PollIntervals } from "../../runtime/contract.ts";
-import { linodeCall } from "../shared/linode-errors.ts";
+import { linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
 
 const ENTITY = "nodebalancer";
@@ -107,10 +107,10 @@ export class NodeBalancerLocks {
     if (nb.locks === undefined || nb.locks.length === 0) return;
     let locks: ResourceLock[] | undefined;
     try {
-      locks = await this.onEntity(nb.id, signal);
+      locks = await this.linode.locks.forEntity(ENTITY, nb.id, { signal });
     } catch (err) {
       // Without account:read_only the field is all there is: the lock is named by its type.
-      if (!(err instanceof LinodeApiError) || (err.status !== 401 && err.status !== 403)) throw err;
+      if (!(err instanceof LinodeApiError) || (err.status !== 401 && err.status !== 403)) throw translateLinodeError(err, "reading the resource locks");
     }
     if (locks !== undefined && locks.length === 0) {
       this.unlocked(nb.id);
