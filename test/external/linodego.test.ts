@@ -36,9 +36,10 @@ describe("linodego (official Go SDK) against the emulator", () => {
     const output = `${result.stdout}\n${result.stderr}`;
     if (result.code !== 0) process.stderr.write(output);
     expect(result.code, output).toBe(0);
-    // Both top-level tests ran (not skipped for want of LINODE_URL) and passed.
+    // Every top-level test ran (not skipped for want of LINODE_URL) and passed.
     expect(output).toMatch(/--- PASS: TestDatabases /);
     expect(output).toMatch(/--- PASS: TestNodeBalancers /);
+    expect(output).toMatch(/--- PASS: TestNodeBalancerUDPAndLocks /);
     expect(output).not.toMatch(/--- SKIP/);
   }, 600_000);
 });

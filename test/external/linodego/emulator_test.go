@@ -659,3 +659,43 @@ func TestNodeBalancers(t *testing.T) {
 	_, err = c.GetNodeBalancer(ctx, nb.ID)
 	expectNotFound(t, "deleted NodeBalancer", err)
 }
+
+// UDP configs and resource locks, as linodego drives them (its TestNodeBalancerConfig_UDP and
+// TestNodeBalancer_Locks in spirit): the recorded udp create, a lock that keeps the
+// NodeBalancer from being deleted until it is removed.
+func TestNodeBalancerUDPAndLocks(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+
+	label, throttle := uniq("sdk-udp"), 3
+	nb := try(c.CreateNodeBalancer(ctx, linodego.NodeBalancerCreateOptions{Label: &label, Region: "us-east", ClientUDPSessThrottle: &throttle})).must(t, "CreateNodeBalancer")
+	eq(t, "client_udp_sess_throttle", nb.ClientUDPSessThrottle, 3)
+	checkPort := 1234
+	cfg := try(c.CreateNodeBalancerConfig(ctx, nb.ID, linodego.NodeBalancerConfigCreateOptions{
+		Port: 80, Protocol: linodego.ProtocolUDP, Algorithm: linodego.AlgorithmRingHash, CheckInterval: 60, UDPCheckPort: &checkPort,
+	})).must(t, "CreateNodeBalancerConfig udp")
+	eq(t, "udp stickiness", cfg.Stickiness, linodego.StickinessSession)
+	eq(t, "udp check_passive", cfg.CheckPassive, false)
+	eq(t, "udp_check_port", cfg.UDPCheckPort, 1234)
+	eq(t, "udp_session_timeout", cfg.UDPSessionTimeout, 16)
+
+	lock := try(c.CreateLock(ctx, linodego.LockCreateOptions{EntityType: linodego.EntityNodebalancer, EntityID: nb.ID, LockType: linodego.LockTypeCannotDelete})).must(t, "CreateLock")
+	eq(t, "lock entity", lock.Entity.ID, nb.ID)
+	got := try(c.GetNodeBalancer(ctx, nb.ID)).must(t, "GetNodeBalancer")
+	if len(got.Locks) != 1 || got.Locks[0] != linodego.LockTypeCannotDelete {
+		t.Errorf("locks = %v, want [cannot_delete]", got.Locks)
+	}
+	if err := c.DeleteNodeBalancer(ctx, nb.ID); err == nil {
+		t.Errorf("a locked NodeBalancer was deleted")
+	}
+	if locks := try(c.ListLocks(ctx, nil)).must(t, "ListLocks"); !slices.ContainsFunc(locks, func(l linodego.Lock) bool { return l.ID == lock.ID }) {
+		t.Errorf("ListLocks lacks %d", lock.ID)
+	}
+	eq(t, "GetLock", try(c.GetLock(ctx, lock.ID)).must(t, "GetLock").LockType, linodego.LockTypeCannotDelete)
+	if err := c.DeleteLock(ctx, lock.ID); err != nil {
+		t.Fatalf("DeleteLock: %v", err)
+	}
+	if err := c.DeleteNodeBalancer(ctx, nb.ID); err != nil {
+		t.Errorf("DeleteNodeBalancer after the lock is gone: %v", err)
+	}
+}
