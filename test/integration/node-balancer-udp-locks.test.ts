@@ -99,11 +99,11 @@ describe("NodeBalancer udp configs and locks", () => {
     await settled("guarded", (x) => JSON.stringify(x.status?.locks) === JSON.stringify(["cannot_delete"]));
     await env.repass("NodeBalancer", key("guarded"), 2);
     await patch("guarded", { deletionProtection: true });
-    const shown = await settled("guarded", (x) => x.spec?.deletionProtection === true);
+    const shown = await settled("guarded", (x) => (x.spec as { deletionProtection?: boolean }).deletionProtection === true);
     await env.repass("NodeBalancer", key("guarded"), 2);
     expect(shown.status?.deletionLockId).toBeUndefined();
     await patch("guarded", { deletionProtection: false });
-    await settled("guarded", (x) => x.spec?.deletionProtection === false);
+    await settled("guarded", (x) => (x.spec as { deletionProtection?: boolean }).deletionProtection === false);
     await env.repass("NodeBalancer", key("guarded"), 2);
     expect(await env.linode.locks.get(theirs.id)).toMatchObject({ id: theirs.id });
     expect(lockCalls("POST", t0)).toBe(2); // ours, then theirs (made by this test)

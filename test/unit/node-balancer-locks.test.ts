@@ -77,4 +77,16 @@ describe("NodeBalancerLocks", () => {
     const free = await admin.nodeBalancers.create({ region: "us-east" });
     expect(await locks.explainRefusal(free.id, refusal, undefined, signal)).toBe(refusal);
   });
+
+  it("where the API leaves the locks field out (v4), the locks list stands in, read only when needed", async () => {
+    const { nb } = await lockedNb();
+    const { locks: _shown, ...bare } = nb;
+    const locks = new NodeBalancerLocks(admin, poll);
+    const before = emu.requestCounts()["GET /locks"] ?? 0;
+    expect(await locks.types(bare, false, signal)).toEqual([]);
+    expect(emu.requestCounts()["GET /locks"] ?? 0).toBe(before);
+    expect(await locks.types(bare, true, signal)).toEqual(["cannot_delete"]);
+    expect(await locks.types(nb, true, signal)).toEqual(["cannot_delete"]);
+    expect(emu.requestCounts()["GET /locks"]).toBe(before + 1);
+  });
 });

@@ -36,7 +36,7 @@ export const nodeBalancerSchema = z.object({
   frontend_vpc_subnet_id: z.number().nullish(),
   // Lock types (api-2026 §7): absent where the API does not serve the field (LG: v4beta only),
   // which is "not known", unlike null or [] (none).
-  locks: z.array(z.string()).nullish().transform((v) => (v === null ? [] : v)),
+  locks: z.array(z.string()).nullish().transform((v) => (v === null ? [] : v)).optional(),
 });
 export const nodeBalancerListSchema = envelope(nodeBalancerSchema);
 
