@@ -321,12 +321,13 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
    * spec.deletionProtection made is removed first once that field is false.
    */
   async delete(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<{ gone: boolean }> {
-    const { nb } = observed.external;
-    const id = nb.id;
+    const id = observed.external.nb.id;
     this.deps.stats.forget(m.key.namespace, m.key.name);
     const locks = this.deps.locks;
     const ownLock = recordedLock(m);
     try {
+      // Read afresh: the shared list may be a poll interval old, from before a lock was made.
+      const nb = await linodeCall("reading the NodeBalancer", () => this.deps.linode.nodeBalancers.get(id, { signal }));
       // Its own lock goes first; holdDeletion then reads the locks afresh and finds it gone.
       if (!m.spec.deletionProtection && ownLock !== undefined && (nb.locks === undefined || nb.locks.includes("cannot_delete"))) await locks.remove(id, ownLock, signal);
       await locks.holdDeletion(nb, ownLock, signal);

@@ -52,5 +52,17 @@ describe("the CRDs on the oldest Kubernetes the chart supports", () => {
     expect(template.code).not.toBe(0);
     expect(template.stderr).toMatch(/extraData\[url\]: .*a template may only hold/);
     expect(template.stderr).not.toMatch(/extraData\[ok\]/);
+
+    // The NodeBalancer's configs keyed by port and a defaulted protocol, and udp's rules (filter, in).
+    const nb = (configs: Record<string, unknown>[]): string => JSON.stringify({
+      apiVersion: "linode.operator.dev/v1alpha1", kind: "NodeBalancer", metadata: { name: "dns", namespace: "default" }, spec: { region: "us-east", configs },
+    });
+    const node = { label: "dns-1", address: "192.168.1.1:53" };
+    const udp = await kubectl(["apply", "--dry-run=server", "-f", "-"], nb([{ port: 53, protocol: "tcp", nodes: [node] }, { port: 53, protocol: "udp", stickiness: "session", nodes: [node] }]));
+    expect(udp.code, udp.stderr).toBe(0);
+    const clash = await kubectl(["apply", "--dry-run=server", "-f", "-"], nb([{ port: 53, nodes: [node] }, { port: 53, protocol: "tcp", nodes: [node] }]));
+    expect(clash.stderr).toMatch(/a port is used once among the tcp, http and https configs/);
+    const wrong = await kubectl(["apply", "--dry-run=server", "-f", "-"], nb([{ port: 53, protocol: "udp", stickiness: "table", nodes: [node] }]));
+    expect(wrong.stderr).toMatch(/session and source_ip for udp/);
   });
 });
