@@ -5,6 +5,14 @@
 //
 // The API's texts for these refusals are not recorded (api-2026 §4): the reasons and fields
 // below are guesses, in the API's envelope, naming the field the way its other 400s do.
+//
+// udp is accepted on every NodeBalancer type, common included. Whether common refuses it is
+// unknown: Akamai's changelog of 2026-09-30 (CL26) lists UDP as premium-only, but linodego's
+// recording re-made on 2026-07-01 (F:TestNodeBalancerConfig_UDP) created a udp config on a
+// common NodeBalancer and got 200. The recording, a real answer, is the stronger evidence.
+// What the API answers to a udp_check_port or a node mode sent for the other family is not
+// recorded either: both are taken as read-only there (the API returns 80, and no mode for udp
+// nodes), so ignored rather than refused (a guess).
 import type { ApiErrorItem } from "../errors.ts";
 import type { ConfigRecord } from "../store.ts";
 import type { ConfigInput } from "./schemas.ts";
