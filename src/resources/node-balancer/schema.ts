@@ -117,7 +117,7 @@ export const nodeBalancerSpecSchema = z.object({
     description: "Label of the cloud NodeBalancer: 3..32 letters, digits, '-' or '_', unique on the account. Default: derived from namespace and name.",
   }),
   clientConnThrottle: z.int().min(0).max(20).default(0).meta(initializedOnAdoption("New connections per second per client IP, 0..20; 0 disables throttling.", 0)),
-  clientUdpSessThrottle: z.int().min(0).max(20).default(0).meta(initializedOnAdoption("New udp sessions per second per client IP, 0..20; 0 disables throttling. Sent only when not 0 (Linode says the setting may not be available to every account), and compared only where the API reports it.", 0)),
+  clientUdpSessThrottle: z.int().min(0).max(20).default(0).meta(initializedOnAdoption("New udp sessions per second per client IP, 0..20; 0 disables throttling. A create sends it only when not 0 (Linode says the setting may not be available to every account); afterwards it is compared, and changed, only where the API reports it.", 0)),
   tags: z.array(z.string().min(1).max(50)).default([]).meta({
     ...initializedOnAdoption("Tags on the cloud NodeBalancer (organizational only).", []),
     "x-kubernetes-list-type": "set",
