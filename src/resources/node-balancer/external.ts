@@ -331,13 +331,13 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       // Its own lock goes first; holdDeletion then reads the locks afresh and finds it gone.
       if (!m.spec.deletionProtection && ownLock !== undefined && (nb.locks === undefined || nb.locks.includes("cannot_delete"))) await locks.remove(id, ownLock, signal);
       await locks.holdDeletion(nb, ownLock, signal);
-      await linodeCall("deleting the NodeBalancer", async () => {
-        try {
-          await this.deps.linode.nodeBalancers.delete(id, { signal });
-        } catch (err) {
-          throw await locks.explainRefusal(id, err, ownLock, signal);
-        }
-      });
+      try {
+        await this.deps.linode.nodeBalancers.delete(id, { signal });
+      } catch (err) {
+        // A refusal a lock explains is Locked; anything else is the API's answer, as ever.
+        const why = await locks.explainRefusal(id, err, ownLock, signal);
+        throw why === err ? translateLinodeError(err, "deleting the NodeBalancer") : why;
+      }
       locks.forget(id);
     } catch (err) {
       if (isNotFound(err)) {
