@@ -22,12 +22,10 @@ function run(args: string[], env: Record<string, string> = {}) {
 describe("linode-operator emulator (CLI)", () => {
   it("prints the listening line, serves, and exits 0 on SIGTERM after saving state", async () => {
     const stateFile = join(mkdtempSync(join(tmpdir(), "emu-cli-")), "state.json");
-    const started = Date.now();
     const p = run(["emulator", "--port", "0", "--token", "t1", "--token", "t2", "--provision-seconds", "0", "--state-file", stateFile]);
     const line = await p.firstLine;
     const m = /^Linode API emulator listening on (http:\/\/127\.0\.0\.1:(\d+)\/v4)$/.exec(line);
     expect(m).not.toBeNull();
-    expect(Date.now() - started).toBeLessThan(5000);
     const url = m?.[1] ?? "";
     expect((await call(url, "GET", "/databases/engines", undefined, { token: "t2" })).status).toBe(200);
     const created = await call(url, "POST", "/databases/mysql/instances", { label: "cli-db", region: "us-east", type: "g6-nanode-1", engine: "mysql/8" }, { token: "t1" });

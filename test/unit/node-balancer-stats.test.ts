@@ -74,24 +74,29 @@ describe("NodeBalancer statistics", () => {
 
   it("first read at a random point of the first interval (a restart does not read them all at once)", async () => {
     const { linode, calls } = fakeLinode();
-    const reader = new NodeBalancerStatsReader({ intervalMillis: 40, exists: () => true, random: () => 0.5 });
+    let now = 1_000_000;
+    const reader = new NodeBalancerStatsReader({ intervalMillis: 40, exists: () => true, random: () => 0.5, now: () => now });
     await reader.refresh(linode, "ns", "web", 11, signal);
     expect(calls).toEqual([]);
-    await new Promise((r) => setTimeout(r, 30));
+    now += 19;
+    await reader.refresh(linode, "ns", "web", 11, signal);
+    expect(calls).toEqual([]);
+    now += 1;
     await reader.refresh(linode, "ns", "web", 11, signal);
     expect(calls).toEqual([11]);
   });
 
   it("a NodeBalancer younger than the interval (no statistics yet) is first read one interval after its creation", async () => {
     const { linode, calls } = fakeLinode();
-    const reader = new NodeBalancerStatsReader({ intervalMillis: 40, exists: () => true, random: () => 0 });
-    const created = Date.now();
+    let now = 1_000_000;
+    const reader = new NodeBalancerStatsReader({ intervalMillis: 40, exists: () => true, random: () => 0, now: () => now });
+    const created = now;
     await reader.refresh(linode, "ns", "new", 12, signal, created);
     expect(calls).toEqual([]);
-    await new Promise((r) => setTimeout(r, 20));
+    now += 39;
     await reader.refresh(linode, "ns", "new", 12, signal, created);
     expect(calls).toEqual([]);
-    await new Promise((r) => setTimeout(r, 30));
+    now += 1;
     await reader.refresh(linode, "ns", "new", 12, signal, created);
     expect(calls).toEqual([12]);
     // One created long ago is read at its first look (random: 0).
