@@ -94,7 +94,6 @@ export const managedDatabaseKind: OperatorKind = {
       lateInit: databaseAsSpec,
       idMismatchReason: ManagedDatabaseReasons.DatabaseIdMismatch,
       legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
-      // A snapshot of it taken or deleted: its status lists the backups again.
       watches: [{
         // A Node added, removed, relabelled or readdressed: the databases whose allowListFrom selects it (before or after).
         target: { nodes: {} },
@@ -104,6 +103,7 @@ export const managedDatabaseKind: OperatorKind = {
           return from.success && from.data !== undefined && selectsNode({ allowListFrom: from.data }, node.metadata.labels);
         }).map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`),
       }, {
+        // A snapshot of it taken or deleted: its status lists the backups again.
         target: { kind: databaseSnapshotType },
         map: (obj) => {
           const db = snapshotDatabase(obj);
