@@ -2,6 +2,9 @@
 // platform's create carries no encrypted, replication or ssl_connection field and its maintenance
 // is weekly and 4 hours; the legacy one takes what it always did; Valkey is created on the current one.
 import { describe, expect, it } from "vitest";
+import { camelize, type Database } from "../../src/linode/index.ts";
+import { databaseSchema } from "../../src/linode/schemas/databases.ts";
+import { diffDatabase } from "../../src/resources/managed-database/diff.ts";
 import { createRequest, newDatabasePlatform, unsupportedOnPlatform } from "../../src/resources/managed-database/platform.ts";
 import { managedDatabaseSpecSchema } from "../../src/resources/managed-database/schema.ts";
 
@@ -57,5 +60,20 @@ describe("what a platform does not take", () => {
     expect(names({ ...plain, encrypted: false, sslConnection: false, replicationType: "none", updates: { ...window, frequency: "monthly", weekOfMonth: 2, duration: 3 } }, "legacy")).toEqual([]);
     expect(names({ ...plain, updates: { ...window, duration: 4 } }, "legacy")).toEqual(["spec.updates.duration:"]);
     expect(names({ ...plain, suspended: true, privateNetwork: { vpcId: 1, subnetId: 2 }, engineConfig: {} }, "legacy")).toEqual(["spec.suspended:", "spec.privateNetwork", "spec.engineConfig"]);
+  });
+});
+
+describe("a maintenance window without duration", () => {
+  const db: Database = camelize(databaseSchema.parse({
+    id: 9, label: "l", engine: "mysql", version: "8.0.35", region: "us-east", type: "g6-nanode-1", status: "active", platform: "rdbms-default",
+    cluster_size: 1, encrypted: true, ssl_connection: true, allow_list: [], hosts: { primary: "p", standby: null }, port: 18000,
+    created: "2026-01-01T00:00:00", updated: "2026-01-01T00:00:00", updates: { frequency: "weekly", duration: 4, hour_of_day: 9, day_of_week: 3, pending: [] },
+  }));
+  const spec = (updates: Record<string, unknown>) => managedDatabaseSpecSchema.parse({ engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", updates });
+
+  it("matches whatever length the database has, and a change sends the window whole, with the database's length", () => {
+    expect(diffDatabase(spec({ hourOfDay: 9, dayOfWeek: 3 }), undefined, db).update).toEqual({});
+    expect(diffDatabase(spec({ hourOfDay: 2, dayOfWeek: 3 }), undefined, db).update.updates).toEqual({ frequency: "weekly", duration: 4, hourOfDay: 2, dayOfWeek: 3 });
+    expect(diffDatabase(spec({ hourOfDay: 9, dayOfWeek: 3, duration: 3 }), undefined, db).update.updates).toMatchObject({ duration: 3 });
   });
 });

@@ -58,9 +58,12 @@ export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefine
       && have.hourOfDay === want.hourOfDay && have.dayOfWeek === want.dayOfWeek
       && (want.frequency !== "monthly" || have.weekOfMonth === want.weekOfMonth);
     if (!same) {
+      // Omitted in the spec: the length the database has, so the window goes whole (the API
+      // documents a default, not whether an update may leave the field out).
+      const duration = want.duration ?? have?.duration;
       update.updates = {
         frequency: want.frequency, hourOfDay: want.hourOfDay, dayOfWeek: want.dayOfWeek,
-        ...(want.duration !== undefined ? { duration: want.duration } : {}),
+        ...(duration !== undefined ? { duration } : {}),
         ...(want.weekOfMonth !== undefined ? { weekOfMonth: want.weekOfMonth } : {}),
       };
       parts.push("updates (maintenance window)");
