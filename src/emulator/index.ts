@@ -120,6 +120,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     rejectedNodeAddresses: new Map(),
     caCertPem: generateDatabaseCa(),
     platform,
+    valkey: config.valkey ?? false,
   };
   const counts = new Map<string, number>();
   const mutations: MutationRecord[] = [];

@@ -1,7 +1,7 @@
 // All emulated cloud objects, as plain JSON-serialisable records so the state file and the
 // admin dump are just this object. Maps keep insertion order = id order, so listing never sorts.
 import { DEFAULT_ACCOUNT } from "./auth.ts";
-export type DbEngine = "mysql" | "postgresql";
+export type DbEngine = "mysql" | "postgresql" | "valkey";
 export type DbStatus =
   | "provisioning" | "active" | "suspending" | "suspended" | "resuming" | "restoring"
   | "failed" | "degraded" | "updating" | "backing_up"

@@ -98,7 +98,7 @@ export const routeScopes: Readonly<Record<string, Scope | null>> = {
 
 /** The key of a route in routeScopes: the engine in a database route is a parameter. */
 export function routeKey(method: string, route: string): string {
-  return `${method} ${route.replace(/^\/databases\/(mysql|postgresql)\/(instances|config)/, "/databases/{engine}/$2")}`;
+  return `${method} ${route.replace(/^\/databases\/(mysql|postgresql|valkey)\/(instances|config)/, "/databases/{engine}/$2")}`;
 }
 
 /** The scope a call needs; throws for a route missing from the table (a test finds it first). */

@@ -43,6 +43,18 @@ describe("linode-operator emulator (CLI)", () => {
     p.child.kill("SIGINT");
     expect(await p.exited).toBe(0);
   });
+  it("--valkey offers the Valkey engine, which is not listed without it", async () => {
+    const engines = async (args: string[]): Promise<string[]> => {
+      const p = run(["emulator", "--port", "0", "--token", "t", ...args]);
+      const url = /listening on (\S+)$/.exec(await p.firstLine)?.[1] ?? "";
+      const list = (await call(url, "GET", "/databases/engines", undefined, { token: "t" })).body as { data: { engine: string }[] };
+      p.child.kill("SIGTERM");
+      expect(await p.exited).toBe(0);
+      return list.data.map((e) => e.engine);
+    };
+    expect(await engines(["--valkey"])).toContain("valkey");
+    expect(await engines([])).not.toContain("valkey");
+  });
   it("--stats-delay-seconds makes a new NodeBalancer's statistics available sooner", async () => {
     const p = run(["emulator", "--port", "0", "--token", "t", "--stats-delay-seconds", "0"]);
     const url = /listening on (\S+)$/.exec(await p.firstLine)?.[1] ?? "";

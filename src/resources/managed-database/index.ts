@@ -34,6 +34,7 @@ export const managedDatabaseKind: OperatorKind = {
   build: ({ deps, events, stores, wake, recorders }) => {
     const backupsRefreshHours = settingValue(managedDatabaseSettings.backupsRefreshHours, deps.settings);
     const allowListIntervalMillis = settingValue(managedDatabaseSettings.allowListIntervalSeconds, deps.settings) * 1000;
+    const newDatabasePlatform = settingValue(managedDatabaseSettings.databasePlatform, deps.settings);
     const nodes = stores.nodes();
     // A Node address that cannot be allowed is said once per database (a Warning naming the Node), not on every pass.
     const { reason: skippedReason, action: skippedAction } = ManagedDatabaseEvents.NodeAddressSkipped;
@@ -75,7 +76,7 @@ export const managedDatabaseKind: OperatorKind = {
       const catalog = new DatabaseCatalog(linode);
       const claimedElsewhere = (m: Managed<ManagedDatabaseSpec>, id: number): boolean => recorders(String(id)).some((o) => o.metadata.namespace !== m.key.namespace);
       const mayName = (m: Managed<ManagedDatabaseSpec>, doing: string): void => { scope.mayName(m, doing); };
-      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotBackups, seen, claimedElsewhere, mayName, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis });
+      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotBackups, seen, claimedElsewhere, mayName, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis, newDatabasePlatform });
       account.track("ManagedDatabase.listCache", () => cache.size);
       account.track("ManagedDatabase.listCache.invalidated", () => cache.invalidations);
       account.track("ManagedDatabase.backups", () => backups.size);
