@@ -38,7 +38,7 @@ function cloudConfig(port: number, protocol: string, nodes: [string, string, num
   };
 }
 
-const observed = (configs: ObservedConfig[]): ObservedNodeBalancer => ({ nb, configs, firewalls: [] });
+const observed = (configs: ObservedConfig[]): ObservedNodeBalancer => ({ nb, configs, firewalls: [], vpcs: [] });
 const matching = (): ObservedConfig[] => [
   cloudConfig(80, "http", [["192.168.1.1:80", "web-1", 50, "accept"], ["192.168.1.2:80", "web-2", 10, "accept"]]),
   cloudConfig(443, "https", [["192.168.1.1:443", "web-1", 50, "accept"]], fp),
