@@ -13,7 +13,7 @@ import { nodeBalancerHelpers } from "../harness/node-balancer-helpers.ts";
 import { startOperatorEnv, TOKEN, type OperatorEnv } from "../harness/operator-env.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
 
-type Status = { id?: number; type?: string; ipv4?: string; vpcs?: { id: number; purpose: string; subnetId: number; ipv4Range?: string }[]; configs?: { port: number; nodes?: { address: string; subnetId?: number; vpcConfigId?: number }[] }[] };
+type Status = { id?: number; type?: string; ipv4?: string; frontendAddressType?: string; vpcs?: { id: number; purpose: string; subnetId: number; ipv4Range?: string }[]; configs?: { port: number; nodes?: { address: string; subnetId?: number; vpcConfigId?: number }[] }[] };
 
 describe("NodeBalancers in VPCs", () => {
   const cluster = useTestCluster("nb-vpc");
@@ -85,6 +85,30 @@ describe("NodeBalancers in VPCs", () => {
     const subnet = await vpc("front-vpc", "us-east", "10.30.0.0/24");
     await expect(h.create("front-common", { frontendVpc: { subnetId: subnet }, configs: [{ port: 80, nodes: [{ label: "n-1", address: "192.168.60.1:80" }] }] })).rejects.toThrow(/frontendVpc needs a premium type/);
     await expect(h.create("front-common", { type: "common", frontendVpc: { subnetId: subnet }, configs: [{ port: 80, nodes: [{ label: "n-1", address: "192.168.60.1:80" }] }] })).rejects.toThrow(/frontendVpc needs a premium type/);
+  });
+
+  it("premium without spec.vpcs, or a node in another subnet than spec.vpcs, is refused at admission", async () => {
+    const nodes = [{ label: "n-1", address: "10.31.0.5:80", subnetId: 999 }];
+    await expect(h.create("premium-legacy", { type: "premium", configs: [{ port: 80, nodes: [{ label: "n-1", address: "192.168.60.1:80" }] }] })).rejects.toThrow(/premium NodeBalancer takes no private IPv4 backends outside a VPC/);
+    await expect(h.create("other-subnet", { vpcs: [{ subnetId: 998 }], configs: [{ port: 80, nodes }] })).rejects.toThrow(/subnetId must be the subnet of spec.vpcs/);
+    await expect(h.create("no-vpcs", { configs: [{ port: 80, nodes }] })).rejects.toThrow(/subnetId must be the subnet of spec.vpcs/);
+  });
+
+  it("premium with a frontend VPC: the NodeBalancer's address is a VPC address from the range, no host name; a subnet in another region is VPCNotFound, nothing sent", async () => {
+    const back = await vpc("fe-back", "us-east", "10.70.0.0/24");
+    const front = await vpc("fe-front", "us-east", "10.71.0.0/24");
+    await h.create("fronted", { type: "premium", vpcs: [{ subnetId: back }], frontendVpc: { subnetId: front, ipv4Range: "10.71.0.0/28" }, configs: [{ port: 80, protocol: "tcp", nodes: [{ label: "n-1", address: "10.70.0.9:80" }] }] });
+    const o = await h.settled("fronted");
+    expect(status(o)).toMatchObject({ frontendAddressType: "vpc", ipv4: "10.71.0.2" });
+    expect(o.status?.hostname).toBeUndefined();
+    expect(status(o).vpcs?.map((v) => [v.purpose, v.subnetId]).sort()).toEqual([["backend", back], ["frontend", front]]);
+    const elsewhere = await vpc("fe-west", "us-west", "10.72.0.0/24");
+    const posts = creates();
+    await h.create("wrong-region", { vpcs: [{ subnetId: elsewhere }], configs: [{ port: 80, nodes: [{ label: "n-1", address: "10.72.0.9:80" }] }] });
+    const c = await h.reason("wrong-region", "Synced", "VPCNotFound");
+    expect(c.message).toContain(`spec.vpcs names subnet ${String(elsewhere)}, which is in region us-west, not us-east`);
+    await env.repass("NodeBalancer", key("wrong-region"), 2);
+    expect(creates()).toBe(posts);
   });
 
   it("a create-only field changed (type, VPCs): Synced=False ImmutableFieldMismatch naming it, nothing sent", async () => {

@@ -175,6 +175,9 @@ export const nodeBalancerSpecSchema = z.object({
     immutableOnceSet("nodeBalancerId", "it names the cloud NodeBalancer this resource manages; create another NodeBalancer to adopt a different one"),
     { rule: "!has(self.frontendVpc) || (has(self.type) && self.type != 'common')", message: "frontendVpc needs a premium type (premium or premium_40gb): the API refuses a frontend VPC on common", fieldPath: ".frontendVpc" },
     { rule: "!has(self.frontendVpc) || !has(self.ipv4)", message: "ipv4 (a reserved public address) and frontendVpc (a VPC address) exclude each other", fieldPath: ".ipv4" },
+    // CL26: premium takes VPC or public IPv6 backends, no legacy private IPv4; node addresses here are IPv4, so a premium NodeBalancer's backends are in a VPC.
+    { rule: "!has(self.type) || self.type == 'common' || has(self.vpcs) || !has(self.configs) || size(self.configs) == 0", message: "a premium NodeBalancer takes no private IPv4 backends outside a VPC: set spec.vpcs (the backends' subnet)", fieldPath: ".vpcs" },
+    { rule: "!has(self.configs) || self.configs.all(c, !has(c.nodes) || c.nodes.all(n, !has(n.subnetId) || (has(self.vpcs) && (!has(self.vpcs[0].subnetId) || n.subnetId == self.vpcs[0].subnetId))))", message: "a node's subnetId must be the subnet of spec.vpcs (a NodeBalancer's VPC backends are all in its backend subnet)", fieldPath: ".configs" },
   ],
 });
 
