@@ -39,9 +39,12 @@ describe("NodeBalancers in VPCs", () => {
     await cluster.core.createNamespace({ body: { metadata: { name: other(), labels: { "linode.operator.dev/test": "true" } } } });
     env = await startOperatorEnv(cluster, { readNodes: true, poll: { pendingMillis: 300, readyMillis: 2_000 }, extraNamespaces: [other()], adoptNamespaces: [cluster.namespace] });
   });
+  /** The first operator's env, whose emulator a restarted one reuses (closed last). */
+  let first: OperatorEnv | undefined;
   afterAll(async () => {
     await Promise.all(madeNodes.map((n) => core().deleteNode({ name: n }).catch(() => undefined)));
     await env.stop();
+    await first?.emulator.close();
   });
 
   it("premium with a backend VPC named by labels: nodes followed at their InternalIP inside the subnet, each sent with the subnet; status shows type, VPCs and each node's subnet", async () => {
@@ -175,4 +178,20 @@ describe("NodeBalancers in VPCs", () => {
     expect(c.message).toContain(`joining subnet ${String(subnet)} (spec.vpcs)`);
     expect(creates()).toBe(posts);
   });
+
+  it("after a restart the VPC configs and each node's subnet come from status: no VPC configs read (of any NodeBalancer here), nothing sent, nothing written", async () => {
+    const subnet = await vpc("restart-vpc", "us-east", "10.80.0.0/24");
+    await h.create("restarted", { type: "premium", vpcs: [{ subnetId: subnet }], configs: [{ port: 80, protocol: "tcp", nodes: [{ label: "n-1", address: "10.80.0.9:80" }] }] });
+    const before = await h.settled("restarted", (o) => typeof o.status?.updated === "string" && (status(o).vpcs?.length ?? 0) === 1);
+    const path = `/nodebalancers/${String(status(before).id)}`;
+    await env.stop({ keepEmulator: true });
+    first = env;
+    env = await startOperatorEnv(cluster, { readNodes: true, poll: { pendingMillis: 300, readyMillis: 2_000 }, extraNamespaces: [other()], adoptNamespaces: [cluster.namespace], reuseEmulator: first.emulator });
+    const mutations = mutationsUnder(path).length;
+    await env.afterPasses("NodeBalancer", key("restarted"), 2);
+    const vpcReads = (await env.registry.getSingleMetric("linode_api_requests_total")?.get())?.values.filter((v) => String(v.labels.route) === "/nodebalancers/{nodeBalancerId}/vpcs").reduce((n, v) => n + v.value, 0) ?? 0;
+    expect(vpcReads).toBe(0);
+    expect(mutationsUnder(path).length).toBe(mutations);
+    expect((await h.get("restarted")).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+  }, 120_000);
 });

@@ -566,14 +566,13 @@ function statusOf(o: ObservedNodeBalancer, shownTransfer: unknown, own: readonly
     label: nb.label,
     ...(nb.type !== undefined ? { type: nb.type } : {}),
     ...(nb.frontendAddressType !== null && nb.frontendAddressType !== undefined ? { frontendAddressType: nb.frontendAddressType } : {}),
-    ...(o.vpcs.length > 0 ? {
-      vpcs: o.vpcs.map((v) => ({
-        id: v.id, purpose: v.purpose, subnetId: v.subnetId,
-        ...(v.vpcId !== null && v.vpcId !== undefined ? { vpcId: v.vpcId } : {}),
-        ...(v.ipv4Range !== null && v.ipv4Range !== undefined ? { ipv4Range: v.ipv4Range } : {}),
-        ...(v.ipv6Range !== null && v.ipv6Range !== undefined ? { ipv6Range: v.ipv6Range } : {}),
-      })),
-    } : {}),
+    // Recorded even when empty: a later process (a restart) then knows there are none without asking.
+    vpcs: o.vpcs.map((v) => ({
+      id: v.id, purpose: v.purpose, subnetId: v.subnetId,
+      ...(v.vpcId !== null && v.vpcId !== undefined ? { vpcId: v.vpcId } : {}),
+      ...(v.ipv4Range !== null && v.ipv4Range !== undefined ? { ipv4Range: v.ipv4Range } : {}),
+      ...(v.ipv6Range !== null && v.ipv6Range !== undefined ? { ipv6Range: v.ipv6Range } : {}),
+    })),
     ...(nb.hostname !== null && nb.hostname !== "" ? { hostname: nb.hostname } : {}),
     ...(nb.ipv4 !== null ? { ipv4: nb.ipv4 } : {}),
     ...(nb.ipv6 !== null ? { ipv6: nb.ipv6 } : {}),

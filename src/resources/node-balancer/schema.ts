@@ -233,7 +233,7 @@ export const nodeBalancerStatusSchema = z.object({
     vpcId: z.int().optional().meta({ description: "The subnet's VPC." }),
     ipv4Range: z.string().optional().meta({ description: "The NodeBalancer's addresses in the subnet." }),
     ipv6Range: z.string().optional().meta({ description: "Its IPv6 range, if any." }),
-  })).optional().meta({ description: "The NodeBalancer's VPC configs, as the API lists them (read once: they cannot change)." }),
+  })).optional().meta({ description: "The NodeBalancer's VPC configs, as the API lists them (empty: none; read once, since they cannot change, and trusted from status after a restart)." }),
   ipv4: z.string().optional().meta({ description: "Public IPv4 address." }),
   ipv6: z.string().optional().meta({ description: "Public IPv6 address." }),
   transfer: z.object({
