@@ -158,11 +158,13 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     const configs = attached.configs.map((c) => ({ ...c, nodes: c.nodes.map((n) => { const subnet = n.vpcConfigId != null ? subnetOf.get(n.vpcConfigId) : undefined; return subnet !== undefined ? { ...n, subnetId: subnet } : n; }) }));
     const external: ObservedNodeBalancer = { nb, configs, firewalls: attached.firewalls, vpcs, ...(attached.updated !== undefined ? { readAgainst: attached.updated } : {}) };
     const observing = m.spec.managementPolicy === "Observe";
-    // The subnets the spec names by label are looked up (by id, taken as named); a following config needs the backend subnet's range.
-    const following = m.spec.configs.some((c) => c.nodesFrom !== undefined);
+    // The subnets the spec names by label are looked up (by id, taken as named), to compare; a following config needs the backend subnet's range.
     const named = observing ? { problems: [] } : await this.specSubnets(m, this.deps.poll.readyMillis, signal, true);
-    const backendSubnet = backendSubnetOf(vpcs, following && backendSubnetOf(vpcs, null) !== undefined ? await this.deps.vpcs.rangeOf(backendSubnetOf(vpcs, null)?.id ?? 0, this.deps.poll.readyMillis, signal) : null);
-    const effective = this.deps.backends(m, backendSubnet);
+    // The nodes are in the NodeBalancer's own backend subnet (it cannot change), whatever the spec says now.
+    const inSubnet = backendSubnetOf(vpcs, null);
+    const following = m.spec.configs.some((c) => c.nodesFrom !== undefined);
+    const range = inSubnet !== undefined && following ? await linodeCall("listing the VPCs", () => this.deps.vpcs.rangeOf(inSubnet.id, this.deps.poll.readyMillis, signal)) : null;
+    const effective = this.deps.backends(m, inSubnet !== undefined ? { id: inSubnet.id, range } : undefined);
     // Held: nothing about backends is planned from a source that cannot be read (the spec's own nodes only, and nothing is sent).
     const spec = effective.spec;
     const want = m.spec.firewallId;
