@@ -11,6 +11,8 @@ import { databaseRoutes } from "./databases/routes.ts";
 import { faultConfigSchema, Faults, type FaultConfig } from "./faults.ts";
 import { firewallRoutes } from "./nodebalancers/firewalls.ts";
 import { nodeBalancerRoutes } from "./nodebalancers/routes.ts";
+import { reservedIpRoutes } from "./reserved-ips.ts";
+import { vpcRoutes } from "./vpcs.ts";
 import { loadStateFile, Saver } from "./persistence.ts";
 import { profileRoutes } from "./profile.ts";
 import { Random } from "./random.ts";
@@ -82,7 +84,7 @@ export interface RunningEmulator {
 
 export function buildRouter(): Router {
   const router = new Router();
-  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes(), ...firewallRoutes(), ...profileRoutes()];
+  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes(), ...firewallRoutes(), ...vpcRoutes(), ...reservedIpRoutes(), ...profileRoutes()];
   router.add(...routes);
   return router;
 }

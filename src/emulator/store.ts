@@ -128,6 +128,9 @@ export interface NodeRecord {
    * endpoint set its status, which then sticks (`forced`).
    */
   status: "unknown" | "UP" | "DOWN";
+  /** A VPC backend: its subnet (as sent) and the NodeBalancer's VPC config serving it. */
+  subnet_id?: number | undefined;
+  vpc_config_id?: number | undefined;
   /** Emulated ms since which the node is being checked. */
   checkFrom?: number;
   forced?: boolean;
@@ -195,6 +198,44 @@ export interface NodeBalancerRecord {
   updated: number;
   configs: Record<string, ConfigRecord>;
   owner?: string | undefined;
+  /** Its VPC configs (GET /nodebalancers/{id}/vpcs); absent in state files written before VPCs existed. */
+  vpcs?: NodeBalancerVpcRecord[];
+}
+
+/** A NodeBalancer's attachment to a VPC subnet: its backends' (one) or its frontend's (premium). */
+export interface NodeBalancerVpcRecord {
+  id: number;
+  vpc_id: number;
+  subnet_id: number;
+  ipv4_range: string;
+  ipv6_range: string | null;
+  purpose: "frontend" | "backend";
+}
+
+export interface SubnetRecord {
+  id: number;
+  label: string;
+  /** Its IPv4 range (CIDR). */
+  ipv4: string;
+  created: number;
+  updated: number;
+}
+
+export interface VpcRecord {
+  id: number;
+  label: string;
+  description: string;
+  region: string;
+  subnets: SubnetRecord[];
+  created: number;
+  updated: number;
+}
+
+/** A reserved public IPv4 address of the account (POST /networking/reserved/ips). */
+export interface ReservedIpRecord {
+  address: string;
+  region: string;
+  created: number;
 }
 
 export interface Counters {
@@ -205,6 +246,9 @@ export interface Counters {
   node: number;
   address: number;
   firewall_device: number;
+  vpc: number;
+  subnet: number;
+  nodebalancer_vpc: number;
 }
 
 /** Changes the maps cannot see, counted (see noteStateChange). */
@@ -324,6 +368,9 @@ export interface AccountObjects {
   databases: DatabaseMap;
   nodebalancers: Map<number, NodeBalancerRecord>;
   firewalls: Map<number, FirewallRecord>;
+  vpcs: Map<number, VpcRecord>;
+  /** By address. */
+  reservedIps: Map<string, ReservedIpRecord>;
 }
 
 export interface State extends AccountObjects {
@@ -333,7 +380,7 @@ export interface State extends AccountObjects {
   accounts: Map<string, AccountObjects>;
 }
 
-const noObjects = (): AccountObjects => ({ databases: new DatabaseMap(), nodebalancers: new Map(), firewalls: new Map() });
+const noObjects = (): AccountObjects => ({ databases: new DatabaseMap(), nodebalancers: new Map(), firewalls: new Map(), vpcs: new Map(), reservedIps: new Map() });
 
 /** The state as one account sees it: its own objects, the shared id counters. */
 export function accountState(state: State, account: string): State {
@@ -356,7 +403,8 @@ export function emptyState(): State {
     ...noObjects(),
     accounts: new Map(),
     // Real ids are large; starting there keeps clients honest about int64 handling.
-    counters: { database: 100_000, backup: 1_400_000, nodebalancer: 1_700_000, config: 2_700_000, node: 2_114_000_000, address: 0, firewall_device: 3_600_000 },
+    counters: { database: 100_000, backup: 1_400_000, nodebalancer: 1_700_000, config: 2_700_000, node: 2_114_000_000, address: 0, firewall_device: 3_600_000,
+      vpc: 607_000, subnet: 852_000, nodebalancer_vpc: 175_000 },
   };
 }
 
@@ -369,6 +417,9 @@ interface SerializedObjects {
   databases: DatabaseRecord[];
   nodebalancers: NodeBalancerRecord[];
   firewalls: FirewallRecord[];
+  /** Absent in state files written before VPCs and reserved addresses existed. */
+  vpcs?: VpcRecord[];
+  reservedIps?: ReservedIpRecord[];
 }
 
 export interface SerializedState extends SerializedObjects {
@@ -383,6 +434,8 @@ const serializeObjects = (o: AccountObjects): SerializedObjects => ({
   databases: [...o.databases.values()],
   nodebalancers: [...o.nodebalancers.values()],
   firewalls: [...o.firewalls.values()],
+  vpcs: [...o.vpcs.values()],
+  reservedIps: [...o.reservedIps.values()],
 });
 
 const deserializeObjects = (o: SerializedObjects, platform: DatabasePlatform): AccountObjects => ({
@@ -398,6 +451,8 @@ const deserializeObjects = (o: SerializedObjects, platform: DatabasePlatform): A
   })),
   nodebalancers: new Map(o.nodebalancers.map((n) => [n.id, n])),
   firewalls: new Map(o.firewalls.map((f) => [f.id, f])),
+  vpcs: new Map((o.vpcs ?? []).map((v) => [v.id, v])),
+  reservedIps: new Map((o.reservedIps ?? []).map((r) => [r.address, r])),
 });
 
 /** A NodeBalancer saved with a `firewall_id` (before devices existed) gets the device it stood for. */

@@ -5,12 +5,14 @@ import { HttpTransport, type LinodeClientOptions } from "./http.ts";
 import type { LinodeClientMetrics } from "./metrics.ts";
 import { NodeBalancersApi } from "./nodebalancers.ts";
 import { ProfileApi } from "./profile.ts";
+import { VpcsApi } from "./vpcs.ts";
 
 export class LinodeClient {
   readonly databases: DatabasesApi;
   readonly nodeBalancers: NodeBalancersApi;
   readonly firewalls: FirewallsApi;
   readonly profile: ProfileApi;
+  readonly vpcs: VpcsApi;
   readonly metrics: LinodeClientMetrics;
   private readonly transport: HttpTransport;
 
@@ -21,6 +23,7 @@ export class LinodeClient {
     this.nodeBalancers = new NodeBalancersApi(this.transport);
     this.firewalls = new FirewallsApi(this.transport);
     this.profile = new ProfileApi(this.transport);
+    this.vpcs = new VpcsApi(this.transport);
   }
 
   /** Calls begun and not settled yet (waiting for the rate-limit budget included). */

@@ -77,6 +77,8 @@ export const routeScopes: Readonly<Record<string, Scope | null>> = {
   [`DELETE ${NB}`]: rw("nodebalancers"),
   [`GET ${NB}/stats`]: ro("nodebalancers"),
   [`GET ${NB}/firewalls`]: ro("nodebalancers"),
+  [`GET ${NB}/vpcs`]: ro("nodebalancers"),
+  [`GET ${NB}/vpcs/{vpcConfigId}`]: ro("nodebalancers"),
   [`PUT ${NB}/firewalls`]: rw("nodebalancers"),
   [`GET ${NB}/configs`]: ro("nodebalancers"),
   [`POST ${NB}/configs`]: rw("nodebalancers"),
@@ -94,6 +96,7 @@ export const routeScopes: Readonly<Record<string, Scope | null>> = {
   [`GET ${FW}/devices`]: ro("firewall"),
   [`POST ${FW}/devices`]: rw("firewall"),
   [`DELETE ${FW}/devices/{deviceId}`]: rw("firewall"),
+  "GET /vpcs": ro("vpc"),
 };
 
 /** The key of a route in routeScopes: the engine in a database route is a parameter. */

@@ -41,6 +41,7 @@ export const reasonHealth: Readonly<Record<string, Health>> = {
   DatabaseGone: "Degraded", DatabaseNotManaged: "Degraded", BackupIdMismatch: "Degraded",
   NodeBalancerIdMismatch: "Degraded", TLSSecretInvalid: "Degraded", NodePortsNotAllowed: "Degraded", NoBackends: "Degraded",
   NoConfigs: "Degraded", NoNodes: "Degraded", NoBackendUp: "Degraded", FirewallNotFound: "Degraded", FirewallConflict: "Degraded",
+  VPCNotFound: "Degraded",
 };
 
 /** Every reason a kind's conditions may carry: the runtime's, the shared ones and its own. */

@@ -4,6 +4,7 @@
 // no field can say is named here.
 import type { LateInit } from "../../runtime/contract.ts";
 import type { ObservedConfig, ObservedNodeBalancer } from "./diff.ts";
+import { vpcsAsSpec } from "./vpcs.ts";
 
 export function nodeBalancerAsSpec(o: ObservedNodeBalancer): LateInit {
   const inexpressible = o.configs.flatMap((c) => [
@@ -11,7 +12,8 @@ export function nodeBalancerAsSpec(o: ObservedNodeBalancer): LateInit {
     ...(c.nodes.length === 0 ? [`config ${String(c.port)} has no nodes, and a config in the spec needs one (or nodesFrom)`] : []),
   ]);
   return {
-    fields: { clientConnThrottle: o.nb.clientConnThrottle, tags: [...o.nb.tags], configs: o.configs.map(configAsSpec) },
+    // Its type and VPCs too (only a create sets them: the spec must say what it has, never a default that differs).
+    fields: { clientConnThrottle: o.nb.clientConnThrottle, tags: [...o.nb.tags], configs: o.configs.map(configAsSpec), ...vpcsAsSpec(o) },
     ...(inexpressible.length > 0 ? { inexpressible: { configs: inexpressible.join("; ") } } : {}),
   };
 }
@@ -24,6 +26,7 @@ function configAsSpec(c: ObservedConfig): Record<string, unknown> {
     ...(c.checkPath !== "" ? { checkPath: c.checkPath } : {}),
     ...(c.checkBody !== "" ? { checkBody: c.checkBody } : {}),
     checkPassive: c.checkPassive, proxyProtocol: c.proxyProtocol,
-    nodes: c.nodes.map((n) => ({ label: n.label, address: n.address, weight: n.weight, mode: n.mode })),
+    // A VPC node keeps its subnet: a rebuild never sends it without one.
+    nodes: c.nodes.map((n) => ({ label: n.label, address: n.address, weight: n.weight, mode: n.mode, ...(n.subnetId !== undefined ? { subnetId: n.subnetId } : {}) })),
   };
 }
