@@ -112,7 +112,7 @@ export async function main(argv: string[]): Promise<number> {
     const kube = connectKube(kubeconfig);
     const logFile = join(work, "operator.log");
     const log = createLogger({ level: "info" }, createWriteStream(logFile));
-    const config = { ...operatorConfigSchema.parse({ linodeToken: token, linodeApiUrl: emulator.url, namespaces: [namespace], adoptNamespaces: [namespace], readNodes: true, identity: "demo", leaderElect: false, healthPort: 0, metricsPort: 0, bindAddress: "127.0.0.1" }), kindSettings: {} };
+    const config = { ...operatorConfigSchema.parse({ linodeToken: token, linodeApiUrl: emulator.url, namespaces: [namespace], adoptNamespaces: [namespace], readNodes: true, identity: "demo", leaderElect: false, healthPort: 0, metricsPort: 0, bindAddress: "127.0.0.1" }), kindSettings: { "database-platform": platform } };
     const operator = await assembleOperator({ config, kube, log, defaultMetrics: false, onLostLeadership: () => undefined });
     const { manager } = operator;
     await kubectl(["create", "namespace", namespace]);

@@ -7,7 +7,7 @@ import { ApiError, forbidden } from "./errors.ts";
 
 export const permissionSchema = z.enum(["read_only", "read_write"]);
 export type Permission = z.infer<typeof permissionSchema>;
-export type Area = "databases" | "nodebalancers" | "firewall" | "account";
+export type Area = "databases" | "nodebalancers" | "firewall" | "vpc" | "ips" | "account";
 
 const entityGrantSchema = z.object({ id: z.number().int(), permissions: permissionSchema });
 
@@ -50,7 +50,7 @@ export interface Principal {
   account: string;
 }
 
-const SCOPE_PATTERN = /^(\*|(databases|nodebalancers|firewall|linodes|account|events)+:(read_only|read_write))$/;
+const SCOPE_PATTERN = /^(\*|(databases|nodebalancers|firewall|linodes|account|events|vpc|ips)+:(read_only|read_write))$/;
 
 export function validateScopes(scopes: string): string | null {
   const parts = scopes.split(/[\s,]+/).filter((p) => p !== "");

@@ -18,7 +18,7 @@ export function findRegion(id: string): Region | undefined {
 }
 
 export interface EngineInfo {
-  engine: "mysql" | "postgresql";
+  engine: "mysql" | "postgresql" | "valkey";
   id: string;
   version: string;
 }
@@ -27,6 +27,17 @@ export const ENGINES: readonly EngineInfo[] = [
   { engine: "mysql", id: "mysql/8", version: "8" },
   ...["13", "14", "15", "16", "17"].map((v) => ({ engine: "postgresql" as const, id: `postgresql/${v}`, version: v })),
 ];
+
+/**
+ * Valkey, which spec 4.234.0 documents in limited availability (LA): listed and creatable only
+ * where the emulator is configured to offer it (config `valkey: true`), as an account without
+ * access to a limited-availability feature would not see it. GUESS (databases/facts.md): its
+ * engine id and version (`valkey/8`, the major Valkey releases in 2025–2026) are not recorded.
+ */
+export const VALKEY_ENGINES: readonly EngineInfo[] = [{ engine: "valkey", id: "valkey/8", version: "8" }];
+
+/** The engines GET /databases/engines lists, and a create may ask for. */
+export const offeredEngines = (valkey: boolean): readonly EngineInfo[] => (valkey ? [...ENGINES, ...VALKEY_ENGINES] : ENGINES);
 
 export interface DatabaseType {
   id: string;

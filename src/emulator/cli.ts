@@ -24,6 +24,9 @@ const HELP = `Usage: linode-operator emulator [options]
                            fields, secondary host or backups; a standby host, engine_config, a
                            high port, full versions). Each database keeps its own platform and
                            is served in its shape; the seed endpoint can make either
+  --valkey                 offer the Valkey engine (limited availability in the real API: listed
+                           in GET /databases/engines and creatable only then; always on the
+                           current platform)
   --rate-limit N           requests per token per window (0 disables rate limiting)
   --rate-window S          rate-limit window in seconds (default 60)
   --fault-error-rate P     fraction of requests answered 500 (0..1)
@@ -57,6 +60,7 @@ const flagsSchema = z.object({
   "fault-retry-after": numberFlag("fault-retry-after", 0).int().optional(),
   host: z.string().default("127.0.0.1"),
   platform: z.enum(["legacy", "current"], { error: "--platform must be legacy or current" }).optional(),
+  valkey: z.boolean().optional(),
   "state-file": z.string().optional(),
   config: z.string().optional(),
   token: z.array(z.string().min(1)).default([]),
@@ -75,7 +79,7 @@ export async function main(argv: string[]): Promise<number> {
         "stats-delay-seconds": { type: "string" }, "rate-limit": { type: "string" }, "rate-window": { type: "string" }, "fault-error-rate": { type: "string" },
         "fault-latency-ms": { type: "string" }, "fault-drop-rate": { type: "string" }, "fault-429-rate": { type: "string" },
         "fault-429-burst": { type: "string" }, "fault-retry-after": { type: "string" },
-        host: { type: "string" }, platform: { type: "string" }, help: { type: "boolean", short: "h" },
+        host: { type: "string" }, platform: { type: "string" }, valkey: { type: "boolean" }, help: { type: "boolean", short: "h" },
       },
     }));
   } catch (err) {
@@ -101,6 +105,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     config = result.data;
   }
+  if (f.valkey === true) config = { ...config, valkey: true };
   const tokens = f.token.length > 0 ? f.token : (process.env.LINODE_TOKEN ?? "") !== "" ? [process.env.LINODE_TOKEN ?? ""] : [];
   const accountTokens: Record<string, string[]> = {};
   for (const pair of f["account-token"]) {

@@ -20,6 +20,8 @@ export const emulatorConfigSchema = z.object({
   statsDelaySeconds: z.number().min(0).optional(),
   /** The platform new databases get: the spec's ("legacy", default) or today's real API's ("current"). */
   platform: z.enum(["legacy", "current"]).optional(),
+  /** Offer the Valkey engine (limited availability: listed in GET /databases/engines and creatable only then). */
+  valkey: z.boolean().optional(),
 });
 
 export type EmulatorConfig = z.infer<typeof emulatorConfigSchema>;

@@ -30,6 +30,8 @@ export interface EmulatorContext {
    * later. See shared/reference/real-api-facts.md §3 and current-platform.md.
    */
   platform: DatabasePlatform;
+  /** Whether the Valkey engine (limited availability) is offered to this account: listed and creatable. */
+  valkey: boolean;
   /**
    * Backend addresses (IPs) the API refuses, with its reason: what only the real API can judge
    * (e.g. no Linode of the NodeBalancer's region has that private address). Set by tests.

@@ -12,6 +12,8 @@ import { faultConfigSchema, Faults, type FaultConfig } from "./faults.ts";
 import { lockRoutes } from "./locks.ts";
 import { firewallRoutes } from "./nodebalancers/firewalls.ts";
 import { nodeBalancerRoutes } from "./nodebalancers/routes.ts";
+import { reservedIpRoutes } from "./reserved-ips.ts";
+import { vpcRoutes } from "./vpcs.ts";
 import { loadStateFile, Saver } from "./persistence.ts";
 import { profileRoutes } from "./profile.ts";
 import { Random } from "./random.ts";
@@ -83,7 +85,7 @@ export interface RunningEmulator {
 
 export function buildRouter(): Router {
   const router = new Router();
-  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes(), ...firewallRoutes(), ...lockRoutes(), ...profileRoutes()];
+  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes(), ...firewallRoutes(), ...vpcRoutes(), ...reservedIpRoutes(), ...lockRoutes(), ...profileRoutes()];
   router.add(...routes);
   return router;
 }
@@ -121,6 +123,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     rejectedNodeAddresses: new Map(),
     caCertPem: generateDatabaseCa(),
     platform,
+    valkey: config.valkey ?? false,
   };
   const counts = new Map<string, number>();
   const mutations: MutationRecord[] = [];

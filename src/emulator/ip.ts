@@ -62,3 +62,18 @@ export function documentationIPv6(n: number): string {
   const lo = n & 0xffff;
   return `2001:db8::f03c:93ff:fe${(hi & 0xff).toString(16).padStart(2, "0")}:${lo.toString(16)}`;
 }
+
+/** An IPv4 CIDR as its first address and size; null unless it is one with its host bits clear. */
+export function parseCidr4(text: string): { start: number; size: number } | null {
+  const [addr, prefix, extra] = text.split("/");
+  if (addr === undefined || prefix === undefined || extra !== undefined || !/^\d{1,2}$/.test(prefix) || Number(prefix) > 32) return null;
+  const start = parseIPv4(addr);
+  const size = 2 ** (32 - Number(prefix));
+  return start === null || start % size !== 0 ? null : { start, size };
+}
+
+export const cidrContains = (outer: { start: number; size: number }, inner: { start: number; size: number }): boolean =>
+  inner.start >= outer.start && inner.start + inner.size <= outer.start + outer.size;
+
+export const cidrsOverlap = (a: { start: number; size: number }, b: { start: number; size: number }): boolean =>
+  a.start < b.start + b.size && b.start < a.start + a.size;

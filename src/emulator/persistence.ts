@@ -12,6 +12,8 @@ const fileSchema = z.object({
   databases: z.array(z.looseObject({ id: z.number() })),
   nodebalancers: z.array(z.looseObject({ id: z.number() })),
   firewalls: z.array(z.looseObject({ id: z.number() })),
+  vpcs: z.array(z.looseObject({ id: z.number() })).optional(),
+  reservedIps: z.array(z.looseObject({ address: z.string() })).optional(),
   counters: z.looseObject({ database: z.number() }),
   accounts: z.record(z.string(), z.looseObject({ databases: z.array(z.looseObject({ id: z.number() })) })).optional(),
 });

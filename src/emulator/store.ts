@@ -1,7 +1,7 @@
 // All emulated cloud objects, as plain JSON-serialisable records so the state file and the
 // admin dump are just this object. Maps keep insertion order = id order, so listing never sorts.
 import { DEFAULT_ACCOUNT } from "./auth.ts";
-export type DbEngine = "mysql" | "postgresql";
+export type DbEngine = "mysql" | "postgresql" | "valkey";
 export type DbStatus =
   | "provisioning" | "active" | "suspending" | "suspended" | "resuming" | "restoring"
   | "failed" | "degraded" | "updating" | "backing_up"
@@ -128,6 +128,9 @@ export interface NodeRecord {
    * endpoint set its status, which then sticks (`forced`).
    */
   status: "unknown" | "UP" | "DOWN";
+  /** A VPC backend: its subnet (as sent) and the NodeBalancer's VPC config serving it. */
+  subnet_id?: number | undefined;
+  vpc_config_id?: number | undefined;
   /** Emulated ms since which the node is being checked. */
   checkFrom?: number;
   forced?: boolean;
@@ -199,12 +202,50 @@ export interface NodeBalancerRecord {
   client_udp_sess_throttle?: number;
   /** Resource locks on it (POST /locks; absent: none). The emulator can lock only NodeBalancers. */
   locks?: LockRecord[];
+  /** Its VPC configs (GET /nodebalancers/{id}/vpcs); absent in state files written before VPCs existed. */
+  vpcs?: NodeBalancerVpcRecord[];
 }
 
 /** A resource lock (api-2026 §7): one per entity. */
 export interface LockRecord {
   id: number;
   lock_type: "cannot_delete" | "cannot_delete_with_subresources";
+}
+
+/** A NodeBalancer's attachment to a VPC subnet: its backends' (one) or its frontend's (premium). */
+export interface NodeBalancerVpcRecord {
+  id: number;
+  vpc_id: number;
+  subnet_id: number;
+  ipv4_range: string;
+  ipv6_range: string | null;
+  purpose: "frontend" | "backend";
+}
+
+export interface SubnetRecord {
+  id: number;
+  label: string;
+  /** Its IPv4 range (CIDR). */
+  ipv4: string;
+  created: number;
+  updated: number;
+}
+
+export interface VpcRecord {
+  id: number;
+  label: string;
+  description: string;
+  region: string;
+  subnets: SubnetRecord[];
+  created: number;
+  updated: number;
+}
+
+/** A reserved public IPv4 address of the account (POST /networking/reserved/ips). */
+export interface ReservedIpRecord {
+  address: string;
+  region: string;
+  created: number;
 }
 
 export interface Counters {
@@ -215,6 +256,9 @@ export interface Counters {
   node: number;
   address: number;
   firewall_device: number;
+  vpc: number;
+  subnet: number;
+  nodebalancer_vpc: number;
   lock: number;
 }
 
@@ -335,6 +379,9 @@ export interface AccountObjects {
   databases: DatabaseMap;
   nodebalancers: Map<number, NodeBalancerRecord>;
   firewalls: Map<number, FirewallRecord>;
+  vpcs: Map<number, VpcRecord>;
+  /** By address. */
+  reservedIps: Map<string, ReservedIpRecord>;
 }
 
 export interface State extends AccountObjects {
@@ -344,7 +391,7 @@ export interface State extends AccountObjects {
   accounts: Map<string, AccountObjects>;
 }
 
-const noObjects = (): AccountObjects => ({ databases: new DatabaseMap(), nodebalancers: new Map(), firewalls: new Map() });
+const noObjects = (): AccountObjects => ({ databases: new DatabaseMap(), nodebalancers: new Map(), firewalls: new Map(), vpcs: new Map(), reservedIps: new Map() });
 
 /** The state as one account sees it: its own objects, the shared id counters. */
 export function accountState(state: State, account: string): State {
@@ -367,7 +414,8 @@ export function emptyState(): State {
     ...noObjects(),
     accounts: new Map(),
     // Real ids are large; starting there keeps clients honest about int64 handling.
-    counters: { database: 100_000, backup: 1_400_000, nodebalancer: 1_700_000, config: 2_700_000, node: 2_114_000_000, address: 0, firewall_device: 3_600_000, lock: 15_000 },
+    counters: { database: 100_000, backup: 1_400_000, nodebalancer: 1_700_000, config: 2_700_000, node: 2_114_000_000, address: 0, firewall_device: 3_600_000,
+      vpc: 607_000, subnet: 852_000, nodebalancer_vpc: 175_000, lock: 15_000 },
   };
 }
 
@@ -380,6 +428,9 @@ interface SerializedObjects {
   databases: DatabaseRecord[];
   nodebalancers: NodeBalancerRecord[];
   firewalls: FirewallRecord[];
+  /** Absent in state files written before VPCs and reserved addresses existed. */
+  vpcs?: VpcRecord[];
+  reservedIps?: ReservedIpRecord[];
 }
 
 export interface SerializedState extends SerializedObjects {
@@ -394,6 +445,8 @@ const serializeObjects = (o: AccountObjects): SerializedObjects => ({
   databases: [...o.databases.values()],
   nodebalancers: [...o.nodebalancers.values()],
   firewalls: [...o.firewalls.values()],
+  vpcs: [...o.vpcs.values()],
+  reservedIps: [...o.reservedIps.values()],
 });
 
 const deserializeObjects = (o: SerializedObjects, platform: DatabasePlatform): AccountObjects => ({
@@ -409,6 +462,8 @@ const deserializeObjects = (o: SerializedObjects, platform: DatabasePlatform): A
   })),
   nodebalancers: new Map(o.nodebalancers.map((n) => [n.id, n])),
   firewalls: new Map(o.firewalls.map((f) => [f.id, f])),
+  vpcs: new Map((o.vpcs ?? []).map((v) => [v.id, v])),
+  reservedIps: new Map((o.reservedIps ?? []).map((r) => [r.address, r])),
 });
 
 /** A NodeBalancer saved with a `firewall_id` (before devices existed) gets the device it stood for. */

@@ -6,6 +6,7 @@ import { LocksApi } from "./locks.ts";
 import type { LinodeClientMetrics } from "./metrics.ts";
 import { NodeBalancersApi } from "./nodebalancers.ts";
 import { ProfileApi } from "./profile.ts";
+import { VpcsApi } from "./vpcs.ts";
 
 export class LinodeClient {
   readonly databases: DatabasesApi;
@@ -13,6 +14,7 @@ export class LinodeClient {
   readonly firewalls: FirewallsApi;
   readonly locks: LocksApi;
   readonly profile: ProfileApi;
+  readonly vpcs: VpcsApi;
   readonly metrics: LinodeClientMetrics;
   private readonly transport: HttpTransport;
 
@@ -24,6 +26,7 @@ export class LinodeClient {
     this.firewalls = new FirewallsApi(this.transport);
     this.locks = new LocksApi(this.transport);
     this.profile = new ProfileApi(this.transport);
+    this.vpcs = new VpcsApi(this.transport);
   }
 
   /** Calls begun and not settled yet (waiting for the rate-limit budget included). */

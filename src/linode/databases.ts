@@ -1,5 +1,8 @@
 // Managed databases. MySQL and PostgreSQL expose the same operations under
-// /databases/{engine}/instances, so one class serves both, parameterised by engine.
+// /databases/{engine}/instances, so one class serves both, parameterised by engine. Valkey
+// (spec 4.234.0, limited availability) is assumed to follow the same pattern
+// (/databases/valkey/instances, …/credentials {username, password}, …/ssl): its instance routes
+// were not read in the spec; only /databases/valkey/config was.
 import type { z } from "zod";
 import type { Camelize } from "./case.ts";
 import type { CallOptions, Transport } from "./http.ts";
@@ -30,8 +33,8 @@ export const databasePlatform = (db: Pick<Database, "platform">): DatabasePlatfo
 
 export interface MaintenanceWindowInput {
   frequency: "weekly" | "monthly" | (string & {});
-  /** Hours. */
-  duration: number;
+  /** Hours (omitted: unchanged). */
+  duration?: number;
   /** 0..23 UTC. */
   hourOfDay: number;
   /** 1..7, 1 = Monday. */
@@ -204,16 +207,18 @@ export class DatabaseEngineApi {
 export class DatabasesApi {
   readonly mysql: DatabaseEngineApi;
   readonly postgresql: DatabaseEngineApi;
+  readonly valkey: DatabaseEngineApi;
   private readonly transport: Transport;
 
   constructor(transport: Transport) {
     this.transport = transport;
     this.mysql = new DatabaseEngineApi(transport, "mysql");
     this.postgresql = new DatabaseEngineApi(transport, "postgresql");
+    this.valkey = new DatabaseEngineApi(transport, "valkey");
   }
 
   engine(engine: DatabaseEngine): DatabaseEngineApi {
-    return engine === "mysql" ? this.mysql : this.postgresql;
+    return this[engine];
   }
 
   listEngines(opts?: ListOptions): Promise<Page<DatabaseEngineInfo>> {

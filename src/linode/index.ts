@@ -31,11 +31,12 @@ export {
   NodeBalancersApi,
   type Firewall, type NodeBalancer, type NodeBalancerConfig, type NodeBalancerConfigInput,
   type NodeBalancerConfigRebuildRequest, type NodeBalancerCreateRequest, type NodeBalancerFirewallsUpdateRequest, type NodeBalancerNode,
-  type NodeBalancerNodeInput, type NodeBalancerStats, type NodeBalancerUpdateRequest,
+  type NodeBalancerNodeInput, type NodeBalancerStats, type NodeBalancerUpdateRequest, type NodeBalancerVpcConfig, type NodeBalancerVpcInput,
 } from "./nodebalancers.ts";
 export { FirewallsApi, type FirewallDevice, type FirewallDeviceCreateRequest } from "./firewalls.ts";
 export { LocksApi, type LockCreateRequest, type LockType, type ResourceLock } from "./locks.ts";
 export { databaseEngines, databaseStatuses, type DatabaseEngine } from "./schemas/databases.ts";
 export { tokenId } from "./token-id.ts";
+export { VpcsApi, type Vpc } from "./vpcs.ts";
 export { ProfileApi, type TokenProfile } from "./profile.ts";
 export { grants, parseScopes, routeScopes, scopeOfRoute, scopeText, type GrantedScopes, type Scope, type ScopeLevel } from "./scopes.ts";

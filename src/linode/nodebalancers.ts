@@ -7,7 +7,7 @@ import { MAX_PAGE_SIZE, type Page } from "./pagination.ts";
 import { emptySchema } from "./schemas/common.ts";
 import {
   firewallListSchema, firewallSchema, nodeBalancerConfigListSchema, nodeBalancerConfigSchema, nodeBalancerListSchema,
-  nodeBalancerNodeListSchema, nodeBalancerNodeSchema, nodeBalancerSchema, nodeBalancerStatsSchema,
+  nodeBalancerNodeListSchema, nodeBalancerNodeSchema, nodeBalancerSchema, nodeBalancerStatsSchema, nodeBalancerVpcConfigListSchema, nodeBalancerVpcConfigSchema,
   type nbAlgorithms, type nbChecks, type nbCipherSuites, type nbNodeModes, type nbProtocols, type nbProxyProtocols,
   type nbStickiness,
 } from "./schemas/nodebalancers.ts";
@@ -17,6 +17,7 @@ export type NodeBalancerConfig = Camelize<z.output<typeof nodeBalancerConfigSche
 export type NodeBalancerNode = Camelize<z.output<typeof nodeBalancerNodeSchema>>;
 export type Firewall = Camelize<z.output<typeof firewallSchema>>;
 export type NodeBalancerStats = Camelize<z.output<typeof nodeBalancerStatsSchema>>;
+export type NodeBalancerVpcConfig = Camelize<z.output<typeof nodeBalancerVpcConfigSchema>>;
 
 type Open<T extends readonly string[]> = T[number] | (string & {});
 
@@ -26,6 +27,15 @@ export interface NodeBalancerNodeInput {
   label: string;
   weight?: number;
   mode?: Open<typeof nbNodeModes>;
+  /** A VPC backend: the NodeBalancer's backend subnet ("Required for VPC backend nodes only"). */
+  subnetId?: number;
+}
+
+/** A VPC subnet a NodeBalancer's backends (or, premium only, its frontend) are in. */
+export interface NodeBalancerVpcInput {
+  subnetId: number;
+  /** A CIDR inside the subnet, all free; omitted: the API picks a /30 (backend) or an address (frontend). */
+  ipv4Range?: string;
 }
 
 /** Every writable config field; all optional with the API's defaults. */
@@ -59,6 +69,18 @@ export interface NodeBalancerCreateRequest {
   clientUdpSessThrottle?: number;
   tags?: string[];
   firewallId?: number;
+  /** common (the API's default), premium, premium_40gb. Create-only. */
+  type?: string;
+  /** A reserved IPv4 address of the account ("an unassigned reserved IP"). Create-only. */
+  ipv4?: string;
+  /**
+   * The backend VPC (one). Sent under the name the public spec documents, `vpcs`, which the
+   * API still takes (recorded 2026) and linodego's released versions send; `backend_vpcs` is its
+   * newer name.
+   */
+  vpcs?: NodeBalancerVpcInput[];
+  /** The frontend VPC (one; premium types only). */
+  frontendVpcs?: NodeBalancerVpcInput[];
   configs?: (NodeBalancerConfigInput & { nodes?: NodeBalancerNodeInput[] })[];
 }
 
@@ -203,6 +225,15 @@ export class NodeBalancersApi {
     return this.transport.request({
       method: "PUT", route: `${ONE}/firewalls`, params: { nodeBalancerId }, query: { page_size: MAX_PAGE_SIZE }, body: req, schema: firewallListSchema,
     }, opts);
+  }
+
+  /** Its VPC configs, backend and frontend in one list (`purpose`). */
+  listAllVpcConfigs(nodeBalancerId: number, opts?: ListAllOptions): Promise<NodeBalancerVpcConfig[]> {
+    return listAll(this.transport, `${ONE}/vpcs`, { nodeBalancerId }, nodeBalancerVpcConfigListSchema, opts);
+  }
+
+  getVpcConfig(nodeBalancerId: number, vpcConfigId: number, opts?: CallOptions): Promise<NodeBalancerVpcConfig> {
+    return this.transport.request({ method: "GET", route: `${ONE}/vpcs/{vpcConfigId}`, params: { nodeBalancerId, vpcConfigId }, schema: nodeBalancerVpcConfigSchema }, opts);
   }
 
   /** A fresh NodeBalancer answers 400 "Stats are unavailable at this time." (classified precondition). */

@@ -77,6 +77,8 @@ export const routeScopes: Readonly<Record<string, Scope | null>> = {
   [`DELETE ${NB}`]: rw("nodebalancers"),
   [`GET ${NB}/stats`]: ro("nodebalancers"),
   [`GET ${NB}/firewalls`]: ro("nodebalancers"),
+  [`GET ${NB}/vpcs`]: ro("nodebalancers"),
+  [`GET ${NB}/vpcs/{vpcConfigId}`]: ro("nodebalancers"),
   [`PUT ${NB}/firewalls`]: rw("nodebalancers"),
   [`GET ${NB}/configs`]: ro("nodebalancers"),
   [`POST ${NB}/configs`]: rw("nodebalancers"),
@@ -94,6 +96,7 @@ export const routeScopes: Readonly<Record<string, Scope | null>> = {
   [`GET ${FW}/devices`]: ro("firewall"),
   [`POST ${FW}/devices`]: rw("firewall"),
   [`DELETE ${FW}/devices/{deviceId}`]: rw("firewall"),
+  "GET /vpcs": ro("vpc"),
   // Resource locks (api-2026 §7): the account area.
   "GET /locks": ro("account"),
   "POST /locks": rw("account"),
@@ -103,7 +106,7 @@ export const routeScopes: Readonly<Record<string, Scope | null>> = {
 
 /** The key of a route in routeScopes: the engine in a database route is a parameter. */
 export function routeKey(method: string, route: string): string {
-  return `${method} ${route.replace(/^\/databases\/(mysql|postgresql)\/(instances|config)/, "/databases/{engine}/$2")}`;
+  return `${method} ${route.replace(/^\/databases\/(mysql|postgresql|valkey)\/(instances|config)/, "/databases/{engine}/$2")}`;
 }
 
 /** The scope a call needs; throws for a route missing from the table (a test finds it first). */

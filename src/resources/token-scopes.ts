@@ -25,6 +25,7 @@ export const kindScopes: Readonly<Record<string, readonly ScopeNeed[]>> = {
   NodeBalancer: [
     need("nodebalancers", "read_write", "create, update and delete NodeBalancers, their configs and nodes; read their statistics and firewalls"),
     need("firewall", "read_write", "look up the Cloud Firewall spec.firewallId names and assign it to the NodeBalancer (or remove it)", "spec.firewallId"),
+    need("vpc", "read_only", "list the account's VPCs to find the subnet spec.vpcs or spec.frontendVpc names (by id or by VPC and subnet label), its region and range", "spec.vpcs"),
     need("account", "read_write", "make the cannot_delete lock spec.deletionProtection asks for, and remove the one it made (an unrestricted user's token only: locks are account-wide)", "spec.deletionProtection"),
   ],
 };

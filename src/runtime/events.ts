@@ -37,6 +37,8 @@ export class KubeEventRecorder implements EventRecorder {
   private seriesCount = 0;
   private readonly now: () => number;
   private swept: number;
+  /** Writes on their way to the API server. */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(kube: KubeApi, opts: { controller: string; instance: string; log?: EventSink; entries?: CacheEntries; now?: () => number }) {
     this.kube = kube;
@@ -86,10 +88,16 @@ export class KubeEventRecorder implements EventRecorder {
     }
   }
 
+  /** Resolves once every Event recorded so far has been written (or failed): a barrier, never a wait. */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+  }
+
   private record(obj: KubeObject, type: string, reason: string, action: string, note: string): void {
-    void this.emit(obj, type, reason, action, note).catch((err: unknown) => {
+    const write = this.emit(obj, type, reason, action, note).catch((err: unknown) => {
       this.log?.warn({ err: errorChain(err), reason }, "could not record event");
-    });
+    }).finally(() => { this.inFlight.delete(write); });
+    this.inFlight.add(write);
   }
 
   private async emit(obj: KubeObject, type: string, reason: string, action: string, note: string): Promise<void> {

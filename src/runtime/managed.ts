@@ -61,8 +61,8 @@ export interface Managed<Spec> {
   actions: Actions;
 }
 
-/** What observe found: the cloud object itself travels with it to update, delete and afterObserve. */
 /**
+ * What observe found: the cloud object itself travels with it to update, delete and afterObserve.
  * `Delta` is what the kind's observe computed of how the cloud object differs from the spec (its
  * typed plan, ACK's delta): update receives it instead of computing it again.
  */
@@ -282,13 +282,13 @@ export function reference<Spec, V>(definition: ReferenceDefinition<Spec, V>): Re
   };
 }
 
-/** Another resource whose changes concern this kind's objects, and which of them. */
 /**
  * What a watch may follow: what a reference may, and what needs the right to read the
  * cluster's Nodes (--read-nodes): Nodes, and Services and EndpointSlices where it watches.
  */
 export type WatchTarget = Target | { nodes: Selectors } | { services: Selectors } | { endpointSlices: Selectors };
 
+/** Another resource whose changes concern this kind's objects, and which of them. */
 export interface Watch {
   target: WatchTarget;
   /** Keys (namespace/name) of this kind's objects an event on `obj` concerns. */

@@ -42,7 +42,6 @@ export const EventReasons = {
   Deleted: "Deleted",
   ConnectionSecretPublished: "ConnectionSecretPublished",
   ConnectionSecretRemoved: "ConnectionSecretRemoved",
-  ExternalResourceGone: "ExternalResourceGone",
   /** A resource was deleted and its cloud object left in place, because another resource manages it. */
   NotDeleted: "NotDeleted",
   /** An adopted cloud object's values were written to the fields its spec left unset (once). */

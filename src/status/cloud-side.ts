@@ -80,7 +80,7 @@ export async function readCloudSide(id: RecordedId, token: { value: string; from
 async function readObject(linode: LinodeClient, id: RecordedId): Promise<CloudObjectView | undefined> {
   switch (id.kind) {
     case "ManagedDatabase": {
-      const engine = id.engine === "postgresql" ? "postgresql" : id.engine === "mysql" ? "mysql" : undefined;
+      const engine = id.engine === "postgresql" || id.engine === "mysql" || id.engine === "valkey" ? id.engine : undefined;
       const dbId = Number(id.externalId);
       if (engine === undefined || !Number.isSafeInteger(dbId)) return undefined;
       return databaseView(await linode.databases.engine(engine).get(dbId, READ));

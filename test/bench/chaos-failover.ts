@@ -25,6 +25,7 @@ import { waitFor } from "../harness/operator-runtime.ts";
 import { startStallingProxy, type StallingProxy } from "../harness/stalling-proxy.ts";
 import { startBench } from "./bench-setup.ts";
 import { isReady, listAll, quantile, say, secs, sleep } from "./common.ts";
+import { figureOf } from "./report/figure.ts";
 import { saveResult, type Figure, type Table } from "./report/result.ts";
 
 const trials = Number(process.argv[2] ?? 5);
@@ -233,12 +234,16 @@ try {
   say(`${String(mdbs.length)} ManagedDatabases, ${String(dbs.length)} cloud databases: ${String(duplicates)} duplicates`);
   say(`benchmark took ${String(secs(Date.now() - started))} s`);
 
-  const by = (k: Kind): (typeof summary)[number] => summary.find((s) => s.kind === k) ?? summary[0] ?? { kind: k, act: [], lease: [], overlaps: 0, p50: 0, max: 0, leaseP50: 0, leaseMax: 0, minGap: 0 };
+  // A fault with no trial has no time to the other's first act (not another fault's, not 0).
+  const acts = (label: string, k: Kind, target?: string): Figure => {
+    const s = summary.find((x) => x.kind === k && x.act.length > 0);
+    return figureOf(label, s === undefined ? undefined : `${String(secs(s.p50))} / ${String(secs(s.max))}`, "s", target, target === undefined ? undefined : s !== undefined && s.max <= TARGET_MS[k]);
+  };
   const overlaps = summary.reduce((a, s) => a + s.overlaps, 0);
   const figures: Figure[] = [
-    { label: "SIGKILL of the leader → the other acts (p50 / max)", value: `${String(secs(by("kill").p50))} / ${String(secs(by("kill").max))}`, unit: "s", target: "≤ 20 s", met: by("kill").max <= TARGET_MS.kill },
-    { label: "SIGTERM of the leader → the other acts (p50 / max)", value: `${String(secs(by("term").p50))} / ${String(secs(by("term").max))}`, unit: "s", target: "≤ 5 s", met: by("term").max <= TARGET_MS.term },
-    { label: "stalled leader → the other acts (p50 / max)", value: `${String(secs(by("stall").p50))} / ${String(secs(by("stall").max))}`, unit: "s" },
+    acts("SIGKILL of the leader → the other acts (p50 / max)", "kill", "≤ 20 s"),
+    acts("SIGTERM of the leader → the other acts (p50 / max)", "term", "≤ 5 s"),
+    acts("stalled leader → the other acts (p50 / max)", "stall"),
     { label: "trials with two actors (overlapping Linode writes)", value: overlaps, target: "0", met: overlaps === 0 },
     { label: "duplicate cloud databases", value: duplicates, target: "0", met: duplicates === 0 },
   ];

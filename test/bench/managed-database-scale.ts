@@ -7,14 +7,15 @@
 // readySeconds shortens the drift window (the ready poll, default 300 s) so that a few
 // minutes hold many windows: steady reads are reported per window against the floor of
 // ceil(N/500) list calls per engine per window.
-import { readFile } from "node:fs/promises";
-import { Agent, fetch } from "undici";
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
 import { managedDatabaseType as mdb } from "../../src/resources/managed-database/index.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { openConnections } from "../harness/sockets.ts";
+import { apiserverWrites, writesBetween } from "./apiserver-writes.ts";
 import { startBench } from "./bench-setup.ts";
+import { Peak, rssMiB, scrape, sum } from "./metrics.ts";
+import { figureOf } from "./report/figure.ts";
 import { saveResult, type Figure } from "./report/result.ts";
 
 const n = Number(process.argv[2] ?? 200);
@@ -32,19 +33,13 @@ try {
     // e.g. OPERATOR_NODE_OPTIONS=--max-old-space-size=128 to see how small a heap suffices.
     ...(process.env.OPERATOR_NODE_OPTIONS !== undefined ? { NODE_OPTIONS: process.env.OPERATOR_NODE_OPTIONS } : {}),
   });
-  const opMetric = async (name: string, filter = ""): Promise<number> => {
-    const text = await (await fetch(metricsUrl)).text();
-    return text.split("\n").filter((l) => l.startsWith(name) && l.includes(filter) && !l.startsWith("#")).reduce((s, l) => s + Number(l.split(" ").pop()), 0);
-  };
+  const opMetric = async (name: string, match?: (labels: Map<string, string>) => boolean): Promise<number> => sum(await scrape(metricsUrl), name, match);
+  const mutation = (l: Map<string, string>): boolean => l.get("method") !== "GET";
   /** Linode calls so far by class: engine lists, backups lists, single reads, writes; and 429s. */
   const byClass = async (): Promise<{ lists: number; backups: number; reads: number; writes: number; total: number; refused: number }> => {
-    const text = await (await fetch(metricsUrl)).text();
     const c = { lists: 0, backups: 0, reads: 0, writes: 0, total: 0, refused: 0 };
-    for (const line of text.split("\n")) {
-      const m = /^linode_api_requests_total\{(.*)\} (\S+)$/.exec(line);
-      if (m === null) continue;
-      const labels = new Map([...(m[1] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((x): [string, string] => [x[1] ?? "", x[2] ?? ""]));
-      const v = Number(m[2]);
+    for (const { name, labels, value: v } of await scrape(metricsUrl)) {
+      if (name !== "linode_api_requests_total") continue;
       c.total += v;
       const route = labels.get("route") ?? "";
       if (labels.get("status") === "429") c.refused += v;
@@ -55,28 +50,22 @@ try {
     }
     return c;
   };
-  const ca = await readFile(cp.caFile, "utf8");
-  const dispatcher = new Agent({ connect: { ca } });
-  const apiserverWrites = async (): Promise<number> => {
-    const text = await (await fetch(`${cp.server}/metrics`, { headers: { authorization: `Bearer ${cp.adminToken}` }, dispatcher })).text();
-    // Writes to what the operator manages; the apiserver's own lease renewals are left out.
-    return text.split("\n").filter((l) => l.startsWith("apiserver_request_total{") && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/.test(l) && /resource="(manageddatabases|secrets|events)"/.test(l))
-      .reduce((s, l) => s + Number(l.split(" ").pop()), 0);
-  };
+  // Writes to what the operator manages; the apiserver's own lease renewals are left out.
+  const managed = ["manageddatabases", "secrets", "events"];
 
   const kube = new KubeClient(loadKubeConfigFromFile(cp.adminKubeconfig), { fieldManager: "bench" });
   const pid = op.child.pid ?? 0;
-  const rssKb = async (): Promise<number> => Number((await readFile(`/proc/${String(pid)}/status`, "utf8")).match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0);
-  const peak = { rssKb: 0, apiserver: 0, linode: 0 };
+  const peak = { rss: new Peak(), apiserver: new Peak(), linode: new Peak() };
   const mib = async (name: string): Promise<string> => (await opMetric(name) / 1_048_576).toFixed(1);
   const heap = async (): Promise<string> => `JS heap ${await mib("nodejs_heap_size_used_bytes")} MiB used of ${await mib("nodejs_heap_size_total_bytes")} MiB, external ${await mib("nodejs_external_memory_bytes")} MiB`;
-  say(`operator at rest before any object: RSS ${String(Math.round(await rssKb() / 1024))} MiB; ${await heap()}`);
+  say(`operator at rest before any object: RSS ${String(Math.round((await rssMiB(pid)).rss))} MiB; ${await heap()}`);
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
-      peak.rssKb = Math.max(peak.rssKb, await rssKb());
-      peak.apiserver = Math.max(peak.apiserver, await openConnections(pid, Number(new URL(cp.server).port)));
-      peak.linode = Math.max(peak.linode, await openConnections(pid, emulator.port));
+      const { rss } = await rssMiB(pid);
+      peak.rss.see(Number.isNaN(rss) ? undefined : rss);
+      peak.apiserver.see(await openConnections(pid, Number(new URL(cp.server).port)));
+      peak.linode.see(await openConnections(pid, emulator.port));
       await new Promise((r) => setTimeout(r, 500));
     }
   })();
@@ -104,48 +93,47 @@ try {
   sampling = false;
   await sampler;
   const convergeCalls = await opMetric("linode_api_requests_total");
-  const refused429 = await opMetric("linode_api_requests_total", 'status="429"');
+  const refused429 = await opMetric("linode_api_requests_total", (l) => l.get("status") === "429");
   const emulatorDbs = emulator.dump().databases.length;
   say(`${String(n)} ManagedDatabases: created in ${String(createdMillis)} ms, all Ready ${String(convergeMillis)} ms after the first create (emulator provisioning 5 s)`);
   say(`convergence: ${String(convergeCalls)} Linode calls, ${(convergeCalls / n).toFixed(2)} per database, ${String(refused429)} × 429; emulator holds ${String(emulatorDbs)} databases`);
   const conv = await byClass();
   say(`convergence by class: ${String(conv.writes)} writes, ${String(conv.reads)} single reads, ${String(conv.lists)} engine lists, ${String(conv.backups)} backups lists (${((conv.writes + conv.reads) / n).toFixed(2)} writes + single reads per database)`);
-  say(`while converging: peak RSS ${String(Math.round(peak.rssKb / 1024))} MiB; peak open connections: ${String(peak.apiserver)} to the API server, ${String(peak.linode)} to the Linode API (sampled every 0.5 s)`);
+  const known = (v: number | undefined): string => (v === undefined ? "no data" : String(Math.round(v)));
+  say(`while converging: peak RSS ${known(peak.rss.value)} MiB; peak open connections: ${known(peak.apiserver.value)} to the API server, ${known(peak.linode.value)} to the Linode API (sampled every 0.5 s)`);
 
   // Let in-flight follow-ups settle, then measure a steady window.
   await new Promise((r) => setTimeout(r, 10_000));
   const calls0 = await opMetric("linode_api_requests_total");
   const class0 = await byClass();
-  const mutations0 = await opMetric("linode_api_requests_total", 'method="P') + await opMetric("linode_api_requests_total", 'method="DELETE"');
-  const writes0 = await apiserverWrites();
+  const mutations0 = await opMetric("linode_api_requests_total", mutation);
+  const writes0 = await apiserverWrites(cp, managed);
   const w0 = Date.now();
   await new Promise((r) => setTimeout(r, steadyMinutes * 60_000));
   const hours = (Date.now() - w0) / 3_600_000;
   const calls = await opMetric("linode_api_requests_total") - calls0;
-  const mutations = await opMetric("linode_api_requests_total", 'method="P') + await opMetric("linode_api_requests_total", 'method="DELETE"') - mutations0;
-  const writes = await apiserverWrites() - writes0;
+  const mutations = await opMetric("linode_api_requests_total", mutation) - mutations0;
+  const writes = writesBetween(writes0, await apiserverWrites(cp, managed))?.total;
   const class1 = await byClass();
   const windows = (steadyMinutes * 60) / readySeconds;
   const floor = Math.ceil(Math.ceil(n / 2) / 500) + Math.ceil(Math.floor(n / 2) / 500);
   const listsPerWindow = (class1.lists - class0.lists) / windows;
   say(`steady state, ${windows.toFixed(1)} drift windows of ${String(readySeconds)} s: ${listsPerWindow.toFixed(2)} engine lists per window (floor ${String(floor)}: ${(listsPerWindow / floor).toFixed(2)}x), ${String(class1.reads - class0.reads)} single reads, ${String(class1.backups - class0.backups)} backups lists (daily per database by default), ${String(class1.writes - class0.writes)} writes`);
-  say(`steady state over ${String(steadyMinutes)} min: ${String(calls)} Linode calls (${(calls / n / hours).toFixed(2)} per database per hour, ${String(mutations)} mutations), ${String(writes)} Kubernetes writes (${(writes / hours).toFixed(1)} per hour)`);
-  const status = await readFile(`/proc/${String(op.child.pid)}/status`, "utf8");
-  say(`operator peak RSS: ${status.match(/VmHWM:\s+(\d+) kB/)?.[1] ?? "?"} kB; current RSS ${status.match(/VmRSS:\s+(\d+) kB/)?.[1] ?? "?"} kB`);
+  say(`steady state over ${String(steadyMinutes)} min: ${String(calls)} Linode calls (${(calls / n / hours).toFixed(2)} per database per hour, ${String(mutations)} mutations), ${writes === undefined ? "no data on" : String(writes)} Kubernetes writes${writes === undefined ? "" : ` (${(writes / hours).toFixed(1)} per hour)`}`);
+  const { rss: steadyRss, peak: peakRss } = await rssMiB(pid);
+  say(`operator peak RSS: ${peakRss.toFixed(1)} MiB; current RSS ${steadyRss.toFixed(1)} MiB`);
   say(`operator memory now: ${await heap()} (RSS beyond these: the node binary and V8 code, malloc arenas, thread stacks)`);
-  const steadyRss = Number(status.match(/VmRSS:\s+(\d+) kB/)?.[1] ?? 0) / 1024;
-  const peakRss = Number(status.match(/VmHWM:\s+(\d+) kB/)?.[1] ?? 0) / 1024;
   const memTarget = n > 1000 ? 256 : 160;
   const figures: Figure[] = [
     { label: "all Ready after", value: Math.round(convergeMillis / 100) / 10, unit: "s" },
     { label: "Linode calls per database to converge", value: Math.round((convergeCalls / n) * 100) / 100, target: "≤ 3 (create, credentials, CA) + shared lists", met: conv.writes + conv.reads <= 3 * n },
     { label: "429 answers", value: refused429, target: "0", met: refused429 === 0 },
-    { label: "peak connections to the API server", value: peak.apiserver, target: "≤ 20", met: peak.apiserver <= 20 },
+    figureOf("peak connections to the API server", peak.apiserver.value, undefined, "≤ 20", (v) => v <= 20),
     { label: "peak RSS (VmHWM)", value: Math.round(peakRss), unit: "MiB", ...(n <= 1000 ? { target: "≤ 250 MiB", met: peakRss <= 250 } : {}) },
     { label: "steady RSS", value: Math.round(steadyRss), unit: "MiB", target: `≤ ${String(memTarget)} MiB`, met: steadyRss <= memTarget },
     { label: "engine lists per drift window (floor)", value: `${listsPerWindow.toFixed(2)} (${String(floor)})`, target: "≤ 1.5× floor", met: listsPerWindow <= 1.5 * floor },
     { label: "single reads / writes in steady state", value: `${String(class1.reads - class0.reads)} / ${String(class1.writes - class0.writes)}`, target: "0 / 0", met: class1.reads === class0.reads && class1.writes === class0.writes },
-    { label: "Kubernetes writes in steady state", value: writes, target: "0", met: writes === 0 },
+    figureOf("Kubernetes writes in steady state", writes, undefined, "0", (v) => v === 0),
   ];
   await saveResult({
     name: n > 1000 ? "scale-10k" : "managed-database-scale",
@@ -154,7 +142,6 @@ try {
     figures,
     notes: [`Emulator provisioning 5 s; operator --concurrency 8, --poll-ready-seconds ${String(readySeconds)} (the drift window); steady state measured over ${String(steadyMinutes)} min${unlimited ? "; no rate limit (memory at scale, not the call budget)" : ""}.`],
   });
-  await dispatcher.close();
 } finally {
   await bench.stop();
 }

@@ -5,17 +5,29 @@ import { fetch } from "undici";
 
 export interface Sample { name: string; labels: Map<string, string>; value: number }
 
-/** The operator's /metrics; a connection refused or reset (a process starting, or busy) is tried again for up to a minute. */
+/**
+ * The operator's /metrics; a connection refused or reset (a process starting, or busy), or an
+ * answer other than 200, is tried again for up to a minute, then thrown: a page that never
+ * came is not a page of zeros.
+ */
 export async function scrape(url: string): Promise<Sample[]> {
   let text: string | undefined;
   for (let attempt = 1; text === undefined; attempt++) {
     try {
-      text = await (await fetch(url)).text();
+      const res = await fetch(url);
+      const body = await res.text();
+      if (res.status !== 200) throw new Error(`${url}: ${String(res.status)} ${body.slice(0, 200)}`);
+      text = body;
     } catch (err) {
       if (attempt >= 60) throw err;
       await new Promise((r) => setTimeout(r, 1_000));
     }
   }
+  return parseSamples(text);
+}
+
+/** Prometheus text format: one sample per line, comments and anything else skipped. */
+export function parseSamples(text: string): Sample[] {
   const out: Sample[] = [];
   for (const line of text.split("\n")) {
     const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
@@ -81,9 +93,25 @@ export function minus(a: CallCounts, b: CallCounts): CallCounts {
 
 export const callsOf = (c: CallCounts, k: CallKind): number => c.byKind[k].lists + c.byKind[k].reads + c.byKind[k].writes;
 
-/** A process's resident and peak resident memory, in MiB. */
+/**
+ * A process's resident and peak resident memory, in MiB; NaN for a field its status lacks (a
+ * process that exited and was not reaped yet has none), which a figure shows as no data.
+ */
 export async function rssMiB(pid: number): Promise<{ rss: number; peak: number }> {
   const status = await readFile(`/proc/${String(pid)}/status`, "utf8");
-  const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
   return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
+
+/** The highest of a series of samples; one that could not be taken (undefined) makes it unknown, as it may have been the highest. */
+export class Peak {
+  /** -Infinity: nothing seen yet; NaN: a sample was missed (and stays so: Math.max(NaN, x) is NaN). */
+  private max = Number.NEGATIVE_INFINITY;
+  see(sample: number | undefined): void {
+    this.max = sample === undefined ? Number.NaN : Math.max(this.max, sample);
+  }
+  /** Undefined with no samples or a missed one. */
+  get value(): number | undefined {
+    return Number.isFinite(this.max) ? this.max : undefined;
+  }
 }

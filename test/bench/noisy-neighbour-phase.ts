@@ -42,11 +42,24 @@ export interface AccountOutcome {
   syncedWhenQuietDone: Map<string, number>;
   /** Requests the emulator received with this account's token, and when (ms since the first create). */
   calls: number[];
-  /** The most of them in one of the emulator's rate-limit windows for the token (as the API counts them against its limit). */
-  mostInAWindow: number;
+  /**
+   * The most of them in one of the emulator's rate-limit windows for the token (as the API
+   * counts them against its limit). This and the 429s are undefined when no request with the
+   * token arrived: an account whose calls were never seen has no count, not a count of 0.
+   */
+  mostInAWindow: number | undefined;
   /** Of them, answered 429: by the injected faults, by the emulator's own rate limit. */
-  faulted429: number;
-  limited429: number;
+  faulted429: number | undefined;
+  limited429: number | undefined;
+}
+
+/** What the emulator counted for one token as requests arrived. */
+export interface TokenTally { calls: number[]; byWindow: Map<number, number>; faulted429: number; limited429: number }
+
+/** An account's counts from its token's tally; none (undefined) when no request of its arrived, or it was never tallied. */
+export function accountTally(t: TokenTally | undefined): Pick<AccountOutcome, "calls" | "mostInAWindow" | "faulted429" | "limited429"> {
+  if (t === undefined || t.calls.length === 0) return { calls: [], mostInAWindow: undefined, faulted429: undefined, limited429: undefined };
+  return { calls: t.calls, mostInAWindow: Math.max(...t.byWindow.values()), faulted429: t.faulted429, limited429: t.limited429 };
 }
 
 export interface PhaseOutcome {
@@ -90,7 +103,7 @@ export async function runPhase(opts: { title: string; accounts: AccountPlan[]; o
     if (opts.faults !== undefined && noisyTokens.length > 0) emulator.setFaults({ ...opts.faults, tokens: noisyTokens });
     let t0 = Number.POSITIVE_INFINITY;
     // Every authenticated request passes the emulator's rate limit first, then its fault plan.
-    const byToken = new Map(opts.accounts.map((a) => [a.token, { calls: [] as number[], byWindow: new Map<number, number>(), faulted429: 0, limited429: 0 }]));
+    const byToken = new Map(opts.accounts.map((a): [string, TokenTally] => [a.token, { calls: [], byWindow: new Map(), faulted429: 0, limited429: 0 }]));
     const limiter = emulator.context.rateLimiter;
     const check = limiter.check.bind(limiter);
     limiter.check = (token: string, routeKey: string): RateDecision => {
@@ -183,12 +196,11 @@ export async function runPhase(opts: { title: string; accounts: AccountPlan[]; o
       quietDoneMs, retries, passes,
       accounts: opts.accounts.map((a) => {
         const s = state.get(a.name);
-        const t = byToken.get(a.token);
         return {
           name: a.name, noisy: a.noisy, n: a.n, appliedMs: s?.appliedMs ?? 0, readyMs: s?.readyMs, readyAtEnd: s?.ready.size ?? 0,
           readyOverTime: s?.readyOverTime ?? [], showedRateLimited: s?.rateLimited.size ?? 0,
           syncedWhenQuietDone: syncedWhenQuietDone.get(a.name) ?? new Map<string, number>(),
-          calls: t?.calls ?? [], mostInAWindow: Math.max(0, ...(t?.byWindow.values() ?? [])), faulted429: t?.faulted429 ?? 0, limited429: t?.limited429 ?? 0,
+          ...accountTally(byToken.get(a.token)),
         };
       }),
     };

@@ -14,7 +14,7 @@ import { rateLimitConfigSchema } from "../../src/emulator/rate-limit.ts";
 import { defaultRetryPolicy } from "../../src/linode/index.ts";
 import { say, secs } from "./common.ts";
 import { peakIn, perMinuteOverTime, PROVISION_SECONDS, runPhase, type AccountOutcome, type AccountPlan } from "./noisy-neighbour-phase.ts";
-import { saveResult, type Chart, type Figure, type Table } from "./report/result.ts";
+import { resultCollector, saveResult } from "./report/result.ts";
 
 const [N, concurrency, noisyMinutes] = [300, 4, 6].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number];
 // BENCH_API_SHARE shrinks the operator's share of each token's limit, so a small trial run meets
@@ -32,14 +32,8 @@ const operatorArgs = ["--concurrency", String(concurrency), "--linode-api-share"
 const apiLimit = rateLimitConfigSchema.parse({}).default;
 const budgetPerWindow = Math.floor(apiLimit.limit * API_SHARE);
 
-const figures: Figure[] = [];
-const tables: Table[] = [];
-const charts: Chart[] = [];
-const notes: string[] = [];
-const figure = (label: string, value: number | string, unit?: string, target?: string, met?: boolean): void => {
-  figures.push({ label, value, ...(unit !== undefined ? { unit } : {}), ...(target !== undefined ? { target } : {}), ...(met !== undefined ? { met } : {}) });
-  say(`  ${label}: ${String(value)}${unit !== undefined ? ` ${unit}` : ""}${target !== undefined ? ` (target ${target}${met === undefined ? "" : met ? ", met" : ", NOT met"})` : ""}`);
-};
+const { figures, tables, charts, notes, figure } = resultCollector(say);
+const answered429 = (o: AccountOutcome): number | undefined => (o.faulted429 === undefined || o.limited429 === undefined ? undefined : o.faulted429 + o.limited429);
 const get = (as: AccountOutcome[], name: string): AccountOutcome => {
   const a = as.find((x) => x.name === name);
   if (a === undefined) throw new Error(`no outcome for ${name}`);
@@ -70,22 +64,23 @@ const mean = noisy.calls.length / Math.max(1, phaseMs / 60_000);
 figure(`${NOISY.name}: objects that showed RateLimited`, noisy.showedRateLimited, undefined, "> 0 (RateLimited shown)", noisy.showedRateLimited > 0);
 const whenQuietDone = [...noisy.syncedWhenQuietDone].sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${String(v)}`).join(", ");
 figure(`${NOISY.name}: Synced when the quiet accounts were all Ready (${String(secs(beside.quietDoneMs))} s)`, whenQuietDone === "" ? "no status yet" : whenQuietDone);
-figure(`${NOISY.name}: calls it received, most in one of the API's ${String(apiLimit.windowSeconds)} s rate-limit windows`, noisy.mostInAWindow, "calls", `≤ its budget, ${String(budgetPerWindow)} (--linode-api-share ${String(API_SHARE)} of ${String(apiLimit.limit)})`, noisy.mostInAWindow <= budgetPerWindow);
+figure(`${NOISY.name}: calls it received, most in one of the API's ${String(apiLimit.windowSeconds)} s rate-limit windows`, noisy.mostInAWindow, "calls", `≤ its budget, ${String(budgetPerWindow)} (--linode-api-share ${String(API_SHARE)} of ${String(apiLimit.limit)})`, (v) => v <= budgetPerWindow);
 // A token bucket refills as it spends, so a sliding minute straddling two of the API's windows may hold up to twice the budget.
 figure(`${NOISY.name}: calls it received, most in any 60 s`, peak, "calls");
 figure(`${NOISY.name}: calls a minute on average over ${String(secs(phaseMs))} s`, Math.round(mean));
-figure(`${NOISY.name}: answered 429 (injected / the emulator's own limit)`, `${String(noisy.faulted429)} / ${String(noisy.limited429)}`);
+figure(`${NOISY.name}: answered 429 (injected / the emulator's own limit)`, noisy.faulted429 === undefined || noisy.limited429 === undefined ? undefined : `${String(noisy.faulted429)} / ${String(noisy.limited429)}`);
 const retried = [...beside.retries.values()].reduce((x, y) => x + y, 0);
 const firstAttempts = noisy.calls.length - retried;
 figure("retried attempts (the operator's, all accounts; the quiet accounts had no fault)", retried);
-figure(`${NOISY.name}: attempts per request`, Math.round((noisy.calls.length / Math.max(1, firstAttempts)) * 100) / 100, undefined, `≤ ${String(defaultRetryPolicy.maxAttempts)} (bounded retries)`, noisy.calls.length <= defaultRetryPolicy.maxAttempts * firstAttempts);
+// No call seen from the noisy account: no attempts to count, not 0 attempts per request.
+figure(`${NOISY.name}: attempts per request`, noisy.calls.length === 0 ? undefined : Math.round((noisy.calls.length / Math.max(1, firstAttempts)) * 100) / 100, undefined, `≤ ${String(defaultRetryPolicy.maxAttempts)} (bounded retries)`, noisy.calls.length <= defaultRetryPolicy.maxAttempts * firstAttempts);
 figure(`${NOISY.name}: Ready at the end (${String(secs(phaseMs))} s after the first create)`, `${String(noisy.readyAtEnd)}/${String(N)}`);
 for (const q of QUIET) {
   const b = get(beside.accounts, q.name);
-  figure(`${q.name}: 429s received beside the noisy account`, b.faulted429 + b.limited429, undefined, "0", b.faulted429 + b.limited429 === 0);
+  figure(`${q.name}: 429s received beside the noisy account`, answered429(b), undefined, "0", (v) => v === 0);
 }
 
-const row = (phase: string, o: AccountOutcome): (string | number)[] => [phase, o.name, o.n, secs(o.appliedMs), o.readyMs === undefined ? "—" : secs(o.readyMs), o.calls.length, o.faulted429 + o.limited429, o.showedRateLimited];
+const row = (phase: string, o: AccountOutcome): (string | number)[] => [phase, o.name, o.n, secs(o.appliedMs), o.readyMs === undefined ? "—" : secs(o.readyMs), o.calls.length, answered429(o) ?? "no data", o.showedRateLimited];
 tables.push({
   title: "Per account",
   columns: ["phase", "account", "databases", "applied (s)", "all Ready (s)", "calls received", "answered 429", "showed RateLimited"],

@@ -19,7 +19,7 @@ import { kubectl, quantile, say, sleep } from "./common.ts";
 import type { CallKind } from "./metrics.ts";
 import { resultCollector, saveResult, type Chart } from "./report/result.ts";
 import {
-  auditCloud, BENCH_NS, CREDENTIALS_LABEL, deleteAndRecreate, listResources, lowestPerBucket, manifest, notReady, pick, random, slopePerHour,
+  auditCloud, BENCH_NS, CREDENTIALS_LABEL, deleteAndRecreate, listResources, lowestPerBucket, manifest, mapsNotBack, notReady, pick, random, slopePerHour,
   sampleOperator, soakObjects, TOKEN_SECRET, update, type Sample,
 } from "./soak-parts.ts";
 
@@ -33,8 +33,6 @@ const TEAMS = ["soak-team-0", "soak-team-1", "soak-team-2", "soak-team-3"];
  * apart): no rotation this close to the end, so the end shows whether it was.
  */
 const ROTATION_QUIET_MINUTES = 6;
-/** A map is back when it is within the passes in flight at that moment (the concurrency, 8) and 2 % of its steady size. */
-const backTo = (steady: number, now: number): boolean => now <= steady * 1.02 + 8;
 const kinds: CallKind[] = ["ManagedDatabase", "NodeBalancer", "DatabaseSnapshot"];
 const { figures, tables, charts, notes, figure } = resultCollector(say);
 const round2 = (x: number): number => Math.round(x * 100) / 100;
@@ -175,7 +173,7 @@ try {
   let last: Sample | undefined;
   for (;;) {
     last = await sampleNow() ?? last;
-    const behind = last === undefined ? ["(no sample)"] : [...base.maps].filter(([m, v]) => !backTo(v, last?.maps.get(m) ?? 0));
+    const behind = last === undefined ? ["(no sample)"] : mapsNotBack(base.maps, last.maps);
     if (behind.length === 0 || Date.now() - tEnd > 3 * 60_000 + readyAfter * 1000) break;
     await sleep(SAMPLE_MILLIS);
   }
@@ -196,10 +194,12 @@ try {
   const perProcess = [...new Set(samples.map((s) => s.process))].map((p) => slopePerHour(samples.filter((s) => s.process === p), churnMinutes * 60).slope);
   const lowest = slopePerHour(lowestPerBucket(samples, churnMinutes * 60, 5 * 60), 0);
   const lags = samples.map((s) => s.lagP99);
-  const lagP99 = quantile(lags, 0.99);
+  // One sample without a lag may have been the worst: the figure is then no data.
+  const lagP99 = lags.some(Number.isNaN) ? Number.NaN : quantile(lags, 0.99);
   const maps = [...new Set([...base.maps.keys(), ...last.maps.keys()])].sort();
   const peakOf = (m: string): number => Math.max(...samples.map((s) => s.maps.get(m) ?? 0));
-  const notBack = maps.filter((m) => !backTo(base.maps.get(m) ?? 0, last.maps.get(m) ?? 0));
+  const notBack = mapsNotBack(base.maps, last.maps);
+  const size = (s: Sample, m: string): number | string => s.maps.get(m) ?? "absent";
   say("== results");
   figure(`RSS trend after each process's first ${String(churnMinutes)} min (least squares)`, round2(slope), "MiB/h", "≤ 5 MiB per hour", slope <= 5);
   figure("RSS trend's standard error (the sawtooth of garbage collection)", round2(error), "MiB/h");
@@ -209,7 +209,8 @@ try {
   figure("RSS trend by part: JS heap reserved / outside the JS heap and Buffers (code, allocator, native)", `${round2(reservedTrend.slope).toFixed(2)} / ${round2(nativeTrend.slope).toFixed(2)}`, "MiB/h");
   figure("RSS before the churn / at the end / peak", `${String(Math.round(base.rss))} / ${String(Math.round(last.rss))} / ${String(Math.round(Math.max(...samples.map((s) => s.rss))))}`, "MiB");
   figure("JS heap used before the churn / at the end", `${base.heapUsed.toFixed(1)} / ${last.heapUsed.toFixed(1)}`, "MiB");
-  figure("maps not back to their size before the churn", notBack.length, undefined, "0", notBack.length === 0);
+  // No map before the churn: the gauge was not read, not a process without maps.
+  figure("maps not back to their size before the churn", base.maps.size === 0 ? undefined : notBack.length, undefined, "0", notBack.length === 0);
   figure("event-loop lag p99 (each sample's p99 over 10 s; their 99th percentile)", round2(lagP99), "ms", "≤ 50 ms", lagP99 <= 50);
   figure("event-loop lag p99, worst 10 s", round2(Math.max(...lags)), "ms");
   figure(`objects not Ready at the end (after up to 10 min)`, waiting.length, undefined, "0", waiting.length === 0);
@@ -221,8 +222,8 @@ try {
   for (const [what, list] of [["Duplicates", audit.duplicates], ["Orphans", audit.orphans], ["Missing", audit.missing], ["Not gone within 5 min of their deletion", tally.slowDeletes]] as const) {
     if (list.length > 0) { notes.push(`${what}: ${list.slice(0, 20).join(", ")}`); say(`  ${what}: ${list.slice(0, 20).join(", ")}`); }
   }
-  say(`  maps before the churn → at the end: ${maps.filter((m) => (base.maps.get(m) ?? 0) + (last.maps.get(m) ?? 0) > 0).map((m) => `${m} ${String(base.maps.get(m) ?? 0)} → ${String(last.maps.get(m) ?? 0)}`).join(", ")}`);
-  if (notBack.length > 0) say(`  maps not back: ${notBack.map((m) => `${m} ${String(base.maps.get(m) ?? 0)} → ${String(last.maps.get(m) ?? 0)}`).join(", ")}`);
+  say(`  maps before the churn → at the end: ${maps.filter((m) => (base.maps.get(m) ?? 0) + (last.maps.get(m) ?? 0) > 0).map((m) => `${m} ${String(size(base, m))} → ${String(size(last, m))}`).join(", ")}`);
+  if (notBack.length > 0) say(`  maps not back: ${notBack.map((m) => `${m} ${String(size(base, m))} → ${String(size(last, m))}`).join(", ")}`);
   const warned = [...warnings].sort((a, b) => b[1] - a[1]).slice(0, 10);
   if (warned.length > 0) {
     notes.push(`The operator's warnings and errors, by message: ${warned.map(([k, v]) => `${k} ×${String(v)}`).join("; ")}`);
@@ -231,7 +232,7 @@ try {
   tables.push({
     title: "Every per-object and per-token map (linode_operator_cache_entries): before the churn, its peak, at the end",
     columns: ["map", "before the churn", "peak", "at the end", "back"],
-    rows: maps.map((m) => [m, base.maps.get(m) ?? 0, peakOf(m), last.maps.get(m) ?? 0, notBack.includes(m) ? "no" : "yes"]),
+    rows: maps.map((m) => [m, size(base, m), peakOf(m), size(last, m), notBack.includes(m) ? "no" : "yes"]),
   });
   tables.push({ title: "Churn rounds", columns: ["round", "minute", "updated", "deleted and recreated", "tokens rotated", "seconds to apply"], rows: rounds });
   const min = (s: Sample): number => round2(s.t / 60);
@@ -240,7 +241,7 @@ try {
     { name: "JS heap reserved", points: samples.map((s) => [min(s), round2(s.heapTotal)]) }, { name: "external (Buffers)", points: samples.map((s) => [min(s), round2(s.external)]) },
   ] });
   const byPeak = maps.filter((m) => peakOf(m) > 0).sort((a, b) => peakOf(b) - peakOf(a));
-  const mapChart = (title: string, names: string[]): Chart => ({ kind: "line", title, xLabel: "minutes", yLabel: "entries", series: names.map((m) => ({ name: m, points: samples.map((s): [number, number] => [min(s), s.maps.get(m) ?? 0]) })) });
+  const mapChart = (title: string, names: string[]): Chart => ({ kind: "line", title, xLabel: "minutes", yLabel: "entries", series: names.map((m) => ({ name: m, points: samples.flatMap((s): [number, number][] => { const v = s.maps.get(m); return v === undefined ? [] : [[min(s), v]]; }) })) });
   charts.push(mapChart("The largest maps over time (entries)", byPeak.slice(0, 8)));
   charts.push(mapChart("The next largest maps and the accounts' clients over time (entries)", ["linode.accounts", ...byPeak.slice(8).filter((m) => m !== "linode.accounts")].slice(0, 8)));
   charts.push({ kind: "line", title: "Ready objects over time", xLabel: "minutes", yLabel: "Ready", series: kinds.map((k) => ({ name: k, points: samples.map((s): [number, number] => [min(s), s.ready[k]]) })) });

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
+import { kindDefinitions } from "../../src/resources/index.ts";
 import { execCapture, useTestCluster } from "../harness/cluster.ts";
 
 const chart = fileURLToPath(new URL("../../helm/linode-operator", import.meta.url));
@@ -99,8 +100,12 @@ describe("the chart, rendered", () => {
 
   it("the kinds' own settings have values, passed only when set", async () => {
     expect(env((await dryRun("linode.token=t")).docs)).not.toHaveProperty("NODEBALANCER_STATS_SECONDS");
-    const set = env((await dryRun("linode.token=t", "nodeBalancerStatsSeconds=0", "backupsRefreshHours=6", "allowListIntervalSeconds=30", "pollHealthSeconds=900", "nodeBalancerRereadSeconds=1800")).docs);
-    expect(set).toMatchObject({ NODEBALANCER_STATS_SECONDS: "0", BACKUPS_REFRESH_HOURS: "6", ALLOW_LIST_INTERVAL_SECONDS: "30", POLL_HEALTH_SECONDS: "900", NODEBALANCER_REREAD_SECONDS: "1800" });
+    const set = env((await dryRun("linode.token=t", "nodeBalancerStatsSeconds=0", "backupsRefreshHours=6", "allowListIntervalSeconds=30", "pollHealthSeconds=900", "nodeBalancerRereadSeconds=1800", "databasePlatform=legacy")).docs);
+    expect(set).toMatchObject({ NODEBALANCER_STATS_SECONDS: "0", BACKUPS_REFRESH_HOURS: "6", ALLOW_LIST_INTERVAL_SECONDS: "30", POLL_HEALTH_SECONDS: "900", NODEBALANCER_REREAD_SECONDS: "1800", DATABASE_PLATFORM: "legacy" });
+    // Every setting a kind declares reaches the operator from a chart value.
+    const template = readFileSync(join(chart, "templates", "deployment.yaml"), "utf8");
+    const unreachable = kindDefinitions.flatMap((d) => Object.values(d.settings ?? {}).map((k) => k.env)).filter((e) => !template.includes(`- name: ${e}\n`));
+    expect(unreachable).toEqual([]);
     const bad = await helm(["template", "x", chart, "--set", "linode.token=t", "--set", "nodeBalancerStatsSeconds=5"]);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/nodeBalancerStatsSeconds/);

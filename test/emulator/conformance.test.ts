@@ -55,9 +55,9 @@ interface Interaction {
 }
 
 const MISSING_OK = new Set(["oldest_restore_time", "hosts.standby", "updates.pending"]);
-const EXTRA_OK = new Set(["platform", "replication_type", "replication_commit_type", "hosts.secondary", "updates.week_of_month"]);
-// A NodeBalancer's `locks` (api-2026 §7, recorded in 2026 on v4beta: F:TestNodeBalancer_Locks): these cassettes predate it.
-EXTRA_OK.add("locks");
+// NodeBalancer fields of 2025-2026 these cassettes predate (recorded since: api-2026.md §1).
+const NB_2026 = ["backend_connectivity", "frontend_address_type", "frontend_vpc_subnet_id", "locks"];
+const EXTRA_OK = new Set(["platform", "replication_type", "replication_commit_type", "hosts.secondary", "updates.week_of_month", ...NB_2026]);
 const REDUCED_MISSING_OK = new Set(["members", "platform", "port", "ssl_connection", "total_disk_size_gb", "used_disk_size_gb"]);
 const MAP_KEYS = new Set(["members"]);
 const NULL_OK = new Set(["hosts.primary", "hosts.secondary"]);

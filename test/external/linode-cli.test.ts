@@ -127,7 +127,7 @@ describe.skipIf(problem !== null)("linode-cli (official Linode CLI) against the 
     const gone = await raw(["databases", "mysql-view", id]);
     expect(gone.code).not.toBe(0);
     expect(gone.stderr + gone.stdout).toMatch(/404/);
-  }, 120_000);
+  }, 300_000); // ~40 s alone; each CLI call starts Python, slow on a loaded machine
 
   it("the PostgreSQL lifecycle", async () => {
     const [created] = await cli("databases", "postgresql-create", "--label", "cli-pg", "--region", "us-east", "--type", "g6-nanode-1",
@@ -147,7 +147,7 @@ describe.skipIf(problem !== null)("linode-cli (official Linode CLI) against the 
     await cli("databases", "postgresql-creds-reset", id);
     await cli("databases", "postgresql-delete", id);
     expect((await cli("databases", "list")).map((d) => d.id)).not.toContain(created.id);
-  }, 120_000);
+  }, 300_000); // ~40 s alone; each CLI call starts Python, slow on a loaded machine
 
   it("NodeBalancers, configs (http and https) and nodes, with rebuild", async () => {
     const [nb] = await cli("nodebalancers", "create", "--region", "us-east", "--label", "cli-nb", "--client_conn_throttle", "3",
@@ -204,7 +204,7 @@ describe.skipIf(problem !== null)("linode-cli (official Linode CLI) against the 
     expect((await cli("nodebalancers", "configs-list", nbId)).map((c) => c.id)).toEqual([cfg.id]);
     await cli("nodebalancers", "delete", nbId);
     expect((await cli("nodebalancers", "list")).map((n) => n.id)).not.toContain(nb.id);
-  }, 120_000);
+  }, 300_000); // ~40 s alone; each CLI call starts Python, slow on a loaded machine
 
   it("runs from a config file alone, including a bare-token config that needs GET /profile", async () => {
     const base = { ...env };

@@ -13,6 +13,3 @@ export async function eventually(assertion: () => void, timeoutMillis = 5_000): 
     }
   }
 }
-
-/** Lets whatever is already on its way arrive (for checks that nothing more happens). */
-export const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50));

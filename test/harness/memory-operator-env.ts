@@ -67,7 +67,7 @@ export async function startMemoryOperatorEnv(opts: {
     accounts, clusterId: "memory", registry, log, cacheEntries: metrics.cacheEntries,
     nodePortsAllowed: () => true,
     poll: { pendingMillis: 200, readyMillis: 60_000 },
-    settings: {},
+    settings: { "database-platform": opts.platform ?? "legacy" },
   };
   const counter = passCounter();
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {

@@ -119,6 +119,8 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
     poll: { pendingMillis: opts.poll?.pendingMillis ?? 300, readyMillis: opts.poll?.readyMillis ?? 60_000 },
     // The kinds' settings as the configuration would hold them, at intervals a test can wait for.
     settings: {
+      // The operator creates databases on the platform the emulator creates them on.
+      "database-platform": opts.platform ?? "legacy",
       ...(opts.statsMillis !== undefined ? { "nodebalancer-stats-seconds": opts.statsMillis / 1000 } : {}),
       ...(opts.backupsRefreshMillis !== undefined ? { "backups-refresh-hours": opts.backupsRefreshMillis / 3_600_000 } : {}),
       ...opts.settings,

@@ -134,15 +134,17 @@ describe.each(["legacy", "current"] as const)("ManagedDatabase (%s platform)", (
     const id = Number((await readyDatabase("updated")).status?.id);
     const putsBefore = await linodeCalls(env.operatorLinode, { method: "PUT" });
     const sentBefore = sentTo("mysql", id);
+    // Each platform's window length: the current one's is 4 hours, the legacy one's 1..3.
+    const duration = platform === "current" ? 4 : 3;
     await apply("updated", {
       ...mysql, type: "g6-standard-1", allowList: ["203.0.113.7", "198.51.100.0/24"],
-      updates: { frequency: "weekly", duration: 3, hourOfDay: 2, dayOfWeek: 6 },
+      updates: { frequency: "weekly", duration, hourOfDay: 2, dayOfWeek: 6 },
     });
     const o = await waitFor("updated Ready at the new type", () => readyAt("updated", (x) => x.status?.type === "g6-standard-1"), 60_000, 200);
     const db = await env.linode.databases.engine("mysql").get(id);
     expect(db.allowList).toEqual(["198.51.100.0/24", "203.0.113.7/32"]);
     expect(db.type).toBe("g6-standard-1");
-    expect(db.updates).toMatchObject({ frequency: "weekly", duration: 3, hourOfDay: 2, dayOfWeek: 6 });
+    expect(db.updates).toMatchObject({ frequency: "weekly", duration, hourOfDay: 2, dayOfWeek: 6 });
     expect(await linodeCalls(env.operatorLinode, { method: "PUT" }) - putsBefore).toBe(1);
     expect(sentTo("mysql", id) - sentBefore).toBe(1);
     // Three more passes: the bare IP and its /32 form are the same, so nothing more is sent

@@ -201,7 +201,7 @@ interface Method { name: string; call: () => Promise<unknown> }
 
 /** Every request method of the client's API objects, with arguments by parameter name. */
 function clientMethods(client: LinodeClient, ids: Ids): { methods: Method[]; unknownParameters: string[] } {
-  const apis: [string, object][] = [["databases", client.databases], ["databases.mysql", client.databases.mysql], ["nodeBalancers", client.nodeBalancers], ["firewalls", client.firewalls]];
+  const apis: [string, object][] = [["databases", client.databases], ["databases.mysql", client.databases.mysql], ["nodeBalancers", client.nodeBalancers], ["firewalls", client.firewalls], ["vpcs", client.vpcs]];
   const methods: Method[] = [];
   const unknownParameters: string[] = [];
   for (const [apiName, api] of apis) {
@@ -252,6 +252,11 @@ describe("hostile answers to every parser of the Linode client", () => {
     const node = config === undefined ? undefined : (await setup.nodeBalancers.listAllNodes(nb.id, config.id))[0];
     // A second NodeBalancer, with no firewall yet, for the device the client's createDevice makes.
     const bare = await setup.nodeBalancers.create({ region: "us-east", label: label("hostile-nb") });
+    // A NodeBalancer with its backends in a VPC (made through the API, as a user would), for its VPC configs.
+    const made = await fetch(`${emulator.url}/vpcs`, { method: "POST", headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" }, body: JSON.stringify({ label: label("hostile-vpc"), region: "us-east", subnets: [{ label: "s", ipv4: "10.0.0.0/24" }] }) });
+    const subnetId = ((await made.json()) as { subnets: { id: number }[] }).subnets[0]?.id ?? 0;
+    const inVpc = await setup.nodeBalancers.create({ region: "us-east", label: label("hostile-nb"), vpcs: [{ subnetId }] });
+    const vpcConfig = (await setup.nodeBalancers.listAllVpcConfigs(inVpc.id))[0];
     const firewallId = 4242;
     const device = await setup.firewalls.createDevice(firewallId, { id: nb.id, type: "nodebalancer" });
     await setup.close();
@@ -259,6 +264,7 @@ describe("hostile answers to every parser of the Linode client", () => {
       instanceId: db.id, backupId: backup.id, nodeBalancerId: nb.id, configId: config?.id, nodeId: node?.id, firewallId, deviceId: device.id,
       engineId: "mysql/8", typeId: "g6-nanode-1", label: db.label, engine: "mysql",
       "databases.mysql.restoreBackup(backupId)": restorable.id,
+      vpcConfigId: vpcConfig?.id, "nodeBalancers.getVpcConfig(nodeBalancerId)": inVpc.id, "nodeBalancers.listAllVpcConfigs(nodeBalancerId)": inVpc.id,
       // Request bodies: the answer is what is tested, not the request; where the emulator answers, a request it takes.
       req: {},
       "firewalls.createDevice(req)": { id: bare.id, type: "nodebalancer" },

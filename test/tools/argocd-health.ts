@@ -37,11 +37,11 @@ export const reasonHealth: Readonly<Record<string, Health>> = {
   DatabaseIdMismatch: "Degraded", RestoreAfterCredentialsReset: "Degraded", RestoreFailed: "Degraded",
   SnapshotOfAnotherDatabase: "Degraded", InvalidEngineConfig: "Degraded", ResizeNotAllowed: "Degraded",
   RestoreTimeOutOfRange: "Degraded", RestoreSourceMismatch: "Degraded", InvalidAllowListSource: "Degraded",
-  AllowListWouldBeEmpty: "Degraded", UnknownEngineVersion: "Degraded", CannotExpress: "Degraded",
+  AllowListWouldBeEmpty: "Degraded", UnknownEngineVersion: "Degraded", UnknownEngine: "Degraded", CannotExpress: "Degraded",
   DatabaseGone: "Degraded", DatabaseNotManaged: "Degraded", BackupIdMismatch: "Degraded",
   NodeBalancerIdMismatch: "Degraded", TLSSecretInvalid: "Degraded", NodePortsNotAllowed: "Degraded", NoBackends: "Degraded",
   NoConfigs: "Degraded", NoNodes: "Degraded", NoBackendUp: "Degraded", FirewallNotFound: "Degraded", FirewallConflict: "Degraded",
-  Locked: "Degraded",
+  Locked: "Degraded", VPCNotFound: "Degraded",
 };
 
 /** Every reason a kind's conditions may carry: the runtime's, the shared ones and its own. */

@@ -114,3 +114,28 @@ describe("a bare node port (nodesFrom.nodes) and the admin's --node-port-namespa
     expect(withFollowedBackends({ configs: [typed("192.168.128.1:10250")] }, "shop", { nodes: undefined, services: undefined, endpointSlices: undefined }, false).held).toBeUndefined();
   });
 });
+
+describe("backends in a VPC (the NodeBalancer's backend subnet)", () => {
+  const twoAddresses = (name: string, legacy: string, inVpc: string): NodeObject => {
+    const n = node(name, legacy);
+    n.status?.addresses?.push({ type: "InternalIP", address: inVpc }, { type: "ExternalIP", address: "203.0.113.40" });
+    return n;
+  };
+  const subnet = { id: 852973, range: "10.0.4.0/24" };
+  it("each node at its InternalIP inside the subnet (not the first private one), with the subnet; one without such an address is skipped, said so", () => {
+    const r = followedBackends({ serviceRef: { name: "web", port: 80 } }, "shop", sources([twoAddresses("a", "192.168.128.1", "10.0.4.11"), node("legacy-only", "192.168.128.2")], [svc("Cluster", 30080)]), subnet);
+    expect("backends" in r && r.backends.map((b) => [b.address, b.subnetId])).toEqual([["10.0.4.11:30080", 852973]]);
+    const skipped = "skipped" in r ? r.skipped : [];
+    expect(skippedSummary(skipped)).toEqual(["1 node skipped, with no InternalIP in the NodeBalancer's backend subnet (10.0.4.0/24)"]);
+  });
+  it("a subnet whose range is unknown: the first private InternalIP, with the subnet", () => {
+    const r = followedBackends({ nodes: { selector: {}, port: 8080 } }, "shop", sources([twoAddresses("a", "192.168.128.1", "10.0.4.11")]), { id: 7, range: null });
+    expect("backends" in r && r.backends.map((b) => [b.address, b.subnetId])).toEqual([["192.168.128.1:8080", 7]]);
+  });
+  it("static nodes without a subnet are in the backend subnet; one naming its own keeps it", () => {
+    const spec = { configs: [{ port: 80, nodes: [{ label: "s-1", address: "10.0.4.50:80" }, { label: "s-2", address: "10.0.4.51:80", subnetId: 852973 }] }] };
+    const eff = withFollowedBackends(spec, "shop", sources([]), true, subnet);
+    expect(eff.spec.configs[0]?.nodes.map((n) => n.subnetId)).toEqual([852973, 852973]);
+    expect(withFollowedBackends(spec, "shop", sources([]), true).spec.configs[0]?.nodes.map((n) => n.subnetId)).toEqual([undefined, 852973]);
+  });
+});

@@ -243,7 +243,7 @@ describe("renderReport", () => {
     });
     await save(withNaN);
     await renderReport(join(dir, "results"), dir);
-    expect(await readFile(join(dir, "benchmarks.md"), "utf8")).toContain("| p99 | n/a | — | — |");
+    expect(await readFile(join(dir, "benchmarks.md"), "utf8")).toContain("| p99 | no data | — | — |");
     const svg = await readFile(join(dir, "benchmarks", "scale-10k-0.svg"), "utf8");
     expect(svg).toBe(renderChart(withNaN.charts?.[0] as Chart));
   });

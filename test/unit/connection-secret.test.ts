@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { connectionSecretData } from "../../src/resources/managed-database/connection-secret.ts";
+import { bindingSecretType, connectionSecretData } from "../../src/resources/managed-database/connection-secret.ts";
 import { managedDatabaseSpecSchema } from "../../src/resources/managed-database/schema.ts";
 
 const info = {
@@ -23,6 +23,18 @@ describe("connection Secret data", () => {
     expect(d.uri).toMatch(/^mysql:\/\/akmadmin:.*@.*:18319\/defaultdb$/);
     const tls = connectionSecretData({ ...info, engine: "mysql", caPath: "/etc/my db/ca.crt" });
     expect(tls.uri).toMatch(/\/defaultdb\?ssl-mode=VERIFY_IDENTITY&ssl-ca=\/etc\/my%20db\/ca\.crt$/);
+  });
+
+  it("Valkey is bound as Redis: type redis, no database, a rediss:// uri a Redis client parses; only a password when it has no user", () => {
+    const d = connectionSecretData({ ...info, engine: "valkey", username: "default" });
+    expect(d).toEqual({ type: "redis", provider: "linode", host: info.host, port: "18319", username: "default", password: info.password, uri: `rediss://default:p%40ss%2Fw%3Ard@${info.host}:18319`, "ca.crt": info.caPem });
+    expect(bindingSecretType("valkey")).toBe("servicebinding.io/redis");
+    const url = new URL(d.uri ?? "");
+    expect([url.protocol, url.hostname, url.port, decodeURIComponent(url.password)]).toEqual(["rediss:", info.host, "18319", info.password]);
+    const anonymous = connectionSecretData({ ...info, engine: "valkey", username: "" });
+    expect(anonymous.username).toBeUndefined();
+    expect(anonymous.uri).toBe(`rediss://:p%40ss%2Fw%3Ard@${info.host}:18319`);
+    expect(() => connectionSecretData({ ...info, engine: "valkey" }, { url: "{{ .database }}" })).toThrow(/names no key|not in this database's Secret/);
   });
 
   it("renders extra keys from templates and rejects unknown keys", () => {

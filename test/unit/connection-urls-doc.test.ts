@@ -19,15 +19,15 @@ const caFile = `${deployment.spec.template.spec.containers[0]?.volumeMounts[0]?.
 
 // A password as the API hands them out to a templated URL (the doc says an escaped one needs `uri`).
 const info = (engine: ConnectionInfo["engine"], name: string): ConnectionInfo => ({
-  engine, host: "a225891-akamai-prod-1934140-default.g2a.akamaidb.net", port: engine === "mysql" ? 3306 : 5432, username: "akmadmin",
+  engine, host: "a225891-akamai-prod-1934140-default.g2a.akamaidb.net", port: engine === "mysql" ? 3306 : 5432, username: engine === "valkey" ? "default" : "akmadmin",
   password: "Xk9sQ2mP7vLr4TnWb8Yc", caPem: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", sslConnection: true,
   caPath: `/bindings/${name}/ca.crt`, secondaryHost: "replica-a225891-akamai-prod-1934140-default.g2a.akamaidb.net",
 });
 
 /** Query parameters that name the CA file, by driver. */
-const caParams = ["serverSslCert", "sslrootcert", "sslcert", "sslca", "ssl_ca", "ssl-ca"];
+const caParams = ["serverSslCert", "sslrootcert", "sslcert", "sslca", "ssl_ca", "ssl-ca", "ssl_ca_certs"];
 /** Query parameters that turn server verification on, and the values that do. */
-const verifying: Record<string, string[]> = { sslMode: ["VERIFY_IDENTITY", "verify-full"], sslmode: ["verify-full"], "ssl-mode": ["VERIFY_IDENTITY"], ssl_mode: ["verify_identity"], sslaccept: ["strict"] };
+const verifying: Record<string, string[]> = { sslMode: ["VERIFY_IDENTITY", "verify-full"], sslmode: ["verify-full"], "ssl-mode": ["VERIFY_IDENTITY"], ssl_mode: ["verify_identity"], sslaccept: ["strict"], ssl_cert_reqs: ["required"] };
 
 interface Parsed { user: string; password: string; host: string; port: string; database: string; params: URLSearchParams }
 
@@ -43,8 +43,8 @@ function parseConnection(value: string): Parsed {
 }
 
 describe("docs/connection-urls.md", () => {
-  it("has a MySQL and a PostgreSQL example, and a Deployment mounting the Secret where the default caPath points", () => {
-    expect(databases.map((d) => d.spec.engine).sort()).toEqual(["mysql", "postgresql"]);
+  it("has a MySQL, a PostgreSQL and a Valkey example, and a Deployment mounting the Secret where the default caPath points", () => {
+    expect(databases.map((d) => d.spec.engine).sort()).toEqual(["mysql", "postgresql", "valkey"]);
     for (const d of databases) expect(`/bindings/${d.metadata.name}/ca.crt`).toBe(caFile);
     expect(blocks("go").join("")).toContain(`os.ReadFile("${caFile}")`);
   });
@@ -63,7 +63,9 @@ describe("docs/connection-urls.md", () => {
       const value = data[key] ?? "";
       expect(value).not.toMatch(/\{\{|\}\}/);
       const p = parseConnection(value);
-      expect([p.host, p.port, p.database]).toEqual([key === "replica-url" ? c.secondaryHost : c.host, String(c.port), "defaultdb"]);
+      // Valkey: Redis database 0 (it has no named database); a rediss:// URL.
+      expect([p.host, p.port, p.database]).toEqual([key === "replica-url" ? c.secondaryHost : c.host, String(c.port), engine === "valkey" ? "0" : "defaultdb"]);
+      if (engine === "valkey") expect(value).toMatch(/^rediss:\/\//);
       // JDBC URLs take the user and password from the Secret's own keys.
       if (!value.startsWith("jdbc:")) expect([p.user, p.password]).toEqual([c.username, c.password]);
       const ca = caParams.flatMap((name) => p.params.getAll(name));

@@ -39,7 +39,7 @@ describe("kind schemas at runtime", () => {
   it("NodeBalancer: the API's config defaults", () => {
     const spec = nodeBalancerSpecSchema.parse({ region: "us-east", configs: [{ port: 443, nodes: [{ label: "web", address: "192.168.128.5:443" }] }] });
     expect(spec).toEqual({
-      region: "us-east", clientConnThrottle: 0, clientUdpSessThrottle: 0, tags: [], deletionProtection: false, deletionPolicy: "Delete", managementPolicy: "Manage",
+      region: "us-east", type: "common", clientConnThrottle: 0, clientUdpSessThrottle: 0, tags: [], deletionProtection: false, deletionPolicy: "Delete", managementPolicy: "Manage",
       configs: [{
         // checkPassive has no default: the API's depends on the protocol (on for http, none for udp).
         port: 443, protocol: "http", algorithm: "roundrobin", stickiness: "none", check: "none",

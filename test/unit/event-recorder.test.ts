@@ -7,7 +7,6 @@ import { KubeEventRecorder, SERIES_TTL_MILLIS } from "../../src/runtime/events.t
 import { MemoryKube } from "../fixtures/memory-kube.ts";
 
 const obj = (name: string, uid: string) => ({ apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name, namespace: "ns", uid } });
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
 
 describe("KubeEventRecorder", () => {
   it("a repeat is a series on one Event; an object's counts go with it", async () => {
@@ -16,10 +15,10 @@ describe("KubeEventRecorder", () => {
     const events = new KubeEventRecorder(kube, { controller: "c", instance: "i", entries });
     const a = obj("a", "uid-a");
     events.normal(a, "Created", "Create", "created");
-    await settle();
+    await events.idle();
     events.normal(a, "Created", "Create", "created");
     events.warning(obj("b", "uid-b"), "Failed", "Update", "refused");
-    await settle();
+    await events.idle();
     expect(kube.events).toHaveLength(2);
     expect((kube.events[0] as { series?: { count: number } }).series?.count).toBe(2);
     expect(entries.sizes().get("events.series")).toBe(2);
@@ -27,7 +26,7 @@ describe("KubeEventRecorder", () => {
     expect(entries.sizes().get("events.series")).toBe(1);
     // Recreated under the same name: a new object, a new series.
     events.normal(obj("a", "uid-a2"), "Created", "Create", "created");
-    await settle();
+    await events.idle();
     expect(kube.events).toHaveLength(3);
   });
 
@@ -39,11 +38,11 @@ describe("KubeEventRecorder", () => {
     const a = obj("a", "uid-a");
     // A long-lived object whose every update has its own note.
     for (let i = 0; i < 5; i++) { events.normal(a, "Updated", "Update", `allow list ${String(i)}`); now += 10 * 60_000; }
-    await settle();
+    await events.idle();
     expect(entries.sizes().get("events.series")).toBe(5);
     now += SERIES_TTL_MILLIS - 40 * 60_000;
     events.normal(a, "Updated", "Update", "allow list 0");
-    await settle();
+    await events.idle();
     // The first two are an hour old: dropped; the repeat of the first is a series of one again.
     expect(entries.sizes().get("events.series")).toBe(4);
     expect(kube.events.filter((e) => (e as { note?: string }).note === "allow list 0")).toHaveLength(1);

@@ -29,7 +29,7 @@ function config(port: number, protocol: string, nodes: [address: string, label: 
     ...more,
   };
 }
-const observed = (configs: ObservedConfig[]): ObservedNodeBalancer => ({ nb, configs, firewalls: [] });
+const observed = (configs: ObservedConfig[]): ObservedNodeBalancer => ({ nb, configs, firewalls: [], vpcs: [] });
 const nodeBalancerKind = { parseSpec: (raw: unknown) => nodeBalancerSpecSchema.parse(raw), lateInit: nodeBalancerAsSpec } as unknown as AnyManagedKind;
 
 const database = (more: Record<string, unknown>): Database => camelize(databaseSchema.parse({

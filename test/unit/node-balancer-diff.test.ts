@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { generateCertificate } from "../../src/emulator/certs.ts";
 import type { NodeBalancer } from "../../src/linode/index.ts";
 import {
-  configBody, firewallToAssign, isEmptyPlan, nodeBodies, planFirewalls, planNodeBalancer, type AttachedFirewall, type ObservedConfig, type ObservedNodeBalancer,
+  configBody, firewallToAssign, immutableMismatches, isEmptyPlan, nodeBodies, planFirewalls, planNodeBalancer, type AttachedFirewall, type ObservedConfig, type ObservedNodeBalancer,
 } from "../../src/resources/node-balancer/diff.ts";
 import { planLock } from "../../src/resources/node-balancer/locks.ts";
 import { nodeBalancerSpecSchema } from "../../src/resources/node-balancer/schema.ts";
@@ -39,7 +39,7 @@ function cloudConfig(port: number, protocol: string, nodes: [string, string, num
   };
 }
 
-const observed = (configs: ObservedConfig[]): ObservedNodeBalancer => ({ nb, configs, firewalls: [] });
+const observed = (configs: ObservedConfig[]): ObservedNodeBalancer => ({ nb, configs, firewalls: [], vpcs: [] });
 const matching = (): ObservedConfig[] => [
   cloudConfig(80, "http", [["192.168.1.1:80", "web-1", 50, "accept"], ["192.168.1.2:80", "web-2", 10, "accept"]]),
   cloudConfig(443, "https", [["192.168.1.1:443", "web-1", 50, "accept"]], fp),
@@ -221,5 +221,37 @@ describe("planLock", () => {
     const plan = planNodeBalancer(spec, undefined, observed(matching()), tls, undefined, planLock(true, [], undefined));
     expect(isEmptyPlan(plan)).toBe(false);
     expect(plan.summary).toBe("lock against deletion (spec.deletionProtection)");
+  });
+});
+
+describe("VPC nodes and create-only fields", () => {
+  const vpcSpec = nodeBalancerSpecSchema.parse({
+    region: "us-east", tags: ["a", "b"], type: "premium", vpcs: [{ subnetId: 7, ipv4Range: "10.0.0.0/28" }],
+    configs: [{ port: 80, nodes: [{ label: "web-1", address: "10.0.0.20:80", subnetId: 7 }] }],
+  });
+  const backend = { id: 70, nodebalancerId: 1, vpcId: 5, subnetId: 7, ipv4Range: "10.0.0.4/30", ipv6Range: null, purpose: "backend" };
+  const withSubnet = (subnetId?: number): ObservedNodeBalancer => {
+    const c = cloudConfig(80, "http", [["10.0.0.20:80", "web-1", 50, "accept"]]);
+    return { nb: { ...nb, type: "premium" }, configs: [{ ...c, nodes: c.nodes.map((n) => (subnetId !== undefined ? { ...n, vpcConfigId: 70, subnetId } : n)) }], firewalls: [], vpcs: [backend] };
+  };
+  const found = { backend: { id: 7, vpcId: 5, region: "us-east", range: "10.0.0.0/24" }, problems: [] };
+
+  it("a node whose subnet differs (or that has none) is rebuilt, sent with its subnet; the same subnet is no change", () => {
+    expect(isEmptyPlan(planNodeBalancer(vpcSpec, undefined, withSubnet(7), new Map()))).toBe(true);
+    const plan = planNodeBalancer(vpcSpec, undefined, withSubnet(undefined), new Map());
+    expect(plan.rebuild.map((r) => r.differs)).toEqual([["nodes ~1"]]);
+    const r = plan.rebuild[0];
+    expect(r && nodeBodies(r.spec, r.config)).toEqual([{ address: "10.0.0.20:80", label: "web-1", subnetId: 7, id: 8000 }]);
+  });
+
+  it("type, VPCs and the reserved address are compared (the cloud's range inside the spec's), each named; not where nothing was looked up (Observe)", () => {
+    expect(immutableMismatches(vpcSpec, withSubnet(7), found)).toEqual([]);
+    const common = { ...withSubnet(7), nb: { ...nb, type: "common", ipv4: "203.0.113.1" }, vpcs: [] };
+    expect(immutableMismatches({ ...vpcSpec, ipv4: "203.0.113.9" }, common, found)).toEqual([
+      "type (spec premium, NodeBalancer common)", "vpcs (spec subnet 7 10.0.0.0/28, NodeBalancer none)", "ipv4 (spec 203.0.113.9, NodeBalancer 203.0.113.1)",
+    ]);
+    expect(immutableMismatches({ ...vpcSpec, vpcs: [{ subnetId: 7, ipv4Range: "10.0.0.64/28" }] }, withSubnet(7), found)).toEqual(["vpcs (spec subnet 7 10.0.0.64/28, NodeBalancer subnet 7 (10.0.0.4/30))"]);
+    expect(immutableMismatches({ ...vpcSpec, vpcs: undefined }, withSubnet(7), { problems: [] })).toEqual(["vpcs (spec none, NodeBalancer subnet 7 (10.0.0.4/30))"]);
+    expect(immutableMismatches({ ...vpcSpec, ipv4: "203.0.113.9" }, common)).toEqual([]);
   });
 });

@@ -46,9 +46,10 @@ describe("NodeBalancer statistics", () => {
   it("held back by the statistics budget: not waited for, the last figures stay, and the next pass tries again", async () => {
     const { linode, calls, options } = fakeLinode([7, "limited", 9]);
     const registry = new Registry();
-    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 1, exists: () => true, random: () => 0 });
+    let now = 1_000_000;
+    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 1, exists: () => true, random: () => 0, now: () => now });
     await reader.refresh(linode, "ns", "web", 11, signal);
-    await new Promise((r) => setTimeout(r, 5));
+    now += 5;
     await reader.refresh(linode, "ns", "web", 11, signal);
     expect(options[1]?.retry?.maxRateLimitWaitMs).toBe(0);
     expect(await registry.metrics()).toContain('linode_nodebalancer_connections{namespace="ns",name="web",id="11"} 7');
@@ -60,13 +61,14 @@ describe("NodeBalancer statistics", () => {
   it("a failure of the moment keeps the last figures; a NodeBalancer gone from the API has none", async () => {
     const { linode, calls } = fakeLinode([7, "failing", "gone"]);
     const registry = new Registry();
-    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 1, exists: () => true, random: () => 0 });
-    const pause = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
+    let now = 1_000_000;
+    const reader = new NodeBalancerStatsReader({ registry, intervalMillis: 1, exists: () => true, random: () => 0, now: () => now });
+    const pause = (): void => { now += 5; };
     await reader.refresh(linode, "ns", "web", 11, signal);
-    await pause();
+    pause();
     await reader.refresh(linode, "ns", "web", 11, signal);
     expect(await registry.metrics()).toContain('linode_nodebalancer_connections{namespace="ns",name="web",id="11"} 7');
-    await pause();
+    pause();
     await reader.refresh(linode, "ns", "web", 11, signal);
     expect(calls).toEqual([11, 11, 11]);
     expect(await registry.metrics()).not.toContain('name="web"');
@@ -74,24 +76,29 @@ describe("NodeBalancer statistics", () => {
 
   it("first read at a random point of the first interval (a restart does not read them all at once)", async () => {
     const { linode, calls } = fakeLinode();
-    const reader = new NodeBalancerStatsReader({ intervalMillis: 40, exists: () => true, random: () => 0.5 });
+    let now = 1_000_000;
+    const reader = new NodeBalancerStatsReader({ intervalMillis: 40, exists: () => true, random: () => 0.5, now: () => now });
     await reader.refresh(linode, "ns", "web", 11, signal);
     expect(calls).toEqual([]);
-    await new Promise((r) => setTimeout(r, 30));
+    now += 19;
+    await reader.refresh(linode, "ns", "web", 11, signal);
+    expect(calls).toEqual([]);
+    now += 1;
     await reader.refresh(linode, "ns", "web", 11, signal);
     expect(calls).toEqual([11]);
   });
 
   it("a NodeBalancer younger than the interval (no statistics yet) is first read one interval after its creation", async () => {
     const { linode, calls } = fakeLinode();
-    const reader = new NodeBalancerStatsReader({ intervalMillis: 40, exists: () => true, random: () => 0 });
-    const created = Date.now();
+    let now = 1_000_000;
+    const reader = new NodeBalancerStatsReader({ intervalMillis: 40, exists: () => true, random: () => 0, now: () => now });
+    const created = now;
     await reader.refresh(linode, "ns", "new", 12, signal, created);
     expect(calls).toEqual([]);
-    await new Promise((r) => setTimeout(r, 20));
+    now += 39;
     await reader.refresh(linode, "ns", "new", 12, signal, created);
     expect(calls).toEqual([]);
-    await new Promise((r) => setTimeout(r, 30));
+    now += 1;
     await reader.refresh(linode, "ns", "new", 12, signal, created);
     expect(calls).toEqual([12]);
     // One created long ago is read at its first look (random: 0).

@@ -90,16 +90,15 @@ describe("Kubernetes Events", () => {
     const kube = new MemoryKube();
     const events = new KubeEventRecorder(kube, { controller: "test", instance: "unit" });
     const obj = { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "orders", namespace: "ns", uid: "u1" } };
-    const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20));
     events.warning(obj, "ApiRejected", "Reconcile", "region not found");
-    await settle();
+    await events.idle();
     events.warning(obj, "ApiRejected", "Reconcile", "region not found");
-    await settle();
+    await events.idle();
     expect(kube.events).toHaveLength(1);
     expect(kube.events[0]?.series).toMatchObject({ count: 2 });
     kube.events.length = 0; // the API server's TTL (about an hour) removed it
     events.warning(obj, "ApiRejected", "Reconcile", "region not found");
-    await settle();
+    await events.idle();
     expect(kube.events.map((e) => e.reason)).toEqual(["ApiRejected"]);
   });
 
@@ -107,7 +106,7 @@ describe("Kubernetes Events", () => {
     const kube = new MemoryKube();
     const events = new KubeEventRecorder(kube, { controller: "test", instance: "unit" });
     events.normal({ metadata: { name: "x".repeat(253), namespace: "ns", uid: "u" } }, "Created", "Create", "made");
-    await new Promise((r) => setTimeout(r, 20));
+    await events.idle();
     const name = (kube.events[0]?.metadata as { name: string } | undefined)?.name ?? "";
     expect(name.length).toBeLessThanOrEqual(253);
     expect(name.length).toBeGreaterThan(200);

@@ -10,7 +10,7 @@ import { References, wireWatch } from "../../src/runtime/references.ts";
 import { InformerPool, type Selectors } from "../../src/runtime/stores.ts";
 import { gadgetType } from "../fixtures/gadget-kind.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
-import { eventually, settle } from "../harness/eventually.ts";
+import { eventually } from "../harness/eventually.ts";
 
 const ns = "stores";
 const pools: InformerPool[] = [];
@@ -33,6 +33,18 @@ const valueOf = (o: KubeObject, key: string): string | undefined => {
   return v === undefined ? undefined : Buffer.from(v, "base64").toString();
 };
 const gadget = (name: string, labels: Record<string, string>): KubeObject => ({ metadata: { name, labels }, spec: { size: 1 } });
+
+/**
+ * Proves that nothing was woken by what came before, by a later event instead of by time: a
+ * gadget `probe` reads the Secret `probe-secret` alone, which each call changes; once the probe is
+ * woken, every earlier event of the Secrets' informer has been handled. Returns what else was woken.
+ */
+async function barrier(kube: MemoryKube, woken: string[]): Promise<string[]> {
+  await kube.applySecret(secret("probe-secret", { cert: String(Math.random()), tier: String(Math.random()) }));
+  await eventually(() => { expect(woken).toContain(`${ns}/probe`); });
+  return [...new Set(woken.filter((k) => k !== `${ns}/probe`))].sort();
+}
+const probe = (kube: MemoryKube): Promise<unknown> => kube.createCustom(gadgetType, ns, { metadata: { name: "probe" }, spec: { tls: "probe-secret" } });
 
 describe("shared stores and indexes", () => {
   it("one informer per resource and selector set, however many ask", () => {
@@ -83,6 +95,7 @@ describe("shared stores and indexes", () => {
     const gadget = (name: string, tls: string): Promise<unknown> => kube.createCustom(gadgetType, ns, { metadata: { name }, spec: { tls } });
     await gadget("web", "cert-a");
     await gadget("api", "cert-b");
+    await probe(kube);
     await pool.startAndSync();
     expect(self.byIndex(referrersIndex("tls"), `${ns}/cert-a`).map((o) => o.metadata.name)).toEqual(["web"]);
 
@@ -96,8 +109,7 @@ describe("shared stores and indexes", () => {
     await eventually(() => { expect(woken.sort()).toEqual([`${ns}/api`, `${ns}/web`]); });
     woken.length = 0;
     await kube.applySecret(secret("cert-a", { cert: "a2" }));
-    await settle();
-    expect(woken).toEqual([]);
+    expect(await barrier(kube, woken)).toEqual([]);
   });
 
   it("references: a change that leaves the decoded view alone wakes no referrer", async () => {
@@ -110,12 +122,13 @@ describe("shared stores and indexes", () => {
     refs.wire(self, (raw) => raw as { tls?: string }, (key) => woken.push(key));
     await kube.createCustom(gadgetType, ns, { metadata: { name: "web" }, spec: { tls: "cert-v" } });
     await kube.applySecret(secret("cert-v", { tier: "gold" }));
+    await probe(kube);
     await pool.startAndSync();
-    await settle();
+    await barrier(kube, woken);
     woken.length = 0; // what the first sync added
     await kube.applySecret(secret("cert-v", { tier: "gold", note: "written elsewhere" }));
-    await settle();
-    expect(woken).toEqual([]);
+    expect(await barrier(kube, woken)).toEqual([]);
+    woken.length = 0;
     await kube.applySecret(secret("cert-v", { tier: "silver", note: "written elsewhere" }));
     await eventually(() => { expect([...new Set(woken)]).toEqual([`${ns}/web`]); });
   });
@@ -136,13 +149,12 @@ describe("shared stores and indexes", () => {
     await kube.createCustom(gadgetType, ns, { metadata: { name: "done" }, spec: { tls: "cert-w" } });
     await kube.patchCustomStatus(gadgetType, { namespace: ns, name: "done" }, { done: true });
     await kube.applySecret(secret("cert-w", { tier: "gold" }));
+    await probe(kube);
     await pool.startAndSync();
-    await settle();
+    await barrier(kube, woken);
     woken.length = 0;
     await kube.applySecret(secret("cert-w", { tier: "silver" }));
-    await eventually(() => { expect([...new Set(woken)]).toEqual([`${ns}/busy`]); });
-    await settle();
-    expect([...new Set(woken)]).toEqual([`${ns}/busy`]);
+    expect(await barrier(kube, woken)).toEqual([`${ns}/busy`]);
     woken.length = 0;
     await kube.applySecret(secret("cert-w", {}));
     await eventually(() => { expect([...new Set(woken)].sort()).toEqual([`${ns}/busy`, `${ns}/done`]); });

@@ -13,6 +13,7 @@ import { LinodeClient } from "../../src/linode/index.ts";
 import { LocksApi } from "../../src/linode/locks.ts";
 import { NodeBalancersApi } from "../../src/linode/nodebalancers.ts";
 import { ProfileApi } from "../../src/linode/profile.ts";
+import { VpcsApi } from "../../src/linode/vpcs.ts";
 import { grants, parseScopes, routeKey, routeScopes, scopeText } from "../../src/linode/scopes.ts";
 import { kinds } from "../../src/resources/index.ts";
 import { kindScopes, neededScopes } from "../../src/resources/token-scopes.ts";
@@ -55,7 +56,7 @@ describe("OAuth scopes", () => {
   });
 
   it("knows the scope of every route the client calls, as the emulator asks it", async () => {
-    const called = await routesOf((t) => ({ d: new DatabasesApi(t), n: new NodeBalancersApi(t), f: new FirewallsApi(t), l: new LocksApi(t), p: new ProfileApi(t) }));
+    const called = await routesOf((t) => ({ d: new DatabasesApi(t), n: new NodeBalancersApi(t), f: new FirewallsApi(t), l: new LocksApi(t), p: new ProfileApi(t), v: new VpcsApi(t) }));
     expect(called.size).toBeGreaterThan(40);
     const keys = [...called].map((c) => { const [m, r] = c.split(" "); return routeKey(m ?? "", r ?? ""); });
     expect(keys.filter((k) => !(k in routeScopes))).toEqual([]);
@@ -79,7 +80,7 @@ describe("OAuth scopes", () => {
     for (const needs of Object.values(kindScopes)) for (const n of needs) expect(highest.get(n.scope.area), scopeText(n.scope)).toBe(n.scope.level);
     const all = neededScopes(Object.keys(kindScopes));
     expect(all.filter((n) => n.feature === undefined).map((n) => scopeText(n.scope)).sort()).toEqual(["databases:read_write", "nodebalancers:read_write"]);
-    expect(all.filter((n) => n.feature !== undefined).map((n) => `${scopeText(n.scope)} ${n.feature ?? ""}`)).toEqual(["firewall:read_write spec.firewallId", "account:read_write spec.deletionProtection"]);
+    expect(all.filter((n) => n.feature !== undefined).map((n) => `${scopeText(n.scope)} ${n.feature ?? ""}`)).toEqual(["firewall:read_write spec.firewallId", "vpc:read_only spec.vpcs", "account:read_write spec.deletionProtection"]);
   });
 
   it("docs/token-scopes.md names exactly the scopes the kinds need, each in its own row", () => {
@@ -149,6 +150,7 @@ describe("token verdicts from the emulator's answers", () => {
     expect(verdictProblem(v, emu.url)).toBeUndefined();
     expect(tokenChecks(v, emu.url).filter((c) => c.status !== "OK")).toEqual([
       expect.objectContaining({ status: "WARN", check: "Linode token scopes (spec.firewallId)" }),
+      expect.objectContaining({ status: "WARN", check: "Linode token scopes (spec.vpcs)" }),
       expect.objectContaining({ status: "WARN", check: "Linode token scopes (spec.deletionProtection)" }),
     ]);
   });

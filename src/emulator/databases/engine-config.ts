@@ -113,7 +113,14 @@ const POSTGRESQL: Catalogue = {
   work_mem: int("Memory in MB a query operation may use before spilling to disk.", 1, 1024, 4),
 };
 
-const CATALOGUES: Record<DbEngine, Catalogue> = { mysql: MYSQL, postgresql: POSTGRESQL };
+/**
+ * GUESS (databases/facts.md): spec 4.234.0 documents GET /databases/valkey/config, but its
+ * parameters were not extracted: the emulator offers none (every Valkey parameter is refused as
+ * unknown), as the operator sends none.
+ */
+const ENGINE_NAMES: Record<DbEngine, string> = { mysql: "MySQL", postgresql: "PostgreSQL", valkey: "Valkey" };
+
+const CATALOGUES: Record<DbEngine, Catalogue> = { mysql: MYSQL, postgresql: POSTGRESQL, valkey: {} };
 
 /**
  * What the real API added to `engine_config` when a create carried one (recorded: `{"mysql":{}}`
@@ -128,6 +135,7 @@ const CREATE_DEFAULTS: Record<DbEngine, EngineConfig> = {
     },
   },
   postgresql: { pg: { password_encryption: "md5" }, pg_stat_monitor_enable: false, pglookout: { max_failover_replication_time_lag: 60 } },
+  valkey: {},
 };
 
 const isParameter = (entry: Parameter | Group): entry is Parameter => typeof (entry as Parameter).requires_restart === "boolean";
@@ -177,7 +185,7 @@ export function checkEngineConfig(engine: DbEngine, config: unknown): ApiErrorIt
     const field = `engine_config.${name}`;
     const entry = catalogue[name];
     if (entry === undefined) {
-      errors.push({ field, reason: `${name} is not a ${engine === "mysql" ? "MySQL" : "PostgreSQL"} engine parameter; known: ${known(Object.keys(catalogue))}` });
+      errors.push({ field, reason: `${name} is not a ${ENGINE_NAMES[engine]} engine parameter; known: ${known(Object.keys(catalogue))}` });
       continue;
     }
     if (value === null) continue;

@@ -3,7 +3,7 @@
 import type { Permission } from "../auth.ts";
 import { apiTime, DAY_MS } from "../clock.ts";
 import type { EmulatorContext } from "../context.ts";
-import { findDatabaseType, findRegion, ENGINES, type DatabaseType } from "../catalog.ts";
+import { findDatabaseType, findRegion, offeredEngines, type DatabaseType } from "../catalog.ts";
 import { ApiError, badRequest, forbidden, type ApiErrorItem } from "../errors.ts";
 import { normalizeCidr } from "../ip.ts";
 import { nextId, type DatabasePlatform, type DatabaseRecord, type DbEngine, type ForkRecord, type PrivateNetwork, type Updates } from "../store.ts";
@@ -39,7 +39,7 @@ export interface CreateInput {
   fork?: { source: number; restore_time?: string | null | undefined } | null | undefined;
 }
 
-const ENGINE_NAMES: Record<DbEngine, string> = { mysql: "MySQL", postgresql: "PostgreSQL" };
+const ENGINE_NAMES: Record<DbEngine, string> = { mysql: "MySQL", postgresql: "PostgreSQL", valkey: "Valkey" };
 
 /**
  * A field only the current platform has, given to a legacy database (a create on a server
@@ -51,16 +51,46 @@ export function legacyRefusal(field: string, what: string): ApiErrorItem {
   return { field, reason: `${what} is not available on the legacy database platform (rdbms-legacy); only databases on the current platform (rdbms-default) have it` };
 }
 
+/**
+ * Each engine's administrative user. GUESS (databases/facts.md): Valkey's credentials shape is
+ * not recorded; assumed the MySQL/PostgreSQL one ({username, password}) with Valkey's built-in
+ * ACL user, `default`.
+ */
+const USERNAMES: Record<DbEngine, string> = { mysql: "linroot", postgresql: "linpostgres", valkey: "default" };
+
 /** A private_network as stored: public_access defaults to false (SNEW). */
 export function privateNetwork(input: NonNullable<CreateInput["private_network"]>): PrivateNetwork {
   return { vpc_id: input.vpc_id, subnet_id: input.subnet_id, public_access: input.public_access ?? false };
 }
 
-/** `platform`: the one the new database gets (the server's --platform). */
-export function checkCreate(ctx: EmulatorContext, engine: DbEngine, input: CreateInput, platform: DatabasePlatform = ctx.platform): void {
-  const errors: ApiErrorItem[] = [];
-  const engineInfo = ENGINES.find((e) => e.id === input.engine);
-  if (engineInfo?.engine !== engine) errors.push({ field: "engine", reason: `Invalid engine ${input.engine}; must be one of ${ENGINES.filter((e) => e.engine === engine).map((e) => e.id).join(", ")}` });
+/**
+ * The current platform's create body (spec 4.234.0, "Create PostgreSQL database",
+ * additionalProperties false; its fork variant has the same keys): what it may carry. MySQL's is
+ * assumed to match (linodego's MySQLCreateOptions has the same fields).
+ */
+const CURRENT_CREATE_FIELDS = new Set(["label", "region", "type", "engine", "cluster_size", "allow_list", "engine_config", "private_network", "ssl_connection", "fork"]);
+
+/**
+ * A create body's keys the current platform's create schema does not have (encrypted,
+ * replication_type, replication_commit_type, updates, …), and `ssl_connection: false` ("Currently
+ * required to be `true`."). GUESS (facts.md): what the real API answers to either is not recorded;
+ * the schema says additionalProperties false, so a 400 naming each field, with texts of our own.
+ */
+export function currentCreateRefusals(body: unknown, input: CreateInput): ApiErrorItem[] {
+  const keys = body !== null && typeof body === "object" ? Object.keys(body) : [];
+  return [
+    ...keys.filter((k) => !CURRENT_CREATE_FIELDS.has(k)).sort().map((field) => ({ field, reason: `${field} is not a valid field for a database on the current platform (rdbms-default)` })),
+    ...(input.ssl_connection === false ? [{ field: "ssl_connection", reason: "ssl_connection must be true" }] : []),
+  ];
+}
+
+/** `platform`: the one the new database gets (the server's --platform). `body`: the request body as sent. */
+export function checkCreate(ctx: EmulatorContext, engine: DbEngine, input: CreateInput, platform: DatabasePlatform = ctx.platform, body?: unknown): void {
+  const errors: ApiErrorItem[] = platform === "current" && body !== undefined ? currentCreateRefusals(body, input) : [];
+  const engines = offeredEngines(ctx.valkey);
+  const engineInfo = engines.find((e) => e.id === input.engine);
+  const ids = engines.filter((e) => e.engine === engine).map((e) => e.id);
+  if (engineInfo?.engine !== engine) errors.push({ field: "engine", reason: ids.length > 0 ? `Invalid engine ${input.engine}; must be one of ${ids.join(", ")}` : `Invalid engine ${input.engine}; ${ENGINE_NAMES[engine]} is not available to this account` });
   const region = findRegion(input.region);
   if (region === undefined) errors.push({ field: "region", reason: "Region not found" });
   else if (!region.capabilities.includes("Managed Databases")) errors.push({ field: "region", reason: "Managed Databases are not available in this region" });
@@ -127,6 +157,9 @@ const SECOND = 1000;
 export function checkFork(ctx: EmulatorContext, engine: DbEngine, input: CreateInput, access: (id: number) => Permission | null): ForkRecord | null {
   const fork = input.fork;
   if (fork == null) return null;
+  // GUESS (databases/facts.md): spec 4.234.0 gives Valkey no restore point (oldest_restore_time
+  // null); what the API answers to a fork of one is not recorded: a 400 naming the field.
+  if (engine === "valkey") throw badRequest("Point-in-time restore (fork) is not available for Valkey databases", "fork");
   const source = ctx.state.databases.get(fork.source);
   const permission = source === undefined ? null : access(source.id);
   if (source === undefined || permission === null) throw badRequest(`Database ${String(fork.source)} not found`, "fork.source");
@@ -139,7 +172,7 @@ export function checkFork(ctx: EmulatorContext, engine: DbEngine, input: CreateI
     throw badRequest(`Database ${String(source.id)} is on the legacy database platform, which has no point-in-time restore; restore one of its backups instead`, "fork.source");
   }
   const sourceMajor = source.version.split(".")[0] ?? source.version;
-  const askedMajor = ENGINES.find((e) => e.id === input.engine)?.version ?? "";
+  const askedMajor = offeredEngines(ctx.valkey).find((e) => e.id === input.engine)?.version ?? "";
   if (askedMajor !== sourceMajor) {
     throw badRequest(`A fork has its source's engine version: ${engine}/${sourceMajor} (database ${String(source.id)})`, "engine");
   }
@@ -181,7 +214,7 @@ export function createRecord(ctx: EmulatorContext, engine: DbEngine, input: Crea
   const size = input.cluster_size ?? 1;
   const type = findDatabaseType(input.type);
   const current = platform === "current";
-  const major = ENGINES.find((e) => e.id === input.engine)?.version ?? input.engine.split("/")[1] ?? "";
+  const major = offeredEngines(ctx.valkey).find((e) => e.id === input.engine)?.version ?? input.engine.split("/")[1] ?? "";
   const version = current ? fullVersion(input.engine, major) : major;
   const updates: Updates = {
     frequency: "weekly",
@@ -215,7 +248,7 @@ export function createRecord(ctx: EmulatorContext, engine: DbEngine, input: Crea
     updates,
     total_disk_size_gb: type?.totalDiskGb ?? 15,
     used_disk_size_gb: 0,
-    username: engine === "mysql" ? "linroot" : "linpostgres",
+    username: USERNAMES[engine],
     password: ctx.random.string(24),
     credentialsReset: false,
     pendingPassword: null,
@@ -269,7 +302,8 @@ export function fullVersion(engineId: string, major: string): string {
 export function checkVersionUpgrade(db: DatabaseRecord, asked: string): string | null {
   const major = (asked.includes("/") ? asked.split("/")[1] ?? "" : asked).split(".")[0] ?? "";
   const runs = db.version.split(".")[0] ?? db.version;
-  const offered = ENGINES.filter((e) => e.engine === db.engine).map((e) => e.version);
+  // The database exists: its engine is offered to its account (Valkey too).
+  const offered = offeredEngines(true).filter((e) => e.engine === db.engine).map((e) => e.version);
   if (major === runs) return null;
   if (!offered.includes(major)) {
     throw badRequest(`Version ${asked} is not offered for ${db.engine}; the engines list offers ${offered.join(", ")}`, "version");

@@ -76,13 +76,14 @@ export function renderDatabase(db: DatabaseRecord, opts: RenderOptions = {}): Re
       version: opts.createResponse === true ? majorVersion(db.version) : db.version, region: db.region,
       status: db.status, port: db.port, encrypted: db.encrypted, allow_list: [...db.allow_list],
       cluster_size: db.cluster_size, hosts: currentHosts(db), created: apiTime(db.created), updated: apiTime(db.updated),
-      total_disk_size_gb: db.total_disk_size_gb, used_disk_size_gb: provisioning ? null : db.used_disk_size_gb,
+      // Valkey: used_disk_size_gb and oldest_restore_time are null (spec 4.234.0).
+      total_disk_size_gb: db.total_disk_size_gb, used_disk_size_gb: provisioning || db.engine === "valkey" ? null : db.used_disk_size_gb,
       members: members(db), ssl_connection: db.ssl_connection, updates: currentUpdates(db),
       platform: "rdbms-default", engine_config: renderEngineConfig(db.engine_config),
       private_network: db.private_network === null ? null : { ...db.private_network },
       // Not recorded on the current platform (linodego reads it: DatabaseFork{source, restore_time}).
       fork: db.fork === null ? null : { source: db.fork.source, restore_time: apiTime(db.fork.restore_time) },
-      ...(opts.createResponse === true ? {} : { oldest_restore_time: restorePoint(db, opts.now ?? db.updated) }),
+      ...(opts.createResponse === true ? {} : { oldest_restore_time: db.engine === "valkey" ? null : restorePoint(db, opts.now ?? db.updated) }),
     };
   }
   const out: Record<string, unknown> = {

@@ -67,6 +67,9 @@ export const postgresCreateSchema = z.object({
   replication_commit_type: z.union([oneOf(PG_COMMIT), z.boolean()]).nullish(),
 });
 
+/** Valkey (current platform only): no replication fields (the current platform's create has none). */
+export const valkeyCreateSchema = z.object(base);
+
 export const updatesSchema = z.object({
   frequency: oneOf(["weekly", "monthly"]).nullish(),
   // The spec documents 1..3 hours; the live API returns and accepts 4 (recorded), so 4 is allowed.

@@ -1,6 +1,7 @@
 // Response shapes of NodeBalancers, configs, nodes and statistics (firewalls: firewalls.ts).
 import { apiTime } from "../clock.ts";
 import type { ConfigRecord, NodeBalancerRecord, NodeRecord } from "../store.ts";
+import { frontendOf, vpcFieldsOf } from "./vpcs.ts";
 
 /**
  * This month's transfer (MB) at emulated time `now`: NodeBalancers carry traffic, so the
@@ -22,7 +23,8 @@ export function renderNodeBalancer(nb: NodeBalancerRecord, now: number, statsRea
     label: nb.label,
     region: nb.region,
     type: nb.type,
-    hostname: `${nb.ipv4.replaceAll(".", "-")}.ip.linodeusercontent.com`,
+    // A frontend in a VPC has no public host name (recorded "").
+    hostname: frontendOf(nb) !== undefined ? "" : `${nb.ipv4.replaceAll(".", "-")}.ip.linodeusercontent.com`,
     ipv4: nb.ipv4,
     ipv6: nb.ipv6,
     created: apiTime(nb.created),
@@ -30,6 +32,7 @@ export function renderNodeBalancer(nb: NodeBalancerRecord, now: number, statsRea
     client_conn_throttle: nb.client_conn_throttle,
     client_udp_sess_throttle: nb.client_udp_sess_throttle ?? 0,
     lke_cluster: null,
+    ...vpcFieldsOf(nb),
     tags: [...nb.tags],
     // The lock types (api-2026 §7: LG serves this field on v4beta; the emulator on both versions).
     locks: (nb.locks ?? []).map((l) => l.lock_type),
@@ -81,7 +84,7 @@ export function renderNode(n: NodeRecord): Record<string, unknown> {
     mode: n.mode,
     config_id: n.config_id,
     nodebalancer_id: n.nodebalancer_id,
-    vpc_config_id: null,
+    vpc_config_id: n.vpc_config_id ?? null,
   };
 }
 

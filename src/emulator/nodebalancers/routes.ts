@@ -15,6 +15,7 @@ import { attachFirewall, findFirewall, firewallsOf, forgetDevicesOf, renderFirew
 import { lockedRefusal } from "../locks.ts";
 import { nodeModeFor } from "./protocols.ts";
 import { renderConfig, renderNode, renderNodeBalancer, renderStats } from "./render.ts";
+import { applyVpcsAndAddress, checkInSubnet, checkNodeLimit, placeNode, renderVpcConfig } from "./vpcs.ts";
 import {
   configSchema, nodeBalancerCreateSchema, nodeBalancerFirewallsSchema, nodeBalancerUpdateSchema, nodeCreateSchema, nodeUpdateSchema, rebuildSchema,
 } from "./schemas.ts";
@@ -31,6 +32,16 @@ const NODE_FILTERS: Filterable = {
 };
 
 const OK: RouteResult = { body: {} };
+
+/**
+ * GET /nodebalancers/types as recorded (F:TestNodeBalancerType_List, 2025-08-25). No
+ * premium_40gb plan was recorded, and how these ids map to a NodeBalancer's `type` is not known:
+ * none is invented.
+ */
+const NODEBALANCER_PLANS = [
+  { id: "nodebalancer", label: "NodeBalancer", price: { hourly: 0.015, monthly: 10 }, region_prices: [], transfer: 0 },
+  { id: "nodebalancer-pr100", label: "Nodebalancer Premium", price: { hourly: 0.225, monthly: 150 }, region_prices: [], transfer: 0 },
+];
 
 function list<T>(req: RequestContext, items: readonly T[], filters: Filterable, render: (item: T) => unknown): RouteResult {
   const page = pageRequest(req.query);
@@ -72,6 +83,13 @@ function refuseIfLocked(nb: NodeBalancerRecord, subresource: boolean): void {
   if (refusal !== undefined) throw refusal;
 }
 
+/** Where a node sent to `nb` stands (its VPC subnet, if any), checked before it is made. */
+function placed(req: RequestContext, nb: NodeBalancerRecord, input: { address: string; subnet_id?: number | null | undefined }, prefix = ""): { subnet_id?: number; vpc_config_id?: number } {
+  const place = placeNode(nb, input.address, input.subnet_id, prefix);
+  checkInSubnet(req, input.address, place.subnet_id, `${prefix}address`);
+  return place;
+}
+
 function findFirewallOr400(req: RequestContext, id: number) {
   try {
     return findFirewall(req.ctx, id);
@@ -85,6 +103,11 @@ export function nodeBalancerRoutes(): Route[] {
   const config = `${one}/configs/{configId}`;
   const node = `${config}/nodes/{nodeId}`;
   return [
+    {
+      // Before the {nodeBalancerId} routes, which would take "types" for an id. No auth needed (spec).
+      method: "GET", template: "/nodebalancers/types", area: null, level: "read_only",
+      handler: (req) => list(req, NODEBALANCER_PLANS, {}, (t) => t),
+    },
     {
       method: "GET", template: "/nodebalancers", area: "nodebalancers", level: "read_only",
       handler: (req) => {
@@ -107,13 +130,16 @@ export function nodeBalancerRoutes(): Route[] {
         nb.client_udp_sess_throttle = input.client_udp_sess_throttle ?? 0;
         nb.tags = input.tags ?? [];
         nb.type = input.type ?? "common";
+        applyVpcsAndAddress(req, nb, input);
         (input.configs ?? []).forEach((c, i) => {
           const prefix = `configs[${i}].`;
           if (c.nodes == null || c.nodes.length === 0) throw badRequest("At least one node is required", `${prefix}nodes`);
+          checkNodeLimit(nb, c.nodes.length, `${prefix}nodes`);
           const record = defaultConfig(nextId(req.ctx.state, "config"), nb.id);
           applyConfig(nb, record, c, prefix);
           c.nodes.forEach((n, j) => {
-            const made = makeNode(req.ctx, record, n, `${prefix}nodes[${j}].`);
+            const place = placed(req, nb, n, `${prefix}nodes[${j}].`);
+            const made = { ...makeNode(req.ctx, record, n, `${prefix}nodes[${j}].`), ...place };
             record.nodes[String(made.id)] = made;
           });
           nb.configs[String(record.id)] = record;
@@ -169,6 +195,22 @@ export function nodeBalancerRoutes(): Route[] {
         requireUnrestricted(req.principal);
         const input = parseBody(nodeBalancerFirewallsSchema, req.body);
         return list(req, replaceFirewalls(req.ctx, nb, input.firewall_ids), {}, (f) => renderFirewall(req.ctx, f));
+      },
+    },
+    {
+      method: "GET", template: `${one}/vpcs`, area: "nodebalancers", level: "read_only",
+      handler: (req) => {
+        const nb = load(req, "read_only");
+        return list(req, nb.vpcs ?? [], {}, (c) => renderVpcConfig(nb, c));
+      },
+    },
+    {
+      method: "GET", template: `${one}/vpcs/{vpcConfigId}`, area: "nodebalancers", level: "read_only",
+      handler: (req) => {
+        const nb = load(req, "read_only");
+        const c = (nb.vpcs ?? []).find((v) => v.id === intParam(req.params, "vpcConfigId"));
+        if (c === undefined) throw notFound();
+        return { body: renderVpcConfig(nb, c) };
       },
     },
     {
@@ -228,6 +270,7 @@ export function nodeBalancerRoutes(): Route[] {
         // Validate everything before touching the config: the rebuild is all or nothing.
         const staged = { ...c, nodes: { ...c.nodes } };
         applyConfig(nb, staged, fields);
+        checkNodeLimit(nb, nodes.length, "nodes");
         const rebuilt: Record<string, NodeRecord> = {};
         nodes.forEach((n, i) => {
           const prefix = `nodes[${i}].`;
@@ -235,11 +278,13 @@ export function nodeBalancerRoutes(): Route[] {
             const existing = c.nodes[String(n.id)];
             if (existing === undefined) throw badRequest("Node not found in this config", `${prefix}id`);
             checkAddress(req.ctx, n.address, `${prefix}address`);
-            const kept = { ...existing, address: n.address, label: n.label, weight: n.weight ?? existing.weight, mode: nodeModeFor(staged.protocol, n.mode, existing.mode) };
+            const place = placed(req, nb, n, prefix);
+            const kept = { ...existing, address: n.address, label: n.label, weight: n.weight ?? existing.weight, mode: nodeModeFor(staged.protocol, n.mode, existing.mode), ...place };
             if (n.address !== existing.address) recheck(req.ctx, kept);
             rebuilt[String(n.id)] = kept;
           } else {
-            const made = makeNode(req.ctx, c, n, prefix);
+            const place = placed(req, nb, n, prefix);
+            const made = { ...makeNode(req.ctx, c, n, prefix), ...place };
             rebuilt[String(made.id)] = made;
           }
         });
@@ -257,7 +302,10 @@ export function nodeBalancerRoutes(): Route[] {
       method: "POST", template: `${config}/nodes`, area: "nodebalancers", level: "read_write",
       handler: (req) => {
         const { nb, config: c } = loadConfig(req, "read_write");
-        const made = makeNode(req.ctx, c, parseBody(nodeCreateSchema, req.body));
+        const input = parseBody(nodeCreateSchema, req.body);
+        checkNodeLimit(nb, Object.keys(c.nodes).length + 1, "address");
+        const place = placed(req, nb, input);
+        const made = { ...makeNode(req.ctx, c, input), ...place };
         c.nodes[String(made.id)] = made;
         touch(req, nb);
         return { body: renderNode(made) };
@@ -274,6 +322,8 @@ export function nodeBalancerRoutes(): Route[] {
         const { nb, config: c, node: n } = loadNode(req, "read_write");
         const input = parseBody(nodeUpdateSchema, req.body);
         if (input.address != null) checkAddress(req.ctx, input.address, "address");
+        // A node keeps its subnet unless the update names one (TF: a node cannot move to another subnet).
+        Object.assign(n, placed(req, nb, { address: input.address ?? n.address, subnet_id: input.subnet_id ?? n.subnet_id }));
         if (input.address != null && input.address !== n.address) {
           n.address = input.address;
           recheck(req.ctx, n);

@@ -1,6 +1,7 @@
 // Request bodies of the NodeBalancer endpoints with the spec's enums and ranges.
 import { z } from "zod";
 import { intRange, label, oneOf } from "../validation.ts";
+import { NODEBALANCER_TYPES, nodeBalancerVpcFields, nodeSubnetField } from "./vpcs.ts";
 
 export const nodeBalancerLabel = label(3, 32, /^[a-zA-Z0-9_-]+$/);
 const nodeLabel = z.string().min(3, { error: "Length must be 3-32 characters" }).max(32, { error: "Length must be 3-32 characters" })
@@ -15,6 +16,7 @@ const nodeFields = {
   label: nodeLabel,
   weight: intRange(1, 255).nullish(),
   mode: oneOf(NODE_MODES).nullish(),
+  ...nodeSubnetField,
 };
 
 export const nodeCreateSchema = z.object({ ...nodeFields, label: z.string(required("label")).pipe(nodeLabel) });
@@ -23,6 +25,7 @@ export const nodeUpdateSchema = z.object({
   label: nodeLabel.nullish(),
   weight: nodeFields.weight,
   mode: nodeFields.mode,
+  ...nodeSubnetField,
 });
 export const rebuildNodeSchema = z.object({ ...nodeCreateSchema.shape, id: z.number().int().positive().nullish() });
 
@@ -63,8 +66,9 @@ export const nodeBalancerCreateSchema = z.object({
   client_udp_sess_throttle: intRange(0, 20).nullish(),
   tags: z.array(z.string({ error: "Must be a string" }).min(1).max(50), { error: "Must be an array of strings" }).nullish(),
   firewall_id: z.number().int().positive().nullish(),
-  type: oneOf(["common", "premium"]).nullish(),
+  type: oneOf(NODEBALANCER_TYPES).nullish(),
   configs: z.array(configWithNodesSchema).nullish(),
+  ...nodeBalancerVpcFields,
 });
 
 export const nodeBalancerUpdateSchema = z.object({

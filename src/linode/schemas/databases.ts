@@ -3,7 +3,8 @@
 import { z } from "zod";
 import { envelope, openEnum, optionalNullableNumber, optionalNullableString } from "./common.ts";
 
-export const databaseEngines = ["mysql", "postgresql"] as const;
+// Valkey: spec 4.234.0, limited availability, on the current platform only.
+export const databaseEngines = ["mysql", "postgresql", "valkey"] as const;
 export type DatabaseEngine = (typeof databaseEngines)[number];
 
 export const databaseStatuses = [

@@ -32,13 +32,32 @@ export const nodeBalancerSchema = z.object({
   type: z.string().optional(),
   client_udp_sess_throttle: z.number().nullish(),
   lke_cluster: z.object({ id: z.number(), label: z.string().nullish() }).loose().nullish(),
+  /** `public` or `vpc` (the frontend address is a VPC address: `ipv4` is it, `hostname` is ""). */
   frontend_address_type: z.string().nullish(),
   frontend_vpc_subnet_id: z.number().nullish(),
+  /** `vpc` recorded (api-2026.md §1); other values unknown, so kept open. */
+  backend_connectivity: z.string().nullish(),
   // Lock types (api-2026 §7): absent where the API does not serve the field (LG: v4beta only),
   // which is "not known", unlike null or [] (none).
   locks: z.array(z.string()).nullish().transform((v) => (v === null ? [] : v)).optional(),
 });
 export const nodeBalancerListSchema = envelope(nodeBalancerSchema);
+
+/**
+ * One of a NodeBalancer's VPC configs (GET /nodebalancers/{id}/vpcs). `purpose` and
+ * `ipv6_range` were recorded since 2026-03 (FB0, FB) and are absent from answers for NodeBalancers
+ * with a backend VPC only (F, 2026-07): absent `purpose` means a backend, the only kind then.
+ */
+export const nodeBalancerVpcConfigSchema = z.object({
+  id: z.number().int(),
+  nodebalancer_id: z.number().int().nullish(),
+  vpc_id: z.number().int().nullish(),
+  subnet_id: z.number().int(),
+  ipv4_range: z.string().nullish(),
+  ipv6_range: z.string().nullish(),
+  purpose: z.string().nullish().transform((v) => v ?? "backend"),
+});
+export const nodeBalancerVpcConfigListSchema = envelope(nodeBalancerVpcConfigSchema);
 
 export const nodeBalancerConfigSchema = z.object({
   id: z.number().int(),

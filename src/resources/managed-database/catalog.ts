@@ -40,13 +40,21 @@ export class DatabaseCatalog {
   constructor(linode: LinodeClient) {
     const config = (engine: DatabaseEngine): Daily<Record<string, unknown>> =>
       new Daily(async (signal) => apiNames(await linodeCall(`reading the ${engine} parameters`, () => linode.databases.engine(engine).getConfigCatalogue({ signal }))));
-    this.configs = { mysql: config("mysql"), postgresql: config("postgresql") };
+    this.configs = { mysql: config("mysql"), postgresql: config("postgresql"), valkey: config("valkey") };
     this.engines = new Daily((signal) => linodeCall("listing the database engines", () => linode.databases.listAllEngines({ signal })));
     this.types = new Daily((signal) => linodeCall("listing the database plans", () => linode.databases.listAllTypes({ signal })));
   }
 
-  /** Throws UnknownEngineVersion when the API does not offer `version` of `engine`. */
+  /**
+   * Throws UnknownEngine when the API offers `engine` in no version (Valkey, in limited
+   * availability, is listed only to accounts that have it), UnknownEngineVersion when it does not
+   * offer `version` of it.
+   */
   async checkVersion(engine: DatabaseEngine, version: string, signal: AbortSignal): Promise<void> {
+    const engines = await this.engines.get(signal);
+    if (!engines.some((e) => e.engine === engine)) {
+      throw new TerminalError(ManagedDatabaseReasons.UnknownEngine, `the API offers no ${engine} database to this account (GET /databases/engines lists ${[...new Set(engines.map((e) => e.engine))].join(", ") || "no engine"}): nothing was sent${engine === "valkey" ? "; Valkey is in limited availability: ask Linode for access" : ""}`);
+    }
     const refusal = await this.versionRefusal(engine, version, signal);
     if (refusal !== undefined) throw new TerminalError(ManagedDatabaseReasons.UnknownEngineVersion, `${refusal}: nothing was sent; set spec.version to one of them (the API reports the full version in status.version)`);
   }

@@ -97,7 +97,8 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
 
 function credentialsOf(published: PublishedConnection | undefined): Credentials | undefined {
   const d = published?.data;
-  const username = d?.username;
+  // A Valkey Secret (type redis) has no username key when the database has no user name.
+  const username = d?.username ?? (d?.type === "redis" ? "" : undefined);
   const password = d?.password;
   const caPem = d?.["ca.crt"];
   return username !== undefined && password !== undefined && caPem !== undefined ? { username, password, caPem } : undefined;

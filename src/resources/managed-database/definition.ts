@@ -15,6 +15,11 @@ export const managedDatabaseSettings = {
     help: "the least time between two allow-list updates of one database whose list follows the cluster (spec.allowListFrom; default 10: the API asks not to update it in rapid succession; changes meanwhile, such as a node pool rollout, go in the next one)",
     schema: z.coerce.number().min(0).max(3600).default(10),
   },
+  databasePlatform: {
+    flag: "database-platform", env: "DATABASE_PLATFORM",
+    help: "the Linode database platform new databases are created on, which decides what a create may carry: current (default: rdbms-default, the only one Linode sells; no encrypted, replication or ssl_connection in the create, weekly 4-hour maintenance) or legacy (rdbms-legacy, for an API or emulator that still creates there). Existing databases are handled as the platform each reports",
+    schema: z.enum(["current", "legacy"]).default("current"),
+  },
 } as const satisfies Record<string, KindSetting>;
 
 export const managedDatabaseDefinition: KindDefinition = {
@@ -22,7 +27,7 @@ export const managedDatabaseDefinition: KindDefinition = {
   plural: "manageddatabases",
   singular: "manageddatabase",
   shortNames: ["linodedb"],
-  description: "A Linode managed MySQL or PostgreSQL cluster (1 or 3 nodes), its connection Secret and one-shot actions.",
+  description: "A Linode managed MySQL, PostgreSQL or Valkey cluster (1, 2 or 3 nodes), its connection Secret and one-shot actions.",
   spec: managedDatabaseSpecSchema,
   status: managedDatabaseStatusSchema,
   printerColumns: [

@@ -54,12 +54,16 @@ export function diffDatabase(spec: ManagedDatabaseSpec, label: string | undefine
   const have = db.updates;
   if (want !== undefined) {
     const same = have !== null
-      && have.frequency === want.frequency && have.duration === want.duration
+      && have.frequency === want.frequency && (want.duration === undefined || have.duration === want.duration)
       && have.hourOfDay === want.hourOfDay && have.dayOfWeek === want.dayOfWeek
       && (want.frequency !== "monthly" || have.weekOfMonth === want.weekOfMonth);
     if (!same) {
+      // Omitted in the spec: the length the database has, so the window goes whole (the API
+      // documents a default, not whether an update may leave the field out).
+      const duration = want.duration ?? have?.duration;
       update.updates = {
-        frequency: want.frequency, duration: want.duration, hourOfDay: want.hourOfDay, dayOfWeek: want.dayOfWeek,
+        frequency: want.frequency, hourOfDay: want.hourOfDay, dayOfWeek: want.dayOfWeek,
+        ...(duration !== undefined ? { duration } : {}),
         ...(want.weekOfMonth !== undefined ? { weekOfMonth: want.weekOfMonth } : {}),
       };
       parts.push("updates (maintenance window)");

@@ -2,7 +2,7 @@
 // PostgreSQL cluster. The database observe found travels with the observation to update,
 // delete and the request tokens; the runtime does everything else.
 import { z } from "zod";
-import { databasePlatform, isNotFound, type Database, type DatabaseBackup, type DatabaseCreateRequest, type ForkInput, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
+import { databasePlatform, isNotFound, type Database, type DatabaseBackup, type DatabasePlatform, type ForkInput, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
 import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
@@ -16,6 +16,7 @@ import type { BackupsReader, BackupsRecord } from "./backups.ts";
 import type { DatabaseCatalog } from "./catalog.ts";
 import { apiNames, engineConfigProblems, restarting, storedForms, type StoredForm } from "./engine-config.ts";
 import { planFork, rfc3339 } from "./fork.ts";
+import { createRequest, newDatabasePlatform, unsupportedOnPlatform } from "./platform.ts";
 import { parseApiTime } from "../shared/api-time.ts";
 import { lastRestore, recentReset, type DatabaseRequests } from "./requests.ts";
 import type { ManagedDatabaseSpec, ManagedDatabaseStatus } from "./schema.ts";
@@ -50,6 +51,8 @@ export interface ManagedDatabaseExternalDeps {
   allowListIntervalMillis: number;
   /** Refuses (AdoptionNotAllowed) naming an existing account object by id where this object may not (AccountScope.mayName). */
   mayName(m: Managed<ManagedDatabaseSpec>, doing: string): void;
+  /** The platform the API creates new databases on (--database-platform): what a create body may carry. */
+  newDatabasePlatform: DatabasePlatform;
 }
 
 
@@ -125,11 +128,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     const forms = this.formsOf(m, db.id);
     const diff = diffDatabase(m.spec, m.spec.label, db, allowListHeld === undefined && !("held" in wanted) ? wanted.entries : db.allowList, forms);
     const mismatches = immutableMismatches(m.spec, db);
-    const legacyOnly = databasePlatform(db) === "legacy" ? [
-      ...(m.spec.suspended ? ["spec.suspended: true (suspend the cluster)"] : []),
-      ...(m.spec.privateNetwork !== undefined ? ["spec.privateNetwork (a VPC)"] : []),
-      ...(m.spec.engineConfig !== undefined ? ["spec.engineConfig (engine parameters)"] : []),
-    ] : [];
+    const platform = databasePlatform(db);
+    const unsupported = unsupportedOnPlatform(m.spec, m.obj.spec, platform);
     // Engine parameters the catalogue refuses are not sent (the API would refuse the whole update).
     const configProblems = databasePlatform(db) === "current" && m.spec.engineConfig !== undefined && diff.engineConfigPaths !== undefined
       ? engineConfigProblems(m.spec.engineConfig, await this.deps.catalog.engineParameters(engine, signal)) : [];
@@ -173,7 +173,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       ...(upgrade !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.UnknownEngineVersion, message: `spec.version asks for an upgrade to a version the API does not offer, so nothing is sent: ${upgrade}` } } : {}),
       ...(configProblems.length > 0 ? { unfixable: { reason: ManagedDatabaseReasons.InvalidEngineConfig, message: `spec.engineConfig has what the ${engine} parameters do not accept, so nothing is sent: ${configProblems.join("; ")}` } } : {}),
       ...(allowListHeld !== undefined ? { unfixable: allowListHeld } : {}),
-      ...(legacyOnly.length > 0 ? { unfixable: { reason: SharedReasons.UnsupportedOnPlatform, message: `the spec asks for what only Linode's current platform has — ${legacyOnly.join(", ")} — but the database is on the legacy platform (status.platform: legacy): nothing is sent` } } : {}),
+      ...(unsupported.length > 0 ? { unfixable: { reason: SharedReasons.UnsupportedOnPlatform, message: `${unsupportedMessage(unsupported, platform)}. The database is on the ${platform} platform (status.platform: ${platform}): nothing is sent` } } : {}),
       ...((active || (db.status === "suspended" && m.spec.suspended)) && isEmptyDiff(diff) && recentReset(m) === undefined
         ? (active ? {} : { pollMillis: this.deps.poll.readyMillis })
         : { pollMillis: this.deps.poll.pendingMillis }),
@@ -186,6 +186,11 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
    * make); a fork's source not ready yet is waited for.
    */
   async readyToCreate(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Deferral | undefined> {
+    const platform = newDatabasePlatform(m.spec.engine, this.deps.newDatabasePlatform);
+    const unsupported = unsupportedOnPlatform(m.spec, m.obj.spec, platform);
+    if (unsupported.length > 0) {
+      throw new TerminalError(SharedReasons.UnsupportedOnPlatform, `${unsupportedMessage(unsupported, platform)}. New ${m.spec.engine} databases are created on the ${platform} platform${m.spec.engine === "valkey" ? "" : ` (--database-platform ${platform})`}: nothing was sent`);
+    }
     await this.deps.catalog.checkVersion(m.spec.engine, m.spec.version, signal);
     if (m.spec.engineConfig !== undefined) {
       const problems = engineConfigProblems(m.spec.engineConfig, await this.deps.catalog.engineParameters(m.spec.engine, signal));
@@ -224,21 +229,10 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     const wanted = this.deps.allowList(m);
     // readyToCreate held this pass back if the list could not be made; it cannot have changed since.
     if ("held" in wanted) throw new RetryAfterError(wanted.held.reason, wanted.held.message, this.deps.poll.pendingMillis);
-    const req: DatabaseCreateRequest = {
-      label, region: s.region, type: s.type, version: s.version,
-      clusterSize: s.clusterSize, encrypted: s.encrypted, sslConnection: s.sslConnection,
-      allowList: wanted.entries,
-      ...(s.engineConfig !== undefined ? { engineConfig: s.engineConfig } : {}),
-      ...(s.privateNetwork !== undefined ? { privateNetwork: { vpcId: s.privateNetwork.vpcId, subnetId: s.privateNetwork.subnetId, publicAccess: s.privateNetwork.publicAccess } } : {}),
-      ...(s.replicationType !== undefined ? { replicationType: s.replicationType } : {}),
-      ...(s.replicationCommitType !== undefined ? { replicationCommitType: s.replicationCommitType } : {}),
-    };
     const fork = this.forks.get(m);
-    if (s.restoreFrom !== undefined) {
-      // Never a plain create in place of a fork: readyToCreate checked this one in the same pass.
-      if (fork === undefined) throw new RetryAfterError(R.Waiting, "the fork is checked again before it is sent", this.deps.poll.pendingMillis);
-      req.fork = fork;
-    }
+    // Never a plain create in place of a fork: readyToCreate checked this one in the same pass.
+    if (s.restoreFrom !== undefined && fork === undefined) throw new RetryAfterError(R.Waiting, "the fork is checked again before it is sent", this.deps.poll.pendingMillis);
+    const req = createRequest(s, newDatabasePlatform(s.engine, this.deps.newDatabasePlatform), label, wanted.entries, s.restoreFrom !== undefined ? fork : undefined);
     let db: Database;
     try {
       db = await this.deps.linode.databases.engine(s.engine).create(req, { signal });
@@ -466,3 +460,7 @@ function engineConfigEntries(config: Record<string, unknown> | undefined): [stri
 
 /** What joining a VPC subnet is called in a refusal (the ids as the spec gives them, nothing of what exists). */
 const joining = (n: { vpcId: number; subnetId: number }): string => `joining VPC ${String(n.vpcId)} (subnet ${String(n.subnetId)}) by id (spec.privateNetwork)`;
+
+/** The start of an UnsupportedOnPlatform message: what the spec asks for that `platform` does not take. */
+const unsupportedMessage = (fields: string[], platform: DatabasePlatform): string =>
+  `Linode's ${platform} database platform does not take what the spec asks for: ${fields.join("; ")}`;

@@ -34,6 +34,7 @@ export const managedDatabaseKind: OperatorKind = {
   build: ({ deps, events, stores, wake, recorders }) => {
     const backupsRefreshHours = settingValue(managedDatabaseSettings.backupsRefreshHours, deps.settings);
     const allowListIntervalMillis = settingValue(managedDatabaseSettings.allowListIntervalSeconds, deps.settings) * 1000;
+    const newDatabasePlatform = settingValue(managedDatabaseSettings.databasePlatform, deps.settings);
     const nodes = stores.nodes();
     // A Node address that cannot be allowed is said once per database (a Warning naming the Node), not on every pass.
     const { reason: skippedReason, action: skippedAction } = ManagedDatabaseEvents.NodeAddressSkipped;
@@ -75,7 +76,7 @@ export const managedDatabaseKind: OperatorKind = {
       const catalog = new DatabaseCatalog(linode);
       const claimedElsewhere = (m: Managed<ManagedDatabaseSpec>, id: number): boolean => recorders(String(id)).some((o) => o.metadata.namespace !== m.key.namespace);
       const mayName = (m: Managed<ManagedDatabaseSpec>, doing: string): void => { scope.mayName(m, doing); };
-      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotBackups, seen, claimedElsewhere, mayName, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis });
+      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotBackups, seen, claimedElsewhere, mayName, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis, newDatabasePlatform });
       account.track("ManagedDatabase.listCache", () => cache.size);
       account.track("ManagedDatabase.listCache.invalidated", () => cache.invalidations);
       account.track("ManagedDatabase.backups", () => backups.size);
@@ -94,7 +95,6 @@ export const managedDatabaseKind: OperatorKind = {
       lateInit: databaseAsSpec,
       idMismatchReason: ManagedDatabaseReasons.DatabaseIdMismatch,
       legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
-      // A snapshot of it taken or deleted: its status lists the backups again.
       watches: [{
         // A Node added, removed, relabelled or readdressed: the databases whose allowListFrom selects it (before or after).
         target: { nodes: {} },
@@ -104,6 +104,7 @@ export const managedDatabaseKind: OperatorKind = {
           return from.success && from.data !== undefined && selectsNode({ allowListFrom: from.data }, node.metadata.labels);
         }).map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`),
       }, {
+        // A snapshot of it taken or deleted: its status lists the backups again.
         target: { kind: databaseSnapshotType },
         map: (obj) => {
           const db = snapshotDatabase(obj);

@@ -10,7 +10,7 @@ import {
 } from "../shared/schema.ts";
 import { labelSelectorSchema } from "../shared/label-selector.ts";
 
-export const databaseEngines = ["mysql", "postgresql"] as const;
+export const databaseEngines = ["mysql", "postgresql", "valkey"] as const;
 export const mysqlReplicationTypes = ["none", "asynch", "semi_synch"] as const;
 export const postgresqlReplicationTypes = ["none", "asynch"] as const;
 export const replicationCommitTypes = ["on", "local", "remote_write", "remote_apply", "off"] as const;
@@ -18,9 +18,9 @@ export const replicationCommitTypes = ["on", "local", "remote_write", "remote_ap
 const newCluster = "create a new ManagedDatabase and migrate the data";
 
 export const maintenanceWindowSchema = z.object({
-  frequency: z.enum(["weekly", "monthly"]).default("weekly").meta({ description: "Whether maintenance happens weekly or monthly." }),
-  duration: z.int().min(1).max(4).meta({
-    description: "Longest maintenance window, in hours (1..4: the spec documents 1..3, the current platform uses 4).",
+  frequency: z.enum(["weekly", "monthly"]).default("weekly").meta({ description: "Whether maintenance happens weekly or monthly (legacy platform only; the current platform's is weekly: monthly there is UnsupportedOnPlatform, nothing sent)." }),
+  duration: z.int().min(1).max(4).optional().meta({
+    description: "Longest maintenance window, in hours: 4 on the current platform (its only value), 1..3 on the legacy one; another is UnsupportedOnPlatform, nothing sent. Omitted: the length the database has (the platform's).",
   }),
   hourOfDay: z.int().min(0).max(23).meta({ description: "Hour (UTC) the window begins, 0..23." }),
   dayOfWeek: z.int().min(1).max(7).meta({ description: "Day of the week, 1 = Monday .. 7 = Sunday." }),
@@ -136,7 +136,7 @@ export const databaseRequestsSchema = z.object({
 
 export const managedDatabaseSpecSchema = z.object({
   engine: z.enum(databaseEngines).meta({
-    description: "Database engine: mysql or postgresql. Immutable.",
+    description: "Database engine: mysql, postgresql or valkey. Immutable. valkey (Linode's current platform, limited availability) only where GET /databases/engines lists it (otherwise UnknownEngine, nothing sent); it has no backups and no point-in-time restore (restoreFrom, requests.restore), and no replication or engine parameters here; its connection Secret is of type servicebinding.io/redis with a rediss:// uri.",
     "x-kubernetes-validations": [immutable("engine", `a different engine is a different cluster; ${newCluster}`)],
   }),
   version: z.string().min(1).max(32).regex(/^[0-9]+(\.[0-9]+)*$/).meta({
@@ -236,6 +236,12 @@ export const managedDatabaseSpecSchema = z.object({
       fieldPath: ".replicationCommitType",
     },
     // Once set (not from creation): adoption writes the database's into a spec that left them unset.
+    // Valkey (spec 4.234.0): no restore points (oldest_restore_time null), no backups; its
+    // parameters (GET /databases/valkey/config) are not known here, so none are sent.
+    { rule: "self.engine != 'valkey' || !has(self.restoreFrom)", message: "a Valkey database has no restore points: restoreFrom (a fork) is for mysql and postgresql", fieldPath: ".restoreFrom", reason: "FieldValueForbidden" },
+    { rule: "self.engine != 'valkey' || !has(self.requests) || !has(self.requests.restore)", message: "a Valkey database has no backups to restore", fieldPath: ".requests.restore", reason: "FieldValueForbidden" },
+    { rule: "self.engine != 'valkey' || !has(self.replicationType)", message: "replicationType is not a Valkey setting (the current platform chooses replication itself)", fieldPath: ".replicationType", reason: "FieldValueForbidden" },
+    { rule: "self.engine != 'valkey' || !has(self.engineConfig)", message: "engineConfig is for mysql and postgresql: the operator sends no Valkey parameters", fieldPath: ".engineConfig", reason: "FieldValueForbidden" },
     immutableOnceSet("replicationType", "it is chosen when the cluster is created"),
     immutableOnceSet("replicationCommitType", "it is chosen when the cluster is created"),
     immutableOnceSet("databaseId", "it names the cloud database this resource manages; create another ManagedDatabase to adopt a different one"),

@@ -24,6 +24,8 @@ export interface FollowedBackend {
   label: string;
   mode: "accept" | "drain";
   weight?: number;
+  /** A VPC backend's subnet (the NodeBalancer's backend subnet). */
+  subnetId?: number;
   /** Where it came from, for status and messages. */
   from: string;
 }
@@ -37,8 +39,21 @@ export interface BackendSources {
 /** A node nodesFrom found that cannot be a backend: named for the operator's log only. */
 export interface SkippedBackend {
   node: string;
-  /** Its InternalIP addresses, none of them private IPv4. */
+  /** Its InternalIP addresses, none of them private IPv4 (or, in a VPC, in the backend subnet). */
   addresses: string[];
+  /** Why, said without naming it (absent: no private IPv4 InternalIP). */
+  why?: string;
+}
+
+/**
+ * The NodeBalancer's backend subnet: backends are VPC nodes in it (each node's InternalIP inside
+ * `range`, as the cloud controller manager's getNodeBackendIP takes a node's InternalIP when
+ * backends are in a VPC, here the one in the subnet when a node has several).
+ */
+export interface BackendSubnet {
+  id: number;
+  /** Its IPv4 range (CIDR); null when unknown (the first private InternalIP is taken). */
+  range: string | null;
 }
 
 export type FollowedBackends =
@@ -53,8 +68,18 @@ const NO_PRIVATE_ADDRESS = "no private IPv4 InternalIP: a NodeBalancer reaches b
  * node names and addresses are not the tenant's to learn; the operator's log has them).
  */
 export function skippedSummary(skipped: readonly SkippedBackend[]): string[] {
-  if (skipped.length === 0) return [];
-  return [`${String(skipped.length)} node${skipped.length === 1 ? "" : "s"} skipped, with ${NO_PRIVATE_ADDRESS}`];
+  const byWhy = new Map<string, number>();
+  for (const s of skipped) byWhy.set(s.why ?? NO_PRIVATE_ADDRESS, (byWhy.get(s.why ?? NO_PRIVATE_ADDRESS) ?? 0) + 1);
+  return [...byWhy].map(([why, n]) => `${String(n)} node${n === 1 ? "" : "s"} skipped, with ${why}`);
+}
+
+/** Whether IPv4 `ip` is inside IPv4 CIDR `range`. */
+export function inCidr(ip: string, range: string): boolean {
+  const [base = "", bits = "32"] = range.split("/");
+  if (!isIPv4(ip) || !isIPv4(base)) return false;
+  const value = (a: string): number => a.split(".").reduce((v, p) => v * 256 + Number(p), 0);
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(value(ip) / size) === Math.floor(value(base) / size);
 }
 
 /** Linode's private network and VPCs alike: the NodeBalancer reaches backends on RFC 1918 addresses only. */
@@ -79,7 +104,7 @@ const hash8 = (s: string): string => createHash("sha256").update(s).digest("hex"
  * The backends `from` names now, in namespace `namespace`. Held (nothing sent) when a source
  * cannot be read or does not exist: a config emptied by a missing Service would stop serving.
  */
-export function followedBackends(from: NodesFrom, namespace: string, sources: BackendSources): FollowedBackends {
+export function followedBackends(from: NodesFrom, namespace: string, sources: BackendSources, subnet?: BackendSubnet): FollowedBackends {
   if (sources.nodes === undefined || (from.serviceRef !== undefined && (sources.services === undefined || sources.endpointSlices === undefined))) {
     return { held: { reason: "NodesNotReadable", message: "configs[].nodesFrom needs the operator to read the cluster's Nodes (and Services and EndpointSlices here), and it may not: install the chart with rbac.readNodes=true" } };
   }
@@ -87,16 +112,18 @@ export function followedBackends(from: NodesFrom, namespace: string, sources: Ba
   const out = new Map<string, FollowedBackend>();
   const add = (node: NodeObject, port: number, mode: "accept" | "drain", source: string): void => {
     const internal = (node.status?.addresses ?? []).filter((a) => a.type === "InternalIP").map((a) => a.address);
-    const ip = internal.find(isPrivate);
+    const range = subnet?.range ?? null;
+    const ip = range !== null ? internal.find((a) => isPrivate(a) && inCidr(a, range)) : internal.find(isPrivate);
     if (ip === undefined) {
-      if (!skipped.some((s) => s.node === node.metadata.name)) skipped.push({ node: node.metadata.name, addresses: internal });
+      const why = range !== null ? `no InternalIP in the NodeBalancer's backend subnet (${range})` : undefined;
+      if (!skipped.some((s) => s.node === node.metadata.name)) skipped.push({ node: node.metadata.name, addresses: internal, ...(why !== undefined ? { why } : {}) });
       return;
     }
     const address = `${ip}:${String(port)}`;
     const have = out.get(address);
     // A node serving and draining at once (an endpoint ready, another terminating) still serves.
     if (have !== undefined && (have.mode === "accept" || mode === "drain")) return;
-    out.set(address, { address, label: backendLabel(node.metadata.name), mode, ...(from.weight !== undefined ? { weight: from.weight } : {}), from: source });
+    out.set(address, { address, label: backendLabel(node.metadata.name), mode, ...(from.weight !== undefined ? { weight: from.weight } : {}), ...(subnet !== undefined ? { subnetId: subnet.id } : {}), from: source });
   };
   const live = sources.nodes.list().filter((n) => n.metadata.deletionTimestamp === undefined);
   if (from.nodes !== undefined) {
@@ -148,7 +175,7 @@ export interface EffectiveSpec<Spec> {
 
 interface ConfigWithNodes {
   port: number;
-  nodes: { address: string; label: string; weight?: number | undefined; mode?: "accept" | "reject" | "drain" | "backup" | undefined }[];
+  nodes: { address: string; label: string; weight?: number | undefined; mode?: "accept" | "reject" | "drain" | "backup" | undefined; subnetId?: number | undefined }[];
   nodesFrom?: NodesFrom | undefined;
 }
 
@@ -157,7 +184,7 @@ interface ConfigWithNodes {
  * --node-port-namespaces). Where it may not, nothing of the spec is sent: never a NodeBalancer
  * made with some configs and not the others.
  */
-export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }>(spec: Spec, namespace: string, sources: BackendSources, nodePorts: boolean): EffectiveSpec<Spec> {
+export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }>(spec: Spec, namespace: string, sources: BackendSources, nodePorts: boolean, subnet?: BackendSubnet): EffectiveSpec<Spec> {
   const skipped: SkippedBackend[] = [];
   const bare = nodePorts ? [] : spec.configs.filter((c) => c.nodesFrom?.nodes !== undefined).map((c) => String(c.port));
   if (bare.length > 0) {
@@ -178,16 +205,19 @@ export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }
     };
   }
   const configs: ConfigWithNodes[] = [];
-  for (const c of spec.configs) {
+  // In a VPC every backend is a VPC node: a static one without a subnet is in the backend subnet.
+  const inSubnet = (nodes: ConfigWithNodes["nodes"]): ConfigWithNodes["nodes"] => (subnet === undefined ? nodes : nodes.map((n) => (n.subnetId !== undefined ? n : { ...n, subnetId: subnet.id })));
+  for (const c0 of spec.configs) {
+    const c = { ...c0, nodes: inSubnet(c0.nodes) };
     if (c.nodesFrom === undefined) {
       configs.push(c);
       continue;
     }
-    const found = followedBackends(c.nodesFrom, namespace, sources);
+    const found = followedBackends(c.nodesFrom, namespace, sources, subnet);
     if ("held" in found) return { spec, skipped, held: { reason: found.held.reason, message: `config ${String(c.port)}: ${found.held.message}; its backends are left as they are` } };
     skipped.push(...found.skipped.filter((s) => !skipped.some((k) => k.node === s.node)));
     const static_ = new Set(c.nodes.map((n) => n.address));
-    const nodes = [...c.nodes, ...found.backends.filter((b) => !static_.has(b.address)).map((b) => ({ address: b.address, label: b.label, mode: b.mode, ...(b.weight !== undefined ? { weight: b.weight } : {}) }))];
+    const nodes = [...c.nodes, ...found.backends.filter((b) => !static_.has(b.address)).map((b) => ({ address: b.address, label: b.label, mode: b.mode, ...(b.weight !== undefined ? { weight: b.weight } : {}), ...(b.subnetId !== undefined ? { subnetId: b.subnetId } : {}) }))];
     if (nodes.length === 0) {
       return { spec, skipped, held: { reason: "NoBackends", message: `config ${String(c.port)}: nodesFrom finds no backend now${found.skipped.length > 0 ? ` (${String(found.skipped.length)} node(s) skipped)` : ""} and the config has no static nodes; its backends are left as they are rather than emptied` } };
     }

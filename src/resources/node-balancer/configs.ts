@@ -33,7 +33,7 @@ export interface Attached {
 /** What an earlier process recorded in status: the last read, as the API answered it. */
 export interface Recorded {
   updated: string;
-  configs: { id: number; nodesStatus: { up: number; down: number }; nodes: Omit<NodeBalancerNode, "configId" | "nodebalancerId" | "vpcConfigId">[] }[];
+  configs: { id: number; nodesStatus: { up: number; down: number }; nodes: Omit<NodeBalancerNode, "configId" | "nodebalancerId">[] }[];
   firewalls: AttachedFirewall[];
 }
 

@@ -39,6 +39,7 @@ export const nodeBalancerDefinition: KindDefinition = {
     columns.ready,
     columns.synced,
     columns.reason,
+    { name: "Type", type: "string", jsonPath: ".status.type", priority: 1 },
     { name: "IPv6", type: "string", jsonPath: ".status.ipv6", priority: 1 },
     { name: "ID", type: "integer", jsonPath: ".status.id", priority: 1 },
     columns.age,

@@ -3,8 +3,9 @@
 // rebuild (config fields plus the complete node list) for each config that differs in
 // anything — never one call per node.
 import type {
-  Firewall, NodeBalancer, NodeBalancerConfig, NodeBalancerConfigInput, NodeBalancerNode, NodeBalancerNodeInput, NodeBalancerUpdateRequest,
+  Firewall, NodeBalancer, NodeBalancerConfig, NodeBalancerConfigInput, NodeBalancerNode, NodeBalancerNodeInput, NodeBalancerUpdateRequest, NodeBalancerVpcConfig,
 } from "../../linode/index.ts";
+import { createOnlyMismatches, type SpecSubnets } from "./vpcs.ts";
 import type { NodeBalancerConfigSpec, NodeBalancerSpec } from "./schema.ts";
 import { noLockChange, type LockPlan } from "./locks.ts";
 import { sameFingerprint, type TlsMaterial } from "./tls.ts";
@@ -12,8 +13,11 @@ import { sameFingerprint, type TlsMaterial } from "./tls.ts";
 /** The parts of a firewall the operator uses (what status records of one is enough after a restart). */
 export type AttachedFirewall = Pick<Firewall, "id" | "label" | "status">;
 
+/** A node with its subnet (from its vpc_config_id and the NodeBalancer's VPC configs), if a VPC node. */
+export type ObservedNode = NodeBalancerNode & { subnetId?: number };
+
 export interface ObservedConfig extends NodeBalancerConfig {
-  nodes: NodeBalancerNode[];
+  nodes: ObservedNode[];
 }
 
 /** The cloud NodeBalancer with what hangs off it. */
@@ -21,6 +25,8 @@ export interface ObservedNodeBalancer {
   nb: NodeBalancer;
   configs: ObservedConfig[];
   firewalls: AttachedFirewall[];
+  /** Its VPC configs (backend, frontend): create-only, read once. */
+  vpcs: NodeBalancerVpcConfig[];
   /** The NodeBalancer's `updated` the configs, nodes and firewalls were read against (status records it: trusted after a restart while it stands). */
   readAgainst?: string;
 }
@@ -248,7 +254,7 @@ function nodeDifferences(spec: NodeBalancerConfigSpec, config: ObservedConfig): 
   for (const n of spec.nodes) {
     const h = have.get(n.address);
     if (h === undefined) added++;
-    else if (h.label !== n.label || (n.weight !== undefined && h.weight !== n.weight) || (modeCounts(spec) && n.mode !== undefined && h.mode !== n.mode)) changed++;
+    else if (h.label !== n.label || (n.weight !== undefined && h.weight !== n.weight) || (modeCounts(spec) && n.mode !== undefined && h.mode !== n.mode) || h.subnetId !== n.subnetId) changed++;
   }
   const removed = config.nodes.filter((n) => !want.has(n.address)).length;
   if (added + removed + changed === 0) return undefined;
@@ -283,17 +289,20 @@ export function nodeBodies(c: NodeBalancerConfigSpec, existing?: ObservedConfig)
       address: n.address, label: n.label,
       ...(n.weight !== undefined ? { weight: n.weight } : {}),
       ...(n.mode !== undefined && modeCounts(c) ? { mode: n.mode } : {}),
+      ...(n.subnetId !== undefined ? { subnetId: n.subnetId } : {}),
       ...(id !== undefined ? { id } : {}),
     };
   });
 }
 
 /**
- * What differs that the API cannot change: named so the user can fix the spec of an adopted
- * or drifted NodeBalancer; nothing is sent for these.
+ * What differs that the API cannot change (region; the type, VPCs and reserved address, which
+ * only a create sets): named so the user can fix the spec of an adopted or drifted NodeBalancer;
+ * nothing is sent for these.
  */
-export function immutableMismatches(spec: NodeBalancerSpec, observed: ObservedNodeBalancer): string[] {
+export function immutableMismatches(spec: NodeBalancerSpec, observed: ObservedNodeBalancer, found?: SpecSubnets): string[] {
   const out: string[] = [];
   if (observed.nb.region !== spec.region) out.push(`region (spec ${spec.region}, NodeBalancer ${observed.nb.region})`);
-  return out;
+  // `found`: what the spec names was looked up, so the create-only fields are compared too (not in Observe, which sends nothing).
+  return found === undefined ? out : [...out, ...createOnlyMismatches(spec, observed, found)];
 }

@@ -2,7 +2,7 @@
 // nodes and firewalls are read only when something may have changed (ConfigReader). A create
 // sends everything inline; afterwards each changed config converges with one atomic rebuild.
 import { z } from "zod";
-import { isNotFound, type LinodeClient, type NodeBalancer, type NodeBalancerCreateRequest } from "../../linode/index.ts";
+import { isNotFound, type LinodeClient, type NodeBalancer, type NodeBalancerCreateRequest, type NodeBalancerVpcConfig } from "../../linode/index.ts";
 import {
   ConditionReasons as R, getCondition, isTrue, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed,
   type Logger, type PollIntervals,
@@ -22,7 +22,8 @@ import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
 import type { NodeBalancerStatsReader } from "./stats.ts";
 import { noLockChange, planLock, type NodeBalancerLocks } from "./locks.ts";
 import { tlsReference } from "./tls.ts";
-import { skippedSummary, type EffectiveSpec, type SkippedBackend } from "./backends-from.ts";
+import { skippedSummary, type BackendSubnet, type EffectiveSpec, type SkippedBackend } from "./backends-from.ts";
+import { backendSubnetOf, findSpecSubnets, namedAccountObjects, vpcInput, type SpecSubnets, type VpcCatalog } from "./vpcs.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
 import { parseApiTime } from "../shared/api-time.ts";
@@ -41,8 +42,12 @@ export interface NodeBalancerExternalDeps {
   healthMillis: number;
   clusterId: string;
   events: EventRecorder;
-  /** The spec with the backends configs[].nodesFrom finds now merged in. */
-  backends(m: Managed<NodeBalancerSpec>): EffectiveSpec<NodeBalancerSpec>;
+  /** The spec with the backends configs[].nodesFrom finds now merged in (VPC nodes of `subnet`, when the NodeBalancer has a backend subnet). */
+  backends(m: Managed<NodeBalancerSpec>, subnet?: BackendSubnet): EffectiveSpec<NodeBalancerSpec>;
+  /** The account's VPCs, where spec.vpcs and spec.frontendVpc are looked for. */
+  vpcs: VpcCatalog;
+  /** Refuses (AdoptionNotAllowed) naming an existing account object (a VPC subnet, a reserved address) where this object may not. */
+  mayName(m: Managed<NodeBalancerSpec>, doing: string): void;
   /** Where the nodes nodesFrom skips are named (status and Events only count them). */
   log?: Logger;
   /** Who may assign which existing firewall by id (spec.firewallId): the rule every id a spec names follows. */
@@ -78,10 +83,20 @@ const recordSchema = z.object({
   configs: z.array(z.object({
     id: z.int(),
     nodesStatus: z.object({ up: z.int(), down: z.int() }),
-    nodes: z.array(z.object({ id: z.int(), label: z.string(), address: z.string(), status: z.string(), mode: z.string(), weight: z.int() })).default([]),
+    nodes: z.array(z.object({ id: z.int(), label: z.string(), address: z.string(), status: z.string(), mode: z.string(), weight: z.int(), vpcConfigId: z.int().optional() })).default([]),
   })).default([]),
   firewalls: z.array(z.object({ id: z.int(), label: z.string(), status: z.string() })).default([]),
 });
+/** The VPC configs status recorded for NodeBalancer `id` (they cannot change, so a record of them stays true). */
+const recordedVpcsSchema = z.object({
+  id: z.int(),
+  vpcs: z.array(z.object({ id: z.int(), purpose: z.string(), subnetId: z.int(), vpcId: z.int().optional(), ipv4Range: z.string().optional(), ipv6Range: z.string().optional() })),
+});
+function recordedVpcs(status: Record<string, unknown> | undefined, id: number): NodeBalancerVpcConfig[] | undefined {
+  const parsed = recordedVpcsSchema.safeParse(status);
+  return parsed.success && parsed.data.id === id ? parsed.data.vpcs.map((v) => ({ ...v, nodebalancerId: id, vpcId: v.vpcId ?? null, ipv4Range: v.ipv4Range ?? null, ipv6Range: v.ipv6Range ?? null })) : undefined;
+}
+
 function optionalRecord(status: Record<string, unknown> | undefined, id: number): { recorded?: Recorded } {
   const parsed = recordSchema.safeParse(status);
   return parsed.success && parsed.data.id === id ? { recorded: parsed.data } : {};
@@ -107,6 +122,8 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
    * lost) knows them for its own before status says so.
    */
   private readonly assignedHere = new Map<number, Set<number>>();
+  /** Each NodeBalancer's VPC configs, once read (they cannot change after the create). */
+  private readonly vpcConfigs = new Map<number, NodeBalancerVpcConfig[]>();
 
   constructor(deps: NodeBalancerExternalDeps) {
     this.deps = deps;
@@ -132,13 +149,10 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     if (nb === undefined) return { exists: false };
     if (deleting) {
       // Only its existence matters now: no config reads.
-      const external = { nb, configs: [], firewalls: [] };
+      const external = { nb, configs: [], firewalls: [], vpcs: [] };
       return { exists: true, external, externalId: String(nb.id), status: { id: nb.id }, ready: false, readyReason: R.Deleting, upToDate: true, delta: { firewall: noFirewallChange, lock: noLockChange, create: [], remove: [], rebuild: [], summary: "" } };
     }
     const found = nb;
-    const effective = this.deps.backends(m);
-    // Held: nothing about backends is planned from a source that cannot be read (the spec's own nodes only, and nothing is sent).
-    const spec = effective.spec;
     // Health counts may be a health window old only while Ready and settled; otherwise each look reads them.
     const healthy = settled && this.deps.healthMillis > 0;
     const readOptions: ReadOptions = {
@@ -147,7 +161,21 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       ...optionalRecord(m.obj.status, nb.id),
     };
     const attached = await linodeCall("reading the configs and nodes", () => this.deps.configs.read(found, signal, readOptions));
-    const external: ObservedNodeBalancer = { nb, configs: attached.configs, firewalls: attached.firewalls, ...(attached.updated !== undefined ? { readAgainst: attached.updated } : {}) };
+    const vpcs = await this.vpcConfigsOf(m, nb, attached.configs.some((c) => c.nodes.some((n) => n.vpcConfigId != null)), signal);
+    // Each node's subnet: the VPC config serving it.
+    const subnetOf = new Map(vpcs.map((v) => [v.id, v.subnetId]));
+    const configs = attached.configs.map((c) => ({ ...c, nodes: c.nodes.map((n) => { const subnet = n.vpcConfigId != null ? subnetOf.get(n.vpcConfigId) : undefined; return subnet !== undefined ? { ...n, subnetId: subnet } : n; }) }));
+    const external: ObservedNodeBalancer = { nb, configs, firewalls: attached.firewalls, vpcs, ...(attached.updated !== undefined ? { readAgainst: attached.updated } : {}) };
+    const observing = m.spec.managementPolicy === "Observe";
+    // The subnets the spec names by label are looked up (by id, taken as named), to compare; a following config needs the backend subnet's range.
+    const named = observing ? { problems: [] } : await this.specSubnets(m, this.deps.poll.readyMillis, signal, true);
+    // The nodes are in the NodeBalancer's own backend subnet (it cannot change), whatever the spec says now.
+    const inSubnet = backendSubnetOf(vpcs, null);
+    const following = m.spec.configs.some((c) => c.nodesFrom !== undefined);
+    const range = inSubnet !== undefined && following ? await linodeCall("listing the VPCs", () => this.deps.vpcs.rangeOf(inSubnet.id, this.deps.poll.readyMillis, signal)) : null;
+    const effective = this.deps.backends(m, inSubnet !== undefined ? { id: inSubnet.id, range } : undefined);
+    // Held: nothing about backends is planned from a source that cannot be read (the spec's own nodes only, and nothing is sent).
+    const spec = effective.spec;
     const want = m.spec.firewallId;
     const own = this.ownFirewalls(m, nb.id, external.firewalls);
     // Checked only when an assignment would be sent: one refused is reported, never sent.
@@ -160,7 +188,8 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     const lock = m.spec.managementPolicy !== "Observe" ? planLock(m.spec.deletionProtection, lockTypes, ownLock) : noLockChange;
     const plan = planNodeBalancer(spec, m.spec.label, external, tlsReference.values(m), firewall, lock);
     this.announceSkipped(m, effective.skipped);
-    const mismatches = immutableMismatches(m.spec, external);
+    // Observe never sends anything: what only a create could set is not compared there (its spec need not say it).
+    const mismatches = immutableMismatches(m.spec, external, observing ? undefined : named);
     const health = this.health(external);
     const upToDate = isEmptyPlan(plan);
     return {
@@ -189,8 +218,13 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
    * so one created meanwhile, or a spec that names another, lets it go ahead).
    */
   async readyToCreate(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Deferral | undefined> {
-    const effective = this.deps.backends(m);
+    const effective = this.deps.backends(m, await this.createSubnet(m, signal));
     this.announceSkipped(m, effective.skipped);
+    // Naming a VPC subnet or a reserved address is naming an account object: the one rule, before anything is looked up.
+    const naming = namedAccountObjects(m.spec);
+    if (naming !== undefined) this.deps.mayName(m, naming);
+    const subnets = await this.specSubnets(m, this.deps.poll.pendingMillis, signal);
+    if (subnets.problems.length > 0) throw new RetryAfterError(NodeBalancerReasons.VPCNotFound, `${subnets.problems.join("; ")}: nothing is created until it is there (a NodeBalancer's VPC cannot change once it is made)`, this.deps.poll.readyMillis);
     if (effective.held === undefined) {
       const want = m.spec.firewallId;
       if (want !== undefined && !(await this.mayAssign(m, want, signal))) {
@@ -221,15 +255,24 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   }
 
   async create(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Created> {
-    const effective = this.deps.backends(m);
+    const naming = namedAccountObjects(m.spec);
+    if (naming !== undefined) this.deps.mayName(m, naming);
+    const subnets = await this.specSubnets(m, this.deps.poll.pendingMillis, signal);
+    if (subnets.problems.length > 0) throw new RetryAfterError(NodeBalancerReasons.VPCNotFound, subnets.problems.join("; "), this.deps.poll.readyMillis);
+    const effective = this.deps.backends(m, subnets.backend !== undefined ? { id: subnets.backend.id, range: subnets.backend.range } : undefined);
     if (effective.held !== undefined) throw new RetryAfterError(effective.held.reason, effective.held.message, this.deps.poll.pendingMillis);
     const s = effective.spec;
     const tls = tlsReference.values(m);
     const label = labelOf(m, this.deps.clusterId);
+    const backendRef = s.vpcs?.[0];
+    // The type, the VPCs and the reserved address go in every create (requests.recreate too: the address is kept).
     const req: NodeBalancerCreateRequest = {
-      region: s.region, label, clientConnThrottle: s.clientConnThrottle, tags: s.tags,
+      region: s.region, label, clientConnThrottle: s.clientConnThrottle, tags: s.tags, type: s.type,
       // Not sent at its default: the API may not offer it to every account (LG).
       ...(s.clientUdpSessThrottle !== 0 ? { clientUdpSessThrottle: s.clientUdpSessThrottle } : {}),
+      ...(subnets.backend !== undefined && backendRef !== undefined ? { vpcs: [vpcInput(subnets.backend, backendRef)] } : {}),
+      ...(subnets.frontend !== undefined && s.frontendVpc !== undefined ? { frontendVpcs: [vpcInput(subnets.frontend, s.frontendVpc)] } : {}),
+      ...(s.ipv4 !== undefined ? { ipv4: s.ipv4 } : {}),
       ...(s.firewallId !== undefined ? { firewallId: s.firewallId } : {}),
       configs: s.configs.map((c) => ({ ...configBody(c, tls), nodes: nodeBodies(c) })),
     };
@@ -241,6 +284,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       throw translateLinodeError(err, "creating the NodeBalancer");
     }
     this.deps.cache.put(nb);
+    this.vpcConfigs.delete(nb.id);
     if (s.firewallId === undefined) this.deps.configs.createdWithoutFirewall(nb.id);
     else this.noteAssigned(nb.id, s.firewallId);
     // Ready waits for a backend UP in each checked config, which no look sees before its first check.
@@ -306,6 +350,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   /** Its resource is gone and the NodeBalancer stays (Retain, Observe): what was read of its configs is held no longer. */
   forget(id: number): void {
     this.deps.configs.invalidate(id);
+    this.vpcConfigs.delete(id);
     this.assignedHere.delete(id);
     this.deps.locks.forget(id);
   }
@@ -349,6 +394,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       this.deps.cache.invalidate(id);
       this.deps.configs.invalidate(id);
       this.assignedHere.delete(id);
+      this.vpcConfigs.delete(id);
     }
     return { gone: false };
   }
@@ -362,6 +408,37 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     if (getCondition(m.obj.status?.conditions, "Synced")?.reason !== problem.reason) this.deps.events.warning(m.obj, problem.reason, "Reconcile", problem.message);
     // Only a change of the spec or one made outside fixes it: the drift poll, no faster.
     return { notSynced: problem, pollMillis: this.deps.poll.readyMillis };
+  }
+
+  /** The subnets the spec names, as the account has them (`labelsOnly`: refs by id taken as named, unread). */
+  private async specSubnets(m: Managed<NodeBalancerSpec>, maxAgeMillis: number, signal: AbortSignal, labelsOnly = false): Promise<SpecSubnets> {
+    if (m.spec.vpcs === undefined && m.spec.frontendVpc === undefined) return { problems: [] };
+    return linodeCall("listing the VPCs", () => findSpecSubnets(m.spec, this.deps.vpcs, maxAgeMillis, this.deps.poll.pendingMillis, signal, labelsOnly));
+  }
+
+  /** The backend subnet a create puts the nodes in (refusals come from create's own look). */
+  private async createSubnet(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<BackendSubnet | undefined> {
+    if (m.spec.vpcs === undefined) return undefined;
+    const found = (await this.specSubnets(m, this.deps.poll.pendingMillis, signal)).backend;
+    return found !== undefined ? { id: found.id, range: found.range } : undefined;
+  }
+
+  /**
+   * The NodeBalancer's VPC configs: read once (create-only, they cannot change), or as status
+   * recorded them; only where it may have any (the API says its frontend or backends are in a
+   * VPC, a node is a VPC node, or the spec names a VPC).
+   */
+  private async vpcConfigsOf(m: Managed<NodeBalancerSpec>, nb: NodeBalancer, vpcNodes: boolean, signal: AbortSignal): Promise<NodeBalancerVpcConfig[]> {
+    const known = this.vpcConfigs.get(nb.id) ?? recordedVpcs(m.obj.status, nb.id);
+    if (known !== undefined && (known.length > 0 || !vpcNodes)) {
+      this.vpcConfigs.set(nb.id, known);
+      return known;
+    }
+    const may = nb.backendConnectivity === "vpc" || nb.frontendAddressType === "vpc" || vpcNodes || m.spec.vpcs !== undefined || m.spec.frontendVpc !== undefined;
+    if (!may) return [];
+    const read = await linodeCall("reading the VPC configs", () => this.deps.linode.nodeBalancers.listAllVpcConfigs(nb.id, { signal }));
+    this.vpcConfigs.set(nb.id, read);
+    return read;
   }
 
   /**
@@ -533,6 +610,15 @@ function statusOf(o: ObservedNodeBalancer, shownTransfer: unknown, own: readonly
   return {
     id: nb.id,
     label: nb.label,
+    ...(nb.type !== undefined ? { type: nb.type } : {}),
+    ...(nb.frontendAddressType !== null && nb.frontendAddressType !== undefined ? { frontendAddressType: nb.frontendAddressType } : {}),
+    // Recorded even when empty: a later process (a restart) then knows there are none without asking.
+    vpcs: o.vpcs.map((v) => ({
+      id: v.id, purpose: v.purpose, subnetId: v.subnetId,
+      ...(v.vpcId !== null && v.vpcId !== undefined ? { vpcId: v.vpcId } : {}),
+      ...(v.ipv4Range !== null && v.ipv4Range !== undefined ? { ipv4Range: v.ipv4Range } : {}),
+      ...(v.ipv6Range !== null && v.ipv6Range !== undefined ? { ipv6Range: v.ipv6Range } : {}),
+    })),
     ...(nb.hostname !== null && nb.hostname !== "" ? { hostname: nb.hostname } : {}),
     ...(nb.ipv4 !== null ? { ipv4: nb.ipv4 } : {}),
     ...(nb.ipv6 !== null ? { ipv6: nb.ipv6 } : {}),
@@ -559,7 +645,11 @@ function statusOf(o: ObservedNodeBalancer, shownTransfer: unknown, own: readonly
       nodesStatus: { up: c.nodesStatus.up, down: c.nodesStatus.down },
       ...(c.sslCommonname !== "" ? { sslCommonName: c.sslCommonname } : {}),
       ...(c.sslFingerprint !== "" ? { sslFingerprint: c.sslFingerprint } : {}),
-      nodes: c.nodes.map((n) => ({ label: n.label, address: n.address, id: n.id, status: n.status, mode: n.mode, weight: n.weight })),
+      nodes: c.nodes.map((n) => ({
+        label: n.label, address: n.address, id: n.id, status: n.status, mode: n.mode, weight: n.weight,
+        ...(n.subnetId !== undefined ? { subnetId: n.subnetId } : {}),
+        ...(n.vpcConfigId !== null && n.vpcConfigId !== undefined ? { vpcConfigId: n.vpcConfigId } : {}),
+      })),
     })),
     firewalls: o.firewalls.map((f) => ({ id: f.id, label: f.label, status: f.status, assignedBy: own.includes(f.id) ? "ThisResource" : "Other" })),
   };

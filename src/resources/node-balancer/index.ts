@@ -4,7 +4,8 @@
 import type { NodeBalancer } from "../../linode/index.ts";
 import { settingValue, type Managed, type ManagedKind } from "../../runtime/contract.ts";
 import { nodeChanged } from "../shared/nodes.ts";
-import { withFollowedBackends, type BackendSources, type EffectiveSpec, type NodesFrom } from "./backends-from.ts";
+import { withFollowedBackends, type BackendSources, type BackendSubnet, type EffectiveSpec, type NodesFrom } from "./backends-from.ts";
+import { VpcCatalog } from "./vpcs.ts";
 import { AccountScope, PerAccount, recordedAccount } from "../shared/credentials.ts";
 import { specRefName } from "../shared/schema.ts";
 import { labelOf } from "../shared/derived-label.ts";
@@ -43,8 +44,8 @@ export const nodeBalancerKind: OperatorKind = {
     });
     deps.cacheEntries?.track("NodeBalancer.stats.samples", () => stats.size);
     const sources: BackendSources = { nodes: stores.nodes(), services: stores.services(), endpointSlices: stores.endpointSlices() };
-    const backends = (m: Managed<NodeBalancerSpec>): EffectiveSpec<NodeBalancerSpec> =>
-      withFollowedBackends(m.spec, m.key.namespace, sources, deps.nodePortsAllowed?.(m.key.namespace) ?? false);
+    const backends = (m: Managed<NodeBalancerSpec>, subnet?: BackendSubnet): EffectiveSpec<NodeBalancerSpec> =>
+      withFollowedBackends(m.spec, m.key.namespace, sources, deps.nodePortsAllowed?.(m.key.namespace) ?? false, subnet);
     /** The NodeBalancers whose nodesFrom may be concerned by a change in `namespace` (any, for a Node). */
     const following = (test: (from: NodesFrom, namespace: string) => boolean) => (): string[] => stores.self.list().flatMap((o) => {
       const parsed = nodeBalancerSpecSchema.shape.configs.safeParse((o.spec as { configs?: unknown } | undefined)?.configs);
@@ -80,9 +81,11 @@ export const nodeBalancerKind: OperatorKind = {
           return claims.held.includes(id) || (claims.named === id && (ownToken || mayName(there)));
         }),
       };
+      const vpcs = new VpcCatalog((signal) => linode.vpcs.listAll({ signal }));
+      const mayNameHere = (m: Managed<NodeBalancerSpec>, doing: string): void => { scope.mayName(m, doing); };
       const locks = new NodeBalancerLocks(linode, deps.poll);
       account.track("NodeBalancer.locks", () => locks.size);
-      const external = new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends, firewallRule, locks, ...(deps.log !== undefined ? { log: deps.log } : {}) });
+      const external = new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends, vpcs, mayName: mayNameHere, firewallRule, locks, ...(deps.log !== undefined ? { log: deps.log } : {}) });
       account.track("NodeBalancer.firewallsAssignedUnrecorded", () => external.assignedUnrecorded);
       return external;
     });

@@ -5,6 +5,7 @@
 // port, and its nodes without a mode (the API gives them none).
 import type { LateInit } from "../../runtime/contract.ts";
 import type { ObservedConfig, ObservedNodeBalancer } from "./diff.ts";
+import { vpcsAsSpec } from "./vpcs.ts";
 
 export function nodeBalancerAsSpec(o: ObservedNodeBalancer): LateInit {
   const inexpressible = o.configs.flatMap((c) => [
@@ -12,8 +13,9 @@ export function nodeBalancerAsSpec(o: ObservedNodeBalancer): LateInit {
     ...(c.nodes.length === 0 ? [`config ${String(c.port)} has no nodes, and a config in the spec needs one (or nodesFrom)`] : []),
   ]);
   return {
+    // Its type and VPCs too (only a create sets them: the spec must say what it has, never a default that differs).
     fields: {
-      clientConnThrottle: o.nb.clientConnThrottle, tags: [...o.nb.tags], configs: o.configs.map(configAsSpec),
+      clientConnThrottle: o.nb.clientConnThrottle, tags: [...o.nb.tags], configs: o.configs.map(configAsSpec), ...vpcsAsSpec(o),
       // Only where the API reports it (not every account has it): otherwise the default stands, and is not compared.
       ...(o.nb.clientUdpSessThrottle != null ? { clientUdpSessThrottle: o.nb.clientUdpSessThrottle } : {}),
     },
@@ -31,6 +33,7 @@ function configAsSpec(c: ObservedConfig): Record<string, unknown> {
     ...(c.checkBody !== "" ? { checkBody: c.checkBody } : {}),
     checkPassive: c.checkPassive, proxyProtocol: c.proxyProtocol,
     ...(udp ? { udpCheckPort: c.udpCheckPort ?? 80 } : {}),
-    nodes: c.nodes.map((n) => ({ label: n.label, address: n.address, weight: n.weight, ...(udp ? {} : { mode: n.mode }) })),
+    // A VPC node keeps its subnet: a rebuild never sends it without one.
+    nodes: c.nodes.map((n) => ({ label: n.label, address: n.address, weight: n.weight, ...(udp ? {} : { mode: n.mode }), ...(n.subnetId !== undefined ? { subnetId: n.subnetId } : {}) })),
   };
 }

@@ -4,6 +4,7 @@ import { reasonNames } from "../../runtime/contract.ts";
 
 export const nodeBalancerReasonMeanings = {
   NodeBalancerIdMismatch: "spec.nodeBalancerId (or the external-id annotation) names another NodeBalancer than the one this resource recorded: refused, never followed.",
+  VPCNotFound: "spec.vpcs or spec.frontendVpc names a subnet (by id, or by the labels of a VPC and its subnet) the Linode account has not, or one in another region than spec.region: nothing is created (a NodeBalancer's VPC cannot change once it is made) until the spec names one that is there, looked for again at the drift cadence.",
   TLSSecretNotFound: "An https config's tlsSecretRef names no kubernetes.io/tls Secret in the namespace.",
   TLSSecretInvalid: "The TLS Secret lacks tls.crt or tls.key, or they do not parse or do not match.",
   BackendSourceNotFound: "configs[].nodesFrom.serviceRef names a Service that is not in the namespace, or a port without a nodePort: the config's backends are held as they are (nothing is sent); the create waits.",

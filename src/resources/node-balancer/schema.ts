@@ -18,6 +18,33 @@ export const nodeBalancerChecks = ["none", "connection", "http", "http_body"] as
 export const nodeBalancerCipherSuites = ["recommended", "legacy"] as const;
 export const nodeBalancerProxyProtocols = ["none", "v1", "v2"] as const;
 export const nodeModes = ["accept", "reject", "drain", "backup"] as const;
+/** The API's NodeBalancer types (api-2026.md §1: common the default, premium, premium_40gb). */
+export const nodeBalancerTypes = ["common", "premium", "premium_40gb"] as const;
+
+const cidr4 = z.string().max(18).meta({
+  "x-kubernetes-validations": [{ rule: "isCIDR(self) && cidr(self).ip().family() == 4", message: "must be an IPv4 CIDR, e.g. 10.0.0.4/30" }],
+});
+
+/**
+ * A VPC subnet, named as the cloud controller manager's annotations name one: by id
+ * (backend-subnet-id), or by the labels of its VPC and of the subnet (vpc-name, subnet-name).
+ */
+const subnetRefFields = {
+  subnetId: linodeIdSchema.optional().meta({ description: "The subnet's id." }),
+  vpcLabel: z.string().min(1).max(64).optional().meta({ description: "The VPC's label (with subnetLabel, instead of subnetId)." }),
+  subnetLabel: z.string().min(1).max(64).optional().meta({ description: "The subnet's label in that VPC (with vpcLabel, instead of subnetId)." }),
+};
+const oneSubnetRef = { rule: "has(self.subnetId) != (has(self.vpcLabel) && has(self.subnetLabel)) && has(self.vpcLabel) == has(self.subnetLabel)", message: "name the subnet by subnetId, or by vpcLabel and subnetLabel together" };
+
+export const backendVpcSchema = z.object({
+  ...subnetRefFields,
+  ipv4Range: cidr4.optional().meta({ description: "The NodeBalancer's addresses in the subnet: a CIDR inside it, all free (the API asks for a /30 for high availability). Unset: the API picks a /30." }),
+}).meta({ description: "The VPC subnet the backends are in.", "x-kubernetes-validations": [oneSubnetRef] });
+
+export const frontendVpcSchema = z.object({
+  ...subnetRefFields,
+  ipv4Range: cidr4.optional().meta({ description: "The range the NodeBalancer's frontend address is taken from (inside the subnet). Unset: the API picks one." }),
+}).meta({ description: "The VPC subnet the frontend address is in.", "x-kubernetes-validations": [oneSubnetRef] });
 
 /** The host part of `ip:port`, for the CEL rules below. */
 const host = "self.split(':')[0]";
@@ -43,6 +70,7 @@ export const nodeBalancerNodeSchema = z.object({
     ],
   }),
   weight: z.int().min(1).max(255).optional().meta({ description: "1..255: a higher weight receives more new connections. Unset: the API's default, and not compared." }),
+  subnetId: linodeIdSchema.optional().meta({ description: "A VPC backend: the NodeBalancer's backend subnet (spec.vpcs), the address one inside it. Unset on a NodeBalancer with spec.vpcs: that subnet. Create-only per node: a node whose subnet changes is replaced in the config's rebuild." }),
   mode: z.enum(nodeModes).optional().meta({
     description: "accept: receives traffic; reject: none; drain: only connections already pinned to it; backup: only while every accept node is down. Unset: the API's default (accept), and not compared. Not on a udp config's nodes (the API gives them no mode).",
   }),
@@ -122,6 +150,17 @@ export const nodeBalancerSpecSchema = z.object({
     ...initializedOnAdoption("Tags on the cloud NodeBalancer (organizational only).", []),
     "x-kubernetes-list-type": "set",
   }),
+  type: z.enum(nodeBalancerTypes).default("common").meta(initializedOnAdoption("common, premium or premium_40gb (the API's types; premium: more connections and nodes, VPC or IPv6 backends only, a frontend in a VPC). Create-only: a change is Synced=False, reason ImmutableFieldMismatch, nothing sent (create a new NodeBalancer).", "common")),
+  vpcs: z.array(backendVpcSchema).max(1).optional().meta({
+    description: "The VPC subnet of the backends (one; the API's `vpcs`/`backend_vpcs`): by subnetId, or by vpcLabel and subnetLabel as the cloud controller manager names one; it must be in spec.region. Every node then is a VPC node in that subnet (nodes[].subnetId defaults to it; nodesFrom takes each node's InternalIP inside the subnet's range). Create-only: a change is Synced=False, reason ImmutableFieldMismatch, nothing sent. Naming a VPC with the operator's own token follows the rule for every account object: only in namespaces the admin allows (--adopt-namespaces; else AdoptionNotAllowed, nothing sent), always with credentialsRef. A subnet that is not there, or not in the region, is VPCNotFound, nothing sent. Adopted with it unset: the NodeBalancer's backend VPC, written to the spec once.",
+  }),
+  frontendVpc: frontendVpcSchema.optional().meta({
+    description: "The VPC subnet the frontend address is in (premium types only, refused at admission otherwise): the NodeBalancer gets a VPC address and no public host name. Create-only, named and checked as spec.vpcs is. Adopted with it unset: the NodeBalancer's frontend VPC, written to the spec once.",
+  }),
+  ipv4: z.string().max(15).optional().meta({
+    description: "A reserved IPv4 address of the account (unassigned) for the NodeBalancer, sent on every create, also the one requests.recreate makes, so the address is kept. Not with frontendVpc. Create-only: a NodeBalancer with another address is Synced=False, reason ImmutableFieldMismatch, nothing sent. Taking an address with the operator's own token follows the rule for every account object (--adopt-namespaces; else AdoptionNotAllowed). Not filled on adoption: the NodeBalancer's address may be an ephemeral one, which a recreate could not ask for again (status.ipv4 shows it).",
+    "x-kubernetes-validations": [{ rule: "isIP(self) && ip(self).family() == 4", message: "ipv4 must be an IPv4 address" }],
+  }),
   // Changeable, beyond the spec (which assigns a firewall only at creation): see FirewallPlan in diff.ts for why and how.
   firewallId: linodeIdSchema.optional().meta({
     description: "Id of an existing Cloud Firewall to assign: at creation, and afterwards in place (beyond the API spec's NodeBalancer document, which assigns one only at creation; the real platform assigns and removes one at any time, keeping the NodeBalancer and its addresses). Naming one by id follows the rule for every account object: always allowed with spec.credentialsRef (the namespace's own token); with the operator's shared token only in namespaces the admin allows (--adopt-namespaces, chart value adoptNamespaces); never a firewall a NodeBalancer of another namespace names or holds. One this resource may not assign (none with that id, another namespace's, or not allowed here) is Synced=False, reason FirewallNotFound, with one message for all, and nothing is sent (no NodeBalancer is created without it). A change replaces the firewall this resource assigned with the new one in one call (never a moment without one); removing the field removes the one this resource assigned. A firewall this resource did not assign (someone else did, or it was already assigned when first named here) is never removed: it stays when the field stops naming it, and a change away from it is refused while it is enabled (Synced=False, reason FirewallConflict); status.firewalls says which is which. One removed outside is assigned again within a few polls.",
@@ -155,6 +194,11 @@ export const nodeBalancerSpecSchema = z.object({
   description: "Desired state of a Linode NodeBalancer.",
   "x-kubernetes-validations": [
     immutableOnceSet("nodeBalancerId", "it names the cloud NodeBalancer this resource manages; create another NodeBalancer to adopt a different one"),
+    { rule: "!has(self.frontendVpc) || (has(self.type) && self.type != 'common')", message: "frontendVpc needs a premium type (premium or premium_40gb): the API refuses a frontend VPC on common", fieldPath: ".frontendVpc" },
+    { rule: "!has(self.frontendVpc) || !has(self.ipv4)", message: "ipv4 (a reserved public address) and frontendVpc (a VPC address) exclude each other", fieldPath: ".ipv4" },
+    // CL26: premium takes VPC or public IPv6 backends, no legacy private IPv4; node addresses here are IPv4, so a premium NodeBalancer's backends are in a VPC.
+    { rule: "!has(self.type) || self.type == 'common' || has(self.vpcs) || !has(self.configs) || size(self.configs) == 0", message: "a premium NodeBalancer takes no private IPv4 backends outside a VPC: set spec.vpcs (the backends' subnet)", fieldPath: ".vpcs" },
+    { rule: "!has(self.configs) || self.configs.all(c, !has(c.nodes) || c.nodes.all(n, !has(n.subnetId) || (has(self.vpcs) && (!has(self.vpcs[0].subnetId) || n.subnetId == self.vpcs[0].subnetId))))", message: "a node's subnetId must be the subnet of spec.vpcs (a NodeBalancer's VPC backends are all in its backend subnet)", fieldPath: ".configs" },
   ],
 });
 
@@ -194,13 +238,25 @@ export const nodeBalancerConfigStatusSchema = z.object({
     status: z.string().optional().meta({ description: "Health: UP, DOWN or unknown." }),
     mode: z.string().optional().meta({ description: "Mode as the API reports it: accept, reject, drain or backup." }),
     weight: z.int().optional().meta({ description: "Weight as the API reports it (the API's default where the spec sets none)." }),
+    subnetId: z.int().optional().meta({ description: "A VPC backend's subnet." }),
+    vpcConfigId: z.int().optional().meta({ description: "A VPC backend: the id of the NodeBalancer's VPC config (status.vpcs) serving it." }),
   })).optional().meta({ description: "Backends as the API reports them." }),
 }).meta({ description: "Observed state of one config, as the API reports it." });
 
 export const nodeBalancerStatusSchema = z.object({
   id: z.int().optional().meta({ description: "Linode id of the NodeBalancer." }),
   label: z.string().optional().meta({ description: "Label of the cloud NodeBalancer." }),
-  hostname: z.string().optional().meta({ description: "Public host name." }),
+  type: z.string().optional().meta({ description: "The NodeBalancer's type as the API reports it: common, premium, premium_40gb." }),
+  hostname: z.string().optional().meta({ description: "Public host name (none for a frontend in a VPC)." }),
+  frontendAddressType: z.string().optional().meta({ description: "public, or vpc: ipv4 is then the frontend's VPC address." }),
+  vpcs: z.array(z.object({
+    id: z.int().meta({ description: "Linode id of the VPC config." }),
+    purpose: z.string().meta({ description: "backend or frontend." }),
+    subnetId: z.int().meta({ description: "The subnet." }),
+    vpcId: z.int().optional().meta({ description: "The subnet's VPC." }),
+    ipv4Range: z.string().optional().meta({ description: "The NodeBalancer's addresses in the subnet." }),
+    ipv6Range: z.string().optional().meta({ description: "Its IPv6 range, if any." }),
+  })).optional().meta({ description: "The NodeBalancer's VPC configs, as the API lists them (empty: none; read once, since they cannot change, and trusted from status after a restart)." }),
   ipv4: z.string().optional().meta({ description: "Public IPv4 address." }),
   ipv6: z.string().optional().meta({ description: "Public IPv6 address." }),
   transfer: z.object({

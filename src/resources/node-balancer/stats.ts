@@ -20,10 +20,12 @@ export class NodeBalancerStatsReader {
   private readonly exists: (namespace: string, name: string) => boolean;
   private readonly log: Logger | undefined;
   private readonly random: () => number;
+  private readonly now: () => number;
 
-  constructor(opts: { registry?: Registry; intervalMillis: number; exists: (namespace: string, name: string) => boolean; log?: Logger; random?: () => number }) {
+  constructor(opts: { registry?: Registry; intervalMillis: number; exists: (namespace: string, name: string) => boolean; log?: Logger; random?: () => number; now?: () => number }) {
     this.intervalMillis = opts.intervalMillis;
     this.random = opts.random ?? Math.random;
+    this.now = opts.now ?? Date.now;
     this.exists = opts.exists;
     this.log = opts.log;
     if (opts.registry === undefined) return;
@@ -71,11 +73,11 @@ export class NodeBalancerStatsReader {
       // younger than the interval has none yet (the API: "Stats are unavailable at this time."),
       // so its first read is one interval after it was created, not among the calls creating the rest.
       const spread = Math.min(this.intervalMillis, KindTimings.statsFirstReadSpreadMillis) * this.random();
-      const due = Math.max(Date.now() + spread, (Number.isFinite(createdAt) ? createdAt : 0) + this.intervalMillis);
+      const due = Math.max(this.now() + spread, (Number.isFinite(createdAt) ? createdAt : 0) + this.intervalMillis);
       this.samples.set(key, { namespace, name, id, readAt: due - this.intervalMillis });
-      if (due > Date.now()) return;
+      if (due > this.now()) return;
     }
-    if (prev !== undefined && prev.id === id && Date.now() - prev.readAt < this.intervalMillis) return;
+    if (prev !== undefined && prev.id === id && this.now() - prev.readAt < this.intervalMillis) return;
     let stats: NodeBalancerStats;
     try {
       stats = await linode.nodeBalancers.getStats(id, { signal, retry: { maxRateLimitWaitMs: 0 } });
@@ -85,16 +87,16 @@ export class NodeBalancerStatsReader {
         return;
       }
       // A new NodeBalancer ("Stats are unavailable at this time.") or one gone: nothing to show.
-      if (isPrecondition(err) || isNotFound(err)) this.samples.set(key, { namespace, name, id, readAt: Date.now() });
+      if (isPrecondition(err) || isNotFound(err)) this.samples.set(key, { namespace, name, id, readAt: this.now() });
       else {
         // A failure of the moment: the last figures stand until the next interval.
         this.log?.warn({ key, err: (err as Error).message }, "NodeBalancer statistics not read");
-        this.samples.set(key, { ...(prev?.id === id ? prev : { namespace, name, id }), readAt: Date.now() });
+        this.samples.set(key, { ...(prev?.id === id ? prev : { namespace, name, id }), readAt: this.now() });
       }
       return;
     }
     this.samples.set(key, {
-      namespace, name, id, readAt: Date.now(),
+      namespace, name, id, readAt: this.now(),
       ...optional("connections", latest(stats.data.connections)),
       ...optional("trafficIn", latest(stats.data.traffic.in)),
       ...optional("trafficOut", latest(stats.data.traffic.out)),

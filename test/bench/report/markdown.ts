@@ -1,5 +1,6 @@
 // docs/benchmarks.md from the saved results. Everything in it comes from the results, never
 // from the clock or the machine rendering it, so the same JSON gives the same page.
+import { isMissing, NO_DATA } from "./figure.ts";
 import type { BenchResult, Figure, Table } from "./result.ts";
 
 /** The sections' order: the scale runs first, then failures, then one kind at a time. */
@@ -50,12 +51,12 @@ export function renderMarkdown(results: BenchResult[]): string {
 function section(r: BenchResult): string[] {
   const out = [
     `<a id="${r.name}"></a>`, "", `## ${inline(r.title)}`, "",
-    `Ran ${when(r.ranAt)} on ${inline(r.machine)}:`, "",
+    `${provenance(r)}:`, "",
     "```sh", r.command, "```", "",
   ];
   if (r.figures.length > 0) {
     out.push("| Figure | Value | Target | Met? |", "|---|---|---|---|");
-    out.push(...r.figures.map((f) => row([f.label, valueOf(f), f.target ?? "—", f.met === undefined ? "—" : f.met ? "✅" : "❌"])), "");
+    out.push(...r.figures.map((f) => row([f.label, valueOf(f), f.target ?? "—", metOf(f)])), "");
   }
   for (const t of r.tables ?? []) out.push(...table(t));
   (r.charts ?? []).forEach((c, i) => out.push(`![${inline(c.title)}](benchmarks/${chartFile(r.name, i)})`, ""));
@@ -79,8 +80,28 @@ function row(cells: string[]): string {
   return `| ${cells.map(inline).join(" | ")} |`;
 }
 
+/** When, on what, at which commit and with which flags; "not recorded" in results older than these. */
+function provenance(r: BenchResult): string {
+  const m = r.machine;
+  const on = typeof m === "string" ? `${inline(m)} (memory and CPU model not recorded)`
+    : `${String(m.cores)} cores (${inline(m.cpuModel)}), ${formatValue(m.memoryGiB)} GiB memory, Node ${inline(m.node)}`;
+  const at = r.commit === undefined ? "commit not recorded" : `commit ${inline(r.commit)}`;
+  const set = r.flags === undefined ? undefined : [
+    ...Object.entries(r.flags.env).map(([k, v]) => `${k}=${v}`),
+    ...r.flags.argv.map((a) => (/^[\w./:=,+-]+$/.test(a) ? a : JSON.stringify(a))),
+  ].join(" ");
+  const how = set === undefined ? "flags not recorded" : set === "" ? "no flags (the defaults)" : `flags ${inline(set)}`;
+  return `Ran ${when(r.ranAt)} on ${on}; ${at}; ${how}`;
+}
+
+/** A target whose data is missing is not met, whatever an older result saved. */
+function metOf(f: Figure): string {
+  if (f.target !== undefined && isMissing(f.value)) return "❌";
+  return f.met === undefined ? "—" : f.met ? "✅" : "❌";
+}
+
 function valueOf(f: Figure): string {
-  if (typeof f.value === "number" && !Number.isFinite(f.value)) return "n/a";
+  if (isMissing(f.value)) return NO_DATA;
   const v = typeof f.value === "number" ? formatValue(f.value) : f.value;
   return f.unit === undefined || f.unit === "" ? v : f.unit === "%" ? `${v}%` : `${v} ${f.unit}`;
 }

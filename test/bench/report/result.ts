@@ -1,8 +1,12 @@
 // What every benchmark leaves behind: its figures as JSON in docs/benchmarks/results/, from
-// which the report (docs/benchmarks.md and its SVG plots) is generated.
+// which the report (docs/benchmarks.md and its SVG plots) is generated. A result says what it
+// ran on (the commit, the flags, the machine) so a figure can be traced to what produced it.
+import { execFile } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
-import { cpus } from "node:os";
+import { cpus, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { figureOf } from "./figure.ts";
 import { defaultDocsDir, renderReport } from "./render.ts";
 
 export interface Figure {
@@ -18,6 +22,19 @@ export type Chart =
   | { kind: "line"; title: string; xLabel: string; yLabel: string; series: { name: string; points: [number, number][] }[] }
   | { kind: "bar"; title: string; yLabel: string; categories: string[]; series: { name: string; values: number[] }[] };
 
+export interface Machine {
+  cores: number;
+  cpuModel: string;
+  memoryGiB: number;
+  node: string;
+}
+
+/** What the benchmark was started with: its arguments after the script, and the BENCH_* variables (and OPERATOR_NODE_OPTIONS) as set. */
+export interface Flags {
+  argv: string[];
+  env: Record<string, string>;
+}
+
 export interface BenchResult {
   /** File-name safe, e.g. "scale-three-kinds". */
   name: string;
@@ -25,26 +42,59 @@ export interface BenchResult {
   /** The exact command that reproduces it, e.g. "npm run bench:scale". */
   command: string;
   ranAt: string;
-  machine: string;
+  /** A string in results saved before machines were recorded as data ("2 cores, Node v24.21.0"). */
+  machine: Machine | string;
+  /** `git rev-parse HEAD`, "+dirty" with uncommitted changes, "unknown" outside a checkout; absent in older results. */
+  commit?: string;
+  /** Absent in older results. */
+  flags?: Flags;
   figures: Figure[];
   tables?: Table[];
   charts?: Chart[];
   notes?: string[];
 }
 
-export const resultsDir = fileURLToPath(new URL("../../../docs/benchmarks/results/", import.meta.url));
+/** What a benchmark hands to saveResult; the rest is recorded here. */
+export type ResultInput = Omit<BenchResult, "ranAt" | "machine" | "commit" | "flags">;
 
-export function machine(): string {
-  return `${String(cpus().length)} cores, Node ${process.version}`;
+export const resultsDir = fileURLToPath(new URL("../../../docs/benchmarks/results/", import.meta.url));
+const repoDir = fileURLToPath(new URL("../../../", import.meta.url));
+
+export function machine(): Machine {
+  const cpu = cpus();
+  return { cores: cpu.length, cpuModel: cpu[0]?.model.trim() ?? "unknown", memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10, node: process.version };
 }
 
+/** The variables that change what a benchmark does: every BENCH_*, and the operator's NODE_OPTIONS (managed-database-scale). */
+export function flags(argv: readonly string[] = process.argv, env: NodeJS.ProcessEnv = process.env): Flags {
+  const set = Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && (e[0].startsWith("BENCH_") || e[0] === "OPERATOR_NODE_OPTIONS"));
+  return { argv: argv.slice(2), env: Object.fromEntries(set.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
+}
+
+/** The checkout's HEAD, "+dirty" when `git status --porcelain` lists anything; "unknown" when git cannot tell (no checkout, no git). */
+export async function commit(dir: string = repoDir): Promise<string> {
+  const git = async (...args: string[]): Promise<string> => (await promisify(execFile)("git", ["-C", dir, ...args], { encoding: "utf8" })).stdout.trim();
+  try {
+    const head = await git("rev-parse", "HEAD");
+    return (await git("status", "--porcelain")) === "" ? head : `${head}+dirty`;
+  } catch {
+    return "unknown";
+  }
+}
+
+/** A figure another benchmark built as a literal, passed through figureOf on its way to disk. */
+const settled = (f: Figure): Figure => figureOf(f.label, f.value, f.unit, f.target, f.met);
+
 /**
- * Writes the result's JSON and regenerates the report from all results (BENCH_NO_SAVE=1 skips
- * both, e.g. for a trial run with other parameters).
+ * Writes the result's JSON with the commit, flags and machine it ran with, and regenerates the
+ * report from all results (BENCH_NO_SAVE=1 skips both, e.g. for a trial run with other parameters).
  */
-export async function saveResult(result: Omit<BenchResult, "ranAt" | "machine">): Promise<void> {
+export async function saveResult(result: ResultInput): Promise<void> {
   if (process.env.BENCH_NO_SAVE === "1") return;
-  const full: BenchResult = { ...result, ranAt: new Date().toISOString(), machine: machine() };
+  const full: BenchResult = {
+    ...result, figures: result.figures.map(settled),
+    ranAt: new Date().toISOString(), commit: await commit(), flags: flags(), machine: machine(),
+  };
   await mkdir(resultsDir, { recursive: true });
   await writeFile(`${resultsDir}${result.name}.json`, `${JSON.stringify(full, null, 2)}\n`);
   // The result is saved whatever happens here: a report that cannot be drawn (another result
@@ -56,12 +106,15 @@ export async function saveResult(result: Omit<BenchResult, "ranAt" | "machine">)
   }
 }
 
-/** What a benchmark gathers as it runs: `figure` records one and prints it with its target. */
-export function resultCollector(say: (line: string) => void): { figures: Figure[]; tables: Table[]; charts: Chart[]; notes: string[]; figure: (label: string, value: number | string, unit?: string, target?: string, met?: boolean) => void } {
+export type FigureFn = (label: string, value: number | string | undefined, unit?: string, target?: string, met?: boolean | ((value: number) => boolean)) => void;
+
+/** What a benchmark gathers as it runs: `figure` records one (through figureOf) and prints it with its target. */
+export function resultCollector(say: (line: string) => void): { figures: Figure[]; tables: Table[]; charts: Chart[]; notes: string[]; figure: FigureFn } {
   const figures: Figure[] = [];
-  const figure = (label: string, value: number | string, unit?: string, target?: string, met?: boolean): void => {
-    figures.push({ label, value, ...(unit !== undefined ? { unit } : {}), ...(target !== undefined ? { target } : {}), ...(met !== undefined ? { met } : {}) });
-    say(`  ${label}: ${String(value)}${unit !== undefined ? ` ${unit}` : ""}${target !== undefined ? ` (target ${target}${met === undefined ? "" : met ? ", met" : ", NOT met"})` : ""}`);
+  const figure: FigureFn = (...args) => {
+    const f = figureOf(...args);
+    figures.push(f);
+    say(`  ${f.label}: ${String(f.value)}${f.unit !== undefined ? ` ${f.unit}` : ""}${f.target !== undefined ? ` (target ${f.target}${f.met === undefined ? "" : f.met ? ", met" : ", NOT met"})` : ""}`);
   };
   return { figures, tables: [], charts: [], notes: [], figure };
 }

@@ -44,7 +44,10 @@ export const benchResultSchema: z.ZodType<BenchResult> = z.object({
   title: z.string(),
   command: z.string(),
   ranAt: z.string().refine((s) => !Number.isNaN(Date.parse(s)), "not a date"),
-  machine: z.string(),
+  // Older results saved the machine as one string ("2 cores, Node v24.21.0") and no commit or flags.
+  machine: z.union([z.string(), z.object({ cores: z.number(), cpuModel: z.string(), memoryGiB: z.number(), node: z.string() })]),
+  commit: z.string().optional(),
+  flags: z.object({ argv: z.array(z.string()), env: z.record(z.string(), z.string()) }).optional(),
   figures: z.array(figure),
   tables: z.array(table).optional(),
   charts: z.array(z.discriminatedUnion("kind", [lineChart, barChart])).optional(),

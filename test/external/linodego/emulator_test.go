@@ -619,14 +619,23 @@ func TestNodeBalancers(t *testing.T) {
 	slices.Sort(labels)
 	eq(t, "nodes after rebuild", strings.Join(labels, ","), "sdk-node-a3,sdk-node-c")
 
-	// A NodeBalancer created with its configs and nodes in one request.
+	// A premium NodeBalancer created with its backend VPC, configs and nodes in one request (a
+	// premium NodeBalancer takes VPC backends, not legacy private addresses).
+	vpc := try(c.CreateVPC(ctx, linodego.VPCCreateOptions{
+		Label: "sdk-vpc", Region: "us-east", Subnets: []linodego.VPCSubnetCreateOptions{{Label: "backends", IPv4: "10.0.0.0/24"}},
+	})).must(t, "CreateVPC")
+	subnet := vpc.Subnets[0].ID
 	full := try(c.CreateNodeBalancer(ctx, linodego.NodeBalancerCreateOptions{
-		Region: "us-east", Type: linodego.NBTypePremium,
+		Region: "us-east", Type: linodego.NBTypePremium, VPCs: []linodego.NodeBalancerVPCOptions{{SubnetID: subnet}},
 		Configs: []*linodego.NodeBalancerConfigCreateOptions{{
 			Port: 80, Protocol: linodego.ProtocolHTTP,
-			Nodes: []linodego.NodeBalancerNodeCreateOptions{{Address: "192.168.210.20:80", Label: "sdk-inline", Mode: linodego.ModeBackup}},
+			Nodes: []linodego.NodeBalancerNodeCreateOptions{{Address: "10.0.0.20:80", Label: "sdk-inline", Mode: linodego.ModeBackup, SubnetID: subnet}},
 		}},
 	})).must(t, "CreateNodeBalancer with configs")
+	vpcConfigs := try(c.ListNodeBalancerVPCConfigs(ctx, full.ID, nil)).must(t, "ListNodeBalancerVPCConfigs")
+	if len(vpcConfigs) != 1 || vpcConfigs[0].SubnetID != subnet || vpcConfigs[0].IPv4Range == "" {
+		t.Errorf("VPC configs %+v", vpcConfigs)
+	}
 	eq(t, "inline type", full.Type, linodego.NBTypePremium)
 	if full.Label == nil || *full.Label != fmt.Sprintf("nodebalancer%d", full.ID) {
 		t.Errorf("default label %v", full.Label)
@@ -639,7 +648,7 @@ func TestNodeBalancers(t *testing.T) {
 		t.Errorf("inline configs %+v", inline)
 	} else {
 		inNodes := try(c.ListNodeBalancerNodes(ctx, full.ID, inline[0].ID, nil)).must(t, "ListNodeBalancerNodes inline")
-		if len(inNodes) != 1 || inNodes[0].Mode != linodego.ModeBackup || inNodes[0].Label != "sdk-inline" {
+		if len(inNodes) != 1 || inNodes[0].Mode != linodego.ModeBackup || inNodes[0].Label != "sdk-inline" || len(vpcConfigs) != 1 || inNodes[0].VPCConfigID != vpcConfigs[0].ID {
 			t.Errorf("inline nodes %+v", inNodes)
 		}
 	}

@@ -72,6 +72,10 @@ describe("ManagedDatabase CRD", () => {
       ["Secret label value too long", { connectionSecret: { labels: { team: "a".repeat(64) } } }, ["spec.connectionSecret.labels.team", "63"]],
       ["Secret label value with a slash", { connectionSecret: { labels: { team: "a/b" } } }, ["spec.connectionSecret.labels", "labels values must be"]],
       ["Secret label the operator owns", { connectionSecret: { labels: { "linode.operator.dev/owner": "x" } } }, ["spec.connectionSecret.labels", "the operator's own"]],
+      ["Valkey forked", { engine: "valkey", version: "8", restoreFrom: { pointInTime: { databaseId: 5 } } }, ["spec.restoreFrom", "a Valkey database has no restore points"]],
+      ["Valkey restored from a backup", { engine: "valkey", version: "8", requests: { restore: { token: "1", backupId: 5 } } }, ["spec.requests.restore", "a Valkey database has no backups to restore"]],
+      ["Valkey with replicationType", { engine: "valkey", version: "8", replicationType: "none" }, ["spec.replicationType", "not a Valkey setting"]],
+      ["Valkey with engineConfig", { engine: "valkey", version: "8", engineConfig: { maxmemory_policy: "allkeys-lru" } }, ["spec.engineConfig", "engineConfig is for mysql and postgresql"]],
       ["Secret annotation key with a colon", { connectionSecret: { annotations: { "a:b": "x" } } }, ["spec.connectionSecret.annotations", "Kubernetes qualified names"]],
     ];
     it.each(cases)("%s", async (_name, patch, expected) => {
@@ -94,6 +98,8 @@ describe("ManagedDatabase CRD", () => {
       ["every kind of allow-list entry", { allowList: ["203.0.113.7", "198.51.100.0/24", "0.0.0.0/0", "2001:db8::1", "2001:db8::/32", "203.0.113.7/32"] }],
       ["monthly maintenance", { updates: { frequency: "monthly", duration: 1, hourOfDay: 0, dayOfWeek: 1, weekOfMonth: 4 } }],
       ["weekly maintenance, frequency defaulted", { updates: { duration: 4, hourOfDay: 23, dayOfWeek: 7 } }],
+      ["maintenance window without duration (the platform's)", { updates: { hourOfDay: 23, dayOfWeek: 7 } }],
+      ["Valkey, 3 nodes, a Secret with extra keys", { engine: "valkey", version: "8", clusterSize: 3, connectionSecret: { extraData: { url: "rediss://:{{ .password }}@{{ .host }}:{{ .port }}/0" } } }],
       ["label, Secret, policies, adoption", {
         label: "orders-db", deletionPolicy: "Retain", managementPolicy: "Observe", databaseId: 123,
         connectionSecret: {
