@@ -4,7 +4,7 @@
 // Only unrestricted users may call these routes; scope account:read_write to make or remove one,
 // account:read_only to read them.
 //
-// The emulator has NodeBalancers only, so only they can be locked: the other lockable types the
+// GUESS (nodebalancers/facts.md): the emulator has NodeBalancers only, so only they can be locked: the other lockable types the
 // spec lists (linode, volume, lkecluster, lkenodepool) answer as an entity that does not exist
 // (a guess: 400 `Not found` on entity_id). The lock is kept on its NodeBalancer's record, which
 // its `locks` field shows; what the API answers when a locked entity is deleted is not recorded:

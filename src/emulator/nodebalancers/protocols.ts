@@ -3,8 +3,8 @@
 // its nodes have no mode. A config's port is unique among its tcp/http/https configs, and a udp
 // config may reuse one of their ports.
 //
-// The API's texts for these refusals are not recorded (api-2026 §4): the reasons and fields
-// below are guesses, in the API's envelope, naming the field the way its other 400s do.
+// GUESS (nodebalancers/facts.md): the API's texts for these refusals are not recorded
+// (api-2026 §4): the reasons and fields below are guesses, in the API's envelope, naming the field the way its other 400s do.
 //
 // udp is accepted on every NodeBalancer type, common included. Whether common refuses it is
 // unknown: Akamai's changelog of 2026-09-30 (CL26) lists UDP as premium-only, but linodego's
