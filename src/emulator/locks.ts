@@ -4,11 +4,11 @@
 // Only unrestricted users may call these routes; scope account:read_write to make or remove one,
 // account:read_only to read them.
 //
-// GUESS (nodebalancers/facts.md): the emulator has NodeBalancers only, so only they can be locked: the other lockable types the
-// spec lists (linode, volume, lkecluster, lkenodepool) answer as an entity that does not exist
-// (a guess: 400 `Not found` on entity_id). The lock is kept on its NodeBalancer's record, which
-// its `locks` field shows; what the API answers when a locked entity is deleted is not recorded:
-// lockedRefusal's 400 and text are guesses.
+// GUESS (nodebalancers/facts.md): the emulator has NodeBalancers only, so only they can be
+// locked: the other lockable types the spec lists (linode, volume, lkecluster, lkenodepool)
+// answer as an entity that does not exist (400 `Not found` on entity_id). The lock is kept on its
+// NodeBalancer's record, which its `locks` field shows; what the API answers when a locked
+// entity is deleted is not recorded: lockedRefusal's 400 and text are guesses.
 import { z } from "zod";
 import { requireUnrestricted } from "./auth.ts";
 import type { RequestContext, Route, RouteResult } from "./context.ts";
