@@ -131,6 +131,13 @@ describe("DatabaseConnectionPool (current platform)", () => {
     expect(writes() - before).toBe(1); // the size, once
     await env.repass("DatabaseConnectionPool", key("adopter"), 2);
     expect(writes() - before).toBe(1);
+
+    // A pool another resource manages is not adopted again.
+    await createPool("second-adopter", "adopt", { label: "legacy_app", adopt: true, size: 30 });
+    await poolReason("second-adopter", "Synced", "ExternalIdInUse");
+    await env.repass("DatabaseConnectionPool", key("second-adopter"), 2);
+    expect(writes() - before).toBe(1);
+    expect((await getPool("second-adopter")).status?.externalId).toBeUndefined();
   });
 
   it("deletes its pool with it, and a database's deletion waits for its pools (pools first)", async () => {
@@ -202,10 +209,11 @@ describe("DatabaseConnectionPool (current platform)", () => {
   });
 });
 
-describe("DatabaseConnectionPool (legacy platform)", () => {
+describe("DatabaseConnectionPool (legacy platform; adoption not allowed here)", () => {
   const cluster = useTestCluster("pool-legacy");
   let env: OperatorEnv;
-  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "legacy", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
+  // The operator's own token, and no namespace where it may adopt.
+  beforeAll(async () => { env = await startOperatorEnv(cluster, { platform: "legacy", provisionSeconds: 0.3, poll: { pendingMillis: 300, readyMillis: 2_000 }, adoptNamespaces: [] }); });
   afterAll(async () => { await env.stop(); });
   const { key, createDb, createPool, dbReady, poolReason } = helpers(cluster, () => env);
 
@@ -217,5 +225,17 @@ describe("DatabaseConnectionPool (legacy platform)", () => {
     await env.repass("DatabaseConnectionPool", key("old-pool"), 2);
     expect(env.emulator.mutations().filter((m) => m.path.includes("/connection-pools"))).toEqual([]);
     expect(dbId).toBeGreaterThan(0);
+  });
+
+  it("spec.adopt with the operator's own token where adoption is not allowed: AdoptionNotAllowed, nothing read", async () => {
+    await createDb("other");
+    await dbReady("other");
+    const reads = (): number => Object.entries(env.emulator.requestCounts()).filter(([k]) => k.includes("connection-pools")).reduce((n, [, v]) => n + v, 0);
+    const before = reads();
+    await createPool("taker", "other", { label: "someone_elses", adopt: true });
+    const c = await poolReason("taker", "Synced", "AdoptionNotAllowed");
+    expect(c.message).toContain("--adopt-namespaces");
+    await env.repass("DatabaseConnectionPool", key("taker"), 2);
+    expect(reads()).toBe(before);
   });
 });
