@@ -10,7 +10,8 @@ Usage: kubectl linode status [<kind>/<name>] [-n NS | -A] [-o json]
 
 Commands:
   status   an object's conditions, Events, cloud object, Secret keys and next step;
-           without a name, every ManagedDatabase, DatabaseSnapshot and NodeBalancer not Ready
+           without a name, every ManagedDatabase, DatabaseSnapshot, NodeBalancer and
+           DatabaseConnectionPool not Ready
   help     show this help, or \`help status\` for its options
 `;
 

@@ -12,8 +12,9 @@ import { mustRunTool, runTool, showCall } from "./install/tools.ts";
 const HELP = `Usage: linode-operator uninstall [options]
 
 Uninstalls what \`linode-operator install\` installed: the Helm release and the token Secret it
-made. The CRDs, your ManagedDatabases, DatabaseSnapshots and NodeBalancers and their Linode
-objects stay: nothing acts on them until an operator is installed again.
+made. The CRDs, your ManagedDatabases, DatabaseSnapshots, NodeBalancers and
+DatabaseConnectionPools and their Linode objects stay: nothing acts on them until an operator
+is installed again.
 
   --delete-crds           also delete the CRDs, first, while the operator still runs. Deleting a
                           CRD deletes every resource of its kind, and the operator then deletes

@@ -7,6 +7,7 @@ import { generateDatabaseCa } from "./certs.ts";
 import { Clock } from "./clock.ts";
 import { emulatorConfigSchema, type EmulatorConfigInput } from "./config.ts";
 import type { DatabasePlatform, EmulatorContext, Route } from "./context.ts";
+import { connectionPoolRoutes } from "./databases/connection-pools.ts";
 import { databaseRoutes } from "./databases/routes.ts";
 import { faultConfigSchema, Faults, type FaultConfig } from "./faults.ts";
 import { lockRoutes } from "./locks.ts";
@@ -85,7 +86,7 @@ export interface RunningEmulator {
 
 export function buildRouter(): Router {
   const router = new Router();
-  const routes: Route[] = [...databaseRoutes(), ...nodeBalancerRoutes(), ...firewallRoutes(), ...vpcRoutes(), ...reservedIpRoutes(), ...lockRoutes(), ...profileRoutes()];
+  const routes: Route[] = [...databaseRoutes(), ...connectionPoolRoutes(), ...nodeBalancerRoutes(), ...firewallRoutes(), ...vpcRoutes(), ...reservedIpRoutes(), ...lockRoutes(), ...profileRoutes()];
   router.add(...routes);
   return router;
 }

@@ -1,6 +1,7 @@
 // All emulated cloud objects, as plain JSON-serialisable records so the state file and the
 // admin dump are just this object. Maps keep insertion order = id order, so listing never sorts.
 import { DEFAULT_ACCOUNT } from "./auth.ts";
+import type { ConnectionPoolRecord } from "./databases/connection-pools.ts";
 export type DbEngine = "mysql" | "postgresql" | "valkey";
 export type DbStatus =
   | "provisioning" | "active" | "suspending" | "suspended" | "resuming" | "restoring"
@@ -104,6 +105,8 @@ export interface DatabaseRecord {
   fork: ForkRecord | null;
   /** Current platform: maintenance Linode has planned (updates.pending), as the admin API set it; absent: none. */
   pending_updates?: PendingUpdate[];
+  /** Current platform, PostgreSQL: its connection pools (PgBouncer), in creation order; absent: none. */
+  pools?: ConnectionPoolRecord[];
 }
 
 /** One planned maintenance, as updates.pending lists it. */

@@ -1,4 +1,5 @@
 // The entry point reconcilers hold: one per API token, shared by all controllers.
+import { ConnectionPoolsApi } from "./connection-pools.ts";
 import { DatabasesApi } from "./databases.ts";
 import { FirewallsApi } from "./firewalls.ts";
 import { HttpTransport, type LinodeClientOptions } from "./http.ts";
@@ -10,6 +11,8 @@ import { VpcsApi } from "./vpcs.ts";
 
 export class LinodeClient {
   readonly databases: DatabasesApi;
+  /** PostgreSQL connection pools of current-platform databases. */
+  readonly connectionPools: ConnectionPoolsApi;
   readonly nodeBalancers: NodeBalancersApi;
   readonly firewalls: FirewallsApi;
   readonly locks: LocksApi;
@@ -22,6 +25,7 @@ export class LinodeClient {
     this.transport = new HttpTransport(opts);
     this.metrics = this.transport.metrics;
     this.databases = new DatabasesApi(this.transport);
+    this.connectionPools = new ConnectionPoolsApi(this.transport);
     this.nodeBalancers = new NodeBalancersApi(this.transport);
     this.firewalls = new FirewallsApi(this.transport);
     this.locks = new LocksApi(this.transport);

@@ -33,6 +33,8 @@ export {
   type NodeBalancerConfigRebuildRequest, type NodeBalancerCreateRequest, type NodeBalancerFirewallsUpdateRequest, type NodeBalancerNode,
   type NodeBalancerNodeInput, type NodeBalancerStats, type NodeBalancerUpdateRequest, type NodeBalancerVpcConfig, type NodeBalancerVpcInput,
 } from "./nodebalancers.ts";
+export { ConnectionPoolsApi, type ConnectionPool, type ConnectionPoolCreateRequest, type ConnectionPoolMode, type ConnectionPoolUpdateRequest } from "./connection-pools.ts";
+export { connectionPoolModes } from "./schemas/connection-pools.ts";
 export { FirewallsApi, type FirewallDevice, type FirewallDeviceCreateRequest } from "./firewalls.ts";
 export { LocksApi, type LockCreateRequest, type LockType, type ResourceLock } from "./locks.ts";
 export { databaseEngines, databaseStatuses, type DatabaseEngine } from "./schemas/databases.ts";

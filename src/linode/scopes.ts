@@ -70,6 +70,12 @@ export const routeScopes: Readonly<Record<string, Scope | null>> = {
   [`GET ${DB}/backups/{backupId}`]: rw("databases"),
   [`DELETE ${DB}/backups/{backupId}`]: rw("databases"),
   [`POST ${DB}/backups/{backupId}/restore`]: rw("databases"),
+  // PostgreSQL connection pools: the list asks read_write (the spec says so), one pool read_only.
+  [`GET ${DB}/connection-pools`]: rw("databases"),
+  [`POST ${DB}/connection-pools`]: rw("databases"),
+  [`GET ${DB}/connection-pools/{poolName}`]: ro("databases"),
+  [`PUT ${DB}/connection-pools/{poolName}`]: rw("databases"),
+  [`DELETE ${DB}/connection-pools/{poolName}`]: rw("databases"),
   "GET /nodebalancers": ro("nodebalancers"),
   "POST /nodebalancers": rw("nodebalancers"),
   [`GET ${NB}`]: ro("nodebalancers"),

@@ -11,6 +11,7 @@ import type { ManagedObject } from "../runtime/managed.ts";
 import type { KindDefinition } from "../runtime/kind-definition.ts";
 import { ReferenceProtection } from "../runtime/protection.ts";
 import { InformerPool } from "../runtime/stores.ts";
+import { databaseConnectionPoolKind } from "./database-connection-pool/index.ts";
 import { databaseSnapshotKind } from "./database-snapshot/index.ts";
 import { managedDatabaseKind } from "./managed-database/index.ts";
 import { nodeBalancerKind } from "./node-balancer/index.ts";
@@ -21,6 +22,7 @@ export const kinds: OperatorKind[] = [
   managedDatabaseKind,
   databaseSnapshotKind,
   nodeBalancerKind,
+  databaseConnectionPoolKind,
 ];
 
 export const kindDefinitions: KindDefinition[] = kinds.map((k) => k.definition);

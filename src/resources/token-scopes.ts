@@ -22,6 +22,9 @@ export const kindScopes: Readonly<Record<string, readonly ScopeNeed[]>> = {
   DatabaseSnapshot: [
     need("databases", "read_write", "take, list and delete a database's snapshots (backups)"),
   ],
+  DatabaseConnectionPool: [
+    need("databases", "read_write", "create, list, update and delete a PostgreSQL database's connection pools, and read its credentials and CA certificate for the pool's connection Secret (the API asks read_write even to list pools)"),
+  ],
   NodeBalancer: [
     need("nodebalancers", "read_write", "create, update and delete NodeBalancers, their configs and nodes; read their statistics and firewalls"),
     need("firewall", "read_write", "look up the Cloud Firewall spec.firewallId names and assign it to the NodeBalancer (or remove it)", "spec.firewallId"),

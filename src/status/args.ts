@@ -7,10 +7,10 @@ import { z } from "zod";
 export const statusHelp = (kinds: string): string => `Usage: kubectl linode status [<kind>/<name> | <kind> <name>] [options]
        linode-operator status [<kind>/<name> | <kind> <name>] [options]
 
-With a name: what the operator sees of one ManagedDatabase, DatabaseSnapshot or NodeBalancer:
+With a name: what the operator sees of one ManagedDatabase, DatabaseSnapshot, NodeBalancer or DatabaseConnectionPool:
 its conditions and their age, its latest Events, the cloud object as the Linode API reports it,
 the keys of its connection Secret (never their values) and what the operator does next.
-Without one: every object of the three kinds that is not Ready, one line each, with its reason.
+Without one: every object of the four kinds that is not Ready, one line each, with its reason.
 
 Kinds:
   ${kinds.split("; ").join("\n  ")}

@@ -48,7 +48,18 @@ export interface NodeBalancerView {
   configs: ConfigView[];
 }
 
-export type CloudObjectView = DatabaseView | SnapshotView | NodeBalancerView;
+export interface PoolView {
+  kind: "pool";
+  databaseId: number;
+  label: string;
+  database: string;
+  mode: string;
+  size: number;
+  /** null: the inbound user. */
+  username: string | null;
+}
+
+export type CloudObjectView = DatabaseView | SnapshotView | NodeBalancerView | PoolView;
 
 /** What the cloud side shows: the object, or why it is not shown. */
 export type CloudSide =
@@ -91,6 +102,13 @@ async function readObject(linode: LinodeClient, id: RecordedId): Promise<CloudOb
       const [, engine = "mysql", db = "", backup = ""] = m;
       const b = await linode.databases.engine(engine === "postgresql" ? "postgresql" : "mysql").getBackup(Number(db), Number(backup), READ);
       return snapshotView(Number(db), b);
+    }
+    case "DatabaseConnectionPool": {
+      const m = /^postgresql\/(\d+)\/([A-Za-z0-9_][A-Za-z0-9_-]*)$/.exec(id.externalId);
+      if (m === null) return undefined;
+      const databaseId = Number(m[1]);
+      const p = await linode.connectionPools.get(databaseId, m[2] ?? "", READ);
+      return { kind: "pool", databaseId, label: p.label, database: p.database, mode: p.mode, size: p.size, username: p.username };
     }
     case "NodeBalancer": {
       const nbId = Number(id.externalId);

@@ -9,7 +9,7 @@ import { conditionSchema, type Condition } from "../runtime/condition-schema.ts"
 
 const refSchema = z.object({ name: z.string().min(1), key: z.string().min(1).default("token") });
 
-/** What this command reads of an object of the three kinds: tolerant, as the object may be of any version of the operator. */
+/** What this command reads of an object of the kinds: tolerant, as the object may be of any version of the operator. */
 const objectSchema = z.object({
   metadata: z.object({
     name: z.string(), namespace: z.string().optional(), uid: z.string().optional(), generation: z.number().optional(),

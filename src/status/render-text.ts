@@ -85,6 +85,8 @@ function renderView(v: CloudObjectView, p: Paint): string[] {
     }
     case "snapshot":
       return table([["Backup", `${String(v.backupId)} (${v.label})`], ["Of database", String(v.databaseId)], ["Type", v.type], ["Created", v.created]]);
+    case "pool":
+      return table([["Pool", `${v.label} (of database ${String(v.databaseId)})`], ["Database", v.database], ["Mode", v.mode], ["Size", String(v.size)], ["User", v.username ?? "(the inbound user)"]]);
     case "nodeBalancer": {
       const rows = table([["NodeBalancer", `${String(v.id)} (${v.label})`], ["Region", v.region], ["Hostname", v.hostname ?? ""], ["IPv4", v.ipv4 ?? ""], ["IPv6", v.ipv6 ?? ""]]);
       const configs = v.configs.flatMap((c) => [
@@ -100,7 +102,7 @@ export function renderNotReady(r: NotReadyReport, allNamespaces: boolean, namesp
   const out: string[] = [];
   for (const u of r.unlisted) out.push(`${p.warn("warning")}: ${u.kind} not listed: ${u.why}`);
   if (r.notReady.length === 0) {
-    out.push(`Every ManagedDatabase, DatabaseSnapshot and NodeBalancer ${allNamespaces ? "in every namespace" : `in namespace ${namespace}`} is Ready.`);
+    out.push(`Every ManagedDatabase, DatabaseSnapshot, NodeBalancer and DatabaseConnectionPool ${allNamespaces ? "in every namespace" : `in namespace ${namespace}`} is Ready.`);
     return `${out.join("\n")}\n`;
   }
   const head = allNamespaces ? ["NAMESPACE", "NAME", "REASON", "AGE", "MESSAGE"] : ["NAME", "REASON", "AGE", "MESSAGE"];

@@ -119,7 +119,7 @@ describe("the chart, rendered", () => {
         .filter((d) => d?.kind === "CustomResourceDefinition").map((d) => ({ ...d?.metadata }));
     };
     const kept = await crds();
-    expect(kept.map((c) => c.name).sort()).toEqual(["databasesnapshots.linode.operator.dev", "manageddatabases.linode.operator.dev", "nodebalancers.linode.operator.dev"]);
+    expect(kept.map((c) => c.name).sort()).toEqual(["databaseconnectionpools.linode.operator.dev", "databasesnapshots.linode.operator.dev", "manageddatabases.linode.operator.dev", "nodebalancers.linode.operator.dev"]);
     for (const c of kept) expect(c.annotations?.["helm.sh/resource-policy"]).toBe("keep");
     // A field description holding template braces comes through as written.
     const all = await helm(["template", "x", chart, "--set", "linode.token=t"]);

@@ -54,7 +54,7 @@ describe("the chart's security objects", () => {
   const set = (...values: string[]): string[] => values.flatMap((v) => ["--set", v]);
 
   describe("status admission policy", () => {
-    it("is rendered by default where the API server serves ValidatingAdmissionPolicy: refuses (Deny, fail closed) status writes to the three kinds by anyone but the release's ServiceAccount", async () => {
+    it("is rendered by default where the API server serves ValidatingAdmissionPolicy: refuses (Deny, fail closed) status writes to the kinds by anyone but the release's ServiceAccount", async () => {
       const docs = await dryRun("x", cluster.namespace);
       const [policy, ...morePolicies] = statusOnes(docs, "ValidatingAdmissionPolicy");
       const [binding, ...moreBindings] = statusOnes(docs, "ValidatingAdmissionPolicyBinding");
@@ -64,7 +64,7 @@ describe("the chart's security objects", () => {
       expect(policy?.metadata?.name).toBe(`x-linode-operator-${cluster.namespace}-status`);
       expect(policy?.spec).toMatchObject({
         failurePolicy: "Fail",
-        matchConstraints: { resourceRules: [{ apiGroups: ["linode.operator.dev"], apiVersions: ["*"], operations: ["UPDATE"], resources: ["manageddatabases/status", "databasesnapshots/status", "nodebalancers/status"] }] },
+        matchConstraints: { resourceRules: [{ apiGroups: ["linode.operator.dev"], apiVersions: ["*"], operations: ["UPDATE"], resources: ["manageddatabases/status", "databasesnapshots/status", "nodebalancers/status", "databaseconnectionpools/status"] }] },
         variables: [{ name: "usernames", expression: `["system:serviceaccount:${cluster.namespace}:x-linode-operator"]` }, { name: "groups", expression: "[]" }],
       });
       expect(JSON.stringify(policy?.spec)).toContain("a forged one could make it delete or expose another team's database");

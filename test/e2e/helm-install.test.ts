@@ -83,7 +83,7 @@ describe("helm install + kubectl apply -f examples/", () => {
     expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
     const checks = (JSON.parse(doctor.stdout) as { checks: { check: string; status: string }[] }).checks;
     expect(checks.filter((c) => c.status !== "OK").map((c) => `${c.check} ${c.status}`)).toEqual([
-      "CRD manageddatabases.linode.operator.dev WARN", "CRD databasesnapshots.linode.operator.dev WARN", "CRD nodebalancers.linode.operator.dev WARN", "Nodes WARN",
+      "CRD manageddatabases.linode.operator.dev WARN", "CRD databasesnapshots.linode.operator.dev WARN", "CRD nodebalancers.linode.operator.dev WARN", "CRD databaseconnectionpools.linode.operator.dev WARN", "Nodes WARN",
     ]);
     expect(checks.find((c) => c.check === "RBAC")?.status).toBe("OK");
 

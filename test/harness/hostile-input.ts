@@ -144,6 +144,7 @@ export const baseObjects = (now = new Date()): Record<string, BaseObject> => {
     // allowEmpty: a selector that matches no Node still makes the database, so its map is compared, not held.
     ManagedDatabase: { spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", allowEmpty: true }, status },
     DatabaseSnapshot: { spec: { databaseRef: { name: "hostile-source" } }, status },
+    DatabaseConnectionPool: { spec: { databaseRef: { name: "hostile-source" } }, status },
     NodeBalancer: { spec: { region: "us-east", configs: [{ port: 80, nodes: [{ label: "web-1", address: "192.168.128.5:80" }] }] }, status },
   };
 };

@@ -34,12 +34,12 @@ describe("linode-operator doctor", { timeout: 240_000 }, () => {
     expect(r.stdout).toMatch(/^OK {4}Kubernetes API/m);
     expect(r.stdout).toMatch(/^OK {4}CRD nodebalancers\.linode\.operator\.dev +installed, schema as this build's$/m);
     expect(r.stdout).toMatch(/^OK {4}Linode token scopes +"\*" covers what the kinds need$/m);
-    expect(r.stdout).toMatch(/\n\n9 OK, 0 WARN, 0 FAIL\n$/);
+    expect(r.stdout).toMatch(/\n\n10 OK, 0 WARN, 0 FAIL\n$/);
     expect(r.stdout).not.toContain(ALL);
     const checks = json((await doctor({ KUBECONFIG: cluster.adminKubeconfig, LINODE_TOKEN: ALL, READ_NODES: "true" }, "--json")).stdout);
     expect(checks.map((c) => c.check)).toEqual([
       "Kubernetes API", "Linode API", "Linode token", "Linode token scopes",
-      "CRD manageddatabases.linode.operator.dev", "CRD databasesnapshots.linode.operator.dev", "CRD nodebalancers.linode.operator.dev", "RBAC", "Nodes",
+      "CRD manageddatabases.linode.operator.dev", "CRD databasesnapshots.linode.operator.dev", "CRD nodebalancers.linode.operator.dev", "CRD databaseconnectionpools.linode.operator.dev", "RBAC", "Nodes",
     ]);
     expect(checks.every((c) => c.status === "OK")).toBe(true);
   });
@@ -64,15 +64,15 @@ describe("linode-operator doctor", { timeout: 240_000 }, () => {
     expect(rbac?.message).toContain("get leases.coordination.k8s.io in");
     expect(rbac?.fix).toContain("rbac.create=true");
     expect(checks.find((c) => c.check === "Nodes")).toMatchObject({ status: "WARN", fix: expect.stringContaining("rbac.readNodes=true") as unknown });
-    expect(checks.filter((c) => c.check.startsWith("CRD ")).map((c) => c.status)).toEqual(["WARN", "WARN", "WARN"]);
+    expect(checks.filter((c) => c.check.startsWith("CRD ")).map((c) => c.status)).toEqual(["WARN", "WARN", "WARN", "WARN"]);
 
     // Granted what the operator uses in its namespace (as the chart's Roles would), only Nodes and the cluster's identity remain.
     const role = {
       apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "op" },
       rules: [
-        { apiGroups: ["linode.operator.dev"], resources: ["manageddatabases", "databasesnapshots", "nodebalancers"], verbs: ["get", "list", "watch", "patch"] },
-        { apiGroups: ["linode.operator.dev"], resources: ["manageddatabases/status", "databasesnapshots/status", "nodebalancers/status"], verbs: ["patch"] },
-        { apiGroups: ["linode.operator.dev"], resources: ["manageddatabases/finalizers", "databasesnapshots/finalizers", "nodebalancers/finalizers"], verbs: ["update"] },
+        { apiGroups: ["linode.operator.dev"], resources: ["manageddatabases", "databasesnapshots", "nodebalancers", "databaseconnectionpools"], verbs: ["get", "list", "watch", "patch"] },
+        { apiGroups: ["linode.operator.dev"], resources: ["manageddatabases/status", "databasesnapshots/status", "nodebalancers/status", "databaseconnectionpools/status"], verbs: ["patch"] },
+        { apiGroups: ["linode.operator.dev"], resources: ["manageddatabases/finalizers", "databasesnapshots/finalizers", "nodebalancers/finalizers", "databaseconnectionpools/finalizers"], verbs: ["update"] },
         { apiGroups: [""], resources: ["secrets"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
         { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list", "watch"] },
         { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
@@ -84,7 +84,7 @@ describe("linode-operator doctor", { timeout: 240_000 }, () => {
     expect(applied.code, applied.stderr).toBe(0);
     const after = json((await doctor({ KUBECONFIG: kubeconfig, LINODE_TOKEN: ALL, WATCH_NAMESPACES: cluster.namespace }, "--json")).stdout);
     expect(after.find((c) => c.check === "RBAC")?.message).toMatch(/^missing 1 of \d+: get namespaces kube-system \(the cluster's identity \(kube-system's UID\) in cloud labels\)$/);
-    expect(after.filter((c) => c.check.startsWith("CRD ")).map((c) => c.status)).toEqual(["WARN", "WARN", "WARN"]);
+    expect(after.filter((c) => c.check.startsWith("CRD ")).map((c) => c.status)).toEqual(["WARN", "WARN", "WARN", "WARN"]);
     expect(after.find((c) => c.check.startsWith("CRD "))?.message).toContain("version is not checked");
     const withId = json((await doctor({ KUBECONFIG: kubeconfig, LINODE_TOKEN: ALL, WATCH_NAMESPACES: cluster.namespace, CLUSTER_ID: "c1" }, "--json")).stdout);
     expect(withId.find((c) => c.check === "RBAC")?.status).toBe("OK");

@@ -33,6 +33,23 @@ describe("status: the cloud object by its recorded id", () => {
     expect(legacy.object.members.map((m) => m.role)).toEqual(["primary"]);
   });
 
+  it("a connection pool: the pool the API has under its database and label", async () => {
+    const current = await startTestEmulator({ platform: "current" });
+    const c = makeClient(current);
+    try {
+      const pg = c.client.databases.postgresql;
+      const db = await pg.create({ label: label("pool"), region: "us-east", type: "g6-nanode-1", version: "16", allowList: [] });
+      await eventually(async () => ((await pg.get(db.id)).status === "active" ? true : undefined));
+      await c.client.connectionPools.create(db.id, { label: "app_pool", database: "defaultdb", mode: "session", size: 4, username: null });
+      const side = await readCloudSide({ kind: "DatabaseConnectionPool", externalId: `postgresql/${String(db.id)}/app_pool` }, token, current.url);
+      expect(side).toEqual({ state: "shown", tokenFrom: "LINODE_TOKEN", object: { kind: "pool", databaseId: db.id, label: "app_pool", database: "defaultdb", mode: "session", size: 4, username: null } });
+      expect(await readCloudSide({ kind: "DatabaseConnectionPool", externalId: String(db.id) }, token, current.url)).toMatchObject({ state: "none" });
+    } finally {
+      await c.client.close();
+      await current.close();
+    }
+  });
+
   it("an id the account does not have, or one of another form: said, not thrown", async () => {
     const missing = await readCloudSide({ kind: "NodeBalancer", externalId: "424242" }, token, emu.url);
     expect(missing).toMatchObject({ state: "error", tokenFrom: "LINODE_TOKEN", error: expect.stringMatching(/no such object with this token \(404\)/) as unknown });

@@ -27,7 +27,7 @@ export const reasonHealth: Readonly<Record<string, Health>> = {
   ReconcileError: "Progressing", RateLimited: "Progressing", BackingUp: "Progressing", Restoring: "Progressing",
   WaitingForRestoreSource: "Progressing", CredentialsNotFound: "Progressing", AllowListSourceNotFound: "Progressing",
   SnapshotLimitReached: "Progressing", BackupInProgress: "Progressing", DatabaseNotActive: "Progressing",
-  TLSSecretNotFound: "Progressing", BackendSourceNotFound: "Progressing",
+  TLSSecretNotFound: "Progressing", BackendSourceNotFound: "Progressing", ConnectionPoolsRemain: "Progressing",
   // Needs a person.
   Unavailable: "Degraded", SecretConflict: "Degraded", ExternalResourceGone: "Degraded", InvalidSpec: "Degraded",
   ApiRejected: "Degraded", Forbidden: "Degraded", NotFound: "Degraded", RequestOutcomeUnknown: "Degraded",
@@ -40,6 +40,7 @@ export const reasonHealth: Readonly<Record<string, Health>> = {
   AllowListWouldBeEmpty: "Degraded", UnknownEngineVersion: "Degraded", UnknownEngine: "Degraded", CannotExpress: "Degraded",
   DatabaseGone: "Degraded", DatabaseNotManaged: "Degraded", BackupIdMismatch: "Degraded",
   NodeBalancerIdMismatch: "Degraded", TLSSecretInvalid: "Degraded", NodePortsNotAllowed: "Degraded", NoBackends: "Degraded",
+  PoolDatabaseMismatch: "Degraded", InvalidPoolLabel: "Degraded",
   NoConfigs: "Degraded", NoNodes: "Degraded", NoBackendUp: "Degraded", FirewallNotFound: "Degraded", FirewallConflict: "Degraded",
   Locked: "Degraded", VPCNotFound: "Degraded",
 };

@@ -108,6 +108,7 @@ describe("generated CRDs", () => {
       ["manageddatabases.linode.operator.dev", ["linodedb"]],
       ["databasesnapshots.linode.operator.dev", ["dbsnap"]],
       ["nodebalancers.linode.operator.dev", ["nb"]],
+      ["databaseconnectionpools.linode.operator.dev", ["dbpool"]],
     ]);
     for (const { crd } of crds) {
       expect(crd.spec.group).toBe("linode.operator.dev");

@@ -40,7 +40,7 @@ describe("a new kind is its folder and one line in the list", () => {
   });
 
   it("the chart's RBAC rules, the API reference and the operator's flags and help include it", () => {
-    expect(kindRules(withLamp)).toContain('"nodebalancers", "lamps"]');
+    expect(kindRules(withLamp)).toContain('"databaseconnectionpools", "lamps"]');
     expect(kindRules(withLamp)).toMatch(/"lamps\/status"[\s\S]*"lamps\/finalizers"/);
     const page = renderApiReference(withLamp, {});
     expect(page).toContain("## Lamp");

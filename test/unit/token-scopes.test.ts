@@ -6,6 +6,7 @@ import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildRouter, startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
 import { assessToken, tokenChecks, verdictProblem } from "../../src/doctor/token.ts";
+import { ConnectionPoolsApi } from "../../src/linode/connection-pools.ts";
 import { DatabasesApi } from "../../src/linode/databases.ts";
 import { FirewallsApi } from "../../src/linode/firewalls.ts";
 import type { RequestSpec, Transport } from "../../src/linode/http.ts";
@@ -56,7 +57,7 @@ describe("OAuth scopes", () => {
   });
 
   it("knows the scope of every route the client calls, as the emulator asks it", async () => {
-    const called = await routesOf((t) => ({ d: new DatabasesApi(t), n: new NodeBalancersApi(t), f: new FirewallsApi(t), l: new LocksApi(t), p: new ProfileApi(t), v: new VpcsApi(t) }));
+    const called = await routesOf((t) => ({ d: new DatabasesApi(t), c: new ConnectionPoolsApi(t), n: new NodeBalancersApi(t), f: new FirewallsApi(t), l: new LocksApi(t), p: new ProfileApi(t), v: new VpcsApi(t) }));
     expect(called.size).toBeGreaterThan(40);
     const keys = [...called].map((c) => { const [m, r] = c.split(" "); return routeKey(m ?? "", r ?? ""); });
     expect(keys.filter((k) => !(k in routeScopes))).toEqual([]);

@@ -140,7 +140,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
       }));
       return database
         ? { exists: false }
-        : { exists: false, gone: { reason: DatabaseSnapshotReasons.DatabaseGone, message: `the database ${String(recorded.databaseId)} this snapshot belonged to no longer exists, and its backups with it; delete this resource` } };
+        : { exists: false, gone: { reason: SharedReasons.DatabaseGone, message: `the database ${String(recorded.databaseId)} this snapshot belonged to no longer exists, and its backups with it; delete this resource` } };
     }
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     // A create that may have happened is looked for where it was sent, with the label it was sent with.
@@ -181,10 +181,10 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     if (target === undefined) return waiting(DatabaseSnapshotReasons.DatabaseNotActive, "the database has no id yet");
     // A snapshot is a change to the database: not of one the operator only observes or was told to leave alone.
     if (target.managementPolicy === "Observe") {
-      return waiting(DatabaseSnapshotReasons.DatabaseNotManaged, `ManagedDatabase ${target.name} only observes its database (managementPolicy: Observe): the operator never changes it, and a snapshot is a change; nothing is sent until it is Manage`);
+      return waiting(SharedReasons.DatabaseNotManaged, `ManagedDatabase ${target.name} only observes its database (managementPolicy: Observe): the operator never changes it, and a snapshot is a change; nothing is sent until it is Manage`);
     }
     if (target.paused) {
-      return waiting(DatabaseSnapshotReasons.DatabasePaused, `ManagedDatabase ${target.name} is paused (annotation linode.operator.dev/paused: "true"): no snapshot is taken until it is removed`);
+      return waiting(SharedReasons.DatabasePaused, `ManagedDatabase ${target.name} is paused (annotation linode.operator.dev/paused: "true"): no snapshot is taken until it is removed`);
     }
     if (target.platform === "current") return waiting(SharedReasons.UnsupportedOnPlatform, unsupported(target), "Failed");
     // Snapshots of one database are taken in creation order: an earlier one still to be taken goes

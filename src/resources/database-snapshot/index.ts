@@ -7,7 +7,7 @@ import { AccountScope, credentialsFlow, PerAccount, recordedAccount, type Accoun
 
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
-import { databaseView, shownSnapshots } from "../managed-database/reference-view.ts";
+import { accountInDatabase, databaseAccountSources, shownSnapshots } from "../managed-database/reference-view.ts";
 import { KindTimings } from "../shared/constants.ts";
 import { accountDatabases } from "../managed-database/database-cache.ts";
 import { markDigest, markOf, snapshotBackupsOf } from "../managed-database/backups.ts";
@@ -35,20 +35,10 @@ export const databaseSnapshotKind: OperatorKind = {
     const wanted = (m: Managed<DatabaseSnapshotSpec>): AccountSource => {
       if (m.spec.credentialsRef !== undefined) return m.spec;
       const db = databaseReference.value(m, m.spec.databaseRef.name);
-      const own = recordedAccount(m.obj);
       // The database resource now manages another database (recreated): this backup stays where it was taken.
-      if (own !== undefined && (db?.account === undefined || m.externalId === undefined || !sameDatabase(m.externalId, db.id))) return own;
-      if (db?.account !== undefined) return db.account;
-      // A database resource written by an operator before accounts were recorded: what its spec names.
-      return { credentialsRef: db?.credentialsRef };
+      return accountInDatabase(recordedAccount(m.obj), db, m.externalId !== undefined && sameDatabase(m.externalId, db?.id));
     };
-    // The Secrets its database's account may come from: resolved with its own, and kept while it needs them.
-    const inherited = (obj: ManagedObject): AccountSource[] => {
-      const name = specRefName(obj, "databaseRef");
-      const db = name === undefined ? undefined : databases.get(obj.metadata.namespace ?? "", name);
-      const view = db === undefined ? undefined : databaseView(db).value;
-      return view === undefined ? [] : [...(view.account !== undefined ? [view.account] : []), { credentialsRef: view.credentialsRef }];
-    };
+    const inherited = (obj: ManagedObject): AccountSource[] => databaseAccountSources(databases, obj);
     const scope = new AccountScope<DatabaseSnapshotSpec>({
       accounts: deps.accounts, wanted, inherited, what: "backup",
       identify: (m, backup) => ({

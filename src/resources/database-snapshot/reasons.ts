@@ -6,9 +6,6 @@ export const databaseSnapshotReasonMeanings = {
   SnapshotLimitReached: "The database has 3 snapshots, the most the API allows: this one is taken when one is deleted.",
   BackupInProgress: "Another backup of the database is in progress, or an earlier DatabaseSnapshot of it goes first.",
   DatabaseNotActive: "The database is not active (snapshots need an active database).",
-  DatabaseGone: "The database the snapshot belonged to no longer exists, and its backups with it.",
-  DatabaseNotManaged: "The ManagedDatabase only observes its database (managementPolicy: Observe): a snapshot would change it, so none is taken.",
-  DatabasePaused: "The ManagedDatabase carries the paused annotation: no snapshot is taken until it is removed.",
   BackupIdMismatch: "The recorded backup is not of the database databaseRef names, or the external-id annotation disagrees with the record: nothing is done with it.",
 } as const;
 

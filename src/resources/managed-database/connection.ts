@@ -95,7 +95,8 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
   }
 }
 
-function credentialsOf(published: PublishedConnection | undefined): Credentials | undefined {
+/** The credentials a published connection Secret holds, if it holds them all. */
+export function credentialsOf(published: PublishedConnection | undefined): Credentials | undefined {
   const d = published?.data;
   // A Valkey Secret (type redis) has no username key when the database has no user name.
   const username = d?.username ?? (d?.type === "redis" ? "" : undefined);

@@ -10,6 +10,8 @@ import { specRefName } from "../shared/schema.ts";
 import { connectionSecretName, DatabaseConnection } from "./connection.ts";
 import { accountDatabases } from "./database-cache.ts";
 import { databaseSnapshotType } from "../database-snapshot/definition.ts";
+import { databaseConnectionPoolType } from "../database-connection-pool/definition.ts";
+import { poolsFirst } from "./pools-first.ts";
 import { managedDatabaseDefinition, managedDatabaseSettings, managedDatabaseType } from "./definition.ts";
 import { ManagedDatabaseExternal, type ObservedStatus } from "./external.ts";
 import { BackupsReader, snapshotBackupsOf } from "./backups.ts";
@@ -46,6 +48,7 @@ export const managedDatabaseKind: OperatorKind = {
       return resolved;
     };
     const snapshots = stores.kind(databaseSnapshotType);
+    const pools = stores.kind(databaseConnectionPoolType);
     // Which resource manages each cloud database: a list that finds one changed wakes it.
     const keyOf = new Map<number, string>();
     const seen = (id: number, key: string | undefined): void => { if (key === undefined) keyOf.delete(id); else keyOf.set(id, key); };
@@ -87,7 +90,7 @@ export const managedDatabaseKind: OperatorKind = {
       type: managedDatabaseType,
       parseSpec: (raw) => managedDatabaseSpecSchema.parse(raw),
       policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),
-      external: scope.external((a) => parts.get(a).external),
+      external: poolsFirst(scope.external((a) => parts.get(a).external), pools, deps.poll.pendingMillis),
       connection: scope.connection(connectionSecretName, (a) => parts.get(a).connection),
       poll: deps.poll,
       recreateToken: (spec) => spec.requests?.recreate,
@@ -103,6 +106,14 @@ export const managedDatabaseKind: OperatorKind = {
           const from = allowListFromSchema.safeParse((o.spec as { allowListFrom?: unknown } | undefined)?.allowListFrom);
           return from.success && from.data !== undefined && selectsNode({ allowListFrom: from.data }, node.metadata.labels);
         }).map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`),
+      }, {
+        // A pool changed or gone: a database being deleted may be waiting for it (pools first).
+        target: { kind: databaseConnectionPoolType },
+        map: (obj) => {
+          const db = specRefName(obj, "databaseRef");
+          const namespace = obj.metadata.namespace ?? "";
+          return db !== undefined && stores.self.get(namespace, db)?.metadata.deletionTimestamp !== undefined ? [`${namespace}/${db}`] : [];
+        },
       }, {
         // A snapshot of it taken or deleted: its status lists the backups again.
         target: { kind: databaseSnapshotType },

@@ -18,6 +18,7 @@ export const managedDatabaseReasonMeanings = {
   InvalidAllowListSource: "A ConfigMap key spec.allowListFrom names holds something that is not an IP address or CIDR range: the allow list is held as it is; the message names the entries.",
   AllowListWouldBeEmpty: "spec.allowListFrom resolves to no address and allowList is empty: the update (or create) is held rather than blocking every connection, unless spec.allowEmpty is true. Nodes whose only addresses are not one host's unicast address (skipped, see NodeAddressSkipped) count as none; the message names them.",
   UnknownEngine: "spec.engine is an engine the API does not offer to this account (GET /databases/engines lists none of it; Valkey is in limited availability): nothing is sent.",
+  ConnectionPoolsRemain: "Deleting: DatabaseConnectionPools in the namespace still hold pools of this database; it is deleted once they are gone (pools first).",
   UnknownEngineVersion: "spec.version is not a version the API offers for the engine (GET /databases/engines): nothing is sent; the message lists those that exist.",
 } as const;
 

@@ -1,9 +1,9 @@
 // What another kind may know of a ManagedDatabase resource it refers to (a DatabaseSnapshot's
 // databaseRef): read with this kind's own schemas, so no other kind casts its spec or status.
 import type { DatabaseEngine } from "../../linode/index.ts";
-import { isPaused, isTrue, type Decoded, type KubeObject, type ManagedObject } from "../../runtime/contract.ts";
-import { recordedAccount } from "../shared/credentials.ts";
-import type { AccountRecord, CredentialsRef } from "../shared/schema.ts";
+import { isPaused, isTrue, type Decoded, type KubeObject, type ManagedObject, type ReadStore } from "../../runtime/contract.ts";
+import { recordedAccount, type AccountSource } from "../shared/credentials.ts";
+import { specRefName, type AccountRecord, type CredentialsRef } from "../shared/schema.ts";
 import { KindLimits } from "../shared/constants.ts";
 import { managedDatabaseSpecSchema, managedDatabaseStatusSchema } from "./schema.ts";
 
@@ -45,6 +45,26 @@ export function databaseView(obj: KubeObject): Decoded<DatabaseView> {
   };
   if (!isTrue(managed.status?.conditions, "Ready")) return { value, notReady: "it is not Ready" };
   return id === undefined ? { value, notReady: "it has no database id yet" } : { value };
+}
+
+/**
+ * The account an object that lives in its database's account acts in (a snapshot, a pool): the
+ * one it recorded itself once made (its ManagedDatabase may be gone, or now manage another
+ * database: `sameDatabase` false), else the one its database recorded, else (a database
+ * resource written before accounts were recorded) what its database's spec names.
+ */
+export function accountInDatabase(own: AccountRecord | undefined, db: DatabaseView | undefined, sameDatabase: boolean): AccountSource {
+  if (own !== undefined && (db?.account === undefined || !sameDatabase)) return own;
+  if (db?.account !== undefined) return db.account;
+  return { credentialsRef: db?.credentialsRef };
+}
+
+/** The Secrets the account of the database `obj`'s spec.databaseRef names may come from: resolved with its own, and kept while it needs them. */
+export function databaseAccountSources(databases: ReadStore<ManagedObject>, obj: ManagedObject): AccountSource[] {
+  const name = specRefName(obj, "databaseRef");
+  const db = name === undefined ? undefined : databases.get(obj.metadata.namespace ?? "", name);
+  const view = db === undefined ? undefined : databaseView(db).value;
+  return view === undefined ? [] : [...(view.account !== undefined ? [view.account] : []), { credentialsRef: view.credentialsRef }];
 }
 
 const shownSchema = managedDatabaseStatusSchema.pick({ id: true, backups: true, backupsRead: true });

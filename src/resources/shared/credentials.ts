@@ -344,6 +344,12 @@ export interface AccountScopeOptions<Spec> {
   inherited?(obj: ManagedObject): AccountSource[];
   /** The existing cloud object the spec names to adopt, if any. */
   namedId?(spec: Spec): string | undefined;
+  /**
+   * The existing cloud object this pass adopts on purpose, when its id is more than the spec
+   * says (a connection pool: its label, in the database its databaseRef resolves to); asked
+   * instead of namedId, and held to the same rules.
+   */
+  adopting?(m: Managed<Spec>): string | undefined;
   /** An existing cloud object the spec names by id to make the new one from (a fork's source), if any: allowed where adoption is. */
   sourceId?(spec: Spec): { id: string; field: string } | undefined;
   /** What the cloud object is called in messages, e.g. "database". */
@@ -410,7 +416,7 @@ export class AccountScope<Spec extends AccountSource> {
   reader<Ext, Status, Delta = undefined>(client: (account: Account) => ExternalReader<Spec, Ext, Status, Delta>): ExternalReader<Spec, Ext, Status, Delta> {
     return {
       admit: (m) => {
-        const named = this.o.namedId?.(m.spec);
+        const named = this.named(m);
         if (m.obj.metadata.deletionTimestamp === undefined && named !== undefined && m.externalId === undefined) this.mayName(m, `adopting the existing ${this.o.what} ${named} by id`);
       },
       observe: (m, signal) => this.observe(m, client, signal),
@@ -438,7 +444,7 @@ export class AccountScope<Spec extends AccountSource> {
   private async observe<Ext, Status, Delta>(m: Managed<Spec>, client: (account: Account) => ExternalReader<Spec, Ext, Status, Delta>, signal: AbortSignal): Promise<Observation<Ext, Status, Delta>> {
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     const r = this.resolved(m);
-    const named = this.o.namedId?.(m.spec);
+    const named = this.named(m);
     // Asked by the runtime already (admit); again here for a caller that observes without it.
     if (!deleting && named !== undefined && m.externalId === undefined) this.mayName(m, `adopting the existing ${this.o.what} ${named} by id`);
     const observed = await client(r.account).observe(m, signal);
@@ -464,6 +470,11 @@ export class AccountScope<Spec extends AccountSource> {
     return observed;
   }
 
+  /** The existing cloud object this pass names to adopt, if any. */
+  private named(m: Managed<Spec>): string | undefined {
+    return this.o.adopting !== undefined ? this.o.adopting(m) : this.o.namedId?.(m.spec);
+  }
+
   /** What a proof is of: this resource (its uid: a restored or recreated one is another) and the cloud id. */
   private claim(m: Managed<Spec>, externalId: string): string {
     return `linode.operator.dev/owns\u0000${this.o.what}\u0000${m.key.namespace}/${m.key.name}\u0000${m.obj.metadata.uid ?? ""}\u0000${externalId}`;
@@ -473,7 +484,7 @@ export class AccountScope<Spec extends AccountSource> {
   private unproven<Ext, Status, Delta>(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, proof: string): string | undefined {
     if (m.obj.status?.[OWNERSHIP_PROOF_FIELD] === proof) return undefined;
     // Named in the spec where naming is allowed: adopted on purpose.
-    if (this.o.namedId?.(m.spec) === observed.externalId) return this.allowedToName(m) ? undefined : this.notOwned(m, observed.externalId);
+    if (this.named(m) === observed.externalId) return this.allowedToName(m) ? undefined : this.notOwned(m, observed.externalId);
     const { label, created, labels } = this.o.identify(m, observed.external);
     const made = parseApiTime(created);
     const born = new Date(m.obj.metadata.creationTimestamp ?? Number.NaN).getTime();

@@ -12,7 +12,10 @@ export const sharedReasonMeanings = {
   BackingUp: "Ready=False while the API reports the database backing_up.",
   LabelInUse: "The label is taken by a cloud object this resource did not create: never adopted, never deleted.",
   ImmutableFieldMismatch: "The cloud object differs in what the API cannot change; nothing is sent.",
-  UnsupportedOnPlatform: "What the spec asks for does not exist on the database's platform (status.platform; for a database not yet created, the one new databases are created on, --database-platform): backups, DatabaseSnapshots and in-place restore exist only on the legacy platform; suspend, a VPC and engine parameters only on the current one, which takes no replicationType or replicationCommitType, no encrypted or sslConnection false, weekly maintenance of 4 hours only (legacy: 1..3 hours). The message names each field. Nothing is sent.",
+  DatabaseGone: "The database a DatabaseSnapshot or DatabaseConnectionPool belonged to no longer exists, and its backups and pools with it.",
+  DatabaseNotManaged: "The ManagedDatabase only observes its database (managementPolicy: Observe): a snapshot or a pool would change it, so nothing is sent.",
+  DatabasePaused: "The ManagedDatabase carries the paused annotation: no snapshot is taken and no pool created or changed until it is removed.",
+  UnsupportedOnPlatform: "What the spec asks for does not exist on the database's platform (status.platform; for a database not yet created, the one new databases are created on, --database-platform): backups, DatabaseSnapshots and in-place restore exist only on the legacy platform; suspend, a VPC and engine parameters only on the current one, which takes no replicationType or replicationCommitType, no encrypted or sslConnection false, weekly maintenance of 4 hours only (legacy: 1..3 hours); DatabaseConnectionPools only for PostgreSQL on the current platform. The message names each field. Nothing is sent.",
 } as const;
 
 export const SharedReasons = reasonNames(sharedReasonMeanings);

@@ -1,0 +1,14 @@
+// A pool's databaseRef: the ManagedDatabase it belongs to, resolved (and decoded) by the runtime
+// before observe, and woken when that database changes. Required while the pool is not being
+// deleted: ReferenceNotFound / ReferenceNotReady until the database is there and Ready.
+import { reference } from "../../runtime/contract.ts";
+import { managedDatabaseType } from "../managed-database/definition.ts";
+import { databaseView, type DatabaseView } from "../managed-database/reference-view.ts";
+import type { DatabaseConnectionPoolSpec } from "./schema.ts";
+
+export const poolDatabaseReference = reference<DatabaseConnectionPoolSpec, DatabaseView>({
+  name: "database",
+  target: { kind: managedDatabaseType },
+  names: (spec) => [spec.databaseRef.name],
+  decode: databaseView,
+});
