@@ -62,7 +62,10 @@ export function tokenChecks(v: TokenVerdict, apiUrl: string): CheckResult[] {
   const scopesHeader = profile.scopesHeader ?? "(no X-OAuth-Scopes header)";
   if (v.kind === "underScoped") {
     const why = v.missing.map((n) => `${scopeText(n.scope)} (${n.why.join("; ")})`).join("; ");
-    lines.push(fail("Linode token scopes", `has "${scopesHeader}", missing ${why}`, `create a token with ${[...v.missing, ...v.missingFeatures].map((n) => scopeText(n.scope)).join(", ")} (${TOKEN_SCOPES_DOC}) and put it in the token Secret`));
+    // The fix names what every object needs; a feature's scope only with the feature, so nobody is
+    // told to grant a broad one (account:read_write, for deletionProtection) they do not use.
+    const optional = v.missingFeatures.map((n) => `${scopeText(n.scope)} for ${n.feature ?? ""}`);
+    lines.push(fail("Linode token scopes", `has "${scopesHeader}", missing ${why}`, `create a token with ${list(v.missing)}${optional.length > 0 ? ` (and ${optional.join(", ")}, if any resource uses it)` : ""} (${TOKEN_SCOPES_DOC}) and put it in the token Secret`));
   } else {
     lines.push(ok("Linode token scopes", `"${scopesHeader}" covers what the kinds need`));
   }

@@ -48,7 +48,7 @@ describe("linode-operator doctor", { timeout: 240_000 }, () => {
     const r = await doctor({ KUBECONFIG: cluster.adminKubeconfig, LINODE_TOKEN: DB_ONLY, READ_NODES: "true" });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^FAIL {2}Linode token scopes +has "databases:read_write", missing nodebalancers:read_write \(NodeBalancer: create, update and delete NodeBalancers/m);
-    expect(r.stdout).toMatch(/^ +fix: create a token with nodebalancers:read_write, firewall:read_write, vpc:read_only \(docs\/token-scopes\.md\) and put it in the token Secret$/m);
+    expect(r.stdout).toMatch(/^ +fix: create a token with nodebalancers:read_write \(and firewall:read_write for spec\.firewallId, vpc:read_only for spec\.vpcs, account:read_write for spec\.deletionProtection, if any resource uses it\) \(docs\/token-scopes\.md\) and put it in the token Secret$/m);
     const invalid = json((await doctor({ KUBECONFIG: cluster.adminKubeconfig, LINODE_TOKEN: "nobody-has-this-token" }, "--json")).stdout);
     expect(invalid.find((c) => c.check === "Linode token")).toMatchObject({ status: "FAIL", message: "refused: Invalid Token" });
   });

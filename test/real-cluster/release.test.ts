@@ -19,6 +19,7 @@ import { execCapture } from "../../src/local-cluster/exec.ts";
 import type { NetnsEmulator, NetnsRegistry, RealCluster } from "../../src/local-cluster/real-node.ts";
 import { buildRelease, type Release } from "../../scripts/release.ts";
 import { busyboxArchive } from "../../src/local-cluster/oci-archive.ts";
+import { kindDefinitions } from "../../src/resources/index.ts";
 import { busyboxPod, kubectlOk, realClusterPrerequisites, startNodeWhile, stopNode, waitDefaultServiceAccount } from "./real-cluster-helpers.ts";
 
 const pre = await realClusterPrerequisites({ cluster: true, images: true });
@@ -104,7 +105,7 @@ describe.skipIf(!pre.ok)("the release, from an OCI registry: install, and upgrad
     expect(sums.map(([, f]) => f).sort()).toEqual([r.files.chart, r.files.crds, r.files.image, r.files.npm].sort());
     for (const [sum, f] of sums) expect(createHash("sha256").update(await readFile(join(r.out, f ?? ""))).digest("hex")).toBe(sum);
     const crds = await readFile(join(r.out, r.files.crds), "utf8");
-    expect(crds.match(/^kind: CustomResourceDefinition$/gm)).toHaveLength(3);
+    expect(crds.match(/^kind: CustomResourceDefinition$/gm)).toHaveLength(kindDefinitions.length);
     // The image says what it is, and carries the licences.
     const inspect = await execCapture("buildah", ["inspect", "--type", "image", r.imageRef ?? ""], { env: await buildahEnv() });
     const labels = (JSON.parse(inspect.stdout) as { OCIv1: { config: { Labels: Record<string, string> } } }).OCIv1.config.Labels;
@@ -134,7 +135,8 @@ describe.skipIf(!pre.ok)("the release, from an OCI registry: install, and upgrad
     await helm(["uninstall", "fresh", "-n", ns, "--wait"]);
     // crds.keep: uninstalling never deletes the kinds (and so every resource of them).
     expect(await kubectl(["get", "crd", "-o", "name"])).toContain("manageddatabases.linode.operator.dev");
-    await kubectl(["delete", "crd", "manageddatabases.linode.operator.dev", "databasesnapshots.linode.operator.dev", "nodebalancers.linode.operator.dev"]);
+    // Every kind's CRD goes, so the next test's cluster is one where only the previous release ever ran.
+    await kubectl(["delete", "crd", ...kindDefinitions.map((d) => `${d.plural}.linode.operator.dev`)]);
     await kubectl(["delete", "namespace", ns, "--wait=false"]);
   });
 

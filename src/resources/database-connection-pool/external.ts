@@ -210,7 +210,10 @@ export class DatabaseConnectionPoolExternal implements ExternalClient<DatabaseCo
   private async observed(m: Managed<DatabaseConnectionPoolSpec>, pool: ConnectionPool, id: PoolId, adopting: boolean, signal: AbortSignal): Promise<ObservedPool> {
     const database = await linodeCall("reading the database", () => this.deps.databases.get("postgresql", id.databaseId, this.deps.poll.readyMillis, signal));
     if (database === undefined) throw new RetryAfterError(R.Waiting, `the database ${String(id.databaseId)} is not listed yet`, this.deps.poll.pendingMillis);
-    const adopted = adopting || m.obj.status?.adopted === true;
+    // From the spec, not only status: a pass that reads the recorded id before the status saying
+    // "adopted" (a stale cache, a write between the two) would otherwise hold an adopted pool to
+    // the defaults and change what the user never wrote. With spec.adopt, unset fields are never sent.
+    const adopted = adopting || m.spec.adopt || m.obj.status?.adopted === true;
     const delta = diffPool(m.spec, m.obj.spec, adopted, pool);
     const active = database.status === "active" && databasePlatform(database) === "current";
     return {

@@ -37,7 +37,7 @@ describe("CRDs through kubectl", () => {
     const statuses: [string, string, Record<string, unknown>][] = [
       [managedDatabase.plural, "orders", readyStatus({ id: 41, status: "active", version: "16.4", type: "g6-dedicated-2", clusterSize: 1, platform: "current", hosts: { primary: "a41.example.net" }, port: 5432 })],
       [databaseSnapshot.plural, "orders-nightly", readyStatus({ phase: "Available", backupId: 9001, label: "ordersnightly1a2b", databaseId: 41 })],
-      [nodeBalancer.plural, "web", readyStatus({ id: 7, hostname: "203-0-113-10.ip.linodeusercontent.com", ipv4: "203.0.113.10", ipv6: "2001:db8::10", ports: "80,443", configs: [{ port: 80, id: 3, nodesStatus: { up: 1, down: 0 }, nodes: [{ label: "web-1", address: "192.168.210.120:80", id: 11, status: "UP" }] }] })],
+      [nodeBalancer.plural, "web", readyStatus({ id: 7, hostname: "203-0-113-10.ip.linodeusercontent.com", ipv4: "203.0.113.10", ipv6: "2001:db8::10", ports: "80,443", configs: [{ port: 80, protocol: "http", id: 3, nodesStatus: { up: 1, down: 0 }, nodes: [{ label: "web-1", address: "192.168.210.120:80", id: 11, status: "UP" }] }] })],
     ];
     for (const [plural, name, status] of statuses) {
       await custom.patchNamespacedCustomObjectStatus(
@@ -47,7 +47,7 @@ describe("CRDs through kubectl", () => {
     }
   });
 
-  it("kubectl get linode lists all three kinds", async () => {
+  it("kubectl get linode lists the objects of every kind", async () => {
     const out = await kubectl("get", "linode", "-o", "name");
     expect(out.trim().split("\n").sort()).toEqual([
       "databasesnapshot.linode.operator.dev/orders-nightly",
