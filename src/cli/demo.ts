@@ -1,12 +1,14 @@
 // `linode-operator demo`: the whole product on one machine, offline. Starts the Linode API
 // emulator and a local Kubernetes control plane (or uses the current kubectl context),
 // installs the CRDs, runs the operator, applies the example ManagedDatabases,
-// DatabaseSnapshots and NodeBalancers (with a self-signed certificate for their https ports)
-// and shows them becoming Ready, then the connection Secrets' keys and how to read them.
+// DatabaseSnapshots, DatabaseConnectionPools and NodeBalancers (with a self-signed certificate
+// for their https ports) and shows them becoming Ready, then the connection Secrets' keys and how
+// to read them.
 // By default it shows what a new user meets today: new databases on Linode's current platform,
 // one restored by fork, next to an older (legacy-platform) database adopted by id with a
-// snapshot, as snapshots exist only there; and a database whose allow list follows the
-// cluster's nodes. Ctrl-C cleans up.
+// snapshot, as snapshots exist only there; a database whose allow list follows the cluster's
+// nodes; a PgBouncer pool next to a PostgreSQL database, read through by its own Secret; and a
+// premium NodeBalancer whose backends are the nodes inside a VPC. Ctrl-C cleans up.
 import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -25,6 +27,8 @@ import { operatorConfigSchema } from "../config/operator-config.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { assembleOperator } from "./assemble-operator.ts";
 import type { ManagedObject } from "../runtime/managed.ts";
+import { databaseConnectionPoolType } from "../resources/database-connection-pool/index.ts";
+import type { DatabaseConnectionPoolStatus } from "../resources/database-connection-pool/schema.ts";
 import { databaseSnapshotType } from "../resources/database-snapshot/index.ts";
 import { managedDatabaseType } from "../resources/managed-database/index.ts";
 import type { ManagedDatabaseStatus } from "../resources/managed-database/schema.ts";
@@ -34,10 +38,11 @@ import type { NodeBalancerSpec, NodeBalancerStatus } from "../resources/node-bal
 const HELP = `Usage: linode-operator demo [options]
 
 Runs the Linode API emulator, a local Kubernetes control plane and the operator, applies the
-example ManagedDatabases, DatabaseSnapshots and NodeBalancers (creating a self-signed TLS
-Secret for each https port that names one not there) and shows them becoming Ready, then a
-node joining the cluster and its address joining a database's allow list. Nothing leaves this
-machine.
+example ManagedDatabases, DatabaseSnapshots, DatabaseConnectionPools and NodeBalancers
+(creating a self-signed TLS Secret for each https port that names one not there; with a local
+control plane, a VPC whose subnet holds the demo nodes, for a premium NodeBalancer following
+them) and shows them becoming Ready, then a node joining the cluster and its address joining a
+database's allow list. Nothing leaves this machine.
 
   --use-current-context   use your current kubectl context (e.g. a kind cluster) instead of a
                           local control plane; only the emulator and the operator run locally
@@ -112,7 +117,8 @@ export async function main(argv: string[]): Promise<number> {
     const kube = connectKube(kubeconfig);
     const logFile = join(work, "operator.log");
     const log = createLogger({ level: "info" }, createWriteStream(logFile));
-    const config = { ...operatorConfigSchema.parse({ linodeToken: token, linodeApiUrl: emulator.url, namespaces: [namespace], adoptNamespaces: [namespace], readNodes: true, identity: "demo", leaderElect: false, healthPort: 0, metricsPort: 0, bindAddress: "127.0.0.1" }), kindSettings: { "database-platform": platform } };
+    // The demo's namespace may adopt by id (the legacy database) and publish a port of the nodes (the VPC NodeBalancer).
+    const config = { ...operatorConfigSchema.parse({ linodeToken: token, linodeApiUrl: emulator.url, namespaces: [namespace], adoptNamespaces: [namespace], nodePortNamespaces: [namespace], readNodes: true, identity: "demo", leaderElect: false, healthPort: 0, metricsPort: 0, bindAddress: "127.0.0.1" }), kindSettings: { "database-platform": platform } };
     const operator = await assembleOperator({ config, kube, log, defaultMetrics: false, onLostLeadership: () => undefined });
     const { manager } = operator;
     await kubectl(["create", "namespace", namespace]);
@@ -126,13 +132,27 @@ export async function main(argv: string[]): Promise<number> {
     // joins once everything is Ready.
     manifests.push(...await exampleManifests(join(examplesDir, "cluster-nodes")));
     const demoNode = async (n: number): Promise<void> => {
-      const node = { apiVersion: "v1", kind: "Node", metadata: { name: `demo-node-${String(n)}`, labels: { "linode.operator.dev/demo": "true" } }, status: { addresses: [{ type: "ExternalIP", address: `198.51.100.${String(10 + n)}` }, { type: "InternalIP", address: `192.168.128.${String(10 + n)}` }] } };
+      // Addresses as an LKE Enterprise node has them: public, and private inside the cluster's VPC subnet.
+      const node = { apiVersion: "v1", kind: "Node", metadata: { name: `demo-node-${String(n)}`, labels: { "linode.operator.dev/demo": "true" } }, status: {
+        addresses: [{ type: "ExternalIP", address: `198.51.100.${String(10 + n)}` }, { type: "InternalIP", address: `${DEMO_SUBNET_PREFIX}${String(10 + n)}` }],
+        conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", message: "a demo node (no kubelet runs)" }],
+      } };
       const made = await kubectl(["create", "-f", "-"], JSON.stringify(node));
       if (made.code !== 0) throw new Error(`registering the demo Node failed: ${made.stderr}`);
     };
     if (cp !== undefined) {
       for (const n of [1, 2]) await demoNode(n);
       say("✓ Nodes demo-node-1 and demo-node-2 registered (Node objects only: the local control plane runs no kubelet)");
+      // What the cluster's VPC is on LKE Enterprise: made outside the operator, named by the NodeBalancer.
+      await createDemoVpc(emulator.url, token);
+      say(`✓ VPC ${DEMO_VPC} with the subnet nodes (${DEMO_SUBNET}) in us-east, holding the demo nodes' InternalIPs`);
+      manifests.push(...await exampleManifests(join(examplesDir, "vpc")));
+    }
+    if (platform === "legacy") {
+      // Pools exist only on the current platform: there they would only say UnsupportedOnPlatform.
+      const kept = manifests.filter((m) => m.kind !== "DatabaseConnectionPool");
+      manifests.length = 0;
+      manifests.push(...kept);
     }
     if (platform === "current") {
       manifests.push(...await exampleManifests(join(examplesDir, "current-platform")));
@@ -146,6 +166,7 @@ export async function main(argv: string[]): Promise<number> {
     const databases = manifests.filter((m) => m.kind === "ManagedDatabase");
     const snapshots = manifests.filter((m) => m.kind === "DatabaseSnapshot");
     const balancers = manifests.filter((m) => m.kind === "NodeBalancer");
+    const pools = manifests.filter((m) => m.kind === "DatabaseConnectionPool");
     if (databases.length === 0) throw new Error(`no ManagedDatabase manifests in ${examplesDir}`);
     for (const name of tlsSecretNames(balancers)) {
       // What `kubectl create secret tls` (or cert-manager) does for a user: a demo certificate.
@@ -173,17 +194,18 @@ export async function main(argv: string[]): Promise<number> {
       const dbs = (await kube.list<ManagedObject>(managedDatabaseType, { namespace })).items;
       const snaps = (await kube.list<ManagedObject>(databaseSnapshotType, { namespace })).items;
       const nbs = (await kube.list<ManagedObject>(nodeBalancerType, { namespace })).items;
-      const table = [render(dbs), ...(snaps.length > 0 ? [renderSnapshots(snaps)] : []), ...(nbs.length > 0 ? [renderNodeBalancers(nbs)] : [])].join("\n\n");
+      const pls = (await kube.list<ManagedObject>(databaseConnectionPoolType, { namespace })).items;
+      const table = [render(dbs), ...(snaps.length > 0 ? [renderSnapshots(snaps)] : []), ...(pls.length > 0 ? [renderPools(pls)] : []), ...(nbs.length > 0 ? [renderNodeBalancers(nbs)] : [])].join("\n\n");
       if (table !== lastTable) {
         say(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s]\n${table}\n`);
         lastTable = table;
       }
-      ready = dbs.length === databases.length && snaps.length === snapshots.length && nbs.length === balancers.length && [...dbs, ...snaps, ...nbs].every(isReady);
+      ready = dbs.length === databases.length && snaps.length === snapshots.length && nbs.length === balancers.length && pls.length === pools.length && [...dbs, ...snaps, ...pls, ...nbs].every(isReady);
       if (!ready) await new Promise((r) => setTimeout(r, 1_000));
     }
     if (ready) {
       const counted = (n: number, what: string): string => `${String(n)} ${what}${n === 1 ? "" : "s"}`;
-      const parts = [counted(databases.length, "database"), ...(snapshots.length > 0 ? [counted(snapshots.length, "snapshot")] : []), ...(balancers.length > 0 ? [counted(balancers.length, "NodeBalancer")] : [])];
+      const parts = [counted(databases.length, "database"), ...(snapshots.length > 0 ? [counted(snapshots.length, "snapshot")] : []), ...(pools.length > 0 ? [counted(pools.length, "connection pool")] : []), ...(balancers.length > 0 ? [counted(balancers.length, "NodeBalancer")] : [])];
       const said = parts.length > 1 ? `${parts.slice(0, -1).join(", ")} and ${parts.at(-1) ?? ""}` : parts.join("");
       say(`All ${said} are Ready after ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
       const list = await kube.list<ManagedObject>(managedDatabaseType, { namespace });
@@ -191,6 +213,13 @@ export async function main(argv: string[]): Promise<number> {
         const secretName = (o.status as ManagedDatabaseStatus | undefined)?.connectionSecretName ?? "";
         const secret = await kube.getSecret({ namespace, name: secretName });
         say(`Secret ${namespace}/${secretName} (owned by managedDatabase/${o.metadata.name}) has keys: ${Object.keys(secret.data ?? {}).sort().join(", ")}`);
+      }
+      for (const o of (await kube.list<ManagedObject>(databaseConnectionPoolType, { namespace })).items) {
+        const st = o.status as DatabaseConnectionPoolStatus | undefined;
+        const secret = await kube.getSecret({ namespace, name: st?.connectionSecretName ?? "" });
+        const uri = Buffer.from(secret.data?.uri ?? "", "base64").toString();
+        // What an application reads as DATABASE_URL (examples/connection-pool.yaml): through the pool, never the password shown.
+        say(`Secret ${namespace}/${st?.connectionSecretName ?? ""} (owned by databaseConnectionPool/${o.metadata.name}): an application reading DATABASE_URL from its uri connects through the pool: ${redactPassword(uri)}`);
       }
       const kcArg = kubeconfig !== undefined ? ` --kubeconfig ${kubeconfig}` : "";
       const first = (list.items[0]?.status as ManagedDatabaseStatus | undefined)?.connectionSecretName ?? "";
@@ -265,7 +294,7 @@ async function exampleManifests(dir: string): Promise<Manifest[]> {
   for (const f of files) {
     for (const doc of parseAllDocuments(await readFile(join(dir, f), "utf8"))) {
       const m = doc.toJSON() as Manifest | null;
-      if (m?.kind === "ManagedDatabase" || m?.kind === "DatabaseSnapshot" || m?.kind === "NodeBalancer") {
+      if (m?.kind === "ManagedDatabase" || m?.kind === "DatabaseSnapshot" || m?.kind === "DatabaseConnectionPool" || m?.kind === "NodeBalancer") {
         delete m.metadata.namespace;
         out.push(m);
       }
@@ -306,13 +335,51 @@ function tlsSecretNames(balancers: Manifest[]): string[] {
 }
 
 function renderNodeBalancers(items: ManagedObject[]): string {
-  const rows = [["NODEBALANCER", "HOSTNAME", "IPV4", "PORTS", "READY"]];
+  const rows = [["NODEBALANCER", "TYPE", "HOSTNAME", "IPV4", "PORTS", "BACKENDS", "READY"]];
   for (const o of items) {
     const st = o.status as NodeBalancerStatus | undefined;
-    const ready = st?.conditions?.find((c) => c.type === "Ready");
-    rows.push([o.metadata.name, st?.hostname ?? "", st?.ipv4 ?? "", (st?.configs ?? []).map((c) => String(c.port)).join(","), ready === undefined ? "" : `${ready.status}${ready.status === "True" ? "" : ` (${ready.reason})`}`]);
+    const backends = (st?.configs ?? []).flatMap((c) => c.nodes ?? []).map((n) => `${n.address}${n.subnetId !== undefined ? ` (subnet ${String(n.subnetId)})` : ""}`);
+    rows.push([o.metadata.name, st?.type ?? "", st?.hostname ?? "", st?.ipv4 ?? "", (st?.configs ?? []).map((c) => String(c.port)).join(","), backends.join(", "), readyOf(o)]);
   }
   return table(rows);
+}
+
+function renderPools(items: ManagedObject[]): string {
+  const rows = [["POOL", "DATABASE", "MODE", "SIZE", "READY", "SECRET"]];
+  for (const o of items) {
+    const st = o.status as DatabaseConnectionPoolStatus | undefined;
+    rows.push([o.metadata.name, (o.spec as { databaseRef?: { name?: string } }).databaseRef?.name ?? "", st?.mode ?? "", st?.size !== undefined ? String(st.size) : "", readyOf(o), st?.connectionSecretName ?? ""]);
+  }
+  return table(rows);
+}
+
+function readyOf(o: ManagedObject): string {
+  const ready = o.status?.conditions?.find((c) => c.type === "Ready");
+  return ready === undefined ? "" : `${ready.status}${ready.status === "True" ? "" : ` (${ready.reason})`}`;
+}
+
+/** A connection URI with its password replaced: the demo shows where it connects, never the secret. */
+function redactPassword(uri: string): string {
+  try {
+    const u = new URL(uri);
+    if (u.password !== "") u.password = "****";
+    return u.toString();
+  } catch {
+    return "(not a URL)";
+  }
+}
+
+const DEMO_VPC = "demo-vpc";
+const DEMO_SUBNET = "10.0.0.0/24";
+const DEMO_SUBNET_PREFIX = "10.0.0.";
+
+/** The VPC the premium NodeBalancer example names, made in the emulator as a user makes one (LKE Enterprise makes its own). */
+async function createDemoVpc(apiUrl: string, token: string): Promise<void> {
+  const res = await fetch(`${apiUrl}/vpcs`, {
+    method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ label: DEMO_VPC, region: "us-east", subnets: [{ label: "nodes", ipv4: DEMO_SUBNET }] }),
+  });
+  if (!res.ok) throw new Error(`making the demo VPC failed: ${String(res.status)} ${await res.text()}`);
 }
 
 function table(rows: string[][]): string {

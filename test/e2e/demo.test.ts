@@ -1,6 +1,8 @@
 // `linode-operator demo` as a user runs it: everything comes up, the examples become Ready —
 // today's platform: orders restored by fork next to an adopted legacy database with its
-// snapshot — the Secret keys are shown (never values), and Ctrl-C leaves no process or temp dir behind.
+// snapshot, a connection pool read through by its Secret, a premium NodeBalancer following the
+// nodes inside a VPC — the Secret keys are shown (never values), and Ctrl-C leaves no process or
+// temp dir behind.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -29,7 +31,13 @@ describe("linode-operator demo", () => {
     const deadline = Date.now() + 150_000;
     while (!out.includes("Press Ctrl-C") && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
     expect(out).toContain("Press Ctrl-C");
-    expect(out).toMatch(/All 5 databases, 1 snapshot and 1 NodeBalancer are Ready/);
+    expect(out).toMatch(/All 5 databases, 1 snapshot, 1 connection pool and 2 NodeBalancers are Ready/);
+    // A premium NodeBalancer whose backends are the nodes at their addresses inside the VPC's subnet.
+    expect(out).toContain("✓ VPC demo-vpc with the subnet nodes (10.0.0.0/24)");
+    expect(out).toMatch(/edge\s+premium\s+.*10\.0\.0\.11:30080 \(subnet \d+\), 10\.0\.0\.12:30080 \(subnet \d+\)\s+True/);
+    // A pool next to its PostgreSQL database; an application's DATABASE_URL goes through it, and no password is shown.
+    expect(out).toMatch(/analytics-pool\s+analytics\s+transaction\s+20\s+True\s+analytics-pool-connection/);
+    expect(out).toMatch(/databaseConnectionPool\/analytics-pool\): an application reading DATABASE_URL from its uri connects through the pool: postgresql:\/\/[^:]+:\*\*\*\*@[^/]+\/analytics-pool\?sslmode=verify-full/);
     expect(out).toMatch(/orders-snapshot\s+orders-legacy\s+Available\s+True\s+\d+/);
     expect(out).toMatch(/orders-legacy\s+mysql\s+8\s+active\s+True\s+True\s+orders-legacy-connection\s+legacy\n/);
     expect(out).toMatch(/orders-restored\s+mysql\s+8\.\S+\s+active\s+True\s+True\s+orders-restored-connection\s+current\s+orders @ \d{4}-\d\d-\d\dT\S+Z/);
@@ -65,7 +73,8 @@ describe("linode-operator demo", () => {
       });
       expect(res.code, res.stdout + res.stderr).toBe(0);
       expect(res.stdout).not.toContain("local Kubernetes control plane");
-      expect(res.stdout).toMatch(/All 5 databases, 1 snapshot and 1 NodeBalancer are Ready/);
+      // No VPC NodeBalancer here: the cluster's own nodes are not in the emulator's VPC.
+      expect(res.stdout).toMatch(/All 5 databases, 1 snapshot, 1 connection pool and 1 NodeBalancer are Ready/);
       const left = await cluster.kubectl(["get", "namespace", ns, "-o", "jsonpath={.status.phase}"]);
       expect(left.code !== 0 || left.stdout === "Terminating").toBe(true);
     });
