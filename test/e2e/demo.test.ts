@@ -46,7 +46,7 @@ describe("linode-operator demo", () => {
     expect(out).toContain("Nodes demo-node-1 and demo-node-2 registered");
     expect(out).toMatch(/✓ demo-node-3 joined the cluster: its address 198\.51\.100\.13\/32 is in reports' allow list after \d+\.\d s/);
     expect(out).toContain("created TLS Secret web-tls (self-signed");
-    expect(out).toMatch(/web\s+\S+\.ip\.linodeusercontent\.com\s+\d+\.\d+\.\d+\.\d+\s+80,443\s+True/);
+    expect(out).toMatch(/web\s+common\s+\S+\.ip\.linodeusercontent\.com\s+\d+\.\d+\.\d+\.\d+\s+80,443\s+192\.168\.210\.120:8080, 192\.168\.210\.121:8080.*\s+True/);
     expect(out).toMatch(/orders\s+mysql\s+8\.\S+\s+active\s+True\s+True\s+orders-connection\s+current/);
     expect(out).toMatch(/has keys: ca\.crt, database, host, .*password.*uri, username/);
     const workDir = /logs: (\/\S+)\/operator\.log/.exec(out)?.[1] ?? "";
