@@ -1,6 +1,6 @@
 // IP parsing for allow lists and node addresses; and the documentation ranges every invented
 // public address comes from, so nothing the emulator hands out reaches a real host.
-import { isIPv6 } from "node:net";
+import { BlockList, isIPv6 } from "node:net";
 export function parseIPv4(text: string): number | null {
   const parts = text.split(".");
   if (parts.length !== 4) return null;
@@ -46,6 +46,14 @@ function inRange(value: number, base: string, bits: number): boolean {
 export function isPrivateIPv4(value: number): boolean {
   return inRange(value, "10.0.0.0", 8) || inRange(value, "172.16.0.0", 12) || inRange(value, "192.168.0.0", 16);
 }
+
+// GUESS (facts.md): "public IPv6" (CL26, spec 4.234.0) read as the global unicast block
+// 2000::/3, which leaves out loopback, link-local, unique local (fc00::/7), multicast and
+// IPv4-mapped addresses.
+const globalUnicast = new BlockList();
+globalUnicast.addSubnet("2000::", 3, "ipv6");
+
+export const isGlobalUnicastIPv6 = (text: string): boolean => isIPv6(text) && !text.includes("%") && globalUnicast.check(text, "ipv6");
 
 const PUBLIC_POOLS = ["203.0.113.0", "198.51.100.0"];
 

@@ -139,3 +139,37 @@ describe("backends in a VPC (the NodeBalancer's backend subnet)", () => {
     expect(withFollowedBackends(spec, "shop", sources([]), true).spec.configs[0]?.nodes.map((n) => n.subnetId)).toEqual([undefined, 852973]);
   });
 });
+
+describe("backends at the nodes' public IPv6 addresses (nodesFrom.addressFamily IPv6)", () => {
+  const dual = (name: string, external: string[], internal: string[] = ["192.168.128.9"]): NodeObject => {
+    const n = node(name, internal[0] ?? "192.168.128.9");
+    n.status = { ...n.status, addresses: [...internal.map((address) => ({ type: "InternalIP", address })), ...external.map((address) => ({ type: "ExternalIP", address }))] };
+    return n;
+  };
+  const cluster = sources([
+    dual("ext", ["203.0.113.7", "2600:3C03::F03C:91ff:fe24:3a2f"]),
+    dual("int", [], ["192.168.128.2", "2a01:7e00::2"]),
+    dual("ula", ["fd00::5", "fe80::5"]),
+    dual("v4only", ["203.0.113.8"]),
+  ], [svc("Cluster", 30080)]);
+  const from = { serviceRef: { name: "web", port: 80 }, addressFamily: "IPv6" as const };
+
+  it("each node at its global unicast ExternalIP, else InternalIP, as [addr]:port in one spelling; nodes without one skipped, counted and said why", () => {
+    const r = followedBackends(from, "shop", cluster);
+    expect(addrs(r)).toEqual(["[2600:3c03::f03c:91ff:fe24:3a2f]:30080 accept", "[2a01:7e00::2]:30080 accept"]);
+    const skipped = "backends" in r ? r.skipped : [];
+    expect(skipped.map((s) => s.node)).toEqual(["ula", "v4only"]);
+    expect(skippedSummary(skipped)).toEqual(["2 nodes skipped, with no public IPv6 address (a global unicast ExternalIP or InternalIP, 2000::/3): nodesFrom.addressFamily IPv6 reaches nodes there only"]);
+  });
+
+  it("unset (IPv4) keeps the private InternalIP (three nodes share 192.168.128.9 here: one backend)", () => {
+    expect(addrs(followedBackends({ serviceRef: from.serviceRef }, "shop", cluster))).toEqual(["192.168.128.2:30080 accept", "192.168.128.9:30080 accept"]);
+  });
+
+  it("a static IPv6 backend is sent in one spelling, and one typed at a node's IPv6 address is a bare node port", () => {
+    const r = withFollowedBackends({ configs: [{ port: 80, nodes: [{ address: "[2600:3C03:0::1]:8080", label: "static" }] }] }, "shop", cluster, false);
+    expect(r.spec.configs[0]?.nodes.map((n) => n.address)).toEqual(["[2600:3c03::1]:8080"]);
+    const byHand = withFollowedBackends({ configs: [{ port: 80, nodes: [{ address: "[2a01:7e00:0::2]:10250", label: "typed" }] }] }, "shop", cluster, false);
+    expect(byHand.held?.reason).toBe("NodePortsNotAllowed");
+  });
+});

@@ -224,6 +224,19 @@ describe("planLock", () => {
   });
 });
 
+describe("IPv6 nodes", () => {
+  it("an IPv6 address the API spells otherwise is the same node: no rebuild; a rebuild keeps its id", () => {
+    const v6 = nodeBalancerSpecSchema.parse({ region: "us-east", type: "premium", tags: ["a", "b"], configs: [{ port: 80, nodes: [{ label: "v6-1", address: "[2600:3c03::1]:80" }, { label: "v6-2", address: "[2600:3c03::2]:80" }] }] });
+    const cloud = cloudConfig(80, "http", [["[2600:3C03:0:0::1]:80", "v6-1", 50, "accept"], ["[2600:3c03::2]:80", "v6-2", 50, "accept"]]);
+    expect(planNodeBalancer(v6, undefined, { ...observed([cloud]), nb: { ...nb, type: "premium" } }, new Map()).summary).toBe("");
+    const renamed = { ...cloud, nodes: cloud.nodes.map((n, i) => (i === 1 ? { ...n, label: "old" } : n)) };
+    const plan = planNodeBalancer(v6, undefined, { ...observed([renamed]), nb: { ...nb, type: "premium" } }, new Map());
+    expect(plan.rebuild.map((r) => r.differs)).toEqual([["nodes ~1"]]);
+    const r = plan.rebuild[0];
+    expect(r && nodeBodies(r.spec, r.config).map((n) => [n.address, n.id])).toEqual([["[2600:3c03::1]:80", 8000], ["[2600:3c03::2]:80", 8001]]);
+  });
+});
+
 describe("VPC nodes and create-only fields", () => {
   const vpcSpec = nodeBalancerSpecSchema.parse({
     region: "us-east", tags: ["a", "b"], type: "premium", vpcs: [{ subnetId: 7, ipv4Range: "10.0.0.0/28" }],

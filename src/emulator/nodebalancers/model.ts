@@ -4,19 +4,29 @@
 import { findRegion } from "../catalog.ts";
 import type { EmulatorContext } from "../context.ts";
 import { ApiError, badRequest, type ApiErrorItem } from "../errors.ts";
-import { documentationIPv4, documentationIPv6, isPrivateIPv4, parseIPv4 } from "../ip.ts";
+import { isIPv6 } from "node:net";
+import { documentationIPv4, documentationIPv6, isGlobalUnicastIPv6, isPrivateIPv4, parseIPv4 } from "../ip.ts";
 import { nextId, type ConfigRecord, type NodeBalancerRecord, type NodeRecord } from "../store.ts";
 import type { ConfigInput } from "./schemas.ts";
 import { nodeModeFor, portsClash, protocolErrors, settleProtocolDefaults } from "./protocols.ts";
 import { inspectCertificate, unescapePem } from "./tls.ts";
 
+/** A node address: `ip:port`, or `[ip]:port` for IPv6 (spec 4.234.0's example `[2300:5800::f03c:93ff:fe6e:1264]:8080`). */
+export function parseNodeAddress(address: string): { family: 4 | 6; ip: string; port: number } | null {
+  const m = /^(?:(\d{1,3}(?:\.\d{1,3}){3})|\[([0-9a-fA-F:.]+)\]):(\d{1,5})$/.exec(address);
+  const port = Number(m?.[3] ?? 0);
+  if (m === null || port < 1 || port > 65535) return null;
+  if (m[1] !== undefined) return parseIPv4(m[1]) === null ? null : { family: 4, ip: m[1], port };
+  return isIPv6(m[2] ?? "") ? { family: 6, ip: m[2] ?? "", port } : null;
+}
+
 export function checkAddress(ctx: EmulatorContext, address: string, field: string): void {
-  const m = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/.exec(address);
-  const ip = m?.[1] === undefined ? null : parseIPv4(m[1]);
-  const port = Number(m?.[2] ?? 0);
-  if (ip === null || port < 1 || port > 65535) throw badRequest("Must be a private IPv4 address and a port, e.g. 192.168.210.120:80", field);
-  if (!isPrivateIPv4(ip)) throw badRequest("Must be a private IP address (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)", field);
-  const refused = ctx.rejectedNodeAddresses.get(m?.[1] ?? "");
+  const parsed = parseNodeAddress(address);
+  if (parsed === null) throw badRequest("Must be a private IPv4 address and a port, e.g. 192.168.210.120:80, or a public IPv6 address in brackets and a port, e.g. [2300:5800::f03c:93ff:fe6e:1264]:8080", field);
+  if (parsed.family === 4 && !isPrivateIPv4(parseIPv4(parsed.ip) ?? 0)) throw badRequest("Must be a private IP address (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)", field);
+  // GUESS (facts.md): the status and text of this refusal; nothing is recorded for IPv6 nodes.
+  if (parsed.family === 6 && !isGlobalUnicastIPv6(parsed.ip)) throw badRequest("Must be a public IPv6 address (global unicast), not link-local, unique local, loopback or IPv4-mapped", field);
+  const refused = ctx.rejectedNodeAddresses.get(parsed.ip);
   if (refused !== undefined) throw badRequest(refused, field);
 }
 

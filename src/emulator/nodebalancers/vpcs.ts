@@ -127,6 +127,15 @@ export function applyVpcsAndAddress(req: RequestContext, nb: NodeBalancerRecord,
  */
 export function placeNode(nb: NodeBalancerRecord, address: string, subnetId: number | null | undefined, prefix: string): { subnet_id?: number; vpc_config_id?: number } {
   const backend = backendOf(nb);
+  if (address.startsWith("[")) {
+    // A public IPv6 backend, on common and premium alike (CL26), is not a VPC node: spec 4.234.0
+    // gives VPC nodes IPv4 addresses and CCM sends no subnet (nor a backend VPC) with IPv6 ones.
+    // GUESSES (facts.md): refusing a subnet_id with it, and refusing it on a NodeBalancer with a
+    // backend VPC (CL25: "either VPC or non-VPC backends nodes"); statuses and texts are the emulator's.
+    if (subnetId != null) throw badRequest("An IPv6 backend is not in a VPC: it takes no subnet_id", `${prefix}subnet_id`);
+    if (backend !== undefined) throw badRequest("This NodeBalancer's backends are in a VPC: it takes no IPv6 backends", `${prefix}address`);
+    return {};
+  }
   if (subnetId == null) {
     if (backend !== undefined) throw badRequest("subnet_id is required: this NodeBalancer's backends are in a VPC", `${prefix}subnet_id`);
     if (isPremium(nb)) throw badRequest("A premium NodeBalancer takes VPC or public IPv6 backends only, not private IPv4 addresses", `${prefix}address`);

@@ -11,12 +11,16 @@ import { createHash } from "node:crypto";
 import { isIPv4 } from "node:net";
 import type { EndpointSliceObject, NodeObject, ReadStore, ServiceObject } from "../../runtime/contract.ts";
 import { matchesSelector, type LabelSelector } from "../shared/label-selector.ts";
+import { hostAddressProblem } from "../shared/nodes.ts";
+import { canonicalBackendAddress, canonicalIP, isGlobalUnicastIPv6, isPrivateIPv4, joinBackendAddress, parseBackendAddress } from "./addresses.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
 
 export interface NodesFrom {
   serviceRef?: { name: string; port: number | string } | undefined;
   nodes?: { selector: LabelSelector; port: number } | undefined;
   weight?: number | undefined;
+  /** IPv6: each node's public IPv6 address instead of its private IPv4 one. */
+  addressFamily?: "IPv4" | "IPv6" | undefined;
 }
 
 export interface FollowedBackend {
@@ -39,7 +43,7 @@ export interface BackendSources {
 /** A node nodesFrom found that cannot be a backend: named for the operator's log only. */
 export interface SkippedBackend {
   node: string;
-  /** Its InternalIP addresses, none of them private IPv4 (or, in a VPC, in the backend subnet). */
+  /** The addresses looked at (InternalIP; with IPv6 ExternalIP too), none of them fit. */
   addresses: string[];
   /** Why, said without naming it (absent: no private IPv4 InternalIP). */
   why?: string;
@@ -82,11 +86,25 @@ export function inCidr(ip: string, range: string): boolean {
   return Math.floor(value(ip) / size) === Math.floor(value(base) / size);
 }
 
-/** Linode's private network and VPCs alike: the NodeBalancer reaches backends on RFC 1918 addresses only. */
-function isPrivate(ip: string): boolean {
-  if (!isIPv4(ip)) return false;
-  const [a = 0, b = 0] = ip.split(".").map(Number);
-  return a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);
+interface NodeAddress { ip?: string | undefined; looked: string[]; why?: string }
+
+/** The node's private IPv4 InternalIP (in a VPC, the one inside the backend subnet `range`). */
+function privateIPv4Of(node: NodeObject, range: string | null): NodeAddress {
+  const looked = (node.status?.addresses ?? []).filter((a) => a.type === "InternalIP").map((a) => a.address);
+  const ip = range !== null ? looked.find((a) => isPrivateIPv4(a) && inCidr(a, range)) : looked.find(isPrivateIPv4);
+  return { ip, looked, ...(range !== null ? { why: `no InternalIP in the NodeBalancer's backend subnet (${range})` } : {}) };
+}
+
+const NO_PUBLIC_IPV6 = "no public IPv6 address (a global unicast ExternalIP or InternalIP, 2000::/3): nodesFrom.addressFamily IPv6 reaches nodes there only";
+
+/**
+ * The node's public IPv6 address: an ExternalIP first (the cloud controller manager's node
+ * addresses put the public ones there), else an InternalIP; one host's global unicast address only.
+ */
+function publicIPv6Of(node: NodeObject): NodeAddress {
+  const addresses = node.status?.addresses ?? [];
+  const looked = ["ExternalIP", "InternalIP"].flatMap((type) => addresses.filter((a) => a.type === type).map((a) => a.address));
+  return { ip: looked.find((a) => isGlobalUnicastIPv6(a) && hostAddressProblem(a) === undefined), looked, why: NO_PUBLIC_IPV6 };
 }
 
 const isReady = (n: NodeObject): boolean => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
@@ -111,19 +129,16 @@ export function followedBackends(from: NodesFrom, namespace: string, sources: Ba
   const skipped: SkippedBackend[] = [];
   const out = new Map<string, FollowedBackend>();
   const add = (node: NodeObject, port: number, mode: "accept" | "drain", source: string): void => {
-    const internal = (node.status?.addresses ?? []).filter((a) => a.type === "InternalIP").map((a) => a.address);
-    const range = subnet?.range ?? null;
-    const ip = range !== null ? internal.find((a) => isPrivate(a) && inCidr(a, range)) : internal.find(isPrivate);
+    const { ip, looked, why } = from.addressFamily === "IPv6" ? publicIPv6Of(node) : privateIPv4Of(node, subnet?.range ?? null);
     if (ip === undefined) {
-      const why = range !== null ? `no InternalIP in the NodeBalancer's backend subnet (${range})` : undefined;
-      if (!skipped.some((s) => s.node === node.metadata.name)) skipped.push({ node: node.metadata.name, addresses: internal, ...(why !== undefined ? { why } : {}) });
+      if (!skipped.some((s) => s.node === node.metadata.name)) skipped.push({ node: node.metadata.name, addresses: looked, ...(why !== undefined ? { why } : {}) });
       return;
     }
-    const address = `${ip}:${String(port)}`;
+    const address = joinBackendAddress(ip, port);
     const have = out.get(address);
     // A node serving and draining at once (an endpoint ready, another terminating) still serves.
     if (have !== undefined && (have.mode === "accept" || mode === "drain")) return;
-    out.set(address, { address, label: backendLabel(node.metadata.name), mode, ...(from.weight !== undefined ? { weight: from.weight } : {}), ...(subnet !== undefined ? { subnetId: subnet.id } : {}), from: source });
+    out.set(address, { address, label: backendLabel(node.metadata.name), mode, ...(from.weight !== undefined ? { weight: from.weight } : {}), ...(subnet !== undefined && from.addressFamily !== "IPv6" ? { subnetId: subnet.id } : {}), from: source });
   };
   const live = sources.nodes.list().filter((n) => n.metadata.deletionTimestamp === undefined);
   if (from.nodes !== undefined) {
@@ -206,7 +221,11 @@ export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }
   }
   const configs: ConfigWithNodes[] = [];
   // In a VPC every backend is a VPC node: a static one without a subnet is in the backend subnet.
-  const inSubnet = (nodes: ConfigWithNodes["nodes"]): ConfigWithNodes["nodes"] => (subnet === undefined ? nodes : nodes.map((n) => (n.subnetId !== undefined ? n : { ...n, subnetId: subnet.id })));
+  // An IPv6 address is sent in one spelling (addresses.ts), the one diff.ts compares.
+  const inSubnet = (nodes: ConfigWithNodes["nodes"]): ConfigWithNodes["nodes"] => nodes.map((n0) => {
+    const n = { ...n0, address: canonicalBackendAddress(n0.address) };
+    return subnet === undefined || n.subnetId !== undefined ? n : { ...n, subnetId: subnet.id };
+  });
   for (const c0 of spec.configs) {
     const c = { ...c0, nodes: inSubnet(c0.nodes) };
     if (c.nodesFrom === undefined) {
@@ -234,11 +253,11 @@ export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }
  */
 function staticNodePorts(configs: readonly ConfigWithNodes[], namespace: string, sources: BackendSources): string[] {
   if (sources.nodes === undefined) return [];
-  const nodeAddresses = new Set(sources.nodes.list().flatMap((n) => (n.status?.addresses ?? []).map((a) => a.address)));
+  // IPv6 in the one spelling parseBackendAddress gives: [2001:DB8::0:1] is 2001:db8::1.
+  const nodeAddresses = new Set(sources.nodes.list().flatMap((n) => (n.status?.addresses ?? []).map((a) => canonicalIP(a.address))));
   const own = new Set((sources.services?.list() ?? []).filter((s) => s.metadata.namespace === namespace).flatMap((s) => (s.spec?.ports ?? []).flatMap((p) => (p.nodePort !== undefined ? [p.nodePort] : []))));
   return configs.flatMap((c) => c.nodes.flatMap((n) => {
-    const at = n.address.lastIndexOf(":");
-    const [ip, port] = [n.address.slice(0, at), Number(n.address.slice(at + 1))];
-    return nodeAddresses.has(ip) && !own.has(port) ? [`config ${String(c.port)} node ${n.address}`] : [];
+    const parsed = parseBackendAddress(n.address);
+    return parsed !== undefined && nodeAddresses.has(parsed.ip) && !own.has(parsed.port) ? [`config ${String(c.port)} node ${n.address}`] : [];
   }));
 }

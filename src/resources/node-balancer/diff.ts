@@ -5,6 +5,7 @@
 import type {
   Firewall, NodeBalancer, NodeBalancerConfig, NodeBalancerConfigInput, NodeBalancerNode, NodeBalancerNodeInput, NodeBalancerUpdateRequest, NodeBalancerVpcConfig,
 } from "../../linode/index.ts";
+import { canonicalBackendAddress } from "./addresses.ts";
 import { createOnlyMismatches, type SpecSubnets } from "./vpcs.ts";
 import type { NodeBalancerConfigSpec, NodeBalancerSpec } from "./schema.ts";
 import { noLockChange, type LockPlan } from "./locks.ts";
@@ -247,16 +248,17 @@ function configDifferences(spec: NodeBalancerConfigSpec, config: ObservedConfig,
 
 /** "nodes +1 -2 ~1" when the node set differs (added, removed, changed), by address. */
 function nodeDifferences(spec: NodeBalancerConfigSpec, config: ObservedConfig): string | undefined {
-  const have = new Map(config.nodes.map((n) => [n.address, n]));
-  const want = new Set(spec.nodes.map((n) => n.address));
+  // The API's spelling of an IPv6 address may not be the one sent (addresses.ts): compared in one.
+  const have = new Map(config.nodes.map((n) => [canonicalBackendAddress(n.address), n]));
+  const want = new Set(spec.nodes.map((n) => canonicalBackendAddress(n.address)));
   let added = 0;
   let changed = 0;
   for (const n of spec.nodes) {
-    const h = have.get(n.address);
+    const h = have.get(canonicalBackendAddress(n.address));
     if (h === undefined) added++;
     else if (h.label !== n.label || (n.weight !== undefined && h.weight !== n.weight) || (modeCounts(spec) && n.mode !== undefined && h.mode !== n.mode) || h.subnetId !== n.subnetId) changed++;
   }
-  const removed = config.nodes.filter((n) => !want.has(n.address)).length;
+  const removed = config.nodes.filter((n) => !want.has(canonicalBackendAddress(n.address))).length;
   if (added + removed + changed === 0) return undefined;
   return `nodes${added > 0 ? ` +${String(added)}` : ""}${removed > 0 ? ` -${String(removed)}` : ""}${changed > 0 ? ` ~${String(changed)}` : ""}`;
 }
@@ -282,9 +284,9 @@ export function configBody(c: NodeBalancerConfigSpec, tls: TlsBySecret): NodeBal
 
 /** The complete node list of a rebuild: nodes already there (same address) keep their id. */
 export function nodeBodies(c: NodeBalancerConfigSpec, existing?: ObservedConfig): (NodeBalancerNodeInput & { id?: number })[] {
-  const ids = new Map((existing?.nodes ?? []).map((n) => [n.address, n.id]));
+  const ids = new Map((existing?.nodes ?? []).map((n) => [canonicalBackendAddress(n.address), n.id]));
   return c.nodes.map((n) => {
-    const id = ids.get(n.address);
+    const id = ids.get(canonicalBackendAddress(n.address));
     return {
       address: n.address, label: n.label,
       ...(n.weight !== undefined ? { weight: n.weight } : {}),

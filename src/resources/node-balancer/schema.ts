@@ -8,6 +8,7 @@ import {
   requestTokenSchema,
 } from "../shared/schema.ts";
 import { labelSelectorSchema } from "../shared/label-selector.ts";
+import { backendAddressProblem } from "./addresses.ts";
 
 export const nodeBalancerProtocols = ["http", "https", "tcp", "udp"] as const;
 // udp has algorithms and stickiness of its own (ring_hash; session, source_ip), tcp/http/https
@@ -46,26 +47,34 @@ export const frontendVpcSchema = z.object({
   ipv4Range: cidr4.optional().meta({ description: "The range the NodeBalancer's frontend address is taken from (inside the subnet). Unset: the API picks one." }),
 }).meta({ description: "The VPC subnet the frontend address is in.", "x-kubernetes-validations": [oneSubnetRef] });
 
-/** The host part of `ip:port`, for the CEL rules below. */
+/** The host part of `ip:port` and of `[ip]:port`, for the CEL rules below. */
 const host = "self.split(':')[0]";
+const host6 = "self.substring(1, self.indexOf(']'))";
+const port = "int(self.substring(self.lastIndexOf(':') + 1))";
 
 export const nodeBalancerNodeSchema = z.object({
   label: z.string().min(3).max(32).regex(/^[a-zA-Z0-9_.-]+$/).meta({
     description: "Display label of the backend: 3..32 letters, digits, '-', '_' or '.'.",
   }),
-  // No minLength: a too-short address gets the CEL rule's clearer message.
-  address: z.string().max(21).meta({
-    description: "Private IPv4 address (RFC 1918: Linode's private network 192.168.128.0/17, or a VPC's) and port of the backend, e.g. 192.168.210.120:80. Unique within the config. An address of one of the cluster's nodes, on a port no NodePort Service of this namespace exposes, is a bare node port: only where the admin allows it (--node-port-namespaces; known where the operator reads Nodes), else NodePortsNotAllowed.",
+  // No minLength: a too-short address gets the CEL rule's clearer message. 47: a bracketed
+  // IPv6 address (39) and a port. The zod check is the CEL rules' twin (parseBackendAddress).
+  address: z.string().max(47).refine((a) => backendAddressProblem(a) === undefined, { message: "address must be a private IPv4 address and port, or a public IPv6 address in brackets and port" }).meta({
+    description: "Address and port of the backend: a private IPv4 address (RFC 1918: Linode's private network 192.168.128.0/17, or a VPC's), e.g. 192.168.210.120:80; or a public IPv6 address (global unicast, 2000::/3; not link-local, unique local fc00::/7, loopback or IPv4-mapped) in brackets, e.g. [2600:3c03::f03c:91ff:fe24:3a2f]:80, which the API takes on common and premium NodeBalancers alike, outside a VPC (no subnetId, not with spec.vpcs). Unique within the config. An address of one of the cluster's nodes, on a port no NodePort Service of this namespace exposes, is a bare node port: only where the admin allows it (--node-port-namespaces; known where the operator reads Nodes), else NodePortsNotAllowed.",
     "x-kubernetes-validations": [
       {
-        rule: `self.matches('^[0-9.]+:[0-9]{1,5}$') && isIP(${host}) && ip(${host}).family() == 4 && int(self.split(':')[1]) >= 1 && int(self.split(':')[1]) <= 65535`,
-        message: "address must be an IPv4 address and a port 1..65535, e.g. 192.168.210.120:80",
+        rule: `(self.matches('^[0-9.]+:[0-9]{1,5}$') ? isIP(${host}) && ip(${host}).family() == 4 : self.matches(r'^\\[[0-9a-fA-F:]+\\]:[0-9]{1,5}$') && isIP(${host6}) && ip(${host6}).family() == 6) && ${port} >= 1 && ${port} <= 65535`,
+        message: "address must be an IPv4 address and a port 1..65535, e.g. 192.168.210.120:80, or an IPv6 address in brackets and a port, e.g. [2600:3c03::1]:80",
       },
       {
         // The spec says "Private IP address of the backend"; the real API takes Linode's private
         // network and VPC addresses alike, and so does the emulator: any RFC 1918 address.
         rule: `!isIP(${host}) || cidr('10.0.0.0/8').containsIP(${host}) || cidr('172.16.0.0/12').containsIP(${host}) || cidr('192.168.0.0/16').containsIP(${host})`,
         message: "address must be a private IPv4 address (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)",
+      },
+      {
+        // CL26 and the spec: IPv6 backends are reached at their public address (addresses.ts).
+        rule: `!self.startsWith('[') || !self.contains(']') || !isIP(${host6}) || cidr('2000::/3').containsIP(${host6})`,
+        message: "an IPv6 backend must be a public (global unicast, 2000::/3) address: not link-local, unique local (fc00::/7), loopback or IPv4-mapped",
       },
     ],
   }),
@@ -74,7 +83,11 @@ export const nodeBalancerNodeSchema = z.object({
   mode: z.enum(nodeModes).optional().meta({
     description: "accept: receives traffic; reject: none; drain: only connections already pinned to it; backup: only while every accept node is down. Unset: the API's default (accept), and not compared. Not on a udp config's nodes (the API gives them no mode).",
   }),
-}).meta({ description: "A backend receiving the config's traffic." });
+}).meta({
+  description: "A backend receiving the config's traffic.",
+  // CCM sends no subnet with an IPv6 backend; the API's VPC backends are IPv4 (api-2026 §3).
+  "x-kubernetes-validations": [{ rule: "!self.address.startsWith('[') || !has(self.subnetId)", message: "an IPv6 backend is outside a VPC: it takes no subnetId", fieldPath: ".subnetId" }],
+});
 
 export const nodeBalancerConfigSchema = z.object({
   port: z.int().min(1).max(65535).meta({ description: "Listening port, 1..65535; unique among the tcp/http/https configs and among the udp ones (the list is keyed by port and protocol)." }),
@@ -113,8 +126,11 @@ export const nodeBalancerConfigSchema = z.object({
       port: z.int().min(1).max(65535).meta({ description: "The port the backends listen on." }),
     }).optional().meta({ description: "Backends are the Ready Nodes the selector picks, at their private InternalIP and this port: any port of the nodes themselves (the kubelet's, another namespace's NodePort), so only in namespaces the operator's admin allows (--node-port-namespaces, chart value nodePortNamespaces); elsewhere the NodeBalancer is refused, Synced=False NodePortsNotAllowed, and nothing is created or sent. serviceRef is allowed everywhere." }),
     weight: z.int().min(1).max(255).optional().meta({ description: "Weight of each backend found (1..255; unset: the API's default)." }),
+    addressFamily: z.enum(["IPv4", "IPv6"]).optional().meta({
+      description: "Which address of each node is its backend. IPv4 (unset): its private InternalIP (RFC 1918; in a VPC, the one inside the backend subnet). IPv6: its public IPv6 address (global unicast, 2000::/3), its ExternalIP or else its InternalIP, sent as [address]:port with no subnet, as the cloud controller manager's IPv6 backends are; the way a premium NodeBalancer outside a VPC reaches the nodes. Not with spec.vpcs (IPv6 backends are not VPC backends). A node without such an address is skipped, as below.",
+    }),
   }).optional().meta({
-    description: "Backends that follow the cluster instead of a hand-kept list: changes converge by one rebuild of the config, coalesced. A node cordoned, or whose endpoints are terminating, is set to drain mode first and removed once gone; a node without a private IPv4 InternalIP (RFC 1918) is skipped: status.skippedBackends and a Warning Event (BackendSkipped) say how many and why, the operator's log which. Needs the operator to read Nodes, Services and EndpointSlices (the chart's rbac.readNodes=true); otherwise NodesNotReadable. A Service missing or without the node port holds the config as it is (BackendSourceNotFound), as does a result with no backend at all (NoBackends).",
+    description: "Backends that follow the cluster instead of a hand-kept list: changes converge by one rebuild of the config, coalesced. A node cordoned, or whose endpoints are terminating, is set to drain mode first and removed once gone; a node without a private IPv4 InternalIP (RFC 1918), or with addressFamily IPv6 without a public IPv6 address, is skipped: status.skippedBackends and a Warning Event (BackendSkipped) say how many and why, the operator's log which. Needs the operator to read Nodes, Services and EndpointSlices (the chart's rbac.readNodes=true); otherwise NodesNotReadable. A Service missing or without the node port holds the config as it is (BackendSourceNotFound), as does a result with no backend at all (NoBackends).",
     "x-kubernetes-validations": [
       { rule: "has(self.serviceRef) != has(self.nodes)", message: "nodesFrom names exactly one source: serviceRef or nodes" },
     ],
@@ -135,6 +151,11 @@ export const nodeBalancerConfigSchema = z.object({
     { rule: "self.protocol != 'udp' || self.nodes.all(n, !has(n.mode))", message: "the nodes of a udp config take no mode (the API gives them none)", fieldPath: ".nodes" },
   ],
 });
+
+/** Whether config `c` (CEL) has IPv6 backends only, or none: by its static nodes and its nodesFrom's address family. */
+const fromIPv6 = "(has(c.nodesFrom) && has(c.nodesFrom.addressFamily) && c.nodesFrom.addressFamily == 'IPv6')";
+const allIPv6 = `(!has(c.nodes) || c.nodes.all(n, n.address.startsWith('['))) && (!has(c.nodesFrom) || ${fromIPv6})`;
+const noIPv6 = `(!has(c.nodes) || c.nodes.all(n, !n.address.startsWith('['))) && !${fromIPv6}`;
 
 export const nodeBalancerSpecSchema = z.object({
   region: linodeSlugSchema.meta({
@@ -196,8 +217,10 @@ export const nodeBalancerSpecSchema = z.object({
     immutableOnceSet("nodeBalancerId", "it names the cloud NodeBalancer this resource manages; create another NodeBalancer to adopt a different one"),
     { rule: "!has(self.frontendVpc) || (has(self.type) && self.type != 'common')", message: "frontendVpc needs a premium type (premium or premium_40gb): the API refuses a frontend VPC on common", fieldPath: ".frontendVpc" },
     { rule: "!has(self.frontendVpc) || !has(self.ipv4)", message: "ipv4 (a reserved public address) and frontendVpc (a VPC address) exclude each other", fieldPath: ".ipv4" },
-    // CL26: premium takes VPC or public IPv6 backends, no legacy private IPv4; node addresses here are IPv4, so a premium NodeBalancer's backends are in a VPC.
-    { rule: "!has(self.type) || self.type == 'common' || has(self.vpcs) || !has(self.configs) || size(self.configs) == 0", message: "a premium NodeBalancer takes no private IPv4 backends outside a VPC: set spec.vpcs (the backends' subnet)", fieldPath: ".vpcs" },
+    // CL26: premium takes VPC or public IPv6 backends, no legacy private IPv4: outside a VPC every backend is IPv6.
+    { rule: `!has(self.type) || self.type == 'common' || has(self.vpcs) || !has(self.configs) || self.configs.all(c, ${allIPv6})`, message: "a premium NodeBalancer takes no private IPv4 backends outside a VPC: set spec.vpcs (the backends' subnet), or give IPv6 backends only ([ipv6]:port nodes, nodesFrom.addressFamily IPv6)", fieldPath: ".vpcs" },
+    // CCM never sends a backend VPC with IPv6 backends; CL25: "either VPC or non-VPC backends".
+    { rule: `!has(self.vpcs) || !has(self.configs) || self.configs.all(c, ${noIPv6})`, message: "IPv6 backends are not VPC backends: a NodeBalancer with spec.vpcs takes none ([ipv6]:port nodes, nodesFrom.addressFamily IPv6)", fieldPath: ".configs" },
     { rule: "!has(self.configs) || self.configs.all(c, !has(c.nodes) || c.nodes.all(n, !has(n.subnetId) || (has(self.vpcs) && (!has(self.vpcs[0].subnetId) || n.subnetId == self.vpcs[0].subnetId))))", message: "a node's subnetId must be the subnet of spec.vpcs (a NodeBalancer's VPC backends are all in its backend subnet)", fieldPath: ".configs" },
   ],
 });
