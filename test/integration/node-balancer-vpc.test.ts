@@ -142,11 +142,14 @@ describe("NodeBalancers in VPCs", () => {
     expect((await env.linode.nodeBalancers.get(status(again).id ?? 0)).ipv4).toBe(address);
   });
 
-  it("adopting a premium NodeBalancer with VPC backends in Manage mode: type, VPC and each node's subnet written to the spec, zero mutations", async () => {
+  it("adopting a premium NodeBalancer with VPC backends and a UDP config in Manage mode: type, VPC, the udp config and each node's subnet written to the spec, zero mutations", async () => {
     const subnet = await vpc("ccm-vpc", "us-east", "10.50.0.0/24");
     const theirs = await env.linode.nodeBalancers.create({
-      region: "us-east", label: "ccm-premium", type: "premium", vpcs: [{ subnetId: subnet }],
-      configs: [{ port: 443, protocol: "tcp", nodes: [{ label: "node-1", address: "10.50.0.21:31443", weight: 100, subnetId: subnet }, { label: "node-2", address: "10.50.0.22:31443", weight: 100, subnetId: subnet }] }],
+      region: "us-east", label: "ccm-premium", type: "premium", vpcs: [{ subnetId: subnet }], clientUdpSessThrottle: 5,
+      configs: [
+        { port: 443, protocol: "tcp", nodes: [{ label: "node-1", address: "10.50.0.21:31443", weight: 100, subnetId: subnet }, { label: "node-2", address: "10.50.0.22:31443", weight: 100, subnetId: subnet }] },
+        { port: 443, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", udpCheckPort: 8443, check: "connection", nodes: [{ label: "node-1-udp", address: "10.50.0.21:31444", weight: 100, subnetId: subnet }] },
+      ],
     });
     const path = `/nodebalancers/${String(theirs.id)}`;
     await h.create("adopted", { nodeBalancerId: theirs.id });
@@ -155,10 +158,13 @@ describe("NodeBalancers in VPCs", () => {
     expect(spec.type).toBe("premium");
     expect(spec.vpcs).toEqual([{ subnetId: subnet, ipv4Range: expect.stringMatching(/\/30$/) as unknown }]);
     expect((spec.configs as { nodes: { subnetId?: number }[] }[])[0]?.nodes.map((n) => n.subnetId)).toEqual([subnet, subnet]);
+    expect((spec.configs as Record<string, unknown>[]).find((c) => c.protocol === "udp")).toMatchObject({ port: 443, algorithm: "ring_hash", stickiness: "source_ip", udpCheckPort: 8443 });
+    expect(spec.clientUdpSessThrottle).toBe(5);
     await env.repass("NodeBalancer", key("adopted"), 3);
     expect(mutationsUnder(path)).toEqual([]);
     // The spec is the desired state from now on: a weight changed is one rebuild, its nodes still in the subnet.
-    await h.patch("adopted", { configs: [{ ...(spec.configs as Record<string, unknown>[])[0], nodes: [{ label: "node-1", address: "10.50.0.21:31443", weight: 50, subnetId: subnet }, { label: "node-2", address: "10.50.0.22:31443", weight: 100, subnetId: subnet }] }] });
+    const configs = spec.configs as Record<string, unknown>[];
+    await h.patch("adopted", { configs: [{ ...configs[0], nodes: [{ label: "node-1", address: "10.50.0.21:31443", weight: 50, subnetId: subnet }, { label: "node-2", address: "10.50.0.22:31443", weight: 100, subnetId: subnet }] }, ...configs.slice(1)] });
     await waitFor("one rebuild", () => (mutationsUnder(path).length === 1 ? true : undefined), 30_000, 100);
     const config = (await env.linode.nodeBalancers.listAllConfigs(theirs.id))[0];
     const nodes = await env.linode.nodeBalancers.listAllNodes(theirs.id, config?.id ?? 0);
