@@ -16,7 +16,7 @@ import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { useTestCluster } from "../harness/cluster.ts";
 import { startOperatorEnv, type OperatorEnv } from "../harness/operator-env.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
-import { healthKey, reasonHealth, reasonsOf } from "../tools/argocd-health.ts";
+import { healthKey, reasonHealth, reasonsOf } from "../../scripts/argocd-health.ts";
 
 /** The scripts as a user installs them: the ConfigMap in deploy/argocd/. */
 const configMap = parse(readFileSync(new URL("../../deploy/argocd/argocd-cm.yaml", import.meta.url), "utf8")) as { data: Record<string, string> };

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { UNDOCUMENTED, chartReadme } from "../tools/chart-readme.ts";
+import { UNDOCUMENTED, chartReadme } from "../../scripts/chart-readme.ts";
 
 const read = (name: string): string => readFileSync(new URL(`../../helm/linode-operator/${name}`, import.meta.url), "utf8");
 const valuesYaml = read("values.yaml");

@@ -18,7 +18,7 @@ import { Controller } from "../../src/runtime/controller.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
-import { kindRules } from "../tools/render-deploy.ts";
+import { kindRules } from "../../scripts/render-deploy.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
 import { lampDefinition, lampType } from "../fixtures/toy-kind/definition.ts";
 import { LampCloud } from "../fixtures/toy-kind/index.ts";

@@ -3,7 +3,7 @@
 // package.json's version (the one place it is set) and its Artifact Hub metadata, writes the chart's
 // RBAC rules for the kinds from the one list of kinds, and the chart's README from the
 // comments in its values.yaml, and Argo CD's health checks for the kinds (deploy/argocd/, docs/argocd.md):
-// `node test/tools/render-deploy.ts [--check]`. With --check it writes nothing and exits 1
+// `node scripts/render-deploy.ts [--check]`. With --check it writes nothing and exits 1
 // listing what is stale.
 import { execFile } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
@@ -11,15 +11,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { controlPlaneBinaries } from "../../src/local-cluster/control-plane.ts";
-import { kindDefinitions } from "../../src/resources/index.ts";
-import { API_GROUP, type KindDefinition } from "../../src/runtime/kind-definition.ts";
-import { chartYamlOf } from "../../scripts/chart-metadata.ts";
+import { controlPlaneBinaries } from "../src/local-cluster/control-plane.ts";
+import { kindDefinitions } from "../src/resources/index.ts";
+import { API_GROUP, type KindDefinition } from "../src/runtime/kind-definition.ts";
+import { chartYamlOf } from "./chart-metadata.ts";
 import { argocdConfigMap, argocdDoc } from "./argocd-health.ts";
 import { chartReadme } from "./chart-readme.ts";
 
 const run = promisify(execFile);
-const root = fileURLToPath(new URL("../..", import.meta.url));
+const root = fileURLToPath(new URL("..", import.meta.url));
 const chart = join(root, "helm/linode-operator");
 
 export const NAMESPACE = "linode-operator";
@@ -108,7 +108,7 @@ export async function desiredFiles(): Promise<Map<string, string>> {
   files.set(join(root, "deploy", "argocd", "argocd-cm.yaml"), argocdConfigMap(kindDefinitions));
   const argocdDocPath = join(root, "docs", "argocd.md");
   files.set(argocdDocPath, argocdDoc(await readFile(argocdDocPath, "utf8"), kindDefinitions));
-  files.set(join(root, "deploy", "linode-operator.yaml"), `# Generated from helm/linode-operator by \`node test/tools/render-deploy.ts\`: do not edit.\n${stdout}`);
+  files.set(join(root, "deploy", "linode-operator.yaml"), `# Generated from helm/linode-operator by \`node scripts/render-deploy.ts\`: do not edit.\n${stdout}`);
   return files;
 }
 
@@ -124,7 +124,7 @@ async function main(check: boolean): Promise<number> {
     }
   }
   if (check && stale.length > 0) {
-    process.stderr.write(`stale: ${stale.join(", ")}\nrun: node test/tools/render-deploy.ts\n`);
+    process.stderr.write(`stale: ${stale.join(", ")}\nrun: node scripts/render-deploy.ts\n`);
     return 1;
   }
   process.stdout.write(stale.length === 0 ? "deploy/ and the chart's CRDs, RBAC rules and README are up to date\n" : `wrote ${stale.join(", ")}\n`);
