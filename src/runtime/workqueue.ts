@@ -112,6 +112,17 @@ export class WorkQueue {
     return delay;
   }
 
+  /**
+   * When the key's next pass is due, in milliseconds: 0 when one is waiting (queued, or asked for
+   * while a pass runs), the delay of a scheduled one, undefined when none is scheduled. What a
+   * test reads to prove a cadence (no hot loop) without waiting one out.
+   */
+  dueIn(key: string, now = Date.now()): number | undefined {
+    if (this.dirty.has(key)) return 0;
+    const d = this.delayed.get(key);
+    return d === undefined ? undefined : Math.max(0, d.due - now);
+  }
+
   /** Clears the key's failure count (after a success). */
   forget(key: string): void { this.failures.delete(key); }
 

@@ -27,6 +27,22 @@ describe("WorkQueue", () => {
     expect(await q.get()).toBe("k");
   });
 
+  it("says when a key's next pass is due: none, a scheduled delay, or now once it waits", async () => {
+    const q = new WorkQueue();
+    expect(q.dueIn("k")).toBeUndefined();
+    q.addAfter("k", 1_000);
+    expect(q.dueIn("k")).toBe(1_000);
+    vi.advanceTimersByTime(400);
+    expect(q.dueIn("k")).toBe(600);
+    vi.advanceTimersByTime(600);
+    expect(q.dueIn("k")).toBe(0);
+    const key = await q.get();
+    expect(q.dueIn("k")).toBeUndefined();
+    q.add("k"); // asked for again while its pass runs
+    expect(q.dueIn("k")).toBe(0);
+    q.done(key ?? "");
+  });
+
   it("hands an add to a waiting worker", async () => {
     const q = new WorkQueue();
     const pending = q.get();
