@@ -140,7 +140,7 @@ describe("token verdicts from the emulator's answers", () => {
     expect(v.kind).toBe("underScoped");
     expect(verdictProblem(v, emu.url)).toMatch(/lacks the scope nodebalancers:read_write \(needed by NodeBalancer\); create a token with nodebalancers:read_write/);
     const scopes = tokenChecks(v, emu.url).find((c) => c.check === "Linode token scopes");
-    expect(scopes).toMatchObject({ status: "FAIL", message: expect.stringContaining('has "databases:read_write", missing nodebalancers:read_write') as unknown, fix: expect.stringContaining("nodebalancers:read_write, firewall:read_write") as unknown });
+    expect(scopes).toMatchObject({ status: "FAIL", message: expect.stringContaining('has "databases:read_write", missing nodebalancers:read_write') as unknown, fix: expect.stringContaining("nodebalancers:read_write (and firewall:read_write for spec.firewallId") as unknown });
     // Only the kinds installed count: with the database kinds alone it is enough.
     expect((await assessToken(as("db-only"), ["ManagedDatabase", "DatabaseSnapshot"])).kind).toBe("usable");
   });

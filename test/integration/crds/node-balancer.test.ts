@@ -86,7 +86,7 @@ describe("NodeBalancer CRD", () => {
       ["address with port 65536", nd({ address: "192.168.210.120:65536" }), ["IPv4 address and a port 1..65535"]],
       ["address with a bad octet", nd({ address: "192.168.210.300:80" }), ["IPv4 address and a port 1..65535"]],
       ["address as a host name", nd({ address: "backend.local:80" }), ["IPv4 address and a port 1..65535"]],
-      ["IPv6 address", nd({ address: "[fd00::1]:80" }), ["IPv4 address and a port 1..65535"]],
+      ["unique-local IPv6 address", nd({ address: "[fd00::1]:80" }), ["an IPv6 backend must be a public (global unicast, 2000::/3) address"]],
       ["public address", nd({ address: "203.0.113.10:80" }), ["spec.configs[0].nodes[0].address", "must be a private IPv4 address (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)"]],
       ["just above 172.16.0.0/12", nd({ address: "172.32.0.1:80" }), ["must be a private IPv4 address"]],
       ["just below 10.0.0.0/8", nd({ address: "9.255.255.255:80" }), ["must be a private IPv4 address"]],
