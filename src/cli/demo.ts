@@ -27,13 +27,10 @@ import { operatorConfigSchema } from "../config/operator-config.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { assembleOperator } from "./assemble-operator.ts";
 import type { ManagedObject } from "../runtime/managed.ts";
-import { databaseConnectionPoolType } from "../resources/database-connection-pool/index.ts";
-import type { DatabaseConnectionPoolStatus } from "../resources/database-connection-pool/schema.ts";
-import { databaseSnapshotType } from "../resources/database-snapshot/index.ts";
-import { managedDatabaseType } from "../resources/managed-database/index.ts";
-import type { ManagedDatabaseStatus } from "../resources/managed-database/schema.ts";
-import { nodeBalancerType } from "../resources/node-balancer/index.ts";
-import type { NodeBalancerSpec, NodeBalancerStatus } from "../resources/node-balancer/schema.ts";
+import { databaseConnectionPoolType, type DatabaseConnectionPoolStatus } from "../resources/database-connection-pool/public.ts";
+import { databaseSnapshotType } from "../resources/database-snapshot/public.ts";
+import { managedDatabaseType, type ManagedDatabaseStatus } from "../resources/managed-database/public.ts";
+import { nodeBalancerType, type NodeBalancerSpec, type NodeBalancerStatus } from "../resources/node-balancer/public.ts";
 
 const HELP = `Usage: linode-operator demo [options]
 

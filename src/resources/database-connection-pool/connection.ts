@@ -15,7 +15,7 @@ import { decodeCaCertificate, type LinodeClient } from "../../linode/index.ts";
 import type { ConnectionDetails, ConnectionSource, Managed, PublishedConnection } from "../../runtime/contract.ts";
 import { nameWithSuffix } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
-import { credentialsOf } from "../managed-database/connection.ts";
+import { credentialsOf } from "../managed-database/public.ts";
 import type { ObservedPool, PoolObject, PoolStatus } from "./external.ts";
 import type { DatabaseConnectionPoolSpec } from "./schema.ts";
 

@@ -2,8 +2,7 @@
 // before observe, and woken when that database changes. Required while the pool is not being
 // deleted: ReferenceNotFound / ReferenceNotReady until the database is there and Ready.
 import { reference } from "../../runtime/contract.ts";
-import { managedDatabaseType } from "../managed-database/definition.ts";
-import { databaseView, type DatabaseView } from "../managed-database/reference-view.ts";
+import { databaseView, managedDatabaseType, type DatabaseView } from "../managed-database/public.ts";
 import type { DatabaseConnectionPoolSpec } from "./schema.ts";
 
 export const poolDatabaseReference = reference<DatabaseConnectionPoolSpec, DatabaseView>({

@@ -7,8 +7,7 @@
 // databases have none): anything else is UnsupportedOnPlatform, nothing sent.
 import { databasePlatform, isNotFound, type ConnectionPool, type Database, type LinodeClient } from "../../linode/index.ts";
 import { ConditionReasons as R, RetryAfterError, TerminalError, jittered, type Created, type Deferral, type ExternalClient, type Managed, type ManagedObject, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
-import type { DatabaseListCache } from "../managed-database/database-cache.ts";
-import type { DatabaseView } from "../managed-database/reference-view.ts";
+import type { DatabaseListCache, DatabaseView } from "../managed-database/public.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 import { SharedReasons } from "../shared/reasons.ts";
 import { poolDatabaseReference } from "./database-reference.ts";

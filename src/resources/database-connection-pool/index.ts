@@ -5,9 +5,7 @@ import type { Managed, ManagedKind, ManagedObject } from "../../runtime/contract
 import { AccountScope, credentialsFlow, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
-import { accountDatabases } from "../managed-database/database-cache.ts";
-import { managedDatabaseType } from "../managed-database/definition.ts";
-import { accountInDatabase, databaseAccountSources } from "../managed-database/reference-view.ts";
+import { accountDatabases, accountInDatabase, databaseAccountSources, managedDatabaseType } from "../managed-database/public.ts";
 import { poolDatabaseReference } from "./database-reference.ts";
 import { databaseConnectionPoolDefinition, databaseConnectionPoolType } from "./definition.ts";
 import type { PoolDiff } from "./diff.ts";

@@ -1,11 +1,10 @@
 // A snapshot's databaseRef: the ManagedDatabase it is of, resolved (and decoded) by the runtime
 // before observe, and woken when that database changes.
 import { reference, type ManagedObject } from "../../runtime/contract.ts";
-import { managedDatabaseType } from "../managed-database/definition.ts";
-import { databaseView, type DatabaseView } from "../managed-database/reference-view.ts";
+import { databaseView, managedDatabaseType, type DatabaseView } from "../managed-database/public.ts";
 import type { DatabaseSnapshotSpec } from "./schema.ts";
 
-export type { DatabaseView } from "../managed-database/reference-view.ts";
+export type { DatabaseView } from "../managed-database/public.ts";
 
 /** Whether a snapshot's backup was taken and recorded (by this operator, or one before status.externalId). */
 export const taken = (o: ManagedObject): boolean => o.status?.externalId !== undefined || typeof o.status?.backupId === "number";

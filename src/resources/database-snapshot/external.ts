@@ -14,7 +14,7 @@ import type { DatabaseSnapshotSpec, DatabaseSnapshotStatus } from "./schema.ts";
 import { DatabaseSnapshotReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
 import { databaseReference, taken, type DatabaseView } from "./database-reference.ts";
-import type { DatabaseListCache } from "../managed-database/database-cache.ts";
+import type { DatabaseListCache } from "../managed-database/public.ts";
 
 const SNAPSHOTS_PER_DATABASE = 3;
 

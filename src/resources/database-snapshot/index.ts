@@ -7,12 +7,9 @@ import { AccountScope, credentialsFlow, PerAccount, recordedAccount, type Accoun
 
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
-import { accountInDatabase, databaseAccountSources, shownSnapshots } from "../managed-database/reference-view.ts";
+import { accountDatabases, accountInDatabase, databaseAccountSources, managedDatabaseType, markDigest, markOf, shownSnapshots, snapshotBackupsOf } from "../managed-database/public.ts";
 import { KindTimings } from "../shared/constants.ts";
-import { accountDatabases } from "../managed-database/database-cache.ts";
-import { markDigest, markOf, snapshotBackupsOf } from "../managed-database/backups.ts";
 import { databaseReference, taken } from "./database-reference.ts";
-import { managedDatabaseType } from "../managed-database/definition.ts";
 import { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
 import { DatabaseSnapshotExternal, hasBackup, parseSnapshotId, snapshotLabel, type SnapshotStatus } from "./external.ts";
 import { databaseSnapshotSpecSchema, type DatabaseSnapshotSpec } from "./schema.ts";

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { isNotFound, type DatabaseBackup, type DatabaseEngine, type LinodeClient } from "../../linode/index.ts";
 import type { KubeObject } from "../../runtime/contract.ts";
-import { snapshotView } from "../database-snapshot/reference-view.ts";
+import { snapshotView } from "../database-snapshot/public.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 
 interface Read { at: number; mark: string; backups: DatabaseBackup[] | undefined }

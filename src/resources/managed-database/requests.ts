@@ -8,8 +8,7 @@ import { ConditionReasons as R, reference, RetryAfterError, TerminalError, type 
 import { KindTimings } from "../shared/constants.ts";
 import { translateLinodeError } from "../shared/linode-errors.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
-import { databaseSnapshotType } from "../database-snapshot/definition.ts";
-import { snapshotView, type SnapshotView } from "../database-snapshot/reference-view.ts";
+import { databaseSnapshotType, snapshotView, type SnapshotView } from "../database-snapshot/public.ts";
 import { lastRequestsSchema, type ManagedDatabaseSpec, type ManagedDatabaseStatus } from "./schema.ts";
 import { ManagedDatabaseReasons, ManagedDatabaseEvents } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";

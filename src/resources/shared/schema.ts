@@ -1,7 +1,8 @@
 // Schema pieces the three kinds share, so a rule (e.g. what a Kubernetes name looks like)
 // is written once.
 import { z } from "zod";
-import "../../runtime/schema-rules.ts";
+// The contract carries the Kubernetes keys of zod's `.meta()` (x-kubernetes-validations, …).
+import "../../runtime/contract.ts";
 
 /** RFC 1123 DNS subdomain, the rule for Secret and most object names. */
 export const dnsSubdomainSchema = z.string().min(1).max(253)
