@@ -27,10 +27,15 @@ import { operatorConfigSchema } from "../config/operator-config.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { assembleOperator } from "./assemble-operator.ts";
 import type { ManagedObject } from "../runtime/managed.ts";
+import type { CommonStatus, ConnectionStatus } from "../runtime/condition-schema.ts";
 import { databaseConnectionPoolType, type DatabaseConnectionPoolStatus } from "../resources/database-connection-pool/public.ts";
 import { databaseSnapshotType } from "../resources/database-snapshot/public.ts";
 import { managedDatabaseType, type ManagedDatabaseStatus } from "../resources/managed-database/public.ts";
 import { nodeBalancerType, type NodeBalancerSpec, type NodeBalancerStatus } from "../resources/node-balancer/public.ts";
+
+/** The statuses as the API server holds them: the kind's own fields and the runtime's. */
+type DatabaseStatus = ManagedDatabaseStatus & CommonStatus & ConnectionStatus;
+type PoolStatus = DatabaseConnectionPoolStatus & ConnectionStatus;
 
 const HELP = `Usage: linode-operator demo [options]
 
@@ -207,19 +212,19 @@ export async function main(argv: string[]): Promise<number> {
       say(`All ${said} are Ready after ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
       const list = await kube.list<ManagedObject>(managedDatabaseType, { namespace });
       for (const o of list.items) {
-        const secretName = (o.status as ManagedDatabaseStatus | undefined)?.connectionSecretName ?? "";
+        const secretName = (o.status as DatabaseStatus | undefined)?.connectionSecretName ?? "";
         const secret = await kube.getSecret({ namespace, name: secretName });
         say(`Secret ${namespace}/${secretName} (owned by managedDatabase/${o.metadata.name}) has keys: ${Object.keys(secret.data ?? {}).sort().join(", ")}`);
       }
       for (const o of (await kube.list<ManagedObject>(databaseConnectionPoolType, { namespace })).items) {
-        const st = o.status as DatabaseConnectionPoolStatus | undefined;
+        const st = o.status as PoolStatus | undefined;
         const secret = await kube.getSecret({ namespace, name: st?.connectionSecretName ?? "" });
         const uri = Buffer.from(secret.data?.uri ?? "", "base64").toString();
         // What an application reads as DATABASE_URL (examples/connection-pool.yaml): through the pool, never the password shown.
         say(`Secret ${namespace}/${st?.connectionSecretName ?? ""} (owned by databaseConnectionPool/${o.metadata.name}): an application reading DATABASE_URL from its uri connects through the pool: ${redactPassword(uri)}`);
       }
       const kcArg = kubeconfig !== undefined ? ` --kubeconfig ${kubeconfig}` : "";
-      const first = (list.items[0]?.status as ManagedDatabaseStatus | undefined)?.connectionSecretName ?? "";
+      const first = (list.items[0]?.status as DatabaseStatus | undefined)?.connectionSecretName ?? "";
       say(`
 How to use it:
   kubectl${kcArg} get linode -n ${namespace}
@@ -236,7 +241,7 @@ How to use it:
       let seen = false;
       while (!state.interrupted && !seen && Date.now() - joined < 60_000) {
         const reports = await kube.getCustom<ManagedObject>(managedDatabaseType, { namespace, name: "reports" });
-        seen = ((reports.status as ManagedDatabaseStatus | undefined)?.allowList ?? []).some((a) => a.entry === entry);
+        seen = ((reports.status as DatabaseStatus | undefined)?.allowList ?? []).some((a) => a.entry === entry);
         if (!seen) await new Promise((r) => setTimeout(r, 250));
       }
       say(seen
@@ -302,10 +307,10 @@ async function exampleManifests(dir: string): Promise<Manifest[]> {
 
 function render(items: ManagedObject[]): string {
   const rows = [["NAME", "ENGINE", "VERSION", "STATUS", "READY", "SYNCED", "SECRET", "PLATFORM", "FORK OF"]];
-  const byId = new Map(items.map((o) => [(o.status as ManagedDatabaseStatus | undefined)?.id, o.metadata.name]));
+  const byId = new Map(items.map((o) => [(o.status as DatabaseStatus | undefined)?.id, o.metadata.name]));
   for (const o of items) {
     const spec = o.spec as { engine?: string; version?: string };
-    const st = o.status as ManagedDatabaseStatus | undefined;
+    const st = o.status as DatabaseStatus | undefined;
     const condition = (t: string): { status: string; reason: string } | undefined => st?.conditions?.find((c) => c.type === t);
     const cond = (t: string): string => { const c = condition(t); return c === undefined ? "" : `${c.status}${c.status === "True" ? "" : ` (${c.reason})`}`; };
     const fork = st?.fork !== undefined ? `${byId.get(st.fork.source) ?? String(st.fork.source)} @ ${st.fork.restoreTime ?? "latest"}` : "";
@@ -344,7 +349,7 @@ function renderNodeBalancers(items: ManagedObject[]): string {
 function renderPools(items: ManagedObject[]): string {
   const rows = [["POOL", "DATABASE", "MODE", "SIZE", "READY", "SECRET"]];
   for (const o of items) {
-    const st = o.status as DatabaseConnectionPoolStatus | undefined;
+    const st = o.status as PoolStatus | undefined;
     rows.push([o.metadata.name, (o.spec as { databaseRef?: { name?: string } }).databaseRef?.name ?? "", st?.mode ?? "", st?.size !== undefined ? String(st.size) : "", readyOf(o), st?.connectionSecretName ?? ""]);
   }
   return table(rows);

@@ -3,7 +3,7 @@
 // compare the same bytes.
 import type { KindDefinition } from "../runtime/kind-definition.ts";
 import type { CelRule } from "../runtime/schema-rules.ts";
-import { API_GROUP, API_VERSION } from "../runtime/kind-definition.ts";
+import { API_GROUP, API_VERSION, statusSchemaOf } from "../runtime/kind-definition.ts";
 import { zodToOpenApi, type OpenApiSchema } from "./to-openapi.ts";
 
 interface Row { path: string; type: string; required: boolean; text: string }
@@ -99,7 +99,7 @@ export function renderApiReference(definitions: readonly KindDefinition[], commo
       "", `## ${d.kind}`, "", d.description, "",
       `\`apiVersion: ${API_GROUP}/${API_VERSION}\`, \`kind: ${d.kind}\`; plural \`${d.plural}\`, short names ${d.shortNames.map((s) => `\`${s}\``).join(", ")}, category \`linode\`.`,
       "", "### spec", "", table("spec", zodToOpenApi(d.spec)),
-      "", "### status", "", table("status", zodToOpenApi(d.status)),
+      "", "### status", "", table("status", zodToOpenApi(statusSchemaOf(d))),
       "", "### Columns (`kubectl get`)", "",
       "| column | from | shown |", "|---|---|---|",
       ...d.printerColumns.map((c) => `| ${c.name} | \`${c.jsonPath}\` | ${c.priority === 1 ? "with `-o wide`" : "always"} |`),

@@ -1,5 +1,5 @@
 // One CustomResourceDefinition manifest from a kind definition.
-import { API_CATEGORY, API_GROUP, API_VERSION, type KindDefinition } from "../runtime/kind-definition.ts";
+import { API_CATEGORY, API_GROUP, API_VERSION, statusSchemaOf, type KindDefinition } from "../runtime/kind-definition.ts";
 import { zodToOpenApi, type OpenApiSchema } from "./to-openapi.ts";
 
 export function crdName(def: KindDefinition): string {
@@ -19,7 +19,7 @@ export function buildCrd(def: KindDefinition): Record<string, unknown> {
       kind: { description: "Kind is a string value representing the REST resource this object represents.", type: "string" },
       metadata: { type: "object" },
       spec: zodToOpenApi(def.spec),
-      status: zodToOpenApi(def.status),
+      status: zodToOpenApi(statusSchemaOf(def)),
     },
   };
   return {

@@ -1,5 +1,7 @@
-// The status shape every managed kind shares: Kubernetes-style conditions (metav1.Condition)
-// plus observedGeneration. Kind schemas extend it; the generic reconciler writes it.
+// The status shape every managed kind shares: Kubernetes-style conditions (metav1.Condition),
+// observedGeneration and the records the runtime keeps. The runtime writes these fields and owns
+// them: a kind's status schema declares only its own, and statusSchemaOf (kind-definition.ts)
+// merges these into every kind's CRD, so the API server keeps them instead of pruning them.
 import { z } from "zod";
 
 export const conditionSchema = z.object({
@@ -29,10 +31,14 @@ export const commonStatusFields = {
   }),
 };
 
-/** What the runtime records of a kind's connection Secret: a kind with a connection adds these to its status. */
+export type CommonStatus = z.infer<z.ZodObject<typeof commonStatusFields>>;
+
+/** What the runtime records of a kind's connection Secret: merged into the status of a kind whose definition says `publishesConnection`. */
 export const connectionStatusFields = {
   connectionSecretName: z.string().optional().meta({ description: "Name of the Secret holding the connection details." }),
   binding: z.object({ name: z.string().meta({ description: "Name of the Secret (in this namespace)." }) }).optional().meta({
     description: "The Secret a ServiceBinding projects (the Service Binding spec's Provisioned Service duck type).",
   }),
 };
+
+export type ConnectionStatus = z.infer<z.ZodObject<typeof connectionStatusFields>>;

@@ -14,7 +14,6 @@ export {
   type KindDefinition, type KindSetting, type SettingValues,
 } from "./kind-definition.ts";
 export { EXTERNAL_ID_ANNOTATION, isPaused } from "./annotations.ts";
-export { commonStatusFields, connectionStatusFields } from "./condition-schema.ts";
 export { getCondition, isTrue } from "./conditions.ts";
 export { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 export type { EventRecorder } from "./events.ts";

@@ -1,8 +1,9 @@
 // What a kind says about itself to Kubernetes: its names, its spec and status schemas (zod, the
 // one source of truth) and its printer columns. Each kind's folder holds its own; the CRDs, the
 // chart's RBAC and the controllers are all built from the one list of kinds (resources/index.ts).
-import type { z } from "zod";
+import { z } from "zod";
 import type { ResourceType } from "../kube/types.ts";
+import { commonStatusFields, connectionStatusFields } from "./condition-schema.ts";
 
 export const API_GROUP = "linode.operator.dev";
 export const API_VERSION = "v1alpha1";
@@ -25,7 +26,14 @@ export interface KindDefinition {
   shortNames: string[];
   description: string;
   spec: z.ZodType;
-  status: z.ZodType;
+  /**
+   * The kind's own status fields. The runtime's (conditions, observedGeneration, externalId,
+   * createPending, and the connection Secret's where the kind publishes one) are merged in by
+   * statusSchemaOf: the CRD and docs/api.md show them, a kind never declares them.
+   */
+  status: z.ZodObject;
+  /** The kind publishes a connection Secret (its ManagedKind has a `connection`): its status records it. */
+  publishesConnection?: boolean;
   printerColumns: PrinterColumn[];
   /** The condition reasons this kind adds to the runtime's, each with what it means (docs/api.md lists them). */
   reasons: Readonly<Record<string, string>>;
@@ -51,6 +59,18 @@ export type SettingValues = Readonly<Record<string, unknown>>;
 export function settingValue<S extends KindSetting>(setting: S, values: SettingValues | undefined): z.output<S["schema"]> {
   const v = values?.[setting.flag];
   return (v !== undefined ? v : setting.schema.parse(undefined)) as z.output<S["schema"]>;
+}
+
+/**
+ * A kind's whole status schema, as its CRD declares it: its own fields, then the connection
+ * Secret's where it publishes one, then the runtime's. A field the runtime owns declared by the
+ * kind too is an error: one of the two descriptions (or types) would silently lose.
+ */
+export function statusSchemaOf(def: KindDefinition): z.ZodObject {
+  const clashes = Object.keys(def.status.shape).filter((name) => name in commonStatusFields || name in connectionStatusFields);
+  if (clashes.length > 0) throw new Error(`${def.kind}: its status declares ${clashes.join(", ")}, which the runtime owns (publishesConnection adds the connection Secret's)`);
+  // extend() makes a new schema: its description (kept by instance in zod's registry) is carried over.
+  return def.status.extend({ ...(def.publishesConnection === true ? connectionStatusFields : {}), ...commonStatusFields }).meta(z.globalRegistry.get(def.status) ?? {});
 }
 
 /** Reason constants named after themselves, from a table of reason → meaning. */

@@ -11,6 +11,7 @@ export const databaseConnectionPoolDefinition: KindDefinition = {
   description: "A PgBouncer connection pool of a PostgreSQL ManagedDatabase on Linode's current platform.",
   spec: databaseConnectionPoolSpecSchema,
   status: databaseConnectionPoolStatusSchema,
+  publishesConnection: true,
   printerColumns: [
     { name: "Database", type: "string", jsonPath: ".spec.databaseRef.name" },
     { name: "Label", type: "string", jsonPath: ".status.label" },

@@ -3,7 +3,7 @@
 // pool has no id: its label names it in its database, and neither can change, so both are
 // immutable; database, mode, size and username are changed in place.
 import { z } from "zod";
-import { commonStatusFields, connectionStatusFields, immutable, immutableOptional } from "../../runtime/contract.ts";
+import { immutable, immutableOptional } from "../../runtime/contract.ts";
 import { accountRecordSchema, deletionPolicySchema, externalIdProofSchema, localObjectRefSchema } from "../shared/schema.ts";
 
 export const poolModes = ["session", "statement", "transaction"] as const;
@@ -61,8 +61,6 @@ export const databaseConnectionPoolStatusSchema = z.object({
   adopted: z.boolean().optional().meta({ description: "The pool existed and was adopted (spec.adopt): fields the spec leaves unset are left as it has them." }),
   account: accountRecordSchema.optional(),
   externalIdProof: externalIdProofSchema,
-  ...connectionStatusFields,
-  ...commonStatusFields,
 }).meta({ description: "Observed state of the connection pool." });
 
 export type DatabaseConnectionPoolStatus = z.infer<typeof databaseConnectionPoolStatusSchema>;

@@ -2,7 +2,7 @@
 // for the CRD and the controller. A backup cannot be edited through the API, so everything
 // that shapes it is immutable; only deletionPolicy may change.
 import { z } from "zod";
-import { commonStatusFields, immutable, immutableOptional } from "../../runtime/contract.ts";
+import { immutable, immutableOptional } from "../../runtime/contract.ts";
 import { accountRecordSchema, externalIdProofSchema, credentialsRefSchema, deletionPolicySchema, localObjectRefSchema } from "../shared/schema.ts";
 
 export const snapshotPhases = ["Pending", "Waiting", "BackingUp", "Available", "Failed", "Deleting"] as const;
@@ -42,7 +42,6 @@ export const databaseSnapshotStatusSchema = z.object({
   created: z.string().optional().meta({ description: "When the API created the backup." }),
   account: accountRecordSchema.optional(),
   externalIdProof: externalIdProofSchema,
-  ...commonStatusFields,
 }).meta({ description: "Observed state of the snapshot." });
 
 export type DatabaseSnapshotStatus = z.infer<typeof databaseSnapshotStatusSchema>;

@@ -30,6 +30,7 @@ export const managedDatabaseDefinition: KindDefinition = {
   description: "A Linode managed MySQL, PostgreSQL or Valkey cluster (1, 2 or 3 nodes), its connection Secret and one-shot actions.",
   spec: managedDatabaseSpecSchema,
   status: managedDatabaseStatusSchema,
+  publishesConnection: true,
   printerColumns: [
     // What the cloud database is (status, as the API reports it), not what the spec asks for.
     { name: "Engine", type: "string", jsonPath: ".spec.engine" },

@@ -3,7 +3,7 @@
 // CRD defaults). Cross-field rules live as CEL in `.meta()`: the API server enforces them.
 import { z } from "zod";
 import { extraDataMessage, extraDataProblems, extraDataTemplateRule } from "./secret-template.ts";
-import { commonStatusFields, connectionStatusFields, immutable, immutableOnceSet, immutableOptional, initializedOnAdoption, type CelRule } from "../../runtime/contract.ts";
+import { immutable, immutableOnceSet, immutableOptional, initializedOnAdoption, type CelRule } from "../../runtime/contract.ts";
 import {
   accountRecordSchema, externalIdProofSchema, actionRecord, credentialsRefSchema, deletionPolicySchema, dnsSubdomainSchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,
@@ -308,7 +308,6 @@ export const managedDatabaseStatusSchema = z.object({
   })).optional().meta({ description: "Maintenance Linode has planned for the database (current platform); a new one is also a Normal Event, MaintenancePlanned." }),
   totalDiskSizeGb: z.int().optional().meta({ description: "Total disk size in GB." }),
   usedDiskSizeGb: z.int().optional().meta({ description: "Used disk space in GB." }),
-  ...connectionStatusFields,
   backups: z.array(z.object({
     id: z.int().meta({ description: "Backup id (for spec.requests.restore.backupId)." }),
     type: z.string().meta({ description: "snapshot (made on request) or auto (daily)." }),
@@ -330,7 +329,6 @@ export const managedDatabaseStatusSchema = z.object({
     description: "Engine parameters the API stores in another form than sent (it canonicalises them): learned from an update's answer, so the stored form counts as the spec's value and no update is sent again for it.",
     "x-kubernetes-list-type": "atomic",
   }),
-  ...commonStatusFields,
 }).meta({ description: "Observed state of the managed database." });
 
 export type ManagedDatabaseStatus = z.infer<typeof managedDatabaseStatusSchema>;

@@ -2,7 +2,7 @@
 // source of truth for the CRD and the controller (zod defaults = CRD defaults = the API's
 // config defaults, so an applied object shows what the API will use).
 import { z } from "zod";
-import { commonStatusFields, immutable, immutableOnceSet, initializedOnAdoption } from "../../runtime/contract.ts";
+import { immutable, immutableOnceSet, initializedOnAdoption } from "../../runtime/contract.ts";
 import {
   accountRecordSchema, externalIdProofSchema, credentialsRefSchema, deletionPolicySchema, linodeIdSchema, linodeSlugSchema, localObjectRefSchema, managementPolicySchema, recreateRecordSchema,
   requestTokenSchema,
@@ -314,7 +314,6 @@ export const nodeBalancerStatusSchema = z.object({
   account: accountRecordSchema.optional(),
   externalIdProof: externalIdProofSchema,
   skippedBackends: z.array(z.string()).optional().meta({ description: "How many nodes configs[].nodesFrom found cannot be backends, and why (a Warning Event, BackendSkipped, says each once). Which nodes, at which addresses, only the operator's log says: status names a node only as a backend in use." }),
-  ...commonStatusFields,
 }).meta({ description: "Observed state of the NodeBalancer." });
 
 export type NodeBalancerStatus = z.infer<typeof nodeBalancerStatusSchema>;
