@@ -190,6 +190,12 @@ describe("NodeBalancers", () => {
     expect(stats.body.data.connections[0]).toHaveLength(2);
     expect(stats.body.data.traffic.in.length).toBe(stats.body.data.connections.length);
     expect(typeof stats.body.title).toBe("string");
+    // They carry the traffic the transfer counts (bits a second) and connections that vary with time.
+    const latest = (series: number[][]): number | undefined => series.at(-1)?.[1];
+    expect(latest(stats.body.data.traffic.in as number[][])).toBeGreaterThan(0);
+    expect(latest(stats.body.data.traffic.out as number[][])).toBeGreaterThan(0);
+    const connections = latest(stats.body.data.connections as number[][]);
+    expect(connections).toBeGreaterThan(0);
     // The NodeBalancer carries traffic: this month's transfer counts up from the first statistics on.
     type Transfer = { in: number; out: number; total: number };
     const first = (await api.get(`/nodebalancers/${id}`)).body.transfer as Transfer;
@@ -198,6 +204,7 @@ describe("NodeBalancers", () => {
     emu.advance(600);
     const later = (await api.get(`/nodebalancers/${id}`)).body.transfer as Transfer;
     expect(later.in).toBeGreaterThan(first.in);
+    expect(latest((await api.get(`/nodebalancers/${id}/stats`)).body.data.connections as number[][])).not.toBe(connections);
     expect(later.out).toBeGreaterThan(first.out);
   });
 });

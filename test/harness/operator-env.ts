@@ -29,6 +29,10 @@ export interface OperatorEnv {
   controllers: Record<string, Controller<ResourceDeps>>;
   operatorLinode: LinodeClient;
   statusWrites: () => number;
+  /** Every write the operator sent to the Kubernetes API so far (status, event, secret, object), by what and by method. */
+  kubeWrites: () => Record<string, number>;
+  /** Each of the operator's writes so far, in order, saying what it wrote. */
+  kubeWriteLog: () => string[];
   /** Reconcile passes completed so far for an object ("namespace/name") of a kind. */
   passes(kind: string, key: string): number;
   /**
@@ -99,7 +103,7 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   const countPass = (kind: string) => (key: string): void => { counter.onPass(`${kind} ${key}`); };
   const passes = (kind: string, key: string): number => counter.passes(`${kind} ${key}`);
   const clusterId = `test-${cluster.namespace}`;
-  const informers = new InformerPool(deps.kube, { namespaces: [cluster.namespace, ...(opts.extraNamespaces ?? [])], cacheEntries: deps.metrics.cacheEntries });
+  const informers = new InformerPool(deps.operatorKube, { namespaces: [cluster.namespace, ...(opts.extraNamespaces ?? [])], cacheEntries: deps.metrics.cacheEntries });
   const required = new Set(opts.requireCredentialsRef ?? []);
   const adopting = new Set(opts.adoptNamespaces ?? ["*"]);
   const accounts = new LinodeAccounts({
@@ -111,7 +115,7 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
     proofKey: createHash("sha256").update(`ownership-key/${cluster.namespace}`).digest(),
     ...(opts.unusedAccountReleaseMillis !== undefined ? { unusedReleaseMillis: opts.unusedAccountReleaseMillis } : {}),
   });
-  const protection = new ReferenceProtection(deps.kube, deps.log, deps.metrics.cacheEntries);
+  const protection = new ReferenceProtection(deps.operatorKube, deps.log, deps.metrics.cacheEntries);
   const nodePorts = new Set(opts.nodePortNamespaces ?? ["*"]);
   const kindDeps: ResourceDeps = {
     accounts, clusterId, registry, log: deps.log, cacheEntries: deps.metrics.cacheEntries,
@@ -128,7 +132,7 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   };
   // The workers shared fairly among accounts (flowOf), as buildControllers does.
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
-    ...deps, informers, protection, readNodes: opts.readNodes ?? false, onStatusWrite: () => { writes++; }, onPass: countPass(kind.type.kind), kindDeps,
+    ...deps, kube: deps.operatorKube, informers, protection, readNodes: opts.readNodes ?? false, onStatusWrite: () => { writes++; }, onPass: countPass(kind.type.kind), kindDeps,
   }, { concurrency: opts.concurrency ?? 4, coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 }, flowOf: (obj) => credentialsFlow(obj) })]));
   keepRecordedAccounts(accounts, Object.values(controllers));
   await Promise.all(Object.values(controllers).map((c) => c.start()));
@@ -139,6 +143,8 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   return {
     emulator, linode, deps, controller, controllers, operatorLinode, clusterId, registry, accounts,
     statusWrites: () => writes,
+    kubeWrites: deps.kubeWrites,
+    kubeWriteLog: deps.kubeWriteLog,
     passes,
     afterPasses,
     async repass(kind, key, count, timeoutMillis) {

@@ -5,16 +5,32 @@ import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
 import { createOperatorMetrics, type OperatorMetrics } from "../../src/metrics/operator-metrics.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
+import type { KubeApi } from "../../src/kube/types.ts";
+import { countingKube } from "./kube-writes.ts";
 
-export function runtimeDeps(kubeconfig: string): { kube: KubeClient; events: KubeEventRecorder; metrics: OperatorMetrics; log: ReturnType<typeof createLogger> } {
+export function runtimeDeps(kubeconfig: string): {
+  /** The test's own client. */
+  kube: KubeClient;
+  /** The operator's: the same, with its writes counted (kubeWrites). */
+  operatorKube: KubeApi;
+  /** The operator's writes so far (its Events included), by what they write and by method. */
+  kubeWrites: () => Record<string, number>;
+  /** Each of the operator's writes so far, in order, saying what it wrote (kube-writes.ts). */
+  kubeWriteLog: () => string[];
+  events: KubeEventRecorder; metrics: OperatorMetrics; log: ReturnType<typeof createLogger>;
+} {
   const kube = new KubeClient(loadKubeConfigFromFile(kubeconfig), { fieldManager: "linode-operator" });
+  const counted = countingKube(kube);
   const log = createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: false });
   return {
     kube,
+    operatorKube: counted.kube,
+    kubeWrites: () => counted.counts(),
+    kubeWriteLog: () => counted.log(),
     log,
     metrics,
-    events: new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: "test", log, entries: metrics.cacheEntries }),
+    events: new KubeEventRecorder(counted.kube, { controller: "linode.operator.dev/linode-operator", instance: "test", log, entries: metrics.cacheEntries }),
   };
 }
 

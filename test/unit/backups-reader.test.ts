@@ -1,10 +1,10 @@
 // A database's backups list for its status: read at most once per refresh period; a snapshot
 // this cluster took is added as its DatabaseSnapshot observed it (no list), one lost lists again;
 // after a restart not at all while status's record of the last list stands (same snapshots, in period).
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { DatabaseBackup, LinodeClient } from "../../src/linode/index.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
-import { BackupsReader, markDigest, markOf, snapshotBackupsOf, type BackupsRecord } from "../../src/resources/managed-database/backups.ts";
+import { BackupsReader, markDigest, markOf, sameBackups, snapshotBackupsOf, type BackupsRecord } from "../../src/resources/managed-database/backups.ts";
 
 const backup: DatabaseBackup = { id: 7, label: "nightly", type: "auto", created: "2026-11-25T00:00:00" };
 const snap = (id: number, created: string): DatabaseBackup => ({ id, label: `s${String(id)}`, type: "snapshot", created });
@@ -19,6 +19,35 @@ const signal = new AbortController().signal;
 const hour = 3_600_000;
 
 describe("BackupsReader", () => {
+  afterEach(() => { vi.useRealTimers(); });
+
+  it("a list that finds the same backups is no news: the time status records stays that of the list that found them", async () => {
+    vi.useFakeTimers({ now: Date.parse("2026-11-25T06:00:00Z") });
+    let answer: DatabaseBackup[] = [backup];
+    const engine = { listAllBackups: () => Promise.resolve(answer) };
+    const r = new BackupsReader({ databases: { engine: () => engine } } as unknown as LinodeClient, hour);
+    await r.latest("mysql", 1, [], false, signal);
+    const first = r.readOf(1);
+    expect(first?.at).toBe("2026-11-25T06:00:00Z");
+    vi.advanceTimersByTime(hour + 1);
+    await r.latest("mysql", 1, [], false, signal);
+    expect(r.readOf(1)).toEqual(first);
+    const next: DatabaseBackup = { id: 8, label: "nightly2", type: "auto", created: "2026-11-26T00:00:00" };
+    answer = [next, backup];
+    vi.advanceTimersByTime(hour + 1);
+    expect(await r.latest("mysql", 1, [], false, signal)).toEqual([next, backup]);
+    expect(r.readOf(1)?.at).toBe("2026-11-25T08:00:00Z");
+  });
+
+  it("sameBackups: the same ids under the same mark, in any order", () => {
+    const other: DatabaseBackup = { ...backup, id: 8 };
+    expect(sameBackups({ mark: "", backups: [backup, other] }, "", [other, backup])).toBe(true);
+    expect(sameBackups({ mark: "", backups: [backup] }, "", [other, backup])).toBe(false);
+    expect(sameBackups({ mark: "9", backups: [backup] }, "", [backup])).toBe(false);
+    expect(sameBackups({ mark: "", backups: undefined }, "", [])).toBe(false);
+    expect(sameBackups({ mark: "", backups: undefined }, "", undefined)).toBe(true);
+  });
+
   it("lists once per period; snapshots taken since are added without a list, newest first", async () => {
     const { linode, lists } = fake();
     const r = new BackupsReader(linode, hour);

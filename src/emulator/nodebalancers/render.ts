@@ -12,9 +12,15 @@ export function transferOf(nb: NodeBalancerRecord, now: number, statsReadyAt: nu
   if (now < statsReadyAt) return { in: null, out: null, total: null };
   const seconds = (now - statsReadyAt) / 1000;
   const round = (mb: number): number => Math.round(mb * 1000) / 1000;
-  const inbound = round(seconds * (((nb.id * 7919) % 50) + 1) / 1000);
-  const outbound = round(seconds * (((nb.id * 104729) % 80) + 1) / 1000);
+  const rate = trafficRate(nb);
+  const inbound = round(seconds * rate.in);
+  const outbound = round(seconds * rate.out);
   return { in: inbound, out: outbound, total: round(inbound + outbound) };
+}
+
+/** The NodeBalancer's traffic in MB a second by direction: its own, from its id (so runs repeat). */
+function trafficRate(nb: NodeBalancerRecord): { in: number; out: number } {
+  return { in: (((nb.id * 7919) % 50) + 1) / 1000, out: (((nb.id * 104729) % 80) + 1) / 1000 };
 }
 
 export function renderNodeBalancer(nb: NodeBalancerRecord, now: number, statsReadyAt: number): Record<string, unknown> {
@@ -88,15 +94,22 @@ export function renderNode(n: NodeRecord): Record<string, unknown> {
   };
 }
 
-export function renderStats(nb: NodeBalancerRecord, now: number): Record<string, unknown> {
+export function renderStats(nb: NodeBalancerRecord, now: number, statsReadyAt: number): Record<string, unknown> {
   // Five-minute samples over the last day (or since the interval of its creation: once the
-  // API serves statistics at all, there is a sample), all idle: nothing routes here.
+  // API serves statistics at all, there is a sample). The traffic is the one transferOf counts
+  // (in bits a second, taking MB as 10^6 bytes: the API does not say), from the first statistics
+  // on; connections vary from one sample to the next, so the latest moves with time.
   const step = 300_000;
   const start = Math.max(nb.created, now - 86_400_000);
-  const points: [number, number][] = [];
-  for (let t = Math.floor(start / step) * step; t <= now; t += step) points.push([t, 0]);
+  const rate = trafficRate(nb);
+  const times: number[] = [];
+  for (let t = Math.floor(start / step) * step; t <= now; t += step) times.push(t);
+  const sample = (perSecond: (t: number) => number) => times.map((t): [number, number] => [t, t < statsReadyAt ? 0 : perSecond(t)]);
   return {
-    data: { connections: points, traffic: { in: points.map((p) => [...p]), out: points.map((p) => [...p]) } },
+    data: {
+      connections: sample((t) => ((nb.id + t / step) % 7) + 1),
+      traffic: { in: sample(() => Math.round(rate.in * 8e6)), out: sample(() => Math.round(rate.out * 8e6)) },
+    },
     title: `${nb.label} (${nb.id}) - day (5 min avg)`,
   };
 }

@@ -218,7 +218,7 @@ export function nodeBalancerRoutes(): Route[] {
       handler: (req) => {
         const nb = load(req, "read_only");
         if (!statsReady(req, nb)) throw new ApiError(400, [{ reason: "Stats are unavailable at this time." }]);
-        return { body: renderStats(nb, req.ctx.clock.now()) };
+        return { body: renderStats(nb, req.ctx.clock.now(), nb.created + req.ctx.statsDelayMs) };
       },
     },
     {

@@ -49,7 +49,7 @@ function targetOf(m: Managed<DatabaseSnapshotSpec>): TargetDatabase | undefined 
 
 /** Why no snapshot of a current-platform database can be taken. */
 const unsupported = (db: DatabaseView): string =>
-  `ManagedDatabase ${db.name}'s database is on Linode's current platform (status.platform: current), which has no backups: a snapshot cannot be taken there, and nothing is sent. A restore there is a point-in-time fork into a new cluster: a new ManagedDatabase with spec.restoreFrom.pointInTime.databaseRef.name: ${db.name} (any time since its status.oldestRestoreTime); delete this DatabaseSnapshot`;
+  `ManagedDatabase ${db.name}'s database is on Linode's current platform (status.platform: current), which has no backups: a snapshot cannot be taken there, and nothing is sent. A restore there is a point-in-time fork into a new cluster: a new ManagedDatabase with spec.restoreFrom.pointInTime.databaseRef.name: ${db.name} (any time since its oldest restore point, about seven days back: the metric linode_database_oldest_restore_time_seconds); delete this DatabaseSnapshot`;
 
 /** The database a create announced for this snapshot targeted ("engine/id" in status.createPending). */
 function pendingTarget(m: Managed<DatabaseSnapshotSpec>): { engine: DatabaseEngine; id: number } | undefined {

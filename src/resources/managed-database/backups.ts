@@ -10,7 +10,13 @@ import type { KubeObject } from "../../runtime/contract.ts";
 import { snapshotView } from "../database-snapshot/public.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 
-interface Read { at: number; mark: string; backups: DatabaseBackup[] | undefined }
+/**
+ * `at`: when listed; `since`: when a list first found these backups under this mark, what status
+ * records: a list that finds the same is no news, and rewriting status for it would cost a write
+ * per database per refresh while nothing changed. (A restart trusts the record for the rest of
+ * its period from `since`: if anything, it lists sooner.)
+ */
+interface Read { at: number; since: number; mark: string; backups: DatabaseBackup[] | undefined }
 
 /** What status records of the last list (so a restarted operator need not list again): when, and a digest of the mark then. */
 export interface BackupsRecord { at: string; mark: string; backups: DatabaseBackup[] }
@@ -37,6 +43,13 @@ function addsOnly(before: string, now: string): boolean {
   return before === "" || before.split(",").every((b) => ids.has(b));
 }
 
+/** Whether a list under `mark` found the backups `read` holds (the same ids: a backup never changes). */
+export function sameBackups(read: { mark: string; backups: DatabaseBackup[] | undefined }, mark: string, backups: DatabaseBackup[] | undefined): boolean {
+  if (read.mark !== mark || (read.backups === undefined) !== (backups === undefined)) return false;
+  const ids = (list: DatabaseBackup[] | undefined): string => (list ?? []).map((b) => b.id).sort((a, b) => a - b).join(",");
+  return ids(read.backups) === ids(backups);
+}
+
 const newestFirst = (backups: DatabaseBackup[]): DatabaseBackup[] => backups.sort((a, b) => b.created.localeCompare(a.created));
 
 export class BackupsReader {
@@ -60,7 +73,7 @@ export class BackupsReader {
     // After a restart, the list status recorded stands for the rest of its period while the mark is the same.
     const recordedAt = Date.parse(recorded?.at ?? "");
     if (!this.reads.has(id) && recorded !== undefined && recorded.mark === markDigest(mark) && Date.now() - recordedAt < this.refreshMillis) {
-      this.reads.set(id, { at: recordedAt, mark, backups: recorded.backups });
+      this.reads.set(id, { at: recordedAt, since: recordedAt, mark, backups: recorded.backups });
     }
     const cached = this.reads.get(id);
     const inPeriod = cached !== undefined && Date.now() - cached.at < this.refreshMillis;
@@ -69,11 +82,11 @@ export class BackupsReader {
     if (inPeriod && cached.backups !== undefined && addsOnly(cached.mark, mark)) {
       const have = new Set(cached.backups.map((b) => b.id));
       const backups = newestFirst([...cached.backups, ...known.filter((b) => !have.has(b.id))]);
-      this.reads.set(id, { at: cached.at, mark, backups });
+      this.reads.set(id, { at: cached.at, since: Date.now(), mark, backups });
       return backups;
     }
     if (cached === undefined && fresh && mark === "") {
-      this.reads.set(id, { at: Date.now(), mark, backups: [] });
+      this.reads.set(id, { at: Date.now(), since: Date.now(), mark, backups: [] });
       return [];
     }
     let backups: DatabaseBackup[] | undefined;
@@ -83,14 +96,15 @@ export class BackupsReader {
       // The current database platform has no backups endpoint: nothing to show, not an error.
       if (!isNotFound(err)) throw err;
     }
-    this.reads.set(id, { at: Date.now(), mark, backups });
+    const now = Date.now();
+    this.reads.set(id, { at: now, since: cached !== undefined && sameBackups(cached, mark, backups) ? cached.since : now, mark, backups });
     return backups;
   }
 
-  /** When the database's backups were last listed and under which mark (status records it; undefined when not listed). */
+  /** When a list first found the database's backups as they are, and under which mark (status records it; undefined when not listed). */
   readOf(id: number): { at: string; mark: string } | undefined {
     const r = this.reads.get(id);
-    return r === undefined ? undefined : { at: new Date(r.at).toISOString().replace(/\.\d{3}Z$/, "Z"), mark: markDigest(r.mark) };
+    return r === undefined ? undefined : { at: new Date(r.since).toISOString().replace(/\.\d{3}Z$/, "Z"), mark: markDigest(r.mark) };
   }
 
   /** Databases whose backups are held. */

@@ -22,6 +22,7 @@ import { lastRestore, recentReset, type DatabaseRequests } from "./requests.ts";
 import type { ManagedDatabaseSpec, ManagedDatabaseStatus } from "./schema.ts";
 import { ManagedDatabaseReasons, ManagedDatabaseEvents } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
+import type { ObjectFigures } from "../shared/object-figures.ts";
 
 /** The status fields an observation mirrors from the cloud database. */
 export type ObservedStatus = Omit<ManagedDatabaseStatus, "conditions" | "observedGeneration" | "connectionSecretName" | "lastRequests">;
@@ -37,6 +38,8 @@ export interface ManagedDatabaseExternalDeps {
   snapshotBackups(m: Managed<ManagedDatabaseSpec>, databaseId: number): DatabaseBackup[];
   /** Whether a resource in another namespace than `m`'s records database `id` (it is never forked by id from `m`). */
   claimedElsewhere(m: Managed<ManagedDatabaseSpec>, id: number): boolean;
+  /** Each database's oldest restore point by resource: a metric (it slides with time: status would be written on every look). */
+  restoreWindow: ObjectFigures;
   /** The database behind a cloud id, so a list that finds it changed can wake it. */
   seen(id: number, key: string | undefined): void;
   poll: PollIntervals;
@@ -115,6 +118,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       return { exists: false };
     }
     this.deps.seen(db.id, key);
+    this.deps.restoreWindow.set(m.key.namespace, m.key.name, db.id, { oldest: db.oldestRestoreTime != null ? parseApiTime(db.oldestRestoreTime) / 1000 : undefined });
     if (db.updates !== null) {
       for (const p of newPendingUpdates(m.obj.status?.pendingUpdates, pendingOf(db.updates))) {
         const { reason, action } = ManagedDatabaseEvents.MaintenancePlanned;
@@ -365,7 +369,9 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
 
 /**
  * Fields the API may stop reporting (a VPC left, maintenance applied): absent here means
- * removed from status, not kept from an earlier observation.
+ * removed from status, not kept from an earlier observation. oldestRestoreTime is reported no
+ * more (it slides with time: the metric linode_database_oldest_restore_time_seconds), so it is
+ * removed once where a status of before still has it.
  */
 const reportedOrRemoved = ["allowList", "port", "totalDiskSizeGb", "usedDiskSizeGb", "privateNetwork", "updates", "pendingUpdates", "fork", "oldestRestoreTime"] as const;
 
@@ -408,7 +414,6 @@ function reportedStatus(db: Database): ObservedStatus {
     clusterSize: db.clusterSize,
     ...(db.fork !== null && db.fork !== undefined
       ? { fork: { source: db.fork.source, ...(db.fork.restoreTime !== null && db.fork.restoreTime !== undefined ? { restoreTime: rfc3339(parseApiTime(db.fork.restoreTime)) } : {}) } } : {}),
-    ...(db.oldestRestoreTime !== null && db.oldestRestoreTime !== undefined ? { oldestRestoreTime: rfc3339(parseApiTime(db.oldestRestoreTime)) } : {}),
     ...(db.privateNetwork !== null && db.privateNetwork !== undefined && db.privateNetwork.vpcId !== null && db.privateNetwork.vpcId !== undefined && db.privateNetwork.subnetId !== null && db.privateNetwork.subnetId !== undefined
       ? { privateNetwork: { vpcId: db.privateNetwork.vpcId, subnetId: db.privateNetwork.subnetId, publicAccess: db.privateNetwork.publicAccess ?? false } } : {}),
     ...(db.totalDiskSizeGb !== null ? { totalDiskSizeGb: db.totalDiskSizeGb } : {}),

@@ -24,6 +24,7 @@ import { allowListFromSchema, managedDatabaseSpecSchema, type ManagedDatabaseSpe
 import { ManagedDatabaseEvents, ManagedDatabaseReasons } from "./reasons.ts";
 import type { DatabaseDiff } from "./diff.ts";
 import { databaseAsSpec } from "./late-init.ts";
+import { ObjectFigures } from "../shared/object-figures.ts";
 
 export { managedDatabaseDefinition, managedDatabaseType } from "./definition.ts";
 
@@ -47,6 +48,12 @@ export const managedDatabaseKind: OperatorKind = {
       skippedNodes.announce(`${m.key.namespace}/${m.key.name}`, m.obj, resolved);
       return resolved;
     };
+    // The restore window slides with time (current platform): a metric, never status.
+    const restoreWindow = new ObjectFigures((namespace, name) => stores.self.get(namespace, name) !== undefined);
+    if (deps.registry !== undefined) {
+      restoreWindow.gauge(deps.registry, "linode_database_oldest_restore_time_seconds", "The earliest point in time a fork of the database (spec.restoreFrom.pointInTime) may ask for, as Unix time: the API's oldest_restore_time (current platform).", "oldest");
+    }
+    deps.cacheEntries?.track("ManagedDatabase.restoreWindow", () => restoreWindow.size);
     const snapshots = stores.kind(databaseSnapshotType);
     const pools = stores.kind(databaseConnectionPoolType);
     // Which resource manages each cloud database: a list that finds one changed wakes it.
@@ -79,7 +86,7 @@ export const managedDatabaseKind: OperatorKind = {
       const catalog = new DatabaseCatalog(linode);
       const claimedElsewhere = (m: Managed<ManagedDatabaseSpec>, id: number): boolean => recorders(String(id)).some((o) => o.metadata.namespace !== m.key.namespace);
       const mayName = (m: Managed<ManagedDatabaseSpec>, doing: string): void => { scope.mayName(m, doing); };
-      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotBackups, seen, claimedElsewhere, mayName, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis, newDatabasePlatform });
+      const external = new ManagedDatabaseExternal({ linode, cache, backups, catalog, snapshotBackups, seen, claimedElsewhere, mayName, restoreWindow, poll: deps.poll, requests, events, clusterId: deps.clusterId, accountId, allowList, allowListIntervalMillis, newDatabasePlatform });
       account.track("ManagedDatabase.listCache", () => cache.size);
       account.track("ManagedDatabase.listCache.invalidated", () => cache.invalidations);
       account.track("ManagedDatabase.backups", () => backups.size);
@@ -125,6 +132,7 @@ export const managedDatabaseKind: OperatorKind = {
       references: [scope.credentials, restoreSnapshotReference, forkSourceReference, allowListConfigMapReference],
       forget: (obj, externalId) => {
         skippedNodes.forget(`${obj.metadata.namespace ?? ""}/${obj.metadata.name}`);
+        restoreWindow.forget(obj.metadata.namespace ?? "", obj.metadata.name);
         if (externalId === undefined) return;
         const id = Number(externalId);
         if (keyOf.get(id) === `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`) keyOf.delete(id);

@@ -128,7 +128,7 @@ export class DatabaseRequests {
     let lastSentRestore: number | undefined;
     if (restore !== undefined && (restore.token !== done.restore?.token || done.restore.completedAt === undefined)) {
       const backup = databasePlatform(db) === "current"
-        ? { refused: { reason: SharedReasons.UnsupportedOnPlatform, message: `the restore requested by token ${restore.token} is not sent: the database is on Linode's current platform (status.platform: current), which has no backups to restore in place; a restore there is a point-in-time fork into a new cluster: create a new ManagedDatabase with spec.restoreFrom.pointInTime.databaseRef.name: ${m.key.name} (any time since status.oldestRestoreTime), point the application at its Secret, then delete this one; remove spec.requests.restore` } }
+        ? { refused: { reason: SharedReasons.UnsupportedOnPlatform, message: `the restore requested by token ${restore.token} is not sent: the database is on Linode's current platform (status.platform: current), which has no backups to restore in place; a restore there is a point-in-time fork into a new cluster: create a new ManagedDatabase with spec.restoreFrom.pointInTime.databaseRef.name: ${m.key.name} (any time since its oldest restore point, about seven days back: the metric linode_database_oldest_restore_time_seconds), point the application at its Secret, then delete this one; remove spec.requests.restore` } }
         : this.restoreSource(m, db, restore);
       if ("refused" in backup) {
         refused = backup.refused;

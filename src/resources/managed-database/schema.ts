@@ -114,7 +114,7 @@ export const restoreFromSchema = z.object({
       description: "The Linode id of the database to fork, when no ManagedDatabase here manages it. Like adoption: with the operator's own token only in namespaces the operator allows (--adopt-namespaces; otherwise AdoptionNotAllowed), always with credentialsRef (your own account's token). A database another namespace's ManagedDatabase records is refused exactly as a missing one (RestoreSourceMismatch).",
     }),
     restoreTime: z.iso.datetime({ offset: true }).optional().meta({
-      description: "The point in time (RFC 3339, e.g. 2026-11-24T18:30:00Z), between the source's status.oldestRestoreTime (about seven days back) and now; otherwise RestoreTimeOutOfRange, nothing sent. Omitted: the latest.",
+      description: "The point in time (RFC 3339, e.g. 2026-11-24T18:30:00Z), between the source's oldest restore point (about seven days back: the metric linode_database_oldest_restore_time_seconds, and the refusal says it) and now; otherwise RestoreTimeOutOfRange, nothing sent. Omitted: the latest.",
       pattern: undefined,
     }),
   }).meta({
@@ -284,7 +284,6 @@ export const managedDatabaseStatusSchema = z.object({
     source: z.int().meta({ description: "The id of the database it was forked from." }),
     restoreTime: z.string().optional().meta({ description: "The point in time its data is from (RFC 3339)." }),
   }).optional().meta({ description: "What the database was forked from (spec.restoreFrom), as the API reports it." }),
-  oldestRestoreTime: z.string().optional().meta({ description: "Current platform: the earliest point in time a fork of this database may ask for (RFC 3339)." }),
   allowList: z.array(z.object({
     entry: z.string().meta({ description: "An entry of the database's allow list, as the API reports it (canonical CIDR)." }),
     from: z.string().meta({ description: "Where it came from: spec.allowList, node <name> (allowListFrom), or not asked for (then removed at the next update)." }),
@@ -315,7 +314,7 @@ export const managedDatabaseStatusSchema = z.object({
     created: z.string().meta({ description: "When the backup was made." }),
   })).optional().meta({ description: "The latest backups (newest first), read on the drift cadence." }),
   backupsRead: z.object({
-    at: z.string().meta({ description: "When the backups were listed (RFC 3339)." }),
+    at: z.string().meta({ description: "When a list first found the backups shown (RFC 3339). They are listed again every refresh period (--backups-refresh-hours); a list that finds the same backups writes nothing." }),
     mark: z.string().meta({ description: "A digest of this cluster's DatabaseSnapshots of the database then: while it is the same, a restarted operator shows these backups until the refresh period (--backups-refresh-hours) has passed, instead of listing them again." }),
   }).optional().meta({ description: "When status.backups was listed." }),
   lastRequests: lastRequestsSchema.optional(),

@@ -8,7 +8,6 @@ import {
   type Logger, type PollIntervals,
 } from "../../runtime/contract.ts";
 
-import { KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { locateOwned } from "../shared/locate.ts";
@@ -20,6 +19,7 @@ import {
 } from "./diff.ts";
 import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
 import type { NodeBalancerStatsReader } from "./stats.ts";
+import type { ObjectFigures } from "../shared/object-figures.ts";
 import { noLockChange, planLock, type NodeBalancerLocks } from "./locks.ts";
 import { tlsReference } from "./tls.ts";
 import { skippedSummary, type BackendSubnet, type EffectiveSpec, type SkippedBackend } from "./backends-from.ts";
@@ -37,6 +37,8 @@ export interface NodeBalancerExternalDeps {
   cache: ListCache<NodeBalancer>;
   configs: ConfigReader;
   stats: NodeBalancerStatsReader;
+  /** This month's transfer by NodeBalancer resource: a metric (it counts up with traffic: status would be written on every look). */
+  transfer: ObjectFigures;
   poll: PollIntervals;
   /** How old a Ready NodeBalancer's health counts may be when its `updated` has not moved (0: read every look). */
   healthMillis: number;
@@ -153,6 +155,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       return { exists: true, external, externalId: String(nb.id), status: { id: nb.id }, ready: false, readyReason: R.Deleting, upToDate: true, delta: { firewall: noFirewallChange, lock: noLockChange, create: [], remove: [], rebuild: [], summary: "" } };
     }
     const found = nb;
+    this.deps.transfer.set(m.key.namespace, m.key.name, nb.id, nb.transfer);
     // Health counts may be a health window old only while Ready and settled; otherwise each look reads them.
     const healthy = settled && this.deps.healthMillis > 0;
     const readOptions: ReadOptions = {
@@ -197,7 +200,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       external,
       externalId: String(nb.id),
       status: {
-        ...statusOf(external, m.obj.status?.transfer, firewall.managed), managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined,
+        ...statusOf(external, firewall.managed), ...RETIRED, managedFirewallIds: firewall.managed.length > 0 ? firewall.managed : undefined,
         skippedBackends: effective.skipped.length > 0 ? skippedSummary(effective.skipped) : undefined, locks: lockTypes, deletionLockId: ownLock,
       },
       ready: health === undefined,
@@ -368,6 +371,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   async delete(m: Managed<NodeBalancerSpec>, observed: ObservedNb, signal: AbortSignal): Promise<{ gone: boolean }> {
     const id = observed.external.nb.id;
     this.deps.stats.forget(m.key.namespace, m.key.name);
+    this.deps.transfer.forget(m.key.namespace, m.key.name);
     const locks = this.deps.locks;
     const ownLock = recordedLock(m);
     try {
@@ -594,19 +598,15 @@ function firewallProblem(plan: FirewallPlan, namespace: string): { reason: strin
   return undefined;
 }
 
-/** The transfer status shows now: the API's, unless the figures status has are under an hour old (then none: status keeps them). */
-function transferStatus(nb: ObservedNodeBalancer["nb"], shown: unknown): NodeBalancerObservedStatus["transfer"] | undefined {
-  const figures = Object.fromEntries(Object.entries(nb.transfer).filter(([, v]) => v !== null)) as { in?: number; out?: number; total?: number };
-  if (Object.keys(figures).length === 0) return undefined;
-  const at = z.object({ at: z.string() }).safeParse(shown);
-  if (at.success && Date.now() - Date.parse(at.data.at) < KindTimings.transferRefreshMillis) return undefined;
-  return { ...figures, at: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") };
-}
+/**
+ * Status fields no longer written, removed (once) where a CRD of before still keeps them:
+ * transfer counts up with traffic, so it is a metric (linode_nodebalancer_transfer_megabytes).
+ */
+const RETIRED = { transfer: undefined } as Partial<NodeBalancerObservedStatus>;
 
 /** `own`: the assigned firewalls this resource assigned itself. */
-function statusOf(o: ObservedNodeBalancer, shownTransfer: unknown, own: readonly number[]): NodeBalancerObservedStatus {
+function statusOf(o: ObservedNodeBalancer, own: readonly number[]): NodeBalancerObservedStatus {
   const { nb } = o;
-  const transfer = transferStatus(nb, shownTransfer);
   return {
     id: nb.id,
     label: nb.label,
@@ -622,7 +622,6 @@ function statusOf(o: ObservedNodeBalancer, shownTransfer: unknown, own: readonly
     ...(nb.hostname !== null && nb.hostname !== "" ? { hostname: nb.hostname } : {}),
     ...(nb.ipv4 !== null ? { ipv4: nb.ipv4 } : {}),
     ...(nb.ipv6 !== null ? { ipv6: nb.ipv6 } : {}),
-    ...(transfer !== undefined ? { transfer } : {}),
     ...(o.readAgainst !== undefined ? { updated: o.readAgainst } : {}),
     ports: o.configs.map((c) => String(c.port)).join(","),
     configs: o.configs.map((c) => ({

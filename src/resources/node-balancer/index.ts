@@ -17,6 +17,7 @@ import type { NodeBalancerPlan, ObservedNodeBalancer } from "./diff.ts";
 import { firewallsClaimedBy, NodeBalancerExternal, type FirewallRule, type NodeBalancerObservedStatus } from "./external.ts";
 import { nodeBalancerSpecSchema, type NodeBalancerSpec } from "./schema.ts";
 import { NodeBalancerStatsReader } from "./stats.ts";
+import { ObjectFigures } from "../shared/object-figures.ts";
 import { tlsReference } from "./tls.ts";
 import { nodeBalancerDefinition, nodeBalancerSettings, nodeBalancerType } from "./definition.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
@@ -43,6 +44,13 @@ export const nodeBalancerKind: OperatorKind = {
       ...(deps.log !== undefined ? { log: deps.log } : {}),
     });
     deps.cacheEntries?.track("NodeBalancer.stats.samples", () => stats.size);
+    // Read from the list every look shares: no call of its own, whatever the statistics setting.
+    const transfer = new ObjectFigures((namespace, name) => stores.self.get(namespace, name) !== undefined);
+    if (deps.registry !== undefined) {
+      // In megabytes as the API reports them: whether its MB is 10^6 or 2^20 bytes it does not say.
+      transfer.gaugeBy(deps.registry, "linode_nodebalancer_transfer_megabytes", "Transfer through the NodeBalancer this month by direction (in, out, total), in MB as the API reports it (it counts up with traffic: a metric, never status).", "direction", { in: "in", out: "out", total: "total" });
+    }
+    deps.cacheEntries?.track("NodeBalancer.transfer", () => transfer.size);
     const sources: BackendSources = { nodes: stores.nodes(), services: stores.services(), endpointSlices: stores.endpointSlices() };
     const backends = (m: Managed<NodeBalancerSpec>, subnet?: BackendSubnet): EffectiveSpec<NodeBalancerSpec> =>
       withFollowedBackends(m.spec, m.key.namespace, sources, deps.nodePortsAllowed?.(m.key.namespace) ?? false, subnet);
@@ -85,7 +93,7 @@ export const nodeBalancerKind: OperatorKind = {
       const mayNameHere = (m: Managed<NodeBalancerSpec>, doing: string): void => { scope.mayName(m, doing); };
       const locks = new NodeBalancerLocks(linode, deps.poll);
       account.track("NodeBalancer.locks", () => locks.size);
-      const external = new NodeBalancerExternal({ linode, cache, configs, stats, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends, vpcs, mayName: mayNameHere, firewallRule, locks, ...(deps.log !== undefined ? { log: deps.log } : {}) });
+      const external = new NodeBalancerExternal({ linode, cache, configs, stats, transfer, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends, vpcs, mayName: mayNameHere, firewallRule, locks, ...(deps.log !== undefined ? { log: deps.log } : {}) });
       account.track("NodeBalancer.firewallsAssignedUnrecorded", () => external.assignedUnrecorded);
       return external;
     });
@@ -103,6 +111,7 @@ export const nodeBalancerKind: OperatorKind = {
       references: [scope.credentials, tlsReference],
       forget: (obj, externalId) => {
         stats.forget(obj.metadata.namespace ?? "", obj.metadata.name);
+        transfer.forget(obj.metadata.namespace ?? "", obj.metadata.name);
         if (externalId !== undefined) clients.peek(deps.accounts.recordedBy(obj))?.forget(Number(externalId));
       },
       watches: [

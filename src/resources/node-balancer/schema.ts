@@ -282,12 +282,6 @@ export const nodeBalancerStatusSchema = z.object({
   })).optional().meta({ description: "The NodeBalancer's VPC configs, as the API lists them (empty: none; read once, since they cannot change, and trusted from status after a restart)." }),
   ipv4: z.string().optional().meta({ description: "Public IPv4 address." }),
   ipv6: z.string().optional().meta({ description: "Public IPv6 address." }),
-  transfer: z.object({
-    in: z.number().optional().meta({ description: "Inbound transfer this month (MB)." }),
-    out: z.number().optional().meta({ description: "Outbound transfer this month (MB)." }),
-    total: z.number().optional().meta({ description: "Total transfer this month (MB)." }),
-    at: z.string().optional().meta({ description: "When these figures were read (RFC 3339)." }),
-  }).optional().meta({ description: "Transfer this month, as the API reports it, refreshed at most hourly: a counter moving alone never costs a status write (the traffic rate is the linode_nodebalancer_traffic_bytes_per_second metric)." }),
   updated: z.string().optional().meta({ description: "The NodeBalancer's `updated` time, as the API reported it when the configs, nodes and firewalls below were read. The operator reads a config's nodes again only when this moves or the config's health counts change (it assumes the API moves `updated` on every config or node change; --nodebalancer-reread-seconds adds a periodic full read); after a restart, what status shows is trusted while the API still reports this time." }),
   ports: z.string().optional().meta({ description: "The configs' ports, comma-separated (for kubectl get)." }),
   configs: z.array(nodeBalancerConfigStatusSchema).optional().meta({

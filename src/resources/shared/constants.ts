@@ -17,11 +17,6 @@ export const KindTimings = {
    * backup deleted alone outside the operator waits this long to be reported.
    */
   snapshotRefreshPolls: 6,
-  /**
-   * A NodeBalancer's monthly transfer counts up with its traffic: status shows it refreshed at
-   * most this often, so counters alone never cost status writes (the rate lives in metrics).
-   */
-  transferRefreshMillis: 3_600_000,
   /** A NodeBalancer's statistics are first read at a random point this long after the process first sees it (at most its interval). */
   statsFirstReadSpreadMillis: 300_000,
   /**
