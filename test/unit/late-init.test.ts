@@ -80,6 +80,14 @@ describe("NodeBalancer: nodeBalancerAsSpec", () => {
     expect(planNodeBalancer(moved, undefined, o, new Map()).summary).toBe("config 53/udp: udpCheckPort");
   });
 
+  it("a VPC config with an IPv6 range, which the spec cannot say: refused, naming it; a spec that says its VPC itself is not", () => {
+    const vpc = (purpose: string, subnetId: number, ipv6Range: string | null) => ({ id: subnetId, nodebalancerId: 1, vpcId: 5, subnetId, ipv4Range: "10.0.0.4/30", ipv6Range, purpose });
+    const o: ObservedNodeBalancer = { ...observed([config(80, "tcp", [["10.0.0.9:80", "web-1", 50, "accept"]])]), nb: { ...nb, type: "premium" }, vpcs: [vpc("backend", 70, "2600:3c03:e000:1::/64"), vpc("frontend", 71, null)] };
+    const plan = planLateInit(nodeBalancerKind, { region: "us-east", nodeBalancerId: 1 }, o);
+    expect(plan.refused).toEqual([expect.stringMatching(/^spec\.vpcs: its backend VPC config \(subnet 70\) has the IPv6 range 2600:3c03:e000:1::\/64, which the spec cannot say/)]);
+    expect(planLateInit(nodeBalancerKind, { region: "us-east", nodeBalancerId: 1, type: "premium", vpcs: [{ subnetId: 70 }] }, o).refused).toBeUndefined();
+  });
+
   it("configs the spec writes are its own: neither refused nor written, the rest is", () => {
     const plan = planLateInit(nodeBalancerKind, { region: "us-east", nodeBalancerId: 1, configs: [] }, observed([config(53, "udp", [["192.168.1.1:53", "dns-1", 50, "accept"]])]));
     expect(plan).toEqual({ fields: { clientConnThrottle: 7, tags: ["b", "a"] } });

@@ -5,7 +5,7 @@
 // port, and its nodes without a mode (the API gives them none).
 import type { LateInit } from "../../runtime/contract.ts";
 import type { ObservedConfig, ObservedNodeBalancer } from "./diff.ts";
-import { vpcsAsSpec } from "./vpcs.ts";
+import { vpcsAsSpec, vpcsInexpressible } from "./vpcs.ts";
 
 export function nodeBalancerAsSpec(o: ObservedNodeBalancer): LateInit {
   const inexpressible = o.configs.flatMap((c) => [
@@ -19,7 +19,7 @@ export function nodeBalancerAsSpec(o: ObservedNodeBalancer): LateInit {
       // Only where the API reports it (not every account has it): otherwise the default stands, and is not compared.
       ...(o.nb.clientUdpSessThrottle != null ? { clientUdpSessThrottle: o.nb.clientUdpSessThrottle } : {}),
     },
-    ...(inexpressible.length > 0 ? { inexpressible: { configs: inexpressible.join("; ") } } : {}),
+    inexpressible: { ...(inexpressible.length > 0 ? { configs: inexpressible.join("; ") } : {}), ...vpcsInexpressible(o) },
   };
 }
 
