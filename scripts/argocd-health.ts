@@ -39,7 +39,7 @@ export const reasonHealth: Readonly<Record<string, Health>> = {
   RestoreTimeOutOfRange: "Degraded", RestoreSourceMismatch: "Degraded", InvalidAllowListSource: "Degraded",
   AllowListWouldBeEmpty: "Degraded", UnknownEngineVersion: "Degraded", UnknownEngine: "Degraded", CannotExpress: "Degraded",
   DatabaseGone: "Degraded", DatabaseNotManaged: "Degraded", BackupIdMismatch: "Degraded",
-  NodeBalancerIdMismatch: "Degraded", TLSSecretInvalid: "Degraded", NodePortsNotAllowed: "Degraded", NoBackends: "Degraded",
+  NodeBalancerIdMismatch: "Degraded", TLSSecretInvalid: "Degraded", NodePortsNotAllowed: "Degraded", NoBackends: "Degraded", TooManyBackends: "Degraded",
   PoolDatabaseMismatch: "Degraded", InvalidPoolLabel: "Degraded",
   NoConfigs: "Degraded", NoNodes: "Degraded", NoBackendUp: "Degraded", FirewallNotFound: "Degraded", FirewallConflict: "Degraded",
   Locked: "Degraded", VPCNotFound: "Degraded",

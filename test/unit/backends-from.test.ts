@@ -90,6 +90,17 @@ describe("a bare node port (nodesFrom.nodes) and the admin's --node-port-namespa
     expect(r.held?.message).toContain("namespace shop is not one");
     expect(r.spec.configs).toEqual([web, kubelet]);
   });
+  it("more backends than a config of the type takes (1,000 common, 2,000 premium): held, TooManyBackends, nothing planned", () => {
+    const many = sources(Array.from({ length: 1_001 }, (_, i) => node(`n-${String(i)}`, `10.${String(Math.floor(i / 250))}.${String(i % 250)}.1`, { labels: { pool: "big" } })));
+    const big = { ...kubelet, nodesFrom: { nodes: { selector: { matchLabels: { pool: "big" } }, port: 30080 } } };
+    const common = withFollowedBackends({ configs: [big] }, "shop", many, true);
+    expect(common.held?.reason).toBe("TooManyBackends");
+    expect(common.held?.message).toContain("nodesFrom finds 1001 backends, more than the 1000 a config of a common NodeBalancer takes");
+    expect(common.spec.configs).toEqual([big]);
+    const premium = withFollowedBackends({ type: "premium", configs: [big] }, "shop", many, true);
+    expect(premium.held).toBeUndefined();
+    expect(premium.spec.configs[0]?.nodes).toHaveLength(1_001);
+  });
   it("where allowed: the selected nodes at the port", () => {
     const r = withFollowedBackends({ configs: [kubelet] }, "shop", nodes, true);
     expect(r.held).toBeUndefined();

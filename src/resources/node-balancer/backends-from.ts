@@ -199,7 +199,14 @@ interface ConfigWithNodes {
  * --node-port-namespaces). Where it may not, nothing of the spec is sent: never a NodeBalancer
  * made with some configs and not the others.
  */
-export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }>(spec: Spec, namespace: string, sources: BackendSources, nodePorts: boolean, subnet?: BackendSubnet): EffectiveSpec<Spec> {
+/**
+ * Backends a config of a NodeBalancer of this type takes (the API's: 1,000 on common, 2,000 on
+ * premium, CL26; premium_40gb assumed as premium). Static nodes are capped far below by the
+ * schema; nodesFrom on a large cluster is what can pass it.
+ */
+export const backendLimit = (type: string | undefined): number => (type === undefined || type === "common" ? 1_000 : 2_000);
+
+export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[]; type?: string | undefined }>(spec: Spec, namespace: string, sources: BackendSources, nodePorts: boolean, subnet?: BackendSubnet): EffectiveSpec<Spec> {
   const skipped: SkippedBackend[] = [];
   const bare = nodePorts ? [] : spec.configs.filter((c) => c.nodesFrom?.nodes !== undefined).map((c) => String(c.port));
   if (bare.length > 0) {
@@ -239,6 +246,11 @@ export function withFollowedBackends<Spec extends { configs: ConfigWithNodes[] }
     const nodes = [...c.nodes, ...found.backends.filter((b) => !static_.has(b.address)).map((b) => ({ address: b.address, label: b.label, mode: b.mode, ...(b.weight !== undefined ? { weight: b.weight } : {}), ...(b.subnetId !== undefined ? { subnetId: b.subnetId } : {}) }))];
     if (nodes.length === 0) {
       return { spec, skipped, held: { reason: "NoBackends", message: `config ${String(c.port)}: nodesFrom finds no backend now${found.skipped.length > 0 ? ` (${String(found.skipped.length)} node(s) skipped)` : ""} and the config has no static nodes; its backends are left as they are rather than emptied` } };
+    }
+    const limit = backendLimit(spec.type);
+    if (nodes.length > limit) {
+      // Refused here, not by the API after a partial rebuild: nothing is sent for the NodeBalancer.
+      return { spec, skipped, held: { reason: NodeBalancerReasons.TooManyBackends, message: `config ${String(c.port)}: nodesFrom finds ${String(nodes.length)} backends, more than the ${String(limit)} a config of a ${spec.type ?? "common"} NodeBalancer takes; narrow the selector${spec.type === undefined || spec.type === "common" ? " (or use a premium NodeBalancer, up to 2,000)" : ""}; its backends are left as they are` } };
     }
     configs.push({ ...c, nodes });
   }
