@@ -17,7 +17,7 @@ import { POOL_LABEL, type DatabaseConnectionPoolSpec, type DatabaseConnectionPoo
 
 /** The pool as read, with its database as the account's shared list has it (its host, port and credentials' age for the Secret). */
 export interface PoolObject { pool: ConnectionPool; database: Database }
-export type PoolStatus = Omit<DatabaseConnectionPoolStatus, "conditions" | "observedGeneration">;
+export type PoolStatus = DatabaseConnectionPoolStatus;
 export type ObservedPool = Observed<PoolObject, PoolStatus, PoolDiff>;
 
 /** Where a pool lives: its database and its label. */

@@ -21,7 +21,7 @@ const SNAPSHOTS_PER_DATABASE = 3;
 /** The snapshot backup ids ManagedDatabase `name` (in `namespace`) shows for database `id`, if its list is current. */
 export type ShownSnapshots = (namespace: string, name: string, id: number) => number[] | undefined;
 
-export type SnapshotStatus = Omit<DatabaseSnapshotStatus, "conditions" | "observedGeneration">;
+export type SnapshotStatus = DatabaseSnapshotStatus;
 type ObservedSnapshot = Observed<DatabaseBackup, SnapshotStatus>;
 
 /** Where a backup lives: the engine's API, the database, the backup. */

@@ -25,7 +25,7 @@ import { SharedReasons } from "../shared/reasons.ts";
 import type { ObjectFigures } from "../shared/object-figures.ts";
 
 /** The status fields an observation mirrors from the cloud database. */
-export type ObservedStatus = Omit<ManagedDatabaseStatus, "conditions" | "observedGeneration" | "connectionSecretName" | "lastRequests">;
+export type ObservedStatus = Omit<ManagedDatabaseStatus, "lastRequests">;
 type ObservedDatabase = Observed<Database, ObservedStatus, DatabaseDiff>;
 
 export interface ManagedDatabaseExternalDeps {

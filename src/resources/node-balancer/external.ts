@@ -29,7 +29,7 @@ import { SharedReasons } from "../shared/reasons.ts";
 import { parseApiTime } from "../shared/api-time.ts";
 
 
-export type NodeBalancerObservedStatus = Omit<NodeBalancerStatus, "conditions" | "observedGeneration" | "lastRequests">;
+export type NodeBalancerObservedStatus = Omit<NodeBalancerStatus, "lastRequests">;
 type ObservedNb = Observed<ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan>;
 
 export interface NodeBalancerExternalDeps {
