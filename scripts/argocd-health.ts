@@ -42,7 +42,7 @@ export const reasonHealth: Readonly<Record<string, Health>> = {
   NodeBalancerIdMismatch: "Degraded", TLSSecretInvalid: "Degraded", NodePortsNotAllowed: "Degraded", NoBackends: "Degraded", TooManyBackends: "Degraded",
   PoolDatabaseMismatch: "Degraded", InvalidPoolLabel: "Degraded",
   NoConfigs: "Degraded", NoNodes: "Degraded", NoBackendUp: "Degraded", FirewallNotFound: "Degraded", FirewallConflict: "Degraded",
-  Locked: "Degraded", VPCNotFound: "Degraded",
+  Locked: "Degraded", VPCNotFound: "Degraded", PremiumOnly: "Degraded",
 };
 
 /** Every reason a kind's conditions may carry: the runtime's, the shared ones and its own. */

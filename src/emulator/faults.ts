@@ -29,6 +29,12 @@ export const faultConfigSchema = z.object({
    * reads back differently, for a client that compares what it sent with what it reads.
    */
   normalizeEngineConfig: z.boolean().default(false),
+  /**
+   * The API as linodego recorded it on 2026-07-01: a common NodeBalancer takes new udp configs.
+   * Off, the emulator follows the changelog of 2026-09-30 (basic NodeBalancers take no new UDP
+   * configs; pre-existing ones stay): this makes the pre-existing ones that exception keeps.
+   */
+  udpOnCommon: z.boolean().default(false),
   /** Only requests whose "METHOD /template" starts with one of these are affected (all if empty). */
   routes: z.array(z.string()).default([]),
   /**

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- assertions read untyped JSON response bodies */
 // UDP configs with their own rules, client_udp_sess_throttle, and resource locks (api-2026 §2,
 // §7), over HTTP.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunningEmulator } from "../../src/emulator/index.ts";
 import { deserializeState, serializeState } from "../../src/emulator/store.ts";
 import { client, fields, start } from "./helpers.ts";
@@ -31,9 +31,12 @@ async function nb(over: Record<string, unknown> = {}): Promise<number> {
 }
 
 describe("udp configs", () => {
-  it("creates the recorded udp config on a common NodeBalancer, with udp's defaults", async () => {
+  afterEach(() => { emu.setFaults({}); });
+
+  it("creates the recorded udp config (on common as recorded in 2026-07, fault udpOnCommon), with udp's defaults", async () => {
     const id = await nb();
-    const res = await api.post(`/nodebalancers/${id}/configs`, { port: 80, protocol: "udp", algorithm: "roundrobin", check_interval: 60, udp_check_port: 1234 });
+    emu.setFaults({ udpOnCommon: true });
+    const res = await api.post(`/nodebalancers/${id}/configs`, { port: 80, protocol: "udp", algorithm: "roundrobin", check_interval: 60, udp_check_port: 1234 }).finally(() => { emu.setFaults({}); });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     // F:TestNodeBalancerConfig_UDP, 2026-07 (NB type common).
     expect(res.body).toMatchObject({
@@ -42,6 +45,32 @@ describe("udp configs", () => {
       udp_check_port: 1234, udp_session_timeout: 16,
     });
     expect((await api.get(`/nodebalancers/${id}`)).body.type).toBe("common");
+  });
+
+  it("refuses a new udp config on a common NodeBalancer (CL26), in every call that could make one; premium takes it; a pre-existing one on common stays changeable", async () => {
+    const common = await nb({ configs: [{ port: 80, protocol: "tcp", nodes: [node()] }] });
+    const [tcp] = (await api.get(`/nodebalancers/${common}/configs`)).body.data as { id: number }[];
+    const tcpId = tcp?.id ?? 0;
+    const refusals = [
+      await api.post("/nodebalancers", { region: "us-east", label: uniq(), configs: [{ port: 53, protocol: "udp", nodes: [node()] }] }),
+      await api.post(`/nodebalancers/${common}/configs`, { port: 53, protocol: "udp" }),
+      await api.put(`/nodebalancers/${common}/configs/${tcpId}`, { protocol: "udp" }),
+      await api.post(`/nodebalancers/${common}/configs/${tcpId}/rebuild`, { protocol: "udp", nodes: [node()] }),
+    ];
+    expect(refusals.map((r) => [r.status, fields(r)])).toEqual([[400, ["configs[0].protocol"]], [400, ["protocol"]], [400, ["protocol"]], [400, ["protocol"]]]);
+    const configs = (await api.get(`/nodebalancers/${common}/configs`)).body.data as { protocol: string }[];
+    expect(configs.map((c) => c.protocol)).toEqual(["tcp"]);
+
+    const premium = await api.post("/nodebalancers", { region: "us-east", label: uniq(), type: "premium", configs: [{ port: 53, protocol: "udp", nodes: [node({ address: "[2600:3c03::f03c:91ff:fe24:3a2f]:53" })] }] });
+    expect(premium.status, JSON.stringify(premium.body)).toBe(200);
+
+    emu.setFaults({ udpOnCommon: true });
+    const old = await api.post(`/nodebalancers/${common}/configs`, { port: 5000, protocol: "udp" }).finally(() => { emu.setFaults({}); });
+    expect(old.status).toBe(200);
+    const changed = await api.put(`/nodebalancers/${common}/configs/${String(old.body.id)}`, { algorithm: "ring_hash", udp_check_port: 5353 });
+    expect(changed.body).toMatchObject({ protocol: "udp", algorithm: "ring_hash", udp_check_port: 5353 });
+    const rebuilt = await api.post(`/nodebalancers/${common}/configs/${String(old.body.id)}/rebuild`, { protocol: "udp", nodes: [node()] });
+    expect(rebuilt.status, JSON.stringify(rebuilt.body)).toBe(200);
   });
 
   it.each([
@@ -64,6 +93,7 @@ describe("udp configs", () => {
   });
 
   it("lets udp reuse a tcp/http/https port, never the same family's", async () => {
+    emu.setFaults({ udpOnCommon: true }); // the rules of udp itself, on a common NodeBalancer as in 2026-07
     const id = await nb({ configs: [{ port: 53, protocol: "tcp", nodes: [node()] }, { port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", nodes: [node()] }] });
     const configs = (await api.get(`/nodebalancers/${id}/configs`)).body.data as { port: number; protocol: string; stickiness: string; algorithm: string }[];
     expect(configs.map((c) => [c.port, c.protocol, c.algorithm, c.stickiness])).toEqual([[53, "tcp", "roundrobin", "none"], [53, "udp", "ring_hash", "source_ip"]]);
@@ -75,6 +105,7 @@ describe("udp configs", () => {
   });
 
   it("gives udp nodes no mode, on create, rebuild and update, and moves the defaults with the protocol", async () => {
+    emu.setFaults({ udpOnCommon: true });
     const id = await nb({ configs: [{ port: 5000, protocol: "udp", nodes: [node({ mode: "drain" })] }] });
     const [config] = (await api.get(`/nodebalancers/${id}/configs`)).body.data as { id: number }[];
     const cid = config?.id ?? 0;

@@ -101,7 +101,7 @@ describe("adopting a NodeBalancer with a short spec", () => {
   let env: OperatorEnv;
   beforeAll(async () => { env = await startOperatorEnv(cluster, { poll: { pendingMillis: 300, readyMillis: 2_000 } }); });
   afterAll(async () => { await env.stop(); });
-  const { create, get, condOf, settled } = nodeBalancerHelpers(cluster, () => env);
+  const { create, get, patch, condOf, settled, reason } = nodeBalancerHelpers(cluster, () => env);
   const key = (name: string): string => `${cluster.namespace}/${name}`;
   const specOf = (o: ManagedObject): Record<string, unknown> => o.spec as Record<string, unknown>;
 
@@ -130,7 +130,9 @@ describe("adopting a NodeBalancer with a short spec", () => {
     expect(configs.map((c) => [c.port, c.protocol, c.algorithm])).toEqual([[8080, "tcp", "leastconn"]]);
   });
 
-  it("a udp config beside a tcp one on its port, and the udp session throttle: written to the spec with udp's own fields, nothing sent; mirrored in Observe", async () => {
+  it("a udp config beside a tcp one on its port, and the udp session throttle: written to the spec with udp's own fields, nothing sent; mirrored in Observe; a new udp config on that common NodeBalancer is PremiumOnly, nothing sent, the one it had stays changeable", async () => {
+    // Common NodeBalancers with udp configs made before Linode made UDP premium-only (CL26: those stay).
+    env.emulator.setFaults({ udpOnCommon: true });
     const theirs = await env.linode.nodeBalancers.create({
       region: "us-east", label: "theirs-udp", clientUdpSessThrottle: 4,
       configs: [
@@ -138,6 +140,8 @@ describe("adopting a NodeBalancer with a short spec", () => {
         { port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", check: "connection", checkInterval: 2, checkTimeout: 1, udpCheckPort: 8053, nodes: [{ label: "dns-1", address: "192.168.31.1:53" }] },
       ],
     });
+    const other = await env.linode.nodeBalancers.create({ region: "us-east", label: "theirs-udp-2", configs: [{ port: 5000, protocol: "udp", nodes: [{ label: "u-1", address: "192.168.31.2:5000" }] }] });
+    env.emulator.setFaults({});
     const path = `/nodebalancers/${String(theirs.id)}`;
 
     await create("dns", { nodeBalancerId: theirs.id });
@@ -152,8 +156,19 @@ describe("adopting a NodeBalancer with a short spec", () => {
     await env.repass("NodeBalancer", key("dns"), 3);
     expect(mutationsUnder(env, path)).toEqual([]);
 
+    // A udp config it has not: common NodeBalancers take no new ones, so nothing is sent.
+    const withNew = [...configs, { port: 5353, protocol: "udp", nodes: [{ label: "dns-1", address: "192.168.31.1:5353" }] }];
+    await patch("dns", { configs: withNew });
+    const held = await reason("dns", "Synced", "PremiumOnly");
+    expect(held.message).toContain("add config 5353/udp (a new udp config)");
+    await env.repass("NodeBalancer", key("dns"), 2);
+    expect(mutationsUnder(env, path)).toEqual([]);
+    // The one it had is changed like any config: one rebuild.
+    await patch("dns", { configs: configs.map((c) => (c.protocol === "udp" ? { ...c, udpCheckPort: 5353 } : c)) });
+    await settled("dns", (x) => (x.status?.configs as { protocol: string; udpCheckPort?: number }[] | undefined)?.find((c) => c.protocol === "udp")?.udpCheckPort === 5353);
+    expect(mutationsUnder(env, path)).toEqual([`POST ${path}/configs/${String((await env.linode.nodeBalancers.listAllConfigs(theirs.id)).find((c) => c.protocol === "udp")?.id)}/rebuild`]);
+
     // Observe mirrors a udp config the spec does not name, and sends nothing either.
-    const other = await env.linode.nodeBalancers.create({ region: "us-east", label: "theirs-udp-2", configs: [{ port: 5000, protocol: "udp", nodes: [{ label: "u-1", address: "192.168.31.2:5000" }] }] });
     await create("watched", { nodeBalancerId: other.id, managementPolicy: "Observe" });
     const observed = await waitFor("watched Observing", async () => { const x = await get("watched"); return condOf(x, "Synced")?.reason === "Observing" && x.status?.observedGeneration === x.metadata.generation ? x : undefined; }, 30_000, 100);
     expect((observed.status?.configs as { port: number; protocol: string }[] | undefined)?.map((c) => [c.port, c.protocol])).toEqual([[5000, "udp"]]);

@@ -47,10 +47,13 @@ describe("NodeBalancer udp configs and locks", () => {
   }, 60_000, 100);
   const tcp53 = { port: 53, protocol: "tcp", nodes: [{ label: "dns-1", address: "192.168.40.1:53" }] };
 
+  // Premium (udp is premium-only: CL26) outside a VPC takes public IPv6 backends only.
+  const v6 = "[2600:3c03::f03c:91ff:fe24:3a2f]:53";
+
   it("a udp config beside a tcp one on its port: made with its own fields, read back in status, steady; a changed check port is one rebuild of it", async () => {
     await create("dns", {
-      clientUdpSessThrottle: 5,
-      configs: [tcp53, { port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "session", udpCheckPort: 8053, nodes: [{ label: "dns-1", address: "192.168.40.1:53" }] }],
+      clientUdpSessThrottle: 5, type: "premium",
+      configs: [{ ...tcp53, nodes: [{ label: "dns-1", address: v6 }] }, { port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "session", udpCheckPort: 8053, nodes: [{ label: "dns-1", address: v6 }] }],
     });
     const o = await settled("dns", (x) => configsOf(x).length === 2);
     const id = idOf(o);
@@ -76,12 +79,20 @@ describe("NodeBalancer udp configs and locks", () => {
     ["stickiness table on udp", { stickiness: "table" }, "session and source_ip for udp"],
     ["checkPassive on udp", { checkPassive: true }, "must be false (or unset) for protocol udp"],
     ["proxyProtocol v1 on udp", { proxyProtocol: "v1" }, "udp has no PROXY protocol"],
-    ["a node mode on udp", { nodes: [{ label: "dns-1", address: "192.168.40.2:53", mode: "drain" }] }, "take no mode"],
+    ["a node mode on udp", { nodes: [{ label: "dns-1", address: v6, mode: "drain" }] }, "take no mode"],
   ])("%s is refused by the API server, nothing sent", async (_name, over, message) => {
     const t0 = Date.now();
-    const err = await create("bad-udp", { configs: [{ port: 53, protocol: "udp", nodes: [{ label: "dns-1", address: "192.168.40.2:53" }], ...over }] }).catch((e: unknown) => e);
+    const err = await create("bad-udp", { type: "premium", configs: [{ port: 53, protocol: "udp", nodes: [{ label: "dns-1", address: v6 }], ...over }] }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 422 });
     expect((err as { message?: string }).message ?? JSON.stringify(err)).toContain(message);
+    expect(env.emulator.mutations().filter((m) => m.receivedAt >= t0)).toEqual([]);
+  });
+
+  it("a udp config on a new common NodeBalancer is refused by the API server (premium only since 2026-09-30), nothing sent", async () => {
+    const t0 = Date.now();
+    const err = await create("common-udp", { configs: [{ port: 53, protocol: "udp", nodes: [{ label: "dns-1", address: "192.168.40.2:53" }] }] }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 422 });
+    expect((err as { message?: string }).message ?? JSON.stringify(err)).toContain("udp configs need a premium type");
     expect(env.emulator.mutations().filter((m) => m.receivedAt >= t0)).toEqual([]);
   });
 

@@ -149,10 +149,10 @@ describe("nodebalancers", () => {
 });
 
 describe("udp", () => {
-  it("creates a udp config inline with its check port and the session throttle, and reads them back", async () => {
+  it("creates a udp config inline (premium: CL26) with its check port and the session throttle, and reads them back", async () => {
     const nb = await client.nodeBalancers.create({
-      region: "us-east", label: label("it-udp"), clientUdpSessThrottle: 5,
-      configs: [{ port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", checkPassive: false, udpCheckPort: 8053, nodes: [{ address: "192.168.210.10:53", label: "dns-1" }] }],
+      region: "us-east", label: label("it-udp"), clientUdpSessThrottle: 5, type: "premium",
+      configs: [{ port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", checkPassive: false, udpCheckPort: 8053, nodes: [{ address: "[2600:3c03::f03c:91ff:fe24:3a2f]:53", label: "dns-1" }] }],
     });
     expect(nb.clientUdpSessThrottle).toBe(5);
     const [config] = await client.nodeBalancers.listAllConfigs(nb.id);
@@ -160,6 +160,12 @@ describe("udp", () => {
     const nodes = await client.nodeBalancers.listAllNodes(nb.id, config?.id ?? 0);
     expect(nodes.map((n) => n.mode)).toEqual(["none"]);
     expect((await client.nodeBalancers.update(nb.id, { clientUdpSessThrottle: 0 })).clientUdpSessThrottle).toBe(0);
+  });
+
+  it("a udp config on a common NodeBalancer is an invalid-request error naming the protocol, and nothing is made", async () => {
+    const nb = await client.nodeBalancers.create({ region: "us-east", label: label("it-udp-common") });
+    await expect(client.nodeBalancers.createConfig(nb.id, { port: 53, protocol: "udp" })).rejects.toMatchObject({ status: 400, kind: "terminal", errors: [{ field: "protocol", reason: expect.stringMatching(/premium/) as string }] });
+    expect(await client.nodeBalancers.listAllConfigs(nb.id)).toEqual([]);
   });
 });
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { generateCertificate } from "../../src/emulator/certs.ts";
 import type { NodeBalancer } from "../../src/linode/index.ts";
 import {
-  configBody, firewallToAssign, immutableMismatches, isEmptyPlan, nodeBodies, planFirewalls, planNodeBalancer, type AttachedFirewall, type ObservedConfig, type ObservedNodeBalancer,
+  configBody, firewallToAssign, immutableMismatches, isEmptyPlan, nodeBodies, planFirewalls, planNodeBalancer, premiumOnlyAsks, type AttachedFirewall, type ObservedConfig, type ObservedNodeBalancer,
 } from "../../src/resources/node-balancer/diff.ts";
 import { planLock } from "../../src/resources/node-balancer/locks.ts";
 import { nodeBalancerSpecSchema } from "../../src/resources/node-balancer/schema.ts";
@@ -208,6 +208,19 @@ describe("udp configs", () => {
     expect(plan.summary).toBe("clientUdpSessThrottle 0 → 3; remove config 53");
     // An account whose NodeBalancers do not report it: never compared, never sent.
     expect(planNodeBalancer(onlyUdp, undefined, { ...o, nb }, tls).update).toBeUndefined();
+  });
+
+  it("a new udp config is premium-only (CL26): asked of a common NodeBalancer (or one whose type is not reported) it is named; one the NodeBalancer has, or any on premium, is not", () => {
+    const tcpOnly = observed([cloudConfig(53, "tcp", [["192.168.1.1:53", "dns-1", 50, "accept"]])]);
+    const plan = planNodeBalancer(udpSpec, undefined, tcpOnly, tls);
+    expect(premiumOnlyAsks({ type: "common" }, plan)).toEqual(["add config 53/udp (a new udp config)"]);
+    expect(premiumOnlyAsks({}, plan)).toEqual(["add config 53/udp (a new udp config)"]);
+    expect(premiumOnlyAsks({ type: "premium" }, plan)).toEqual([]);
+    expect(premiumOnlyAsks({ type: "premium_40gb" }, plan)).toEqual([]);
+    // The udp config it has, changed: a rebuild, which the API takes on common too.
+    const had = planNodeBalancer(udpSpec, undefined, observed([cloudConfig(53, "tcp", [["192.168.1.1:53", "dns-1", 50, "accept"]]), udpCloud({ algorithm: "leastconn" })]), tls);
+    expect(had.rebuild.map((r) => r.spec.protocol)).toEqual(["udp"]);
+    expect(premiumOnlyAsks({ type: "common" }, had)).toEqual([]);
   });
 });
 

@@ -8,7 +8,7 @@ import { isIPv6 } from "node:net";
 import { documentationIPv4, documentationIPv6, isGlobalUnicastIPv6, isPrivateIPv4, parseIPv4 } from "../ip.ts";
 import { nextId, type ConfigRecord, type NodeBalancerRecord, type NodeRecord } from "../store.ts";
 import type { ConfigInput } from "./schemas.ts";
-import { nodeModeFor, portsClash, protocolErrors, settleProtocolDefaults } from "./protocols.ts";
+import { becomesUdpOnCommon, nodeModeFor, portsClash, protocolErrors, settleProtocolDefaults, udpNeedsPremium } from "./protocols.ts";
 import { inspectCertificate, unescapePem } from "./tls.ts";
 
 /** A node address: `ip:port`, or `[ip]:port` for IPv6 (spec 4.234.0's example `[2300:5800::f03c:93ff:fe6e:1264]:8080`). */
@@ -54,7 +54,7 @@ export function defaultConfig(id: number, nodebalancerId: number): ConfigRecord 
  * Merges `input` into `target` (a fresh default or the stored config) after checking the
  * rules that span fields; throws before changing anything.
  */
-export function applyConfig(nb: NodeBalancerRecord, target: ConfigRecord, input: ConfigInput, prefix = ""): void {
+export function applyConfig(nb: NodeBalancerRecord, target: ConfigRecord, input: ConfigInput, prefix = "", udpOnCommon = false): void {
   const next: ConfigRecord = { ...target };
   for (const [key, value] of Object.entries(input)) {
     if (value == null || key === "ssl_cert" || key === "ssl_key" || key === "nodes" || !(key in target)) continue;
@@ -64,6 +64,7 @@ export function applyConfig(nb: NodeBalancerRecord, target: ConfigRecord, input:
   if (input.ssl_key !== undefined) next.ssl_key = input.ssl_key === null ? null : unescapePem(input.ssl_key);
   settleProtocolDefaults(next, target, input);
   const errors: ApiErrorItem[] = protocolErrors(next, prefix);
+  if (becomesUdpOnCommon(nb, target, next) && !udpOnCommon) errors.push(udpNeedsPremium(prefix));
   if (next.check_timeout >= next.check_interval) {
     errors.push({ field: `${prefix}check_timeout`, reason: "check_timeout must be less than check_interval" });
   }

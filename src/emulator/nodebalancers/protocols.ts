@@ -6,10 +6,13 @@
 // GUESS (nodebalancers/facts.md): the API's texts for these refusals are not recorded
 // (api-2026 §4): the reasons and fields below are guesses, in the API's envelope, naming the field the way its other 400s do.
 //
-// udp is accepted on every NodeBalancer type, common included. Whether common refuses it is
-// unknown: Akamai's changelog of 2026-09-30 (CL26) lists UDP as premium-only, but linodego's
-// recording re-made on 2026-07-01 (F:TestNodeBalancerConfig_UDP) created a udp config on a
-// common NodeBalancer and got 200. The recording, a real answer, is the stronger evidence.
+// A new udp config (created, or a config switched to udp) is premium-only: Akamai's changelog of
+// 2026-09-30 (CL26) says basic NodeBalancers do not support UDP, "exceptions … for pre-existing
+// configurations", so a udp config a common NodeBalancer already has stays and can be changed.
+// linodego's recording re-made on 2026-07-01 (F:TestNodeBalancerConfig_UDP) created a udp config
+// on a common NodeBalancer and got 200: the changelog is the later word, and that earlier
+// behaviour is the fault `udpOnCommon` (which is how tests make the pre-existing ones). The
+// refusal's text and field are a GUESS (nodebalancers/facts.md).
 // What the API answers to a udp_check_port or a node mode sent for the other family is not
 // recorded either: both are taken as read-only there (the API returns 80, and no mode for udp
 // nodes), so ignored rather than refused (a guess).
@@ -45,6 +48,12 @@ export function settleProtocolDefaults(next: ConfigRecord, before: ConfigRecord,
   else if (switched && input.cipher_suite == null) next.cipher_suite = "recommended";
   if (!udp) next.udp_check_port = 80;
 }
+
+/** Whether `next` is a udp config a common NodeBalancer did not have as one before (`before`: the stored config, or a fresh default). */
+export const becomesUdpOnCommon = (nb: { type: string }, before: ConfigRecord, next: ConfigRecord): boolean =>
+  nb.type === "common" && isUdp(next.protocol) && !isUdp(before.protocol);
+
+export const udpNeedsPremium = (prefix: string): ApiErrorItem => ({ field: `${prefix}protocol`, reason: "UDP is only available on premium NodeBalancers" });
 
 /** The refusals of one config's protocol rules (guessed texts: see the head of this file). */
 export function protocolErrors(next: ConfigRecord, prefix: string): ApiErrorItem[] {

@@ -136,7 +136,7 @@ export function nodeBalancerRoutes(): Route[] {
           if (c.nodes == null || c.nodes.length === 0) throw badRequest("At least one node is required", `${prefix}nodes`);
           checkNodeLimit(nb, c.nodes.length, `${prefix}nodes`);
           const record = defaultConfig(nextId(req.ctx.state, "config"), nb.id);
-          applyConfig(nb, record, c, prefix);
+          applyConfig(nb, record, c, prefix, req.ctx.faults.config.udpOnCommon);
           c.nodes.forEach((n, j) => {
             const place = placed(req, nb, n, `${prefix}nodes[${j}].`);
             const made = { ...makeNode(req.ctx, record, n, `${prefix}nodes[${j}].`), ...place };
@@ -231,7 +231,7 @@ export function nodeBalancerRoutes(): Route[] {
         const nb = load(req, "read_write");
         const input = parseBody(configSchema, req.body);
         const record = defaultConfig(0, nb.id);
-        applyConfig(nb, record, input);
+        applyConfig(nb, record, input, "", req.ctx.faults.config.udpOnCommon);
         record.id = nextId(req.ctx.state, "config");
         nb.configs[String(record.id)] = record;
         touch(req, nb);
@@ -246,7 +246,7 @@ export function nodeBalancerRoutes(): Route[] {
       method: "PUT", template: config, area: "nodebalancers", level: "read_write",
       handler: (req) => {
         const { nb, config: c } = loadConfig(req, "read_write");
-        applyConfig(nb, c, parseBody(configSchema, req.body));
+        applyConfig(nb, c, parseBody(configSchema, req.body), "", req.ctx.faults.config.udpOnCommon);
         touch(req, nb);
         return { body: renderConfig(c) };
       },
@@ -269,7 +269,7 @@ export function nodeBalancerRoutes(): Route[] {
         const { nodes, ...fields } = input;
         // Validate everything before touching the config: the rebuild is all or nothing.
         const staged = { ...c, nodes: { ...c.nodes } };
-        applyConfig(nb, staged, fields);
+        applyConfig(nb, staged, fields, "", req.ctx.faults.config.udpOnCommon);
         checkNodeLimit(nb, nodes.length, "nodes");
         const rebuilt: Record<string, NodeRecord> = {};
         nodes.forEach((n, i) => {

@@ -298,6 +298,17 @@ export function nodeBodies(c: NodeBalancerConfigSpec, existing?: ObservedConfig)
 }
 
 /**
+ * What the plan would ask of a common NodeBalancer that only premium types take: a udp config it
+ * has not (CL26, 2026-09-30: basic NodeBalancers take no new UDP configs; the udp configs one
+ * already has stay, and can be changed). A NodeBalancer whose type the API does not report is
+ * taken for common. Nothing is sent for these: the API would refuse them.
+ */
+export function premiumOnlyAsks(nb: Pick<NodeBalancer, "type">, plan: Pick<NodeBalancerPlan, "create">): string[] {
+  if ((nb.type ?? "common") !== "common") return [];
+  return plan.create.filter((c) => c.protocol === "udp").map((c) => `add config ${configName(c)} (a new udp config)`);
+}
+
+/**
  * What differs that the API cannot change (region; the type, VPCs and reserved address, which
  * only a create sets): named so the user can fix the spec of an adopted or drifted NodeBalancer;
  * nothing is sent for these.

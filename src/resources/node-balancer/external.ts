@@ -14,7 +14,7 @@ import { locateOwned } from "../shared/locate.ts";
 import type { ListCache } from "../shared/list-cache.ts";
 import type { ConfigReader, ReadOptions, Recorded } from "./configs.ts";
 import {
-  configBody, firewallToAssign, immutableMismatches, isEmptyPlan, noFirewallChange, nodeBodies, planFirewalls, planNodeBalancer, type FirewallPlan, type NodeBalancerPlan,
+  configBody, firewallToAssign, immutableMismatches, isEmptyPlan, premiumOnlyAsks, noFirewallChange, nodeBodies, planFirewalls, planNodeBalancer, type FirewallPlan, type NodeBalancerPlan,
   type ObservedNodeBalancer,
 } from "./diff.ts";
 import type { NodeBalancerSpec, NodeBalancerStatus } from "./schema.ts";
@@ -193,6 +193,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     this.announceSkipped(m, effective.skipped);
     // Observe never sends anything: what only a create could set is not compared there (its spec need not say it).
     const mismatches = immutableMismatches(m.spec, external, observing ? undefined : named);
+    const premiumOnly = observing ? [] : premiumOnlyAsks(nb, plan);
     const health = this.health(external);
     const upToDate = isEmptyPlan(plan);
     return {
@@ -209,6 +210,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       diff: plan.summary,
       delta: plan,
       ...(effective.held !== undefined && m.spec.managementPolicy !== "Observe" ? { unfixable: effective.held } : {}),
+      ...(premiumOnly.length > 0 ? { unfixable: { reason: NodeBalancerReasons.PremiumOnly, message: `the spec asks the common NodeBalancer for what only premium types take, so nothing is sent: ${premiumOnly.join("; ")}` } } : {}),
       ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the NodeBalancer differs from the spec in what cannot change, so nothing is sent: ${mismatches.join("; ")}` } } : {}),
       ...(!upToDate ? { pollMillis: this.deps.poll.pendingMillis } : health !== undefined ? { pollMillis: health.pollMillis } : {}),
     };

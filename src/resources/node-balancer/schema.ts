@@ -91,7 +91,7 @@ export const nodeBalancerNodeSchema = z.object({
 
 export const nodeBalancerConfigSchema = z.object({
   port: z.int().min(1).max(65535).meta({ description: "Listening port, 1..65535; unique among the tcp/http/https configs and among the udp ones (the list is keyed by port and protocol)." }),
-  protocol: z.enum(nodeBalancerProtocols).default("http").meta({ description: "http, https (needs tlsSecretRef), tcp, or udp (its own algorithms, stickiness and udpCheckPort; no passive checks, PROXY protocol, TLS or node modes). A udp config may share its port with a tcp/http/https one." }),
+  protocol: z.enum(nodeBalancerProtocols).default("http").meta({ description: "http, https (needs tlsSecretRef), tcp, or udp (premium types only: Linode's common NodeBalancers take no new UDP configs, so one is refused at admission, and an adopted common NodeBalancer keeps only the udp configs it has; its own algorithms, stickiness and udpCheckPort; no passive checks, PROXY protocol, TLS or node modes). A udp config may share its port with a tcp/http/https one." }),
   algorithm: z.enum(nodeBalancerAlgorithms).default("roundrobin").meta({ description: "How a backend is picked: roundrobin or leastconn; source (tcp/http/https only) or ring_hash (udp only)." }),
   stickiness: z.enum(nodeBalancerStickiness).default("none").meta({ description: "Session stickiness: none; table or http_cookie (tcp/http/https only); session or source_ip (udp only)." }),
   check: z.enum(nodeBalancerChecks).default("none").meta({
@@ -216,6 +216,8 @@ export const nodeBalancerSpecSchema = z.object({
   "x-kubernetes-validations": [
     immutableOnceSet("nodeBalancerId", "it names the cloud NodeBalancer this resource manages; create another NodeBalancer to adopt a different one"),
     { rule: "!has(self.frontendVpc) || (has(self.type) && self.type != 'common')", message: "frontendVpc needs a premium type (premium or premium_40gb): the API refuses a frontend VPC on common", fieldPath: ".frontendVpc" },
+    // CL26 (2026-09-30): basic NodeBalancers take no new UDP configs, "exceptions … for pre-existing configurations": an adopted one may keep (and say) those it has.
+    { rule: "has(self.nodeBalancerId) || (has(self.type) && self.type != 'common') || !has(self.configs) || self.configs.all(c, c.protocol != 'udp')", message: "udp configs need a premium type (premium or premium_40gb): Linode's common NodeBalancers take no new UDP configs (an adopted one, spec.nodeBalancerId, keeps those it has)", fieldPath: ".type" },
     { rule: "!has(self.frontendVpc) || !has(self.ipv4)", message: "ipv4 (a reserved public address) and frontendVpc (a VPC address) exclude each other", fieldPath: ".ipv4" },
     // CL26: premium takes VPC or public IPv6 backends, no legacy private IPv4: outside a VPC every backend is IPv6.
     { rule: `!has(self.type) || self.type == 'common' || has(self.vpcs) || !has(self.configs) || self.configs.all(c, ${allIPv6})`, message: "a premium NodeBalancer takes no private IPv4 backends outside a VPC: set spec.vpcs (the backends' subnet), or give IPv6 backends only ([ipv6]:port nodes, nodesFrom.addressFamily IPv6)", fieldPath: ".vpcs" },

@@ -670,19 +670,31 @@ func TestNodeBalancers(t *testing.T) {
 }
 
 // UDP configs and resource locks, as linodego drives them (its TestNodeBalancerConfig_UDP and
-// TestNodeBalancer_Locks in spirit): the recorded udp create, a lock that keeps the
-// NodeBalancer from being deleted until it is removed.
+// TestNodeBalancer_Locks in spirit): a udp config refused on a common NodeBalancer (premium-only
+// since Akamai's changelog of 2026-09-30; the 2026-07 recording made one on common), the
+// recorded udp create on a premium one, a lock that keeps the NodeBalancer from being deleted
+// until it is removed.
 func TestNodeBalancerUDPAndLocks(t *testing.T) {
 	c := newClient(t)
 	ctx := context.Background()
+	checkPort := 1234
+	udp := linodego.NodeBalancerConfigCreateOptions{
+		Port: 80, Protocol: linodego.ProtocolUDP, Algorithm: linodego.AlgorithmRingHash, CheckInterval: 60, UDPCheckPort: &checkPort,
+	}
+
+	commonLabel := uniq("sdk-udp-common")
+	common := try(c.CreateNodeBalancer(ctx, linodego.NodeBalancerCreateOptions{Label: &commonLabel, Region: "us-east"})).must(t, "CreateNodeBalancer common")
+	_, err := c.CreateNodeBalancerConfig(ctx, common.ID, udp)
+	var apiErr *linodego.Error
+	if !errors.As(err, &apiErr) || apiErr.Code != http.StatusBadRequest {
+		t.Errorf("a udp config on a common NodeBalancer: want a 400 linodego.Error, got %v", err)
+	}
+	ok(t, "DeleteNodeBalancer common", c.DeleteNodeBalancer(ctx, common.ID))
 
 	label, throttle := uniq("sdk-udp"), 3
-	nb := try(c.CreateNodeBalancer(ctx, linodego.NodeBalancerCreateOptions{Label: &label, Region: "us-east", ClientUDPSessThrottle: &throttle})).must(t, "CreateNodeBalancer")
+	nb := try(c.CreateNodeBalancer(ctx, linodego.NodeBalancerCreateOptions{Label: &label, Region: "us-east", Type: linodego.NBTypePremium, ClientUDPSessThrottle: &throttle})).must(t, "CreateNodeBalancer")
 	eq(t, "client_udp_sess_throttle", nb.ClientUDPSessThrottle, 3)
-	checkPort := 1234
-	cfg := try(c.CreateNodeBalancerConfig(ctx, nb.ID, linodego.NodeBalancerConfigCreateOptions{
-		Port: 80, Protocol: linodego.ProtocolUDP, Algorithm: linodego.AlgorithmRingHash, CheckInterval: 60, UDPCheckPort: &checkPort,
-	})).must(t, "CreateNodeBalancerConfig udp")
+	cfg := try(c.CreateNodeBalancerConfig(ctx, nb.ID, udp)).must(t, "CreateNodeBalancerConfig udp")
 	eq(t, "udp stickiness", cfg.Stickiness, linodego.StickinessSession)
 	eq(t, "udp check_passive", cfg.CheckPassive, false)
 	eq(t, "udp_check_port", cfg.UDPCheckPort, 1234)

@@ -39,6 +39,9 @@ describe("NodeBalancer CRD", () => {
       ["duplicate port", { configs: [config, config] }, ["spec.configs[1]: Duplicate value", "\"port\":80"]],
       ["one port on http and tcp", { configs: [config, { ...config, protocol: "tcp" }] }, ["spec.configs", "a port is used once among the tcp, http and https configs, and once among the udp configs"]],
       ["one port on two udp configs", { configs: [{ ...config, protocol: "udp" }, { ...config, protocol: "udp" }] }, ["spec.configs[1]: Duplicate value"]],
+      // CL26 (2026-09-30): common NodeBalancers take no new UDP configs.
+      ["udp on a new common NodeBalancer", cfg({ protocol: "udp" }), ["spec.type", "udp configs need a premium type (premium or premium_40gb)"]],
+      ["udp on a new common NodeBalancer, type unset", { type: undefined, ...cfg({ protocol: "udp" }) }, ["spec.type", "udp configs need a premium type"]],
       ["config without a port", { configs: [{ nodes: [node] }] }, ["spec.configs[0].port: Required value"]],
       ["port 0", cfg({ port: 0 }), ["spec.configs[0].port", "greater than or equal to 1"]],
       ["port 65536", cfg({ port: 65536 }), ["spec.configs[0].port", "less than or equal to 65535"]],
@@ -122,14 +125,16 @@ describe("NodeBalancer CRD", () => {
           { port: 8443, protocol: "tcp", nodes: [{ label: "vpc-a", address: "10.0.0.5:80" }, { label: "vpc-b", address: "172.16.0.9:80" }, { label: "vpc-c", address: "192.168.10.5:80" }] },
         ],
       }],
-      ["udp beside tcp on one port, with udp's own settings", {
-        clientUdpSessThrottle: 20, deletionProtection: true,
+      ["udp beside tcp on one port, with udp's own settings (premium)", {
+        clientUdpSessThrottle: 20, deletionProtection: true, type: "premium",
         configs: [
-          { port: 53, protocol: "tcp", nodes: [{ label: "dns-1", address: "192.168.1.1:53" }] },
-          { port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", check: "connection", udpCheckPort: 8053, checkPassive: false, nodes: [{ label: "dns-1", address: "192.168.1.1:53", weight: 10 }] },
-          { port: 5353, protocol: "udp", algorithm: "leastconn", stickiness: "session", nodes: [{ label: "dns-1", address: "192.168.1.1:5353" }] },
+          { port: 53, protocol: "tcp", nodes: [{ label: "dns-1", address: "[2600:3c03::1]:53" }] },
+          { port: 53, protocol: "udp", algorithm: "ring_hash", stickiness: "source_ip", check: "connection", udpCheckPort: 8053, checkPassive: false, nodes: [{ label: "dns-1", address: "[2600:3c03::1]:53", weight: 10 }] },
+          { port: 5353, protocol: "udp", algorithm: "leastconn", stickiness: "session", nodes: [{ label: "dns-1", address: "[2600:3c03::1]:5353" }] },
         ],
       }],
+      // The udp configs a common NodeBalancer had before UDP became premium-only stay (CL26): adopted, the spec says them.
+      ["udp on an adopted common NodeBalancer", { nodeBalancerId: 12, configs: [{ port: 53, protocol: "udp", nodes: [{ label: "dns-1", address: "192.168.1.1:53" }] }] }],
     ];
     it.each(cases)("%s", async (_name, patch) => {
       const res = await dryRun(withSpec(base, patch));

@@ -54,15 +54,18 @@ describe("the CRDs on the oldest Kubernetes the chart supports", () => {
     expect(template.stderr).not.toMatch(/extraData\[ok\]/);
 
     // The NodeBalancer's configs keyed by port and a defaulted protocol, and udp's rules (filter, in).
-    const nb = (configs: Record<string, unknown>[]): string => JSON.stringify({
-      apiVersion: "linode.operator.dev/v1alpha1", kind: "NodeBalancer", metadata: { name: "dns", namespace: "default" }, spec: { region: "us-east", configs },
+    // Premium: udp is premium-only (CL26), and premium outside a VPC takes IPv6 backends.
+    const nb = (configs: Record<string, unknown>[], type = "premium"): string => JSON.stringify({
+      apiVersion: "linode.operator.dev/v1alpha1", kind: "NodeBalancer", metadata: { name: "dns", namespace: "default" }, spec: { region: "us-east", type, configs },
     });
-    const node = { label: "dns-1", address: "192.168.1.1:53" };
+    const node = { label: "dns-1", address: "[2600:3c03::1]:53" };
     const udp = await kubectl(["apply", "--dry-run=server", "-f", "-"], nb([{ port: 53, protocol: "tcp", nodes: [node] }, { port: 53, protocol: "udp", stickiness: "session", nodes: [node] }]));
     expect(udp.code, udp.stderr).toBe(0);
     const clash = await kubectl(["apply", "--dry-run=server", "-f", "-"], nb([{ port: 53, nodes: [node] }, { port: 53, protocol: "tcp", nodes: [node] }]));
     expect(clash.stderr).toMatch(/a port is used once among the tcp, http and https configs/);
     const wrong = await kubectl(["apply", "--dry-run=server", "-f", "-"], nb([{ port: 53, protocol: "udp", stickiness: "table", nodes: [node] }]));
     expect(wrong.stderr).toMatch(/session and source_ip for udp/);
+    const common = await kubectl(["apply", "--dry-run=server", "-f", "-"], nb([{ port: 53, protocol: "udp", nodes: [{ label: "dns-1", address: "192.168.1.1:53" }] }], "common"));
+    expect(common.stderr).toMatch(/udp configs need a premium type/);
   });
 });
