@@ -220,8 +220,8 @@ export async function main(argv: string[]): Promise<number> {
         const st = o.status as PoolStatus | undefined;
         const secret = await kube.getSecret({ namespace, name: st?.connectionSecretName ?? "" });
         const uri = Buffer.from(secret.data?.uri ?? "", "base64").toString();
-        // What an application reads as DATABASE_URL (examples/connection-pool.yaml): through the pool, never the password shown.
-        say(`Secret ${namespace}/${st?.connectionSecretName ?? ""} (owned by databaseConnectionPool/${o.metadata.name}): an application reading DATABASE_URL from its uri connects through the pool: ${redactPassword(uri)}`);
+        // What an application reads as DATABASE_URL (examples/app-through-pool.yaml): through the pool, never the password shown.
+        say(`Secret ${namespace}/${st?.connectionSecretName ?? ""} (owned by databaseConnectionPool/${o.metadata.name}): an application reading DATABASE_URL from its uri connects through the pool: ${redactPassword(uri)} (examples/app-through-pool.yaml is one; it runs where the cluster has nodes, which this control plane has not)`);
       }
       const kcArg = kubeconfig !== undefined ? ` --kubeconfig ${kubeconfig}` : "";
       const first = (list.items[0]?.status as DatabaseStatus | undefined)?.connectionSecretName ?? "";

@@ -26,6 +26,8 @@ const repo = fileURLToPath(new URL("../../", import.meta.url));
 const NS = "linode-operator";
 const RELEASE = "op";
 const TOKEN = "e2e-token";
+/** A team's token of the same account, in a Secret of its namespace. */
+const TEAM_TOKEN = "e2e-team-token";
 // The image examples/app.yaml names: a local busybox tagged so, found without a pull.
 const APP_BUSYBOX = "docker.io/library/busybox:1.37";
 const sha256 = (s: string): string => createHash("sha256").update(s).digest("hex");
@@ -47,11 +49,13 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     return r.stdout;
   };
   /** GET on the emulator, from inside the network namespace (the only place it can be reached). */
-  const emulatorGet = async <T>(path: string): Promise<T> => {
+  const emulatorGet = <T>(path: string): Promise<T> => emulatorCall<T>("GET", path);
+  /** A request to the emulator (its API or its admin routes, /_emulator/…), from inside the network namespace. */
+  const emulatorCall = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     if (emu === undefined) throw new Error("no emulator");
-    const script = `fetch(process.env.U, { headers: { authorization: "Bearer " + process.env.T } }).then(async (r) => { if (!r.ok) process.exit(3); process.stdout.write(await r.text()); })`;
-    const r = await cluster().exec(process.execPath, ["-e", script], { env: { ...process.env, U: `${new URL(emu.url).origin}${path}`, T: TOKEN } });
-    if (r.code !== 0) throw new Error(`emulator GET ${path}: exit ${r.code} ${r.stderr}`);
+    const script = `fetch(process.env.U, { method: process.env.M, headers: { authorization: "Bearer " + process.env.T, "content-type": "application/json" }, body: process.env.B || undefined }).then(async (r) => { if (!r.ok) process.exit(3); process.stdout.write(await r.text()); })`;
+    const r = await cluster().exec(process.execPath, ["-e", script], { env: { ...process.env, U: `${new URL(emu.url).origin}${path}`, T: TOKEN, M: method, B: body === undefined ? "" : JSON.stringify(body) } });
+    if (r.code !== 0) throw new Error(`emulator ${method} ${path}: exit ${r.code} ${r.stderr}`);
     return JSON.parse(r.stdout) as T;
   };
   /** Operator pods not being deleted, with their Ready condition. */
@@ -62,11 +66,13 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
   const readyPods = async (): Promise<string[]> => (await podStates()).filter((p) => p.ready).map((p) => p.name);
   const leaseHolder = async (): Promise<string> =>
     kubectl(["get", "lease", `${RELEASE}-linode-operator`, "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"]).catch(() => "");
-  const appPod = async (): Promise<string> =>
-    until("orders-app pod Running", 120_000, async () => {
-      const out = await kubectl(["get", "pods", "-l", "app=orders-app", "-o", "jsonpath={range .items[*]}{.metadata.name} {.status.phase}{\"\\n\"}{end}"]);
+  /** The Running pod of an example application (label app=`app`). */
+  const runningPod = async (app: string): Promise<string> =>
+    until(`${app} pod Running`, 120_000, async () => {
+      const out = await kubectl(["get", "pods", "-l", `app=${app}`, "-o", "jsonpath={range .items[*]}{.metadata.name} {.status.phase}{\"\\n\"}{end}"]);
       return out.split("\n").find((l) => l.endsWith(" Running"))?.split(" ")[0];
     }, 500);
+  const appPod = (): Promise<string> => runningPod("orders-app");
   const mountedPasswordHash = async (pod: string): Promise<string> =>
     (await kubectl(["exec", pod, "--", "sha256sum", "/bindings/orders/password"])).split(" ")[0] ?? "";
   const ordersId = async (): Promise<number> => Number(await kubectl(["get", "manageddatabase", "orders", "-o", "jsonpath={.status.id}"]));
@@ -332,6 +338,45 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     expect(await mountedPasswordHash(pod)).toBe(sha256(password));
   });
 
+  it("the example application through the pool reads DATABASE_URL from the pool's Secret: logs show the pool as the database at the cluster's host and port, verified against the mounted CA, never the password", async () => {
+    // This emulator makes new databases on the legacy platform (the example snapshot needs one), where
+    // the example pool is UnsupportedOnPlatform: the pool is made again on a current-platform
+    // PostgreSQL cluster the account has, adopted with the namespace's own token (a team's, not the
+    // operator's: adopting by id on the operator's token is for namespaces the admin allows).
+    expect(await kubectl(["get", "databaseconnectionpool", "analytics-pool", "-o", "jsonpath={.status.conditions[?(@.type==\"Synced\")].reason}"])).toBe("UnsupportedOnPlatform");
+    const seeded = (await emulatorCall<{ databases: { first_id: number } }>("POST", "/_emulator/seed", { databases: { count: 1, engine: "postgresql", platform: "current", labelPrefix: "analytics-2026" } })).databases;
+    await emulatorCall("POST", "/_emulator/tokens", { token: TEAM_TOKEN });
+    await kubectl(["create", "secret", "generic", "linode-e2e", `--from-literal=token=${TEAM_TOKEN}`]);
+    await kubectl(["label", "secret", "linode-e2e", "linode.operator.dev/credentials=true"]);
+    await kubectl(["apply", "-f", "-"], JSON.stringify({
+      apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "analytics-current" },
+      spec: { engine: "postgresql", version: "16", region: "us-east", type: "g6-nanode-1", databaseId: seeded.first_id, credentialsRef: { name: "linode-e2e" }, deletionPolicy: "Delete" },
+    }));
+    await kubectl(["delete", "databaseconnectionpool", "analytics-pool", "--timeout=60s"]);
+    await kubectl(["apply", "-f", "-"], JSON.stringify({
+      apiVersion: "linode.operator.dev/v1alpha1", kind: "DatabaseConnectionPool", metadata: { name: "analytics-pool" },
+      spec: { databaseRef: { name: "analytics-current" }, database: "defaultdb", mode: "transaction", size: 20 },
+    }));
+    const conditions = (what: string): Promise<string> => kubectl(["get", what, "-o", "jsonpath={range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{\"\\n\"}{end}"]);
+    await until("analytics-pool Ready", 120_000, async () => ((await conditions("databaseconnectionpool/analytics-pool")).includes("Ready=True") ? true : undefined), 500)
+      .catch(async (err: unknown) => {
+        throw new Error(`${String(err)}\npool:\n${await conditions("databaseconnectionpool/analytics-pool")}\ndatabase:\n${await conditions("manageddatabase/analytics-current")}`);
+      });
+    const secret = async (key: string): Promise<string> => Buffer.from(await kubectl(["get", "secret", "analytics-pool-connection", "-o", `jsonpath={.data.${key}}`]), "base64").toString();
+    const pod = await runningPod("analytics-app");
+    const logs = await until("pool application logs", 30_000, async () => {
+      const l = await kubectl(["logs", pod]);
+      return l.includes("ca.crt:") ? l : undefined;
+    });
+    console.log(`[e2e] pool application pod logs: ${logs.trim().replace(/\n/g, " | ")}`);
+    const [host, port] = [await secret("host"), await secret("port")];
+    expect(logs).toContain(`connects through the pool: postgresql://${host}:${port}/analytics-pool?sslmode=verify-full&sslrootcert=/bindings/analytics-pool/ca.crt`);
+    expect(logs).toContain("pool: analytics-pool type: postgresql");
+    expect(logs).toContain("ca.crt: PEM certificate at /bindings/analytics-pool/ca.crt");
+    expect(logs).not.toContain(await secret("password"));
+    expect(await kubectl(["get", "databaseconnectionpool", "analytics-pool", "-o", "jsonpath={.status.binding.name}"])).toBe("analytics-pool-connection");
+  });
+
   it("a credentials rotation by request token rewrites the Secret and the file inside the running pod changes", async () => {
     const pod = await appPod();
     const before = await mountedPasswordHash(pod);
@@ -434,6 +479,8 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
   it("kubectl delete the examples: no database is left in the emulator; helm uninstall leaves no operator object", async () => {
     const t0 = Date.now();
     await kubectl(["delete", "-f", join(repo, "examples"), "--timeout=180s"]);
+    // The current-platform database the pool's application test adopted (its pool went with the examples).
+    await kubectl(["delete", "manageddatabase", "analytics-current", "--ignore-not-found", "--timeout=180s"]);
     const left = await emulatorGet<{ data: unknown[] }>("/v4/databases/instances");
     console.log(`[e2e] kubectl delete -f examples/ returned after ${secs(Date.now() - t0)}; databases left in the emulator: ${left.data.length}`);
     expect(left.data).toEqual([]);
