@@ -16,6 +16,7 @@ export {
 export { EXTERNAL_ID_ANNOTATION, isPaused } from "./annotations.ts";
 export { getCondition, isTrue } from "./conditions.ts";
 export { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
+export { problems, type Problem } from "./problems.ts";
 export type { EventRecorder } from "./events.ts";
 export type { Logger } from "./logger.ts";
 export { ConditionReasons } from "./reasons.ts";

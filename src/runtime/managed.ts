@@ -7,6 +7,7 @@ import type { EndpointSliceObject, KubeObject, NodeObject, ObjectKey, ResourceTy
 import type { Actions } from "./actions.ts";
 import type { EventRecorder } from "./events.ts";
 import type { ManagedObject } from "./managed-object.ts";
+import type { Problem } from "./problems.ts";
 import type { ReadStore, Selectors } from "./stores.ts";
 import type { PollIntervals } from "./timings.ts";
 
@@ -85,10 +86,11 @@ interface ObservedObject<Ext, Status> {
   /** What differs, for the Synced message and the Event. */
   diff?: string;
   /**
-   * It differs in what the API cannot change (e.g. an adopted database in another region):
-   * Synced=False with this reason, and no update is sent for it.
+   * What the spec asks that the API cannot do (e.g. an adopted database in another region),
+   * every one found, most important first (problems()): Synced=False with the first one's
+   * reason and a message naming them all, and no update is sent. Empty: none.
    */
-  unfixable?: { reason: string; message: string };
+  unfixable?: readonly Problem[];
   /** When to look again; the reconciler picks a default from readiness otherwise. */
   pollMillis?: number;
 }

@@ -3,6 +3,7 @@
 // and did, never which condition to write.
 import type { ConditionInput } from "./conditions.ts";
 import type { AfterObserve, Deferral, Observed } from "./managed.ts";
+import { combined } from "./problems.ts";
 import { ConditionReasons as R } from "./reasons.ts";
 
 export type Outcome =
@@ -60,11 +61,12 @@ export function readyOf(found: Findings): ConditionInput | undefined {
 function syncedOf(found: Findings & { observed: Observed<unknown, unknown> }): ConditionInput {
   const { observed, after, observeOnly } = found;
   if (after?.notSynced !== undefined) return synced("False", after.notSynced.reason, after.notSynced.message);
+  const unfixable = combined(observed.unfixable);
   if (observeOnly) {
-    const differences = [observed.upToDate ? undefined : observed.diff, observed.unfixable?.message].filter((d) => d !== undefined && d !== "");
+    const differences = [observed.upToDate ? undefined : observed.diff, unfixable?.message].filter((d) => d !== undefined && d !== "");
     return synced("True", R.Observing, differences.length > 0 ? `differs from the spec (not changed: managementPolicy is Observe): ${differences.join("; ")}` : "");
   }
-  if (observed.unfixable !== undefined) return synced("False", observed.unfixable.reason, observed.unfixable.message);
+  if (unfixable !== undefined) return synced("False", unfixable.reason, unfixable.message);
   return synced("True", R.ReconcileSuccess);
 }
 
@@ -105,5 +107,5 @@ export function conditionsOf(outcome: Outcome, found: Findings): ConditionInput[
 export function settled(outcome: Outcome, found: Findings): boolean {
   if (outcome.type !== "observed" || found.observed === undefined) return false;
   const [r, s] = conditionsOf(outcome, found);
-  return r?.status === "True" && found.observed.upToDate && (s?.status === "True" || found.observed.unfixable !== undefined);
+  return r?.status === "True" && found.observed.upToDate && (s?.status === "True" || combined(found.observed.unfixable) !== undefined);
 }

@@ -32,6 +32,7 @@ import { canWrite, type AnyManagedKind, type CreatePending, type Deferral, type 
 import { ObjectWrites } from "./object-writes.ts";
 import { conditionsOf, settled, type Findings, type Outcome } from "./outcome.ts";
 import { Ownership, recordedIdOf } from "./ownership.ts";
+import { combined } from "./problems.ts";
 import type { ReferenceProtection } from "./protection.ts";
 import { ConditionReasons as R, EventActions, EventReasons } from "./reasons.ts";
 import type { References } from "./references.ts";
@@ -312,7 +313,7 @@ export class ManagedReconciler {
     const key = `${pass.m.key.namespace}/${pass.m.key.name}`;
     if (observed?.upToDate === true) this.repeats.delete(key);
     // Nothing is sent while the spec asks for what cannot be: a partial update would pretend otherwise.
-    if (observed === undefined || writer === undefined || pass.observeOnly || observed.unfixable !== undefined || observed.upToDate) return undefined;
+    if (observed === undefined || writer === undefined || pass.observeOnly || combined(observed.unfixable) !== undefined || observed.upToDate) return undefined;
     // The kind's typed delta is what it would send (the runtime sees every kind's as unknown).
     const fingerprint = stableJson([observed.diff ?? "", (observed as { delta?: unknown }).delta]);
     const last = this.repeats.get(key);
@@ -320,7 +321,7 @@ export class ManagedReconciler {
     if (again && last.sent >= MAX_IDENTICAL_UPDATES) {
       const message = `the same update (${observed.diff ?? "the cloud object"}) was sent ${String(last.sent)} passes running and the cloud object still differs: the API stores it in another form, or something outside changes it back. Nothing more is sent until the spec or the cloud object changes; set the spec to the value the API keeps`;
       if (getCondition(pass.m.obj.status?.conditions, "Synced")?.reason !== R.NotConverging) this.deps.events.warning(pass.m.obj, R.NotConverging, EventActions.Update, message);
-      pass.observed = { ...observed, unfixable: { reason: R.NotConverging, message }, pollMillis: this.pollMillis(true) };
+      pass.observed = { ...observed, unfixable: [{ reason: R.NotConverging, message }], pollMillis: this.pollMillis(true) };
       return undefined;
     }
     pass.acting = true;

@@ -176,4 +176,30 @@ describe("adopting a NodeBalancer with a short spec", () => {
     await env.repass("NodeBalancer", key("watched"), 2);
     expect(mutationsUnder(env, `/nodebalancers/${String(other.id)}`)).toEqual([]);
   });
+
+  it("adopted with two problems at once, a region it is not in and a new udp config on a common NodeBalancer: Synced names both (ImmutableFieldMismatch first), nothing sent; dropping one leaves the other named alone", async () => {
+    const theirs = await env.linode.nodeBalancers.create({ region: "us-east", label: "theirs-two-problems", configs: [{ port: 80, protocol: "tcp", nodes: [{ label: "web-1", address: "192.168.32.1:80" }] }] });
+    const path = `/nodebalancers/${String(theirs.id)}`;
+    const configs = [
+      { port: 80, protocol: "tcp", nodes: [{ label: "web-1", address: "192.168.32.1:80" }] },
+      { port: 5353, protocol: "udp", nodes: [{ label: "web-1", address: "192.168.32.1:5353" }] },
+    ];
+    await create("two", { nodeBalancerId: theirs.id, region: "us-west", configs });
+    const both = await waitFor("Synced naming both problems", async () => {
+      const c = condOf(await get("two"), "Synced");
+      return c?.reason === "ImmutableFieldMismatch" && c.message?.includes("PremiumOnly") === true ? c : undefined;
+    }, 60_000, 100);
+    expect(both.status).toBe("False");
+    expect(both.message).toMatch(/^2 problems \(ImmutableFieldMismatch, PremiumOnly\)\. /);
+    expect(both.message).toContain("region (spec us-west, NodeBalancer us-east)");
+    expect(both.message).toContain("add config 5353/udp (a new udp config)");
+    await env.repass("NodeBalancer", key("two"), 2);
+    expect(mutationsUnder(env, path)).toEqual([]);
+
+    // The udp config dropped from the spec: the region is still named, alone, in its own words.
+    await patch("two", { configs: configs.slice(0, 1) });
+    const one = await waitFor("Synced ImmutableFieldMismatch alone", async () => { const c = condOf(await get("two"), "Synced"); return c?.reason === "ImmutableFieldMismatch" && c.message?.includes("PremiumOnly") === false ? c : undefined; }, 60_000, 100);
+    expect(one.message).toMatch(/^the NodeBalancer differs from the spec in what cannot change, so nothing is sent: region \(spec us-west, NodeBalancer us-east\)$/);
+    expect(mutationsUnder(env, path)).toEqual([]);
+  });
 });

@@ -6,6 +6,7 @@
 // read from the counters after the one pass. The same runtime is proven on a real API server by
 // test/integration/runtime.test.ts and the kinds' integration tests; what spans passes (the
 // queue, backoff, terminal errors, deadlines) is in test/unit/controller-queue.test.ts.
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import { Controller } from "../../src/runtime/controller.ts";
@@ -14,6 +15,7 @@ import type { EventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { EXTERNAL_ID_ANNOTATION, FINALIZER, INITIALIZED_FROM_ANNOTATION, PAUSED_ANNOTATION } from "../../src/runtime/annotations.ts";
+import { conditionReasonMeanings } from "../../src/runtime/reasons.ts";
 import { Timings } from "../../src/runtime/timings.ts";
 import { GadgetCloud, gadgetType, type GadgetObject, type GadgetSpec } from "../fixtures/gadget-kind.ts";
 import { MemoryKube, type WriteRecord } from "../fixtures/memory-kube.ts";
@@ -70,9 +72,14 @@ interface Want {
   statusPatches?: unknown[];
   /** Events as "Type/Reason". */
   events?: string[];
-  /** What the pass asks for next: none (wait for a change), a poll of a range, or what it threw. */
+  /** What the pass asks for next: none (wait for a change), a poll of a range, or what it threw (its reason, e.g. Waiting or a Kubernetes Conflict; any other error's message). */
   requeue?: "none" | [min: number, max: number];
   throws?: string;
+  /**
+   * Every error the Kubernetes API answered the pass with ("method code"), those the runtime
+   * handled included; none unless the case says so, so no case passes on an unexpected one.
+   */
+  kubeErrors?: string[];
   /** Anything else to check. */
   check?: (r: PassResult) => void;
 }
@@ -87,9 +94,19 @@ interface PassResult {
   events: string[];
   requeueAfterMillis: number | undefined;
   error: unknown;
+  /** The Kubernetes API's errors during the pass, as "method code". */
+  kubeErrors: string[];
 }
 
 const key = `${ns}/g`;
+
+type RuntimeReason = keyof typeof conditionReasonMeanings;
+/** Reasons the runtime declares that one pass cannot show, and where they are proven. */
+const provenElsewhere: Partial<Record<RuntimeReason, string>> = {
+  NotConverging: "the same update three passes running: test/unit/controller-queue.test.ts and test/integration/tenant-boundary.test.ts",
+};
+/** Reasons the runtime declares for the kinds to write (their errors and states), never written by the runtime itself (checked below). */
+const writtenByKinds: RuntimeReason[] = ["Updating", "Forbidden", "RequestOutcomeUnknown"];
 
 /** Runs one reconcile pass of "g" in the world `given` describes. */
 async function onePass(given: Given): Promise<PassResult> {
@@ -129,6 +146,7 @@ async function onePass(given: Given): Promise<PassResult> {
   }, { concurrency: 1, namespaces: [ns] });
   await controller.syncCaches();
   const before = kube.writes.length;
+  const errorsBefore = kube.errors.length;
   let requeueAfterMillis: number | undefined;
   let error: unknown;
   try {
@@ -140,6 +158,7 @@ async function onePass(given: Given): Promise<PassResult> {
   return {
     obj: kube.peek(gadgetType, { namespace: ns, name: "g" }) as ManagedObject | undefined,
     cloud, kube, events, requeueAfterMillis, error,
+    kubeErrors: kube.errors.slice(errorsBefore).map((e) => `${e.method} ${e.error instanceof KubeApiError ? String(e.error.code) : e.error.message}`),
     writes: kube.writes.slice(before).filter((w) => w.plural === "gadgets" && w.key === key),
   };
 }
@@ -236,7 +255,12 @@ const cases: Case[] = [
   {
     name: "vanished, and a new recreate token: the old id forgotten, one create, the token recorded",
     given: { object: { ...recorded("4"), spec: { recreate: "r1" } } },
-    want: { creates: 1, status: { externalId: "1" }, ready: ["False", "Creating"], check: (r) => { expect((r.obj?.status?.lastRequests as { recreate?: { token: string } }).recreate?.token).toBe("r1"); } },
+    want: {
+      creates: 1, status: { externalId: "1" }, ready: ["False", "Creating"],
+      // The token's record is written at the version read before the forget, which the forget's own write moved on: one conflict, read again, retried.
+      kubeErrors: ["patchCustomStatus 409"],
+      check: (r) => { expect((r.obj?.status?.lastRequests as { recreate?: { token: string } }).recreate?.token).toBe("r1"); },
+    },
   },
   {
     name: "vanished, and the recreate token already spent: ExternalResourceGone, no create",
@@ -314,7 +338,7 @@ const cases: Case[] = [
   {
     name: "a conflict adding the finalizer: thrown to be retried with a fresh copy, nothing reported or sent",
     given: { object: {}, steer: (_c, k) => { k.failNext("jsonPatchCustom", new KubeApiError(409, "Conflict", "test of /metadata/resourceVersion failed")); } },
-    want: { writes: [], events: [], creates: 0, observes: 0, check: (r) => { expect(r.error).toMatchObject({ code: 409 }); } },
+    want: { writes: [], events: [], creates: 0, observes: 0, throws: "Conflict", kubeErrors: ["jsonPatchCustom 409"] },
   },
   {
     name: "a reference not found: waits with its reason, no cloud call, no poll (its creation wakes it)",
@@ -336,6 +360,8 @@ const cases: Case[] = [
     given: { object: { ...recorded("7", { size: 7 }), spec: { size: 7 } }, cloud: { 7: gadget(7) }, connection: true },
     want: {
       ready: ["True", "Available"], status: { connectionSecretName: "g-gadget", binding: { name: "g-gadget" } }, events: ["Normal/ConnectionSecretPublished"],
+      // Not in the cache of its own Secrets: looked up on the API server, where no one else's is.
+      kubeErrors: ["getSecret 404"],
       check: (r) => {
         const created = r.kube.writesTo("secrets");
         expect(created.map((w) => w.method)).toEqual(["create"]);
@@ -357,6 +383,41 @@ const cases: Case[] = [
         expect(r.kube.writesTo("secrets").map((w) => w.method)).toEqual(["apply", "delete", "create"]);
         expect(r.kube.writesTo("secrets").at(-1)?.body).toMatchObject({ type: "servicebinding.io/gadget" });
       },
+    },
+  },
+  {
+    name: "no connection details to publish yet (the kind cannot read them): Ready=False SecretPending, no Secret written, looked at again soon",
+    given: { object: { ...recorded("7", { ...inSync(), size: 7 }), spec: { size: 7 } }, cloud: { 7: gadget(7, { noDetails: true }) }, connection: true },
+    want: {
+      ready: ["False", "SecretPending"], synced: ["True", "ReconcileSuccess"], events: [], requeue: pending, kubeErrors: ["getSecret 404"],
+      check: (r) => { expect(r.kube.writesTo("secrets")).toEqual([]); expect(r.obj?.status?.connectionSecretName).toBeUndefined(); },
+    },
+  },
+  {
+    name: "a Secret of that name someone else made: SecretConflict naming it, never written",
+    given: { object: { ...recorded("7", { ...inSync(), size: 7 }), spec: { size: 7 } }, cloud: { 7: gadget(7) }, connection: true, secrets: { "g-gadget": { data: { theirs: "yes" } } } },
+    want: {
+      ready: ["False", "SecretConflict", /g-gadget already exists .* never overwritten/], synced: ["True", "ReconcileSuccess"], events: [],
+      // Only the Secret the case made.
+      check: (r) => { expect(r.kube.writesTo("secrets").map((w) => w.method)).toEqual(["apply"]); },
+    },
+  },
+  {
+    name: "up but not usable, the kind not saying why: Ready=False Unavailable, looked at again soon",
+    given: { object: recorded("7", inSync()), cloud: { 7: gadget(1, { starting: true }) } },
+    want: { ready: ["False", "Unavailable"], synced: ["True", "ReconcileSuccess"], updates: [], events: [], requeue: pending },
+  },
+  {
+    name: "observe fails (not an error the kind classified): Synced=False ReconcileError with its message, a Warning, thrown for backoff",
+    given: { object: recorded("7"), cloud: { 7: gadget() }, steer: (c) => { c.failNext.set(key, 1); } },
+    want: { throws: "injected failure", ready: "unchanged", synced: ["False", "ReconcileError", /injected failure/], events: ["Warning/ReconcileError"], updates: [] },
+  },
+  {
+    name: "two problems no update fixes (a shape it cannot change, a size over its capacity): Synced=False with the first one's reason, the message naming both; nothing sent",
+    given: { object: { ...recorded("7", inSync()), spec: { size: 4 } }, cloud: { 7: gadget(1, { shape: "square", capacity: 2 }) } },
+    want: {
+      updates: [], observes: 1, ready: ["True", "Available"],
+      synced: ["False", "ShapeMismatch", /^2 problems \(ShapeMismatch, OverCapacity\)\. ShapeMismatch: the gadget is square.*\. OverCapacity: spec\.size 4 is more than the 2 this gadget takes$/],
     },
   },
   {
@@ -412,7 +473,7 @@ const cases: Case[] = [
   {
     name: "a user's edit meanwhile: the init patch conflicts, thrown to be retried from a fresh copy; nothing written to the spec, nothing sent",
     given: { object: { ...recorded("7"), spec: { id: "7" } }, cloud: { 7: gadget(1, { color: "blue" }) }, steer: (_c, k) => { k.failNext("mergePatchCustom", new KubeApiError(409, "Conflict", "the object has been modified")); } },
-    want: { updates: [], writes: [], events: [], check: (r) => { expect(r.error).toMatchObject({ code: 409 }); expect(r.obj?.spec).not.toHaveProperty("color"); } },
+    want: { updates: [], writes: [], events: [], throws: "Conflict", kubeErrors: ["mergePatchCustom 409"], check: (r) => { expect(r.obj?.spec).not.toHaveProperty("color"); } },
   },
   {
     name: "Observe: nothing initialized, nothing written to the spec; the difference reported",
@@ -446,7 +507,7 @@ const cases: Case[] = [
   {
     name: "a rule of the CRD refuses the values (422): CannotExpress with the API server's word, nothing sent",
     given: { object: { ...recorded("7"), spec: { id: "7" } }, cloud: { 7: gadget(1, { color: "blue" }) }, steer: (_c, k) => { k.failNext("mergePatchCustom", new KubeApiError(422, "Invalid", "Gadget \"g\" is invalid: spec.color: blue is not allowed here")); } },
-    want: { updates: [], synced: ["False", "CannotExpress", /blue is not allowed here/], check: (r) => { expect(r.obj?.spec).not.toHaveProperty("color"); } },
+    want: { updates: [], synced: ["False", "CannotExpress", /blue is not allowed here/], kubeErrors: ["mergePatchCustom 422"], check: (r) => { expect(r.obj?.spec).not.toHaveProperty("color"); } },
   },
   {
     name: "a read-only kind: mirrors what its spec names, reports differences, changes nothing, holds no finalizer",
@@ -479,8 +540,9 @@ function expectCondition(r: PassResult, type: string, want: Cond | "unchanged" |
 describe("generic reconciler decision table: one pass per case", () => {
   it.each(cases.map((c) => [c.name, c] as const))("%s", async (_name, { given, want }) => {
     const r = await onePass(given);
-    if (want.throws !== undefined) expect(r.error).toMatchObject({ reason: want.throws });
-    else if (!(r.error instanceof KubeApiError)) expect(r.error).toBeUndefined();
+    expect(r.kubeErrors, "Kubernetes API errors").toEqual(want.kubeErrors ?? []);
+    if (want.throws !== undefined) expect(r.error instanceof Error ? ((r.error as { reason?: string }).reason ?? r.error.message) : r.error).toBe(want.throws);
+    else expect(r.error).toBeUndefined();
     expectCondition(r, "Ready", want.ready);
     expectCondition(r, "Synced", want.synced);
     if (want.status !== undefined) expect(r.obj?.status).toMatchObject(want.status);
@@ -501,10 +563,18 @@ describe("generic reconciler decision table: one pass per case", () => {
     want.check?.(r);
   });
 
-  it("every reason the runtime derives conditions from is covered by a case", () => {
-    const reasons = new Set(cases.flatMap((c) => [c.want.ready, c.want.synced]).flatMap((w) => (Array.isArray(w) ? [w[1]] : [])));
-    for (const r of ["Creating", "Available", "ReconcileSuccess", "ExternalResourceGone", "Observing", "NotFound", "Deleting", "Paused", "InvalidSpec", "ReferenceNotFound", "ReferenceNotReady", "ExternalIdInUse", "RateLimited", "CannotExpress"]) {
-      expect(reasons, r).toContain(r);
+  it("every condition reason the runtime declares is shown by a case, or said where it is proven", () => {
+    const shown = new Set(cases.flatMap((c) => [c.want.ready, c.want.synced]).flatMap((w) => (Array.isArray(w) ? [w[1]] : [])));
+    for (const r of Object.keys(conditionReasonMeanings) as RuntimeReason[]) {
+      const excused = provenElsewhere[r] !== undefined || writtenByKinds.includes(r);
+      if (excused) expect(shown, `${r} is shown by a case now: take it off the list of reasons the table leaves out`).not.toContain(r);
+      else expect(shown, `${r}: the runtime declares it and no case shows it`).toContain(r);
     }
+  });
+
+  it("a reason the table leaves to the kinds is never written by the runtime itself", () => {
+    const dir = new URL("../../src/runtime/", import.meta.url);
+    const runtime = readdirSync(dir).filter((f) => f.endsWith(".ts") && f !== "reasons.ts").map((f) => readFileSync(new URL(f, dir), "utf8")).join("\n");
+    for (const r of writtenByKinds) expect(runtime, r).not.toMatch(new RegExp(`\\b(R|ConditionReasons)\\.${r}\\b|"${r}"`));
   });
 });

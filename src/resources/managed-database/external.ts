@@ -3,7 +3,7 @@
 // delete and the request tokens; the runtime does everything else.
 import { z } from "zod";
 import { databasePlatform, isNotFound, type Database, type DatabaseBackup, type DatabasePlatform, type ForkInput, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
-import { ConditionReasons as R, getCondition, isTrue, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
+import { ConditionReasons as R, getCondition, isTrue, problems, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
@@ -171,13 +171,16 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       upToDate: isEmptyDiff(diff),
       diff: diff.summary,
       delta: diff,
-      ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` } } : {}),
-      ...(nodes !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.ResizeNotAllowed, message: `spec.clusterSize asks for what the API does not allow, so nothing is sent: ${nodes}` } } : {}),
-      ...(resize !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.ResizeNotAllowed, message: `spec.type asks for a resize the API does not allow, so nothing is sent: ${resize}` } } : {}),
-      ...(upgrade !== undefined ? { unfixable: { reason: ManagedDatabaseReasons.UnknownEngineVersion, message: `spec.version asks for an upgrade to a version the API does not offer, so nothing is sent: ${upgrade}` } } : {}),
-      ...(configProblems.length > 0 ? { unfixable: { reason: ManagedDatabaseReasons.InvalidEngineConfig, message: `spec.engineConfig has what the ${engine} parameters do not accept, so nothing is sent: ${configProblems.join("; ")}` } } : {}),
-      ...(allowListHeld !== undefined ? { unfixable: allowListHeld } : {}),
-      ...(unsupported.length > 0 ? { unfixable: { reason: SharedReasons.UnsupportedOnPlatform, message: `${unsupportedMessage(unsupported, platform)}. The database is on the ${platform} platform (status.platform: ${platform}): nothing is sent` } } : {}),
+      // Every problem found: the first one's reason is the one Synced shows.
+      unfixable: problems(
+        unsupported.length > 0 && { reason: SharedReasons.UnsupportedOnPlatform, message: `${unsupportedMessage(unsupported, platform)}. The database is on the ${platform} platform (status.platform: ${platform}): nothing is sent` },
+        allowListHeld,
+        configProblems.length > 0 && { reason: ManagedDatabaseReasons.InvalidEngineConfig, message: `spec.engineConfig has what the ${engine} parameters do not accept, so nothing is sent: ${configProblems.join("; ")}` },
+        upgrade !== undefined && { reason: ManagedDatabaseReasons.UnknownEngineVersion, message: `spec.version asks for an upgrade to a version the API does not offer, so nothing is sent: ${upgrade}` },
+        resize !== undefined && { reason: ManagedDatabaseReasons.ResizeNotAllowed, message: `spec.type asks for a resize the API does not allow, so nothing is sent: ${resize}` },
+        nodes !== undefined && { reason: ManagedDatabaseReasons.ResizeNotAllowed, message: `spec.clusterSize asks for what the API does not allow, so nothing is sent: ${nodes}` },
+        mismatches.length > 0 && { reason: SharedReasons.ImmutableFieldMismatch, message: `the database differs from the spec in what cannot change (a new cluster would be needed), so nothing is sent: ${mismatches.join("; ")}` },
+      ),
       ...((active || (db.status === "suspended" && m.spec.suspended)) && isEmptyDiff(diff) && recentReset(m) === undefined
         ? (active ? {} : { pollMillis: this.deps.poll.readyMillis })
         : { pollMillis: this.deps.poll.pendingMillis }),

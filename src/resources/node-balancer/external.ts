@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { isNotFound, type LinodeClient, type NodeBalancer, type NodeBalancerCreateRequest, type NodeBalancerVpcConfig } from "../../linode/index.ts";
 import {
-  ConditionReasons as R, getCondition, isTrue, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed,
+  ConditionReasons as R, getCondition, isTrue, problems, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed,
   type Logger, type PollIntervals,
 } from "../../runtime/contract.ts";
 
@@ -209,9 +209,12 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       upToDate,
       diff: plan.summary,
       delta: plan,
-      ...(effective.held !== undefined && m.spec.managementPolicy !== "Observe" ? { unfixable: effective.held } : {}),
-      ...(premiumOnly.length > 0 ? { unfixable: { reason: NodeBalancerReasons.PremiumOnly, message: `the spec asks the common NodeBalancer for what only premium types take, so nothing is sent: ${premiumOnly.join("; ")}` } } : {}),
-      ...(mismatches.length > 0 ? { unfixable: { reason: SharedReasons.ImmutableFieldMismatch, message: `the NodeBalancer differs from the spec in what cannot change, so nothing is sent: ${mismatches.join("; ")}` } } : {}),
+      // Every problem found: the first one's reason is the one Synced shows.
+      unfixable: problems(
+        mismatches.length > 0 && { reason: SharedReasons.ImmutableFieldMismatch, message: `the NodeBalancer differs from the spec in what cannot change, so nothing is sent: ${mismatches.join("; ")}` },
+        premiumOnly.length > 0 && { reason: NodeBalancerReasons.PremiumOnly, message: `the spec asks the common NodeBalancer for what only premium types take, so nothing is sent: ${premiumOnly.join("; ")}` },
+        m.spec.managementPolicy !== "Observe" && effective.held,
+      ),
       ...(!upToDate ? { pollMillis: this.deps.poll.pendingMillis } : health !== undefined ? { pollMillis: health.pollMillis } : {}),
     };
   }
