@@ -89,7 +89,7 @@ async function linodeChecks(deps: DoctorDeps, cluster: Pick<KubeApi, "getSecret"
 
 export async function main(argv: string[]): Promise<number> {
   if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(`${help}\n\nRun options: ${Object.keys(runFlags).map((f) => `--${f}`).join(" ")}\n`);
+    process.stdout.write(`${help}\n\nRun options: ${runFlags.map((f) => `--${f}`).join(" ")}\n`);
     return 0;
   }
   const json = argv.includes("--json");

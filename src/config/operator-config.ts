@@ -12,49 +12,70 @@ const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
 
 const loopbackHosts = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
+const namespaceName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+const objectName = z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
+const namespaceRule = z.array(z.union([z.literal("*"), namespaceName])).default([]);
+
+/** "true" (every namespace), "false"/unset (none), or comma-separated namespaces. */
+const namespaceList = (v: string | undefined): string[] => (v === undefined || v === "false" ? [] : v === "true" ? ["*"] : commaList(v) ?? []);
+const commaList = (v: string | undefined): string[] | undefined => v?.split(",").map((s) => s.trim()).filter((s) => s !== "");
+
+/**
+ * One option of `linode-operator run`, declared once, as a kind's setting is: its flag, its
+ * environment variable, its help, and its schema with its default (the help shows the default
+ * where the schema has one). `read` turns the text given into what the schema takes.
+ */
+export interface OperatorOption<S extends z.ZodType = z.ZodType> extends KindSetting {
+  schema: S;
+  read?: (given: string | undefined) => unknown;
+}
+
+const option = <S extends z.ZodType>(flag: string, env: string, schema: S, help: string, read?: (given: string | undefined) => unknown): OperatorOption<S> =>
+  ({ flag, env, schema, help, ...(read !== undefined ? { read } : {}) });
+
+/** The operator's options by configuration field (every one but the token itself, which comes from LINODE_TOKEN or a file). */
+export const operatorOptions = {
+  linodeTokenFile: option("linode-token-file", "LINODE_TOKEN_FILE", z.string().min(1).optional(), "file holding the Linode API token (else LINODE_TOKEN)"),
+  /** Read again while the token cannot work, so fixing it needs no restart. */
+  linodeTokenSecret: option("linode-token-secret", "LINODE_TOKEN_SECRET", objectName.optional(), "the Secret in the operator's namespace holding its token: read again while the token cannot work (invalid, or missing a scope), so fixing the Secret makes the operator Ready without a restart"),
+  linodeTokenSecretKey: option("linode-token-secret-key", "LINODE_TOKEN_SECRET_KEY", z.string().regex(/^[-._a-zA-Z0-9]+$/).default("token"), "the key of the token in that Secret"),
+  tokenRecheckSeconds: option("token-recheck-seconds", "TOKEN_RECHECK_SECONDS", z.coerce.number().min(0.1).max(3600).default(10), "while the operator's token cannot work (at start), how often it is read and tried again"),
+  /** Where a Warning Event says why the operator is not Ready. */
+  deploymentName: option("deployment-name", "DEPLOYMENT_NAME", objectName.optional(), "the operator's Deployment in its namespace: a Warning Event on it says why the operator is not Ready"),
+  linodeApiUrl: option("linode-api-url", "LINODE_API_URL", z.url().default("https://api.linode.com/v4"), "Linode API base URL"),
+  /** The share of each token's API limit the operator spends at most (its call budget); the rest is left to people and other tools. */
+  linodeApiShare: option("linode-api-share", "LINODE_API_SHARE", z.coerce.number().min(0.05).max(1).default(0.5), "share (0.05..1) of each token's Linode rate limit the operator may spend; it never draws a 429 within it"),
+  /** Plain http sends the token in clear: only to loopback unless this is set. */
+  allowHttpLinodeApi: option("allow-http-linode-api", "LINODE_API_ALLOW_HTTP", bool.default(false), "true: allow a plain-http API URL to a host other than loopback (the token travels in clear)"),
+  clusterId: option("cluster-id", "CLUSTER_ID", z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "1..128 letters, digits, '.', '_' or '-'").optional(), "this cluster's identity in cloud labels (default: the kube-system namespace's UID; set it to keep ownership across a cluster rebuilt from backup)"),
+  namespaces: option("namespaces", "WATCH_NAMESPACES", z.array(namespaceName).default([]), "comma-separated namespaces to watch (default: all)", commaList),
+  requireCredentialsRef: option("require-credentials-ref", "REQUIRE_CREDENTIALS_REF", namespaceRule, "true, or comma-separated namespaces: their resources must name a token Secret in spec.credentialsRef, never using the operator's (default: none)", namespaceList),
+  adoptNamespaces: option("adopt-namespaces", "ADOPT_NAMESPACES", namespaceRule, "true, or comma-separated namespaces: their resources may name an existing account object by id with the operator's own token, which every namespace shares: adopt (spec.databaseId, spec.nodeBalancerId), fork (spec.restoreFrom.pointInTime.databaseId), join a VPC (spec.privateNetwork; a NodeBalancer's spec.vpcs, spec.frontendVpc), take a reserved address (spec.ipv4), attach a firewall (spec.firewallId); elsewhere AdoptionNotAllowed (default: none; with spec.credentialsRef always allowed)", namespaceList),
+  nodePortNamespaces: option("node-port-namespaces", "NODE_PORT_NAMESPACES", namespaceRule, "true, or comma-separated namespaces: their NodeBalancers may publish any port of the selected nodes (configs[].nodesFrom.nodes), such as the kubelet's or another namespace's NodePort; elsewhere NodePortsNotAllowed (default: none; nodesFrom.serviceRef, a Service of the namespace's own, is always allowed)", namespaceList),
+  readNodes: option("read-nodes", "READ_NODES", bool.default(false), "true: list and watch the cluster's Nodes (needs cluster-wide get/list/watch on nodes: the chart's rbac.readNodes), for allow lists that follow them (spec.allowListFrom.nodes); otherwise those are NodesNotReadable"),
+  concurrency: option("concurrency", "CONCURRENCY", z.coerce.number().int().min(1).max(64).default(4), "reconciles in parallel per kind, shared fairly among the Linode accounts objects act in"),
+  leaderElect: option("leader-elect", "LEADER_ELECT", bool.default(true), "true|false: elect a leader on a Lease"),
+  leaderElectionNamespace: option("leader-election-namespace", "POD_NAMESPACE", z.string().min(1).default("default"), "namespace of the Lease (default: the pod's, else default)"),
+  leaderElectionId: option("leader-election-id", "LEADER_ELECTION_ID", z.string().min(1).default("linode-operator"), "name of the Lease"),
+  identity: option("identity", "POD_NAME", z.string().min(1), "this replica's name in the Lease (default: hostname-pid)", (v) => v ?? `${hostname()}-${String(process.pid)}`),
+  healthPort: option("health-port", "HEALTH_PORT", port.default(8081), "port of /healthz and /readyz (0 = any free)"),
+  metricsPort: option("metrics-port", "METRICS_PORT", port.default(8080), "port of /metrics (0 = any free)"),
+  /** One IP address, or several separated by commas (e.g. the pod's IP and 127.0.0.1), that the endpoints listen on. */
+  bindAddress: option("bind-address", "BIND_ADDRESS", z.string().refine((v) => v.split(",").every((a) => isIP(a.trim()) !== 0), "IP addresses separated by commas (e.g. 10.1.2.3,127.0.0.1; 0.0.0.0 = every address)").default("0.0.0.0"), "IP address the endpoints listen on, or several separated by commas, e.g. the pod's IP and 127.0.0.1"),
+  logLevel: option("log-level", "LOG_LEVEL", z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), "fatal|error|warn|info|debug|trace"),
+  shutdownGraceSeconds: option("shutdown-grace-seconds", "SHUTDOWN_GRACE_SECONDS", z.coerce.number().min(0).max(600).default(20), "how long SIGTERM waits for in-flight work"),
+  pollPendingSeconds: option("poll-pending-seconds", "POLL_PENDING_SECONDS", z.coerce.number().min(0.1).max(3600).default(DEFAULT_POLL.pendingMillis / 1000), "how often a cloud object that is being created or changed is looked at"),
+  pollReadySeconds: option("poll-ready-seconds", "POLL_READY_SECONDS", z.coerce.number().min(1).max(86_400).default(DEFAULT_POLL.readyMillis / 1000), "how often a settled cloud object is checked for drift (twice that while its account's call budget is nearly spent, so objects not Ready yet go first)"),
+} as const;
+
+type Schemas<T extends Record<string, OperatorOption>> = { [K in keyof T]: T[K]["schema"] };
+const schemasOf = <T extends Record<string, OperatorOption>>(options: T): Schemas<T> =>
+  Object.fromEntries(Object.entries(options).map(([key, o]) => [key, o.schema])) as Schemas<T>;
 
 export const operatorConfigSchema = z.object({
   /** The operator's own token; optional only when every resource must bring its own (requireCredentialsRef: ["*"]). */
   linodeToken: z.string().min(1).optional(),
-  /** Where linodeToken was read from (--linode-token-file): read again while the token cannot work. */
-  linodeTokenFile: z.string().min(1).optional(),
-  /** The Secret (in the operator's namespace) the token comes from: read again while the token cannot work, so fixing it needs no restart. */
-  linodeTokenSecret: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/).optional(),
-  linodeTokenSecretKey: z.string().regex(/^[-._a-zA-Z0-9]+$/).default("token"),
-  /** How often a token that cannot work is looked at again at start. */
-  tokenRecheckSeconds: z.coerce.number().min(0.1).max(3600).default(10),
-  /** The operator's Deployment (in its namespace): where a Warning Event says why it is not Ready. */
-  deploymentName: z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/).optional(),
-  /** Namespaces whose resources must name their token (spec.credentialsRef); "*" = all. */
-  requireCredentialsRef: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
-  /** Namespaces whose resources may adopt an existing cloud object by id with the operator's own token; "*" = all. */
-  adoptNamespaces: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
-  /** Namespaces whose NodeBalancers may publish a bare node port (configs[].nodesFrom.nodes); "*" = all. */
-  nodePortNamespaces: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
-  /** The operator may list and watch the cluster's Nodes (granted by the chart's rbac.readNodes): spec.allowListFrom.nodes needs it. */
-  readNodes: bool.default(false),
-  linodeApiUrl: z.url().default("https://api.linode.com/v4"),
-  /** The share of each token's API limit the operator spends at most (its call budget); the rest is left to people and other tools. */
-  linodeApiShare: z.coerce.number().min(0.05).max(1).default(0.5),
-  /** Plain http sends the token in clear: only to loopback unless this is set. */
-  allowHttpLinodeApi: bool.default(false),
-  /** This cluster's identity in the cloud objects' labels; default: the kube-system namespace's UID. */
-  clusterId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "1..128 letters, digits, '.', '_' or '-'").optional(),
-  namespaces: z.array(z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)).default([]),
-  concurrency: z.coerce.number().int().min(1).max(64).default(4),
-  leaderElect: bool.default(true),
-  leaderElectionNamespace: z.string().min(1).default("default"),
-  leaderElectionId: z.string().min(1).default("linode-operator"),
-  identity: z.string().min(1),
-  healthPort: port.default(8081),
-  metricsPort: port.default(8080),
-  /** One IP address, or several separated by commas (e.g. the pod's IP and 127.0.0.1), that the endpoints listen on. */
-  bindAddress: z.string().refine((v) => v.split(",").every((a) => isIP(a.trim()) !== 0), "IP addresses separated by commas (e.g. 10.1.2.3,127.0.0.1; 0.0.0.0 = every address)").default("0.0.0.0"),
-  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  shutdownGraceSeconds: z.coerce.number().min(0).max(600).default(20),
-  /** How often a cloud object that is settling is looked at, and one that is settled (drift detection). */
-  pollPendingSeconds: z.coerce.number().min(0.1).max(3600).default(DEFAULT_POLL.pendingMillis / 1000),
-  pollReadySeconds: z.coerce.number().min(1).max(86_400).default(DEFAULT_POLL.readyMillis / 1000),
+  ...schemasOf(operatorOptions),
 }).superRefine((c, ctx) => {
   const url = new URL(c.linodeApiUrl);
   if (url.protocol === "http:" && !loopbackHosts.test(url.hostname) && !c.allowHttpLinodeApi) {
@@ -70,34 +91,17 @@ export type OperatorConfig = z.infer<typeof operatorConfigSchema> & {
   kindSettings: SettingValues;
 };
 
-export const runFlags = {
-  "linode-token-file": { type: "string", env: "LINODE_TOKEN_FILE", help: "file holding the Linode API token (else LINODE_TOKEN)" },
-  "linode-token-secret": { type: "string", env: "LINODE_TOKEN_SECRET", help: "the Secret in the operator's namespace holding its token: read again while the token cannot work (invalid, or missing a scope), so fixing the Secret makes the operator Ready without a restart" },
-  "linode-token-secret-key": { type: "string", env: "LINODE_TOKEN_SECRET_KEY", help: "the key of the token in that Secret (default token)" },
-  "token-recheck-seconds": { type: "string", env: "TOKEN_RECHECK_SECONDS", help: "while the operator's token cannot work (at start), how often it is read and tried again (default 10)" },
-  "deployment-name": { type: "string", env: "DEPLOYMENT_NAME", help: "the operator's Deployment in its namespace: a Warning Event on it says why the operator is not Ready" },
-  "linode-api-url": { type: "string", env: "LINODE_API_URL", help: "Linode API base URL (default https://api.linode.com/v4)" },
-  "linode-api-share": { type: "string", env: "LINODE_API_SHARE", help: "share (0.05..1) of each token's Linode rate limit the operator may spend; it never draws a 429 within it (default 0.5)" },
-  "allow-http-linode-api": { type: "string", env: "LINODE_API_ALLOW_HTTP", help: "true: allow a plain-http API URL to a host other than loopback (the token travels in clear)" },
-  "cluster-id": { type: "string", env: "CLUSTER_ID", help: "this cluster's identity in cloud labels (default: the kube-system namespace's UID; set it to keep ownership across a cluster rebuilt from backup)" },
-  namespaces: { type: "string", env: "WATCH_NAMESPACES", help: "comma-separated namespaces to watch (default: all)" },
-  "require-credentials-ref": { type: "string", env: "REQUIRE_CREDENTIALS_REF", help: "true, or comma-separated namespaces: their resources must name a token Secret in spec.credentialsRef, never using the operator's (default: none)" },
-  "adopt-namespaces": { type: "string", env: "ADOPT_NAMESPACES", help: "true, or comma-separated namespaces: their resources may name an existing account object by id with the operator's own token, which every namespace shares: adopt (spec.databaseId, spec.nodeBalancerId), fork (spec.restoreFrom.pointInTime.databaseId), join a VPC (spec.privateNetwork; a NodeBalancer's spec.vpcs, spec.frontendVpc), take a reserved address (spec.ipv4), attach a firewall (spec.firewallId); elsewhere AdoptionNotAllowed (default: none; with spec.credentialsRef always allowed)" },
-  "node-port-namespaces": { type: "string", env: "NODE_PORT_NAMESPACES", help: "true, or comma-separated namespaces: their NodeBalancers may publish any port of the selected nodes (configs[].nodesFrom.nodes), such as the kubelet's or another namespace's NodePort; elsewhere NodePortsNotAllowed (default: none; nodesFrom.serviceRef, a Service of the namespace's own, is always allowed)" },
-  "read-nodes": { type: "string", env: "READ_NODES", help: "true: list and watch the cluster's Nodes (needs cluster-wide get/list/watch on nodes: the chart's rbac.readNodes), for allow lists that follow them (spec.allowListFrom.nodes); otherwise those are NodesNotReadable (default false)" },
-  concurrency: { type: "string", env: "CONCURRENCY", help: "reconciles in parallel per kind, shared fairly among the Linode accounts objects act in (default 4)" },
-  "leader-elect": { type: "string", env: "LEADER_ELECT", help: "true|false: elect a leader on a Lease (default true)" },
-  "leader-election-namespace": { type: "string", env: "POD_NAMESPACE", help: "namespace of the Lease (default: the pod's, else default)" },
-  "leader-election-id": { type: "string", env: "LEADER_ELECTION_ID", help: "name of the Lease (default linode-operator)" },
-  identity: { type: "string", env: "POD_NAME", help: "this replica's name in the Lease (default: hostname-pid)" },
-  "health-port": { type: "string", env: "HEALTH_PORT", help: "port of /healthz and /readyz (default 8081; 0 = any free)" },
-  "metrics-port": { type: "string", env: "METRICS_PORT", help: "port of /metrics (default 8080; 0 = any free)" },
-  "bind-address": { type: "string", env: "BIND_ADDRESS", help: "IP address the endpoints listen on, or several separated by commas, e.g. the pod's IP and 127.0.0.1 (default 0.0.0.0)" },
-  "log-level": { type: "string", env: "LOG_LEVEL", help: "fatal|error|warn|info|debug|trace (default info)" },
-  "shutdown-grace-seconds": { type: "string", env: "SHUTDOWN_GRACE_SECONDS", help: "how long SIGTERM waits for in-flight work (default 20)" },
-  "poll-pending-seconds": { type: "string", env: "POLL_PENDING_SECONDS", help: `how often a cloud object that is being created or changed is looked at (default ${String(DEFAULT_POLL.pendingMillis / 1000)})` },
-  "poll-ready-seconds": { type: "string", env: "POLL_READY_SECONDS", help: `how often a settled cloud object is checked for drift (default ${String(DEFAULT_POLL.readyMillis / 1000)}; twice that while its account's call budget is nearly spent, so objects not Ready yet go first)` },
-} as const;
+/** The flags of `linode-operator run`, in the order the help lists them. */
+export const runFlags: readonly string[] = Object.values(operatorOptions).map((o) => o.flag);
+
+/** An option's help with its default, where its schema has one the help does not already state. */
+function helpWithDefault(o: KindSetting): string {
+  const d = o.schema.safeParse(undefined);
+  if (!d.success || d.data === undefined || /\bdefault\b/.test(o.help)) return o.help;
+  const value: unknown = d.data;
+  const shown = Array.isArray(value) ? (value.length === 0 ? "none" : value.join(",")) : typeof value === "string" ? value : JSON.stringify(value);
+  return `${o.help} (default ${shown})`;
+}
 
 /** A kind's name and its own settings, as the help and the configuration read them. */
 export interface KindSettings { kind: string; settings: readonly KindSetting[] }
@@ -105,8 +109,8 @@ export interface KindSettings { kind: string; settings: readonly KindSetting[] }
 /** `kinds`: the kinds the operator reconciles (with their settings), so the help never promises one it does not. */
 export function runHelp(kinds: readonly KindSettings[]): string {
   const row = (name: string, help: string, env: string): string => `  --${name.padEnd(26)} ${help} [${env}]`;
-  const rows = Object.entries(runFlags).map(([name, f]) => row(name, f.help, f.env));
-  const own = kinds.filter((k) => k.settings.length > 0).flatMap((k) => ["", `${k.kind} options:`, ...k.settings.map((s) => row(s.flag, s.help, s.env))]);
+  const rows = Object.values(operatorOptions).map((o) => row(o.flag, helpWithDefault(o), o.env));
+  const own = kinds.filter((k) => k.settings.length > 0).flatMap((k) => ["", `${k.kind} options:`, ...k.settings.map((s) => row(s.flag, helpWithDefault(s), s.env))]);
   return [
     "Usage: linode-operator run [options]",
     "",
@@ -130,47 +134,22 @@ export function runHelp(kinds: readonly KindSettings[]): string {
  */
 export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = process.env, settings: readonly KindSetting[] = [], opts: { tokenOptional?: boolean } = {}): OperatorConfig {
   for (const s of settings) {
-    if (s.flag in runFlags || settings.filter((o) => o.flag === s.flag).length > 1) throw new Error(`the flag --${s.flag} is declared twice`);
+    if (runFlags.includes(s.flag) || settings.filter((o) => o.flag === s.flag).length > 1) throw new Error(`the flag --${s.flag} is declared twice`);
   }
-  const options: Record<string, { type: "string" }> = Object.fromEntries([...Object.keys(runFlags), ...settings.map((s) => s.flag)].map((k) => [k, { type: "string" }]));
+  const options: Record<string, { type: "string" }> = Object.fromEntries([...runFlags, ...settings.map((s) => s.flag)].map((k) => [k, { type: "string" }]));
   const { values } = parseArgs({ args: argv, options, strict: true, allowPositionals: false }) as { values: Record<string, string | undefined> };
   const given = (flag: string, envName: string): string | undefined => {
     const v = values[flag] ?? env[envName];
     return v === "" ? undefined : v;
   };
-  const pick = (name: keyof typeof runFlags): string | undefined => given(name, runFlags[name].env);
-  const tokenFile = pick("linode-token-file");
+  const raw: Record<string, unknown> = {};
+  for (const [key, o] of Object.entries(operatorOptions) as [string, OperatorOption][]) {
+    const v = given(o.flag, o.env);
+    raw[key] = o.read !== undefined ? o.read(v) : v;
+  }
+  const tokenFile = raw.linodeTokenFile as string | undefined;
   const token = tokenFile !== undefined ? readFileSync(tokenFile, "utf8").trim() : (env.LINODE_TOKEN ?? "");
-  const namespaceList = (v: string | undefined): string[] => (v === undefined || v === "false" ? [] : v === "true" ? ["*"] : v.split(",").map((s) => s.trim()).filter((s) => s !== ""));
-  const raw = {
-    linodeToken: token === "" ? undefined : token,
-    linodeTokenFile: tokenFile,
-    linodeTokenSecret: pick("linode-token-secret"),
-    linodeTokenSecretKey: pick("linode-token-secret-key"),
-    deploymentName: pick("deployment-name"),
-    tokenRecheckSeconds: pick("token-recheck-seconds"),
-    requireCredentialsRef: namespaceList(pick("require-credentials-ref")),
-    adoptNamespaces: namespaceList(pick("adopt-namespaces")),
-    nodePortNamespaces: namespaceList(pick("node-port-namespaces")),
-    readNodes: pick("read-nodes"),
-    linodeApiUrl: pick("linode-api-url"),
-    linodeApiShare: pick("linode-api-share"),
-    allowHttpLinodeApi: pick("allow-http-linode-api"),
-    clusterId: pick("cluster-id"),
-    namespaces: pick("namespaces")?.split(",").map((s) => s.trim()).filter((s) => s !== ""),
-    concurrency: pick("concurrency"),
-    leaderElect: pick("leader-elect"),
-    leaderElectionNamespace: pick("leader-election-namespace"),
-    leaderElectionId: pick("leader-election-id"),
-    identity: pick("identity") ?? `${hostname()}-${process.pid}`,
-    healthPort: pick("health-port"),
-    metricsPort: pick("metrics-port"),
-    bindAddress: pick("bind-address"),
-    logLevel: pick("log-level"),
-    shutdownGraceSeconds: pick("shutdown-grace-seconds"),
-    pollPendingSeconds: pick("poll-pending-seconds"),
-    pollReadySeconds: pick("poll-ready-seconds"),
-  };
+  raw.linodeToken = token === "" ? undefined : token;
   const parsed = operatorConfigSchema.safeParse(raw);
   const issues = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
   if (parsed.success && opts.tokenOptional !== true && parsed.data.linodeToken === undefined && parsed.data.linodeTokenSecret === undefined && !parsed.data.requireCredentialsRef.includes("*")) {

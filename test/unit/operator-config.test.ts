@@ -1,7 +1,7 @@
 // The operator's configuration: flags over environment over defaults, and the refusals that
 // protect the API token.
 import { describe, expect, it } from "vitest";
-import { loadOperatorConfig, runHelp } from "../../src/config/operator-config.ts";
+import { loadOperatorConfig, operatorConfigSchema, operatorOptions, runHelp } from "../../src/config/operator-config.ts";
 import { kindDefinitions } from "../../src/resources/index.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
@@ -41,6 +41,26 @@ describe("operator configuration", () => {
     // Not a flag of the operator's without the kind that declares it; never declared twice.
     expect(() => loadOperatorConfig(["--nodebalancer-stats-seconds", "900"], env({}))).toThrow(/nodebalancer-stats-seconds/);
     expect(() => loadOperatorConfig([], env({}), [...settings, ...settings])).toThrow(/declared twice/);
+  });
+
+  it("each option is declared once: its flag, variable, schema and default are the ones parsing, the schema and the help use", () => {
+    const options = Object.entries(operatorOptions);
+    expect(new Set(options.map(([, o]) => o.flag)).size).toBe(options.length);
+    expect(new Set(options.map(([, o]) => o.env)).size).toBe(options.length);
+    const help = runHelp([]);
+    for (const [key, o] of options) {
+      // The schema of the configuration is the option's.
+      expect(operatorConfigSchema.shape[key as keyof typeof operatorOptions]).toBe(o.schema);
+      expect(help).toMatch(new RegExp(`--${o.flag} .*\\[${o.env}\\]`));
+      const d = o.schema.safeParse(undefined);
+      if (d.success && typeof d.data === "number") expect(help).toMatch(new RegExp(`--${o.flag} .*\\(default ${String(d.data)}\\)`));
+    }
+    // The flag and the variable both reach the field, the flag first.
+    expect(loadOperatorConfig(["--concurrency", "7"], env({ CONCURRENCY: "3" })).concurrency).toBe(7);
+    expect(loadOperatorConfig([], env({ CONCURRENCY: "3" })).concurrency).toBe(3);
+    expect(loadOperatorConfig([], env({})).concurrency).toBe(4);
+    expect(loadOperatorConfig([], env({ WATCH_NAMESPACES: "a, b" })).namespaces).toEqual(["a", "b"]);
+    expect(loadOperatorConfig([], env({})).identity).toMatch(/-\d+$/);
   });
 
   it("the help lists each kind's own options under the kind", () => {
