@@ -4,7 +4,7 @@
 // that kinds import the runtime only through this file).
 export {
   canWrite, reference, referrersIndex,
-  type AfterObserve, type ConfigMapObject, type EndpointSliceObject, type ServiceObject, type ConnectionDetails, type ConnectionSource, type Created, type Decoded, type Deferral,
+  type AfterObserve, type ConfigMapObject, type EndpointSliceObject, type ServiceObject, type ConnectionDetails, type ConnectionSource, type Created, type Decoded, type Deferral, type ReadyToCreate,
   type ExternalClient, type ExternalReader, type KindModule, type LateInit, type KubeObject, type Managed, type ManagedKind,
   type ManagedObject, type ManagedStatus, type Observation, type Observed, type Policies, type PublishedConnection,
   type NodeObject, type Reference, type ReferenceDefinition, type SecretObject, type Target, type Watch, type WatchTarget,

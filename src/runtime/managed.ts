@@ -163,20 +163,27 @@ export interface ExternalReader<Spec, Ext, Status, Delta = undefined> {
   contended?(m: Managed<Spec>): boolean;
 }
 
+/** A create may go ahead, with what readyToCreate prepared for it (e.g. the fork it checked): handed to create in the same pass. */
+export interface ReadyToCreate<Prepared> {
+  prepared: Prepared;
+}
+
 /** A kind that manages its cloud object: creates, changes and deletes it too. */
-export interface ExternalClient<Spec, Ext, Status, Delta = undefined> extends ExternalReader<Spec, Ext, Status, Delta> {
+export interface ExternalClient<Spec, Ext, Status, Delta = undefined, Prepared = unknown> extends ExternalReader<Spec, Ext, Status, Delta> {
   /**
    * Asked before a create is announced and sent: a Deferral waits (the API's limits are a
-   * queue, not a failure: nothing is sent to find out); undefined goes ahead.
+   * queue, not a failure: nothing is sent to find out); undefined, or what it prepared for the
+   * create (ReadyToCreate), goes ahead.
    */
-  readyToCreate?(m: Managed<Spec>, signal: AbortSignal): Promise<Deferral | undefined>;
+  readyToCreate?(m: Managed<Spec>, signal: AbortSignal): Promise<Deferral | ReadyToCreate<Prepared> | undefined>;
   /**
    * What a create about to be sent targets (e.g. its label, its account), recorded with the
    * create-pending mark before it is sent: a later pass looks for exactly that, whatever the
    * spec says by then.
    */
   intent?(m: Managed<Spec>): Record<string, string>;
-  create(m: Managed<Spec>, signal: AbortSignal): Promise<Created>;
+  /** `prepared`: what readyToCreate returned for this create, in this pass. */
+  create(m: Managed<Spec>, signal: AbortSignal, prepared?: Prepared): Promise<Created>;
   update(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, signal: AbortSignal): Promise<void>;
   /** Resolves `gone: true` once the cloud object no longer exists. */
   delete(m: Managed<Spec>, observed: Observed<Ext, Status, Delta>, signal: AbortSignal): Promise<{ gone: boolean }>;

@@ -78,7 +78,15 @@ interface Pass extends Findings {
   generation: number | undefined;
   /** The pass set out to change something (create, update, delete): a failure of it is news. */
   acting: boolean;
+  /** What observe found when there is no cloud object: the create stage decides what follows. */
+  absent?: Extract<Observation<unknown, unknown>, { exists: false }>;
 }
+
+/** Ends a deletion pass: the finalizer goes (the one place it is removed), nothing else is written. */
+const RELEASE = { type: "release" } as const;
+type DeletionOutcome = Outcome | typeof RELEASE;
+/** A stage of a deletion: goes on (undefined), ends it with an outcome, or releases the resource. */
+type DeletionStage = (pass: Pass, signal: AbortSignal) => Promise<DeletionOutcome | undefined>;
 
 /** A stage: goes on (undefined) or ends the pass with its outcome. */
 type Stage = (pass: Pass, signal: AbortSignal) => Promise<Outcome | undefined>;
@@ -107,10 +115,21 @@ export class ManagedReconciler {
     (p) => this.resolve(p),
     (p) => this.claims(p),
     (p, s) => this.observe(p, s),
+    (p, s) => this.createIfAbsent(p, s),
     (p) => this.lateInit(p),
     (p, s) => this.update(p, s),
     (p, s) => this.afterObserve(p, s),
     (p, s) => this.publish(p, s),
+  ];
+
+  /**
+   * A deletion, in order; once every stage goes on, the cloud object is gone or left in place as
+   * the policy says, and the resource is released (its finalizer removed, in `release`).
+   */
+  private readonly deletion: DeletionStage[] = [
+    (p) => this.deletionPolicy(p),
+    (p) => this.ownedElsewhere(p),
+    (p, s) => this.deleteCloudObject(p, s),
   ];
 
   constructor(kind: AnyManagedKind, deps: ReconcilerDeps) {
@@ -170,7 +189,7 @@ export class ManagedReconciler {
         observeOnly: policies.management === "Observe" || this.writer === undefined,
         m: { obj, key: keyOf(obj), spec, externalId: recordedIdOf(this.kind, obj), createPending: createPendingOf(obj.status), policies, refs: {}, actions: new Actions(status) },
       };
-      const outcome = deleting ? await this.reconcileDelete(pass, signal) : await this.run(this.live, pass, signal);
+      const outcome = deleting ? await this.reconcileDelete(pass, signal) : await this.run(this.live, pass, signal) ?? { type: "observed" };
       return await this.report(pass, outcome);
     } catch (err) {
       if (isConflict(err) || signal.aborted || (err instanceof TerminalError && err.reason === R.InvalidSpec && pass === undefined)) throw err;
@@ -196,10 +215,7 @@ export class ManagedReconciler {
   private async invalidSpec(obj: ManagedObject, status: StatusWriter, generation: number | undefined, err: unknown): Promise<ReconcileResult> {
     const deleting = obj.metadata.deletionTimestamp !== undefined;
     const nothingCreated = recordedIdOf(this.kind, obj) === undefined && createPendingOf(obj.status) === undefined;
-    if (deleting && nothingCreated) {
-      await this.writes.removeFinalizer(obj);
-      return {};
-    }
+    if (deleting && nothingCreated) return this.release(obj);
     const message = deleting
       ? `invalid spec: ${errorMessage(err)}; the deletion waits, as this resource's cloud object cannot be deleted (or retained) by a spec that does not parse: fix the spec, or remove the finalizer ${FINALIZER} by hand to leave the cloud object in place`
       : `invalid spec: ${errorMessage(err)}`;
@@ -207,12 +223,13 @@ export class ManagedReconciler {
     throw new TerminalError(R.InvalidSpec, message);
   }
 
-  private async run(stages: Stage[], pass: Pass, signal: AbortSignal): Promise<Outcome> {
+  /** The stages in order, until one ends the pass (its outcome) or all go on (undefined). */
+  private async run<O>(stages: ((pass: Pass, signal: AbortSignal) => Promise<O | undefined>)[], pass: Pass, signal: AbortSignal): Promise<O | undefined> {
     for (const stage of stages) {
       const outcome = await stage(pass, signal);
       if (outcome !== undefined) return outcome;
     }
-    return { type: "observed" };
+    return undefined;
   }
 
   // ── the live stages ──────────────────────────────────────────────────────────────────
@@ -260,15 +277,14 @@ export class ManagedReconciler {
     return undefined;
   }
 
-  /** The cloud object as it is; created when there is none to observe and one may be made. */
+  /** The cloud object as it is, or why there is none (for the create stage). */
   private async observe(pass: Pass, signal: AbortSignal): Promise<Outcome | undefined> {
     const { m } = pass;
     const observed = await this.kind.external.observe(m, signal);
     if (!observed.exists) {
       if (observed.blocked !== undefined) return held(observed.blocked.reason, observed.blocked.message);
-      if (pass.observeOnly) return { type: "absent" };
-      if (m.externalId !== undefined && !(await this.recreateRequested(pass))) return this.gone(m, observed.gone);
-      return this.create(pass, signal);
+      pass.absent = observed;
+      return undefined;
     }
     if (m.externalId !== observed.externalId || m.createPending !== undefined) await this.writes.recordExternalId(m, pass.status, observed.externalId);
     this.found(pass, observed);
@@ -377,16 +393,26 @@ export class ManagedReconciler {
     return undefined;
   }
 
+  /**
+   * With no cloud object: nothing in Observe mode; a vanished one is reported (made again only
+   * by a new recreate token); otherwise one is created.
+   */
+  private async createIfAbsent(pass: Pass, signal: AbortSignal): Promise<Outcome | undefined> {
+    const { m, absent } = pass;
+    if (absent === undefined) return undefined;
+    if (pass.observeOnly || this.writer === undefined) return { type: "absent" };
+    if (m.externalId !== undefined && !(await this.recreateRequested(pass))) return this.gone(m, absent.gone);
+    return this.create(pass, this.writer, signal);
+  }
+
   /** Creates the cloud object, announced first; or waits, when the kind or a create in flight says so. */
-  private async create(pass: Pass, signal: AbortSignal): Promise<Outcome> {
+  private async create(pass: Pass, writer: ExternalClient<unknown, unknown, unknown, unknown>, signal: AbortSignal): Promise<Outcome> {
     const { m } = pass;
-    const writer = this.writer;
-    if (writer === undefined) return { type: "absent" };
     pass.acting = true;
-    const deferral = this.createMayBeInFlight(m) ?? await writer.readyToCreate?.(m, signal);
-    if (deferral !== undefined) {
-      pass.status.merge(deferral.status ?? {});
-      return { type: "waiting", deferral };
+    const ready = this.createMayBeInFlight(m) ?? await writer.readyToCreate?.(m, signal);
+    if (ready !== undefined && !("prepared" in ready)) {
+      pass.status.merge(ready.status ?? {});
+      return { type: "waiting", deferral: ready };
     }
     // Announced first, every time: if the response is lost (or the process dies), the next
     // pass knows a create may have happened and looks for it; without the mark it never adopts
@@ -404,7 +430,7 @@ export class ManagedReconciler {
     else signal.addEventListener("abort", forward, { once: true });
     let created;
     try {
-      created = await writer.create(m, deadline.signal);
+      created = await writer.create(m, deadline.signal, ready?.prepared);
     } catch (err) {
       // The API refused it: nothing was created, so nothing may be looked for or adopted later.
       if (err instanceof TerminalError) await this.writes.clearCreatePending(m, pass.status).catch(() => undefined);
@@ -424,44 +450,65 @@ export class ManagedReconciler {
 
   // ── deletion ─────────────────────────────────────────────────────────────────────────
 
+  /** A deletion: its stages, then the resource released; undefined when it is let go of (nothing to write). */
   private async reconcileDelete(pass: Pass, signal: AbortSignal): Promise<Outcome | undefined> {
     const { m } = pass;
     if (!(m.obj.metadata.finalizers ?? []).includes(FINALIZER)) return undefined;
     pass.acting = true;
+    const outcome = await this.run(this.deletion, pass, signal) ?? RELEASE;
+    if (outcome.type !== "release") return outcome;
+    await this.release(m.obj);
+    return undefined;
+  }
+
+  /** The one place a resource is let go of: its finalizer removed (the cloud object deleted or left, as decided before). */
+  private async release(obj: ManagedObject): Promise<ReconcileResult> {
+    await this.writes.removeFinalizer(obj);
+    return {};
+  }
+
+  /** Retain, Observe, or a kind that does not write: the cloud object stays, the resource goes. */
+  private deletionPolicy(pass: Pass): Promise<DeletionOutcome | undefined> {
+    const { m } = pass;
+    const deletes = this.writer !== undefined && m.policies.deletion === "Delete" && m.policies.management === "Manage";
+    return Promise.resolve(deletes ? undefined : RELEASE);
+  }
+
+  /**
+   * Recorded by another resource too (a race of two adoptions, or a cluster upgraded from before
+   * ids were exclusive): the one that owns it decides its fate, not this one.
+   */
+  private ownedElsewhere(pass: Pass): Promise<DeletionOutcome | undefined> {
+    const { m } = pass;
+    if (this.deps.references !== undefined) m.refs = this.deps.references.resolve(m, true).refs;
+    const owner = m.externalId !== undefined ? this.ownership.ownerOtherThan(m, m.externalId) : undefined;
+    if (owner === undefined) return Promise.resolve(undefined);
+    this.deps.events.normal(m.obj, EventReasons.NotDeleted, EventActions.Delete, `the ${this.kind.type.kind} ${m.externalId ?? ""} is left in place: another resource in this cluster manages it`);
+    return Promise.resolve(RELEASE);
+  }
+
+  /** The cloud object deleted, once it is seen; one that provably does not exist must not hold the resource hostage. */
+  private async deleteCloudObject(pass: Pass, signal: AbortSignal): Promise<DeletionOutcome | undefined> {
+    const { m } = pass;
     const writer = this.writer;
-    if (writer !== undefined && m.policies.deletion === "Delete" && m.policies.management === "Manage") {
-      if (this.deps.references !== undefined) m.refs = this.deps.references.resolve(m, true).refs;
-      const owner = m.externalId !== undefined ? this.ownership.ownerOtherThan(m, m.externalId) : undefined;
-      if (owner !== undefined) {
-        // Recorded by another resource too (a race of two adoptions, or a cluster upgraded from
-        // before ids were exclusive): the one that owns it decides its fate, not this one.
-        this.deps.events.normal(m.obj, EventReasons.NotDeleted, EventActions.Delete, `the ${this.kind.type.kind} ${m.externalId ?? ""} is left in place: another resource in this cluster manages it`);
-        await this.writes.removeFinalizer(m.obj);
-        return undefined;
-      }
-      // A cloud object that provably does not exist (e.g. a databaseId that was never valid)
-      // must not hold the resource hostage.
-      const observed: Observation<unknown, unknown> = await this.kind.external.observe(m, signal).catch((err: unknown) => {
-        if (err instanceof TerminalError && err.reason === R.NotFound) return { exists: false as const };
-        throw err;
-      });
-      if (!observed.exists && observed.blocked?.letGo === true) {
-        // Not provably its own (a forged record): never deleted by this resource, which lets go of it.
-        this.deps.events.warning(m.obj, EventReasons.NotDeleted, EventActions.Delete, observed.blocked.message);
-        await this.writes.removeFinalizer(m.obj);
-        return undefined;
-      }
-      if (!observed.exists && observed.blocked !== undefined) return held(observed.blocked.reason, observed.blocked.message);
-      if (observed.exists) {
-        // Found by a create it announced: recorded before the delete, so the pass after it knows
-        // which object to see gone instead of waiting out the announcement.
-        if (observed.externalId !== m.externalId) await this.writes.recordExternalId(m, pass.status, observed.externalId);
-        const { gone } = await writer.delete(m, observed, signal);
-        if (!gone) return { type: "deleting" };
-        this.deps.events.normal(m.obj, EventReasons.Deleted, EventActions.Delete, `deleted ${this.kind.type.kind} ${observed.externalId} from Linode`);
-      }
+    if (writer === undefined) return RELEASE;
+    const observed: Observation<unknown, unknown> = await this.kind.external.observe(m, signal).catch((err: unknown) => {
+      if (err instanceof TerminalError && err.reason === R.NotFound) return { exists: false as const };
+      throw err;
+    });
+    if (!observed.exists && observed.blocked?.letGo === true) {
+      // Not provably its own (a forged record): never deleted by this resource, which lets go of it.
+      this.deps.events.warning(m.obj, EventReasons.NotDeleted, EventActions.Delete, observed.blocked.message);
+      return RELEASE;
     }
-    await this.writes.removeFinalizer(m.obj);
+    if (!observed.exists && observed.blocked !== undefined) return held(observed.blocked.reason, observed.blocked.message);
+    if (!observed.exists) return undefined;
+    // Found by a create it announced: recorded before the delete, so the pass after it knows
+    // which object to see gone instead of waiting out the announcement.
+    if (observed.externalId !== m.externalId) await this.writes.recordExternalId(m, pass.status, observed.externalId);
+    const { gone } = await writer.delete(m, observed, signal);
+    if (!gone) return { type: "deleting" };
+    this.deps.events.normal(m.obj, EventReasons.Deleted, EventActions.Delete, `deleted ${this.kind.type.kind} ${observed.externalId} from Linode`);
     return undefined;
   }
 

@@ -3,7 +3,7 @@
 // delete and the request tokens; the runtime does everything else.
 import { z } from "zod";
 import { databasePlatform, isNotFound, type Database, type DatabaseBackup, type DatabasePlatform, type ForkInput, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
-import { ConditionReasons as R, getCondition, isTrue, problems, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals } from "../../runtime/contract.ts";
+import { ConditionReasons as R, getCondition, isTrue, problems, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals, type ReadyToCreate } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
@@ -67,10 +67,8 @@ const pendingReason: Record<string, string> = {
   backing_up: SharedReasons.BackingUp, restoring: ManagedDatabaseReasons.Restoring,
 };
 
-export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSpec, Database, ObservedStatus, DatabaseDiff> {
+export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSpec, Database, ObservedStatus, DatabaseDiff, ForkInput> {
   private readonly deps: ManagedDatabaseExternalDeps;
-  /** The fork readyToCreate checked, for the create of the same pass. */
-  private readonly forks = new WeakMap<Managed<ManagedDatabaseSpec>, ForkInput>();
   /** When each database's allow list was last updated by this process (updates of it are spaced). */
   private readonly allowListUpdated = new Map<number, number>();
   /** Engine parameters each database stores in another form than sent, learned from update answers this process saw (status keeps them across restarts). */
@@ -192,7 +190,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
    * does not offer, parameters its catalogue refuses, 2 nodes on a shared plan, a fork it cannot
    * make); a fork's source not ready yet is waited for.
    */
-  async readyToCreate(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Deferral | undefined> {
+  async readyToCreate(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Deferral | ReadyToCreate<ForkInput> | undefined> {
     const platform = newDatabasePlatform(m.spec.engine, this.deps.newDatabasePlatform);
     const unsupported = unsupportedOnPlatform(m.spec, m.obj.spec, platform);
     if (unsupported.length > 0) {
@@ -221,8 +219,8 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
       claimedElsewhere: (id) => this.deps.claimedElsewhere(m, id),
     }, signal);
     if (planned !== undefined && "wait" in planned) return planned.wait;
-    if (planned !== undefined) this.forks.set(m, planned.fork);
-    return undefined;
+    // The fork checked here is the one the create of this pass sends.
+    return planned !== undefined ? { prepared: planned.fork } : undefined;
   }
 
   /** The label a create about to be sent carries: a lost one is looked for by exactly that. */
@@ -230,13 +228,12 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     return { label: labelOf(m, this.deps.clusterId) };
   }
 
-  async create(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal): Promise<Created> {
+  async create(m: Managed<ManagedDatabaseSpec>, signal: AbortSignal, fork?: ForkInput): Promise<Created> {
     const s = m.spec;
     const label = labelOf(m, this.deps.clusterId);
     const wanted = this.deps.allowList(m);
     // readyToCreate held this pass back if the list could not be made; it cannot have changed since.
     if ("held" in wanted) throw new RetryAfterError(wanted.held.reason, wanted.held.message, this.deps.poll.pendingMillis);
-    const fork = this.forks.get(m);
     // Never a plain create in place of a fork: readyToCreate checked this one in the same pass.
     if (s.restoreFrom !== undefined && fork === undefined) throw new RetryAfterError(R.Waiting, "the fork is checked again before it is sent", this.deps.poll.pendingMillis);
     const req = createRequest(s, newDatabasePlatform(s.engine, this.deps.newDatabasePlatform), label, wanted.entries, s.restoreFrom !== undefined ? fork : undefined);

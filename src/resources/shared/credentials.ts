@@ -401,9 +401,9 @@ export class AccountScope<Spec extends AccountSource> {
         const r = this.resolved(m);
         return { ...client(r.account).intent?.(m), account: r.record.id };
       },
-      create: async (m, signal) => {
+      create: async (m, signal, prepared) => {
         const r = this.resolved(m);
-        const created = await client(r.account).create(m, signal);
+        const created = await client(r.account).create(m, signal, prepared);
         const proof = created.externalId !== undefined ? { [OWNERSHIP_PROOF_FIELD]: r.account.prove(this.claim(m, created.externalId)) } : {};
         return { ...created, status: { ...created.status, account: r.record, ...proof } };
       },
