@@ -31,7 +31,7 @@ export const operatorConfigSchema = z.object({
   adoptNamespaces: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
   /** Namespaces whose NodeBalancers may publish a bare node port (configs[].nodesFrom.nodes); "*" = all. */
   nodePortNamespaces: z.array(z.union([z.literal("*"), z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)])).default([]),
-  /** The operator may list and watch the cluster's Nodes (granted by the chart's rbac.readNodes): spec.allowListFrom.nodes needs it. */
+  /** The operator may list and watch the cluster's Nodes, and Services and EndpointSlices where it watches (granted by the chart's rbac.readNodes): the read gate "read-nodes" (src/resources/read-gates.ts). */
   readNodes: bool.default(false),
   linodeApiUrl: z.url().default("https://api.linode.com/v4"),
   /** The share of each token's API limit the operator spends at most (its call budget); the rest is left to people and other tools. */
@@ -84,7 +84,7 @@ export const runFlags = {
   "require-credentials-ref": { type: "string", env: "REQUIRE_CREDENTIALS_REF", help: "true, or comma-separated namespaces: their resources must name a token Secret in spec.credentialsRef, never using the operator's (default: none)" },
   "adopt-namespaces": { type: "string", env: "ADOPT_NAMESPACES", help: "true, or comma-separated namespaces: their resources may name an existing account object by id with the operator's own token, which every namespace shares: adopt (spec.databaseId, spec.nodeBalancerId), fork (spec.restoreFrom.pointInTime.databaseId), join a VPC (spec.privateNetwork; a NodeBalancer's spec.vpcs, spec.frontendVpc), take a reserved address (spec.ipv4), attach a firewall (spec.firewallId); elsewhere AdoptionNotAllowed (default: none; with spec.credentialsRef always allowed)" },
   "node-port-namespaces": { type: "string", env: "NODE_PORT_NAMESPACES", help: "true, or comma-separated namespaces: their NodeBalancers may publish any port of the selected nodes (configs[].nodesFrom.nodes), such as the kubelet's or another namespace's NodePort; elsewhere NodePortsNotAllowed (default: none; nodesFrom.serviceRef, a Service of the namespace's own, is always allowed)" },
-  "read-nodes": { type: "string", env: "READ_NODES", help: "true: list and watch the cluster's Nodes (needs cluster-wide get/list/watch on nodes: the chart's rbac.readNodes), for allow lists that follow them (spec.allowListFrom.nodes); otherwise those are NodesNotReadable (default false)" },
+  "read-nodes": { type: "string", env: "READ_NODES", help: "true: list and watch the cluster's Nodes, and Services and EndpointSlices in the watched namespaces (get/list/watch on each: the chart's rbac.readNodes grants all three), for database allow lists that follow the nodes (spec.allowListFrom.nodes) and NodeBalancer backends that follow them or a Service (configs[].nodesFrom); otherwise those are NodesNotReadable (default false)" },
   concurrency: { type: "string", env: "CONCURRENCY", help: "reconciles in parallel per kind, shared fairly among the Linode accounts objects act in (default 4)" },
   "leader-elect": { type: "string", env: "LEADER_ELECT", help: "true|false: elect a leader on a Lease (default true)" },
   "leader-election-namespace": { type: "string", env: "POD_NAMESPACE", help: "namespace of the Lease (default: the pod's, else default)" },

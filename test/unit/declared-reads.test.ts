@@ -4,7 +4,9 @@
 // for a read whose gate is off. The declarations of the operator's kinds name only gates the
 // operator has.
 import { afterEach, describe, expect, it } from "vitest";
-import { loadOperatorConfig } from "../../src/config/operator-config.ts";
+import { readFileSync } from "node:fs";
+import { loadOperatorConfig, runFlags } from "../../src/config/operator-config.ts";
+import { gatedReads, readGateSettings } from "../../src/resources/read-gates.ts";
 import { kindDefinitions, readGates } from "../../src/resources/index.ts";
 import { Controller, type ControllerDeps } from "../../src/runtime/controller.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
@@ -96,5 +98,22 @@ describe("declared reads", () => {
     expect(named.length).toBeGreaterThan(0);
     expect(named.filter((g) => !all.has(g))).toEqual([]);
     expect(readGates(loadOperatorConfig([], { LINODE_TOKEN: "t" })).size).toBe(0);
+  });
+
+  it("each gate's flag help, chart value comment and NodesNotReadable name every type it grants", () => {
+    const values = readFileSync(new URL("../../helm/linode-operator/values.yaml", import.meta.url), "utf8");
+    for (const [gate, setting] of Object.entries(readGateSettings)) {
+      const help = (runFlags as Record<string, { help: string; env: string }>)[setting.flag];
+      expect(help?.env).toBe(setting.env);
+      // The comment above the value in values.yaml, unwrapped.
+      const key = setting.chartValue.split(".").at(-1) ?? "";
+      const comment = values.slice(0, values.indexOf(`  ${key}:`)).split("\n").reverse().slice(1).filter((_l, i, all) => all.slice(0, i + 1).every((x) => x.trim().startsWith("#"))).reverse().map((l) => l.replace(/^\s*#\s?/, "")).join(" ");
+      const types = new Set(gatedReads(kindDefinitions, gate).map((r) => `${r.type.kind}s`));
+      expect(types.size).toBeGreaterThan(0);
+      for (const t of types) {
+        expect(help?.help, `--${setting.flag} help names ${t}`).toContain(t);
+        expect(comment, `${setting.chartValue} in values.yaml names ${t}`).toContain(t);
+      }
+    }
   });
 });
