@@ -212,7 +212,7 @@ export interface ConnectionSource<Spec, Ext, Status> {
   details(m: Managed<Spec>, observed: Observed<Ext, Status, unknown>, published: PublishedConnection | undefined, signal: AbortSignal): Promise<ConnectionDetails | undefined>;
 }
 
-/** Where referenced or watched objects live: one of the reads the kind's definition declares (its own type needs none). */
+/** Where referenced or watched objects live: one of the reads the kind's definition declares (its own type and the operator's other kinds need none: `kindRead`). */
 export type Target = Read;
 
 /**
@@ -373,7 +373,7 @@ export type AnyManagedKind = ManagedKind<any, any, any, any>;
 export interface KindStores {
   /** This kind's own objects. */
   self: ReadStore<ManagedObject>;
-  /** Another kind's objects (declared in the kind's reads as `kindRead(t, why)`). */
+  /** Another of the operator's kinds' objects (no declaration needed: the kinds' rules grant each to every kind). */
   kind(t: ResourceType): ReadStore<ManagedObject>;
   /**
    * The cache of a read the kind's definition declares (throws at start otherwise); undefined
@@ -396,7 +396,7 @@ export interface KindContext<Deps> {
 /** What `src/resources/index.ts` lists: a kind's type and how to build it from shared parts. */
 export interface KindModule<Deps> {
   type: ResourceType;
-  /** What Kubernetes sees of it; its `reads` are all the kind may read besides its own objects (none when absent). */
+  /** What Kubernetes sees of it; its `reads` are all the kind may read besides its own objects and the operator's other kinds (nothing when absent). */
   definition?: Pick<KindDefinition, "reads">;
   build(ctx: KindContext<Deps>): AnyManagedKind;
 }
