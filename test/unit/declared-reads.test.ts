@@ -7,6 +7,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { loadOperatorConfig, runFlags } from "../../src/config/operator-config.ts";
 import { gatedReads, readGateSettings } from "../../src/resources/read-gates.ts";
+import { readRulesTemplates } from "../../scripts/render-deploy.ts";
+import { lampDefinition } from "../fixtures/toy-kind/definition.ts";
 import { kindDefinitions, readGates } from "../../src/resources/index.ts";
 import { Controller, type ControllerDeps } from "../../src/runtime/controller.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
@@ -115,5 +117,14 @@ describe("declared reads", () => {
         expect(comment, `${setting.chartValue} in values.yaml names ${t}`).toContain(t);
       }
     }
+  });
+
+  it("the chart's rules: a cluster-scoped read gets a ClusterRole (one per gate), a gated one only under its chart value, an unknown gate none at all", () => {
+    const volumes: Read = { type: { group: "", version: "v1", plural: "persistentvolumes", kind: "PersistentVolume" }, scope: "cluster", why: "volumes" };
+    const text = readRulesTemplates([{ ...lampDefinition, reads: [volumes, { ...ingresses, gate: "read-nodes" }] }]);
+    expect(text).toMatch(/define "linode-operator.readRules" -}}\n\{\{- if .Values.rbac.readNodes }}\n# Lamp: test\n- apiGroups: \["networking.k8s.io"\]\n {2}resources: \["ingresses"\]\n {2}verbs: \["get", "list", "watch"\]\n\{\{- end }}\n\{\{- end -}}/);
+    expect(text).toMatch(/kind: ClusterRole\nmetadata:\n {2}name: \{\{ \$name }}-\{\{ \$.Release.Namespace }}-cluster-reads\n[\s\S]*# Lamp: volumes\n {2}- apiGroups: \[""\]\n {4}resources: \["persistentvolumes"\]/);
+    expect(text).not.toContain("-read-nodes");
+    expect(() => readRulesTemplates([{ ...lampDefinition, reads: [gatedIngresses] }])).toThrow(/read gate read-ingresses: no chart value grants it/);
   });
 });
