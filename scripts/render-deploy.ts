@@ -12,7 +12,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { controlPlaneBinaries } from "../src/local-cluster/control-plane.ts";
+import { READ_VERBS, readRules, type ReadRule } from "../src/doctor/rbac-needs.ts";
 import { kindDefinitions } from "../src/resources/index.ts";
+import { readGateSettings } from "../src/resources/read-gates.ts";
 import { API_GROUP, type KindDefinition } from "../src/runtime/kind-definition.ts";
 import { chartYamlOf } from "./chart-metadata.ts";
 import { argocdConfigMap, argocdDoc } from "./argocd-health.ts";
@@ -54,6 +56,69 @@ export function kindRules(definitions: readonly KindDefinition[]): string {
 {{- end -}}
 {{- define "linode-operator.kindResources" -}}
 [${list("")}]
+{{- end -}}
+${readRulesTemplates(definitions)}`;
+}
+
+const quoted = (xs: readonly string[]): string => xs.map((x) => `"${x}"`).join(", ");
+
+/** The chart value that grants a read gate (and turns it on), as a template condition. */
+function gateCondition(gate: string): string {
+  const setting = readGateSettings[gate];
+  if (setting === undefined) throw new Error(`read gate ${gate}: no chart value grants it (src/resources/read-gates.ts)`);
+  return `.Values.${setting.chartValue}`;
+}
+
+/** One rule of what the kinds read, `indent`ed, with why as its comment. */
+const ruleText = (r: ReadRule, indent: string): string => `${indent}# ${r.why}
+${indent}- apiGroups: [${quoted([r.group])}]
+${indent}  resources: [${quoted([r.resource])}]
+${indent}  verbs: [${quoted(READ_VERBS)}]`;
+
+/** Rules in the order declared, those of one gate inside its condition. */
+function gatedRules(rules: readonly ReadRule[], text: (r: ReadRule) => string): string {
+  const gates = [...new Set(rules.map((r) => r.gate))];
+  return gates.map((gate) => {
+    const body = rules.filter((r) => r.gate === gate).map(text).join("\n");
+    return gate === undefined ? `\n${body}` : `\n{{- if ${gateCondition(gate)} }}\n${body}\n{{- end }}`;
+  }).join("");
+}
+
+/**
+ * The rules for what the kinds read besides their own objects, from the reads their definitions
+ * declare (src/runtime/reads.ts): namespaced ones join the operator's Role in each watched
+ * namespace (its ClusterRole when it watches all), cluster-scoped ones get a ClusterRole of
+ * their own per gate; a gated read only while the chart value that grants it is set.
+ */
+export function readRulesTemplates(definitions: readonly KindDefinition[]): string {
+  const rules = readRules(definitions);
+  const clusterRoles = [...new Set(rules.filter((r) => r.scope === "cluster").map((r) => r.gate))].map((gate) => {
+    const suffix = gate ?? "cluster-reads";
+    const role = `{{ $name }}-{{ $.Release.Namespace }}-${suffix}`;
+    const head = (kind: string): string => `---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ${kind}
+metadata:
+  name: ${role}
+  labels: {{- include "linode-operator.labels" $ | nindent 4 }}`;
+    const doc = `${head("ClusterRole")}
+rules:
+${rules.filter((r) => r.scope === "cluster" && r.gate === gate).map((r) => ruleText(r, "  ")).join("\n")}
+${head("ClusterRoleBinding")}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: ${role}
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "linode-operator.serviceAccountName" $ }}
+    namespace: {{ $.Release.Namespace }}`;
+    return gate === undefined ? `\n${doc}` : `\n{{- if ${gateCondition(gate)} }}\n${doc}\n{{- end }}`;
+  }).join("");
+  return `{{- define "linode-operator.readRules" -}}${gatedRules(rules.filter((r) => r.scope === "namespaces"), (r) => ruleText(r, ""))}
+{{- end -}}
+{{- define "linode-operator.clusterReadRoles" -}}
+{{- $name := include "linode-operator.fullname" . }}${clusterRoles}
 {{- end -}}
 `;
 }

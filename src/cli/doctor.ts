@@ -13,7 +13,7 @@ import { connectKube } from "../kube/config.ts";
 import { errorChain } from "../kube/errors.ts";
 import type { KubeApi } from "../kube/types.ts";
 import { LinodeClient } from "../linode/index.ts";
-import { kindDefinitions } from "../resources/index.ts";
+import { kindDefinitions, readGates } from "../resources/index.ts";
 import { readToken } from "../runtime/token-source.ts";
 
 const help = `Usage: linode-operator doctor [--json] [run options]
@@ -61,7 +61,7 @@ export async function runChecks(deps: DoctorDeps): Promise<CheckResult[]> {
   if (cluster === undefined) return results;
   results.push(...crds);
   const needed = neededPermissions({
-    kinds: kindDefinitions, readNodes: config.readNodes, clusterIdSet: config.clusterId !== undefined, leaseName: config.leaderElectionId,
+    kinds: kindDefinitions, gates: readGates(config), clusterIdSet: config.clusterId !== undefined, leaseName: config.leaderElectionId,
     tokenSecret: config.linodeTokenSecret, deploymentName: config.deploymentName,
   });
   results.push(await rbacCheck(cluster, needed, config.namespaces, config.leaderElectionNamespace));

@@ -97,7 +97,7 @@ export async function nodesCheck(kube: Cluster, readNodes: boolean): Promise<Che
   const readable = answers.every((a) => a.allowed);
   const needs = "database allow lists that follow the nodes (spec.allowListFrom.nodes) and NodeBalancer backends that follow them (configs[].nodesFrom)";
   if (readable && readNodes) return ok("Nodes", "readable (get, list, watch)");
-  if (readable) return warn("Nodes", "readable, but the operator is not told to read them (READ_NODES unset)", `set the chart's rbac.readNodes=true (it sets READ_NODES=true) if you use ${needs}`);
+  if (readable) return warn("Nodes", "readable, but the operator is not told to read them (READ_NODES unset)", `set the chart's rbac.readNodes=true (it grants Nodes, Services and EndpointSlices and sets READ_NODES=true) if you use ${needs}`);
   const message = `not readable (${verbs.filter((_v, i) => answers[i]?.allowed !== true).join(", ")} denied): ${needs} will say NodesNotReadable`;
-  return readNodes ? fail("Nodes", `${message}, though READ_NODES=true`, "install with the chart's rbac.readNodes=true, which grants get, list and watch on nodes") : warn("Nodes", message, "install with the chart's rbac.readNodes=true if you use them");
+  return readNodes ? fail("Nodes", `${message}, though READ_NODES=true`, "install with the chart's rbac.readNodes=true, which grants get, list and watch on Nodes, and on Services and EndpointSlices where the operator watches") : warn("Nodes", message, "install with the chart's rbac.readNodes=true if you use them");
 }

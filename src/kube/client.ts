@@ -78,6 +78,20 @@ function withHeader(base: ConfigurationOptions, name: string, value: string): Co
 const withContentType = (base: ConfigurationOptions, type: string): ConfigurationOptions => withHeader(base, "Content-Type", type);
 
 /**
+ * The core group's types through the custom-objects calls, whose paths are /apis/{group}/...:
+ * the core group's are /api/..., where a request for one (group "") is sent instead. So a core
+ * type the client has no typed call for (a kind's new read, e.g. PersistentVolumeClaims) is
+ * listed and read like any other group's, with nothing added here for it.
+ */
+function atCorePaths(base: ConfigurationOptions): ConfigurationOptions {
+  const rewrite: ObservableMiddleware = {
+    pre: (ctx: RequestContext) => { ctx.setUrl(ctx.getUrl().replace("/apis//", "/api/")); return new Observable(Promise.resolve(ctx)); },
+    post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
+  };
+  return { ...base, middleware: [...(base.middleware ?? []), rewrite], middlewareMergeStrategy: "append" };
+}
+
+/**
  * What the API server answers instead of whole objects when asked for metadata only (the
  * protocol controller-runtime's metadata-only informers use): lists and watches of Secrets whose
  * content the operator reads by name never carry that content. The JSON keeps its shape (items,
@@ -137,7 +151,7 @@ export class KubeClient implements KubeApi, ClusterInspection {
     }));
   }
 
-  /** The core resources the operator lists, in one namespace or all (Nodes are cluster-scoped). */
+  /** The core resources the operator lists with typed calls, in one namespace or all (Nodes are cluster-scoped); any other goes through the generic path (atCorePaths). */
   private coreLists(common: { labelSelector?: string | undefined; fieldSelector?: string | undefined; limit: number; _continue?: string | undefined }, namespace: string | undefined, config: ConfigurationOptions):
     Record<string, (() => Promise<{ items: unknown[]; metadata?: { resourceVersion?: string; _continue?: string } }>) | undefined> {
     const ns = { ...common, namespace: namespace ?? "" };
@@ -153,17 +167,17 @@ export class KubeClient implements KubeApi, ClusterInspection {
   async list<T extends KubeObject>(t: ResourceType, opts: ListOptions = {}): Promise<ListPage<T>> {
     const common = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit ?? 500, _continue: opts.continueToken };
     const config = opts.metadataOnly === true ? withHeader(this.opts, "Accept", PARTIAL_LIST) : this.opts;
-    if (t.group === "") {
-      const lists = this.coreLists(common, opts.namespace, config)[t.plural];
-      if (lists === undefined) throw new TypeError(`listing core ${t.plural} is not supported`);
+    const lists = t.group === "" ? this.coreLists(common, opts.namespace, config)[t.plural] : undefined;
+    if (lists !== undefined) {
       const res = await kubeCall(lists);
       // An empty metadata-only list says `items: null`.
       return { items: (res.items as unknown as T[] | null | undefined) ?? [], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
     }
     const gvp = { group: t.group, version: t.version, plural: t.plural, ...common };
+    const generic = t.group === "" ? atCorePaths(config) : config;
     const res = (await kubeCall(() => opts.namespace === undefined
-      ? this.custom.listClusterCustomObject(gvp, config)
-      : this.custom.listNamespacedCustomObject({ ...gvp, namespace: opts.namespace }, config))) as {
+      ? this.custom.listClusterCustomObject(gvp, generic)
+      : this.custom.listNamespacedCustomObject({ ...gvp, namespace: opts.namespace }, generic))) as {
       items: T[] | null; metadata: { resourceVersion: string; continue?: string };
     };
     return { items: res.items ?? [], resourceVersion: res.metadata.resourceVersion, continueToken: res.metadata.continue || undefined };
@@ -176,10 +190,9 @@ export class KubeClient implements KubeApi, ClusterInspection {
         secrets: () => this.core.readNamespacedSecret(key, this.opts),
       };
       const read = reads[t.plural];
-      if (read === undefined) throw new TypeError(`reading core ${t.plural} is not supported`);
-      return (await kubeCall(read)) as T;
+      if (read !== undefined) return (await kubeCall(read)) as T;
     }
-    return (await kubeCall(() => this.custom.getNamespacedCustomObject({ group: t.group, version: t.version, plural: t.plural, ...key }, this.opts))) as T;
+    return (await kubeCall(() => this.custom.getNamespacedCustomObject({ group: t.group, version: t.version, plural: t.plural, ...key }, t.group === "" ? atCorePaths(this.opts) : this.opts))) as T;
   }
 
   async createCustom<T extends KubeObject>(t: ResourceType, namespace: string, body: KubeObject): Promise<T> {

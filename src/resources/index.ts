@@ -15,6 +15,7 @@ import { databaseConnectionPoolKind } from "./database-connection-pool/index.ts"
 import { databaseSnapshotKind } from "./database-snapshot/index.ts";
 import { managedDatabaseKind } from "./managed-database/index.ts";
 import { nodeBalancerKind } from "./node-balancer/index.ts";
+import { readGates } from "./read-gates.ts";
 import { accountsRecordedBy, credentialsFlow, type LinodeAccounts } from "./shared/credentials.ts";
 import type { OperatorKind, ResourceDeps } from "./shared/deps.ts";
 
@@ -24,6 +25,8 @@ export const kinds: OperatorKind[] = [
   nodeBalancerKind,
   databaseConnectionPoolKind,
 ];
+
+export { readGates } from "./read-gates.ts";
 
 export const kindDefinitions: KindDefinition[] = kinds.map((k) => k.definition);
 
@@ -56,7 +59,7 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
     accounts: deps.accounts, poll, clusterId: deps.clusterId, registry: deps.metrics.registry, cacheEntries: deps.metrics.cacheEntries, log: deps.log, settings: deps.config.kindSettings,
     nodePortsAllowed: (namespace) => nodePorts.has("*") || nodePorts.has(namespace),
   };
-  const controllers = kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, protection, readNodes: deps.config.readNodes, kindDeps }, opts));
+  const controllers = kinds.map((kind) => new Controller(kind, { kube: deps.kube, events: deps.events, log: deps.log, metrics: deps.metrics, informers, protection, gates: readGates(deps.config), kindDeps }, opts));
   keepRecordedAccounts(deps.accounts, controllers);
   return controllers;
 }

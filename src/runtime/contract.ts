@@ -7,8 +7,10 @@ export {
   type AfterObserve, type ConfigMapObject, type EndpointSliceObject, type ServiceObject, type ConnectionDetails, type ConnectionSource, type Created, type Decoded, type Deferral, type ReadyToCreate,
   type ExternalClient, type ExternalReader, type KindModule, type LateInit, type KubeObject, type Managed, type ManagedKind,
   type ManagedObject, type ManagedStatus, type Observation, type Observed, type Policies, type PublishedConnection,
-  type NodeObject, type Reference, type ReferenceDefinition, type SecretObject, type Target, type Watch, type WatchTarget,
+  type NodeObject, type Reference, type ReferenceDefinition, type ResourceType, type SecretObject, type Target, type Watch,
 } from "./managed.ts";
+export { kindRead, type Read } from "./reads.ts";
+export { configMapsType, endpointSlicesType, nodesType, secretsType, servicesType } from "../kube/types.ts";
 export {
   columns, reasonNames, resourceTypeOf, settingValue,
   type KindDefinition, type KindSetting, type SettingValues,

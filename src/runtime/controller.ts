@@ -12,23 +12,22 @@
 // that object only: the worker survives it, counts it (linode_operator_unexpected_errors_total)
 // and backs the key off; every other object goes on.
 import { errorChain, isConflict } from "../kube/errors.ts";
-import {
-  configMapsType, endpointSlicesType, nodesType, objectKey, secretsType, servicesType,
-  type EndpointSliceObject, type KubeApi, type KubeObject, type NodeObject, type SecretObject, type ServiceObject,
-} from "../kube/types.ts";
+import { objectKey, secretsType, type KubeApi, type KubeObject, type SecretObject } from "../kube/types.ts";
 import type { CacheEntries } from "../metrics/cache-entries.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { ConnectionSecrets, ownedSecretSelectors } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
 import type { Logger } from "./logger.ts";
-import type { AnyManagedKind, KindModule, KindStores, ManagedObject, Target, WatchTarget } from "./managed.ts";
+import type { AnyManagedKind, KindModule, KindStores, ManagedObject, Target } from "./managed.ts";
 import { ReferenceProtection } from "./protection.ts";
 import { forbiddenKeyPaths } from "./safe-keys.ts";
 import { recordedIdOf } from "./ownership.ts";
 import { ManagedReconciler, type ReconcileResult } from "./reconciler.ts";
+import { DeclaredReads } from "./declared-reads.ts";
+import { kindRead } from "./reads.ts";
 import { References, ownerKeys, wireWatch } from "./references.ts";
-import { InformerPool, type Selectors, type SharedStore } from "./stores.ts";
+import { InformerPool, type SharedStore } from "./stores.ts";
 import { Timings, jittered } from "./timings.ts";
 import { WorkQueue, trackQueue, type BackoffPolicy } from "./workqueue.ts";
 
@@ -71,8 +70,11 @@ export type ControllerDeps<D> = {
   informers?: InformerPool;
   /** Protection of referenced Secrets, shared with the other controllers (one finalizer for all kinds); its own when absent. */
   protection?: ReferenceProtection;
-  /** The operator may list and watch the cluster's Nodes (RBAC granted: the chart's rbac.readNodes). */
-  readNodes?: boolean;
+  /**
+   * The read gates (operator settings, e.g. "read-nodes") that are on: a read a kind declares
+   * with a gate not listed here gets no cache (its store is undefined, its watches wake nothing).
+   */
+  gates?: ReadonlySet<string>;
 } & (undefined extends D ? { kindDeps?: D } : {
   /** What the kind needs to build itself (its Linode client, poll intervals, ...). */
   kindDeps: D;
@@ -143,21 +145,24 @@ export class Controller<D = unknown> {
       onUnexpectedError: (where) => { m?.unexpectedErrors.inc({ where }); },
     });
     const pool = this.pool;
-    const storeFor = (target: Target): SharedStore<KubeObject> => ("kind" in target
-      ? pool.store(target.kind)
-      : "secrets" in target ? pool.store(secretsType, target.secrets) : pool.store(configMapsType, target.configMaps));
+    // Every cache the kind reads is one its definition declares (its own type apart): one
+    // generic path, whatever the type, checked as the kind asks for it and as its references and
+    // watches are wired below, so an undeclared read stops the operator at start.
+    const declared = new DeclaredReads(this.kindName, module.type, module.definition?.reads ?? []);
+    const storeOf = (target: Target): SharedStore<KubeObject> | undefined => {
+      if (target.gate !== undefined && deps.gates?.has(target.gate) !== true) return undefined;
+      return target.scope === "cluster" ? pool.clusterStore(target.type, target.selectors) : pool.store(target.type, target.selectors);
+    };
+    const storeFor = (usedBy: string) => (target: Target): SharedStore<KubeObject> | undefined => storeOf(declared.check(target, usedBy));
     this.self = pool.store<ManagedObject>(module.type);
-    const nodes = (selectors: Selectors = {}): SharedStore<NodeObject> | undefined => (deps.readNodes === true ? pool.clusterStore<NodeObject>(nodesType, selectors) : undefined);
-    const readable = <T extends KubeObject>(make: () => SharedStore<T>): SharedStore<T> | undefined => (deps.readNodes === true ? make() : undefined);
-    const services = (selectors: Selectors = {}): SharedStore<ServiceObject> | undefined => readable(() => pool.store<ServiceObject>(servicesType, selectors));
-    const endpointSlices = (selectors: Selectors = {}): SharedStore<EndpointSliceObject> | undefined => readable(() => pool.store<EndpointSliceObject>(endpointSlicesType, selectors));
-    const watchStoreFor = (target: WatchTarget): SharedStore<KubeObject> | undefined => ("nodes" in target ? nodes(target.nodes)
-      : "services" in target ? services(target.services)
-      : "endpointSlices" in target ? endpointSlices(target.endpointSlices)
-      : storeFor(target));
     const stores: KindStores = {
-      self: this.self, kind: (t) => pool.store<ManagedObject>(t), secrets: (selectors) => pool.store(secretsType, selectors),
-      nodes: () => nodes(), services: () => services(), endpointSlices: () => endpointSlices(),
+      self: this.self,
+      kind: (t) => {
+        const store = storeFor("stores.kind")(kindRead(t, ""));
+        if (store === undefined) throw new Error(`${this.kindName}: a read of ${t.kind} cannot be gated`);
+        return store;
+      },
+      read: <T extends KubeObject>(r: Target) => storeFor("stores.read")(r) as SharedStore<T> | undefined,
     };
     this.kind = refusingPrototypeKeys(module.build({
       deps: deps.kindDeps as D, stores, events: deps.events, wake: (key) => { this.enqueue(key); },
@@ -205,7 +210,10 @@ export class Controller<D = unknown> {
     });
     const enqueue = (key: string): void => { this.enqueue(key); };
     this.protection = deps.protection ?? new ReferenceProtection(deps.kube, this.log);
-    const references = this.kind.references !== undefined && this.kind.references.length > 0 ? new References<unknown>(this.kind.references, storeFor) : undefined;
+    // Checked by name first, so the start-up error says which reference or watch reads what is not declared.
+    for (const ref of this.kind.references ?? []) declared.check(ref.target, `its reference ${ref.name}`);
+    for (const [i, w] of (this.kind.watches ?? []).entries()) declared.check(w.target, `its watch #${String(i + 1)}`);
+    const references = this.kind.references !== undefined && this.kind.references.length > 0 ? new References<unknown>(this.kind.references, storeFor("a reference")) : undefined;
     references?.wire(this.self, (raw) => this.kind.parseSpec(raw), enqueue, this.protection);
     const kind = this.kind;
     this.self.addIndex(RECORDED_ID_INDEX, (obj) => {
@@ -228,12 +236,13 @@ export class Controller<D = unknown> {
         if (o.metadata.uid !== obj.metadata.uid) this.enqueue(objectKey(o));
       }
     });
-    for (const w of this.kind.watches ?? []) wireWatch(w, watchStoreFor, enqueue);
+    for (const w of this.kind.watches ?? []) wireWatch(w, storeFor("a watch"), enqueue);
     let connections: ConnectionSecrets | undefined;
     if (this.kind.connection !== undefined) {
       // The Secrets we publish, mapped to their owners: a deleted or edited one is put back.
       const secrets = pool.store<SecretObject>(secretsType, ownedSecretSelectors);
-      wireWatch({ target: { secrets: ownedSecretSelectors }, map: (s) => ownerKeys(s, module.type) }, watchStoreFor, enqueue);
+      // The runtime's own read (the chart's Secrets rule grants it), not the kind's: no declaration.
+      wireWatch({ target: { type: secretsType, scope: "namespaces", selectors: ownedSecretSelectors, why: "connection Secrets" }, map: (s) => ownerKeys(s, module.type) }, storeOf, enqueue);
       connections = new ConnectionSecrets(deps.kube, secrets, module.type);
     }
     this.reconciler = new ManagedReconciler(this.kind, {

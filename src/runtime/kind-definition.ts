@@ -4,6 +4,7 @@
 import { z } from "zod";
 import type { ResourceType } from "../kube/types.ts";
 import { commonStatusFields, connectionStatusFields } from "./condition-schema.ts";
+import type { Read } from "./reads.ts";
 
 export const API_GROUP = "linode.operator.dev";
 export const API_VERSION = "v1alpha1";
@@ -37,6 +38,12 @@ export interface KindDefinition {
   printerColumns: PrinterColumn[];
   /** The condition reasons this kind adds to the runtime's, each with what it means (docs/api.md lists them). */
   reasons: Readonly<Record<string, string>>;
+  /**
+   * What the kind reads of Kubernetes besides its own objects (other kinds, Secrets, ConfigMaps,
+   * Nodes, ...): the only caches it gets, what its references and watches may target (checked at
+   * start), and what the chart's RBAC grants it (generated).
+   */
+  reads?: readonly Read[];
   /** The kind's own settings: `linode-operator run` flags (and their environment variables) the operator's help lists. */
   settings?: Readonly<Record<string, KindSetting>>;
 }

@@ -3,16 +3,18 @@
 // and delete its cloud object, what it refers to and what connection details it publishes;
 // the runtime does everything else: finalizers, policies, references, conditions, Events,
 // status patches, the connection Secret, backoff.
-import type { EndpointSliceObject, KubeObject, NodeObject, ObjectKey, ResourceType, SecretObject, ServiceObject } from "../kube/types.ts";
+import type { KubeObject, ObjectKey, ResourceType } from "../kube/types.ts";
 import type { Actions } from "./actions.ts";
 import type { EventRecorder } from "./events.ts";
+import type { KindDefinition } from "./kind-definition.ts";
 import type { ManagedObject } from "./managed-object.ts";
 import type { Problem } from "./problems.ts";
-import type { ReadStore, Selectors } from "./stores.ts";
+import type { Read } from "./reads.ts";
+import type { ReadStore } from "./stores.ts";
 import type { PollIntervals } from "./timings.ts";
 
 /** The object shapes kinds see (kinds never import src/kube). */
-export type { ConfigMapObject, EndpointSliceObject, KubeObject, NodeObject, SecretObject, ServiceObject } from "../kube/types.ts";
+export type { ConfigMapObject, EndpointSliceObject, KubeObject, NodeObject, ResourceType, SecretObject, ServiceObject } from "../kube/types.ts";
 
 export type { ManagedObject, ManagedStatus } from "./managed-object.ts";
 
@@ -217,8 +219,8 @@ export interface ConnectionSource<Spec, Ext, Status> {
   details(m: Managed<Spec>, observed: Observed<Ext, Status, unknown>, published: PublishedConnection | undefined, signal: AbortSignal): Promise<ConnectionDetails | undefined>;
 }
 
-/** Where referenced or watched objects live: another kind, or Secrets (narrowed by selectors). */
-export type Target = { kind: ResourceType } | { secrets: Selectors } | { configMaps: Selectors };
+/** Where referenced or watched objects live: one of the reads the kind's definition declares (its own type and the operator's other kinds need none: `kindRead`). */
+export type Target = Read;
 
 /**
  * A reference to other objects in the same namespace (a snapshot's databaseRef, a TLS Secret).
@@ -291,15 +293,10 @@ export function reference<Spec, V>(definition: ReferenceDefinition<Spec, V>): Re
   };
 }
 
-/**
- * What a watch may follow: what a reference may, and what needs the right to read the
- * cluster's Nodes (--read-nodes): Nodes, and Services and EndpointSlices where it watches.
- */
-export type WatchTarget = Target | { nodes: Selectors } | { services: Selectors } | { endpointSlices: Selectors };
-
 /** Another resource whose changes concern this kind's objects, and which of them. */
 export interface Watch {
-  target: WatchTarget;
+  /** A read the kind declares; one its gate leaves off wakes nothing. */
+  target: Target;
   /** Keys (namespace/name) of this kind's objects an event on `obj` concerns. */
   map(obj: KubeObject): string[];
   /** Whether an update changed what the kind reads (e.g. a Node's addresses, not its heartbeat); default: every update does. */
@@ -383,15 +380,14 @@ export type AnyManagedKind = ManagedKind<any, any, any, any>;
 export interface KindStores {
   /** This kind's own objects. */
   self: ReadStore<ManagedObject>;
-  /** Another kind's objects. */
+  /** Another of the operator's kinds' objects (no declaration needed: the kinds' rules grant each to every kind). */
   kind(t: ResourceType): ReadStore<ManagedObject>;
-  /** Secrets, narrowed by selectors. */
-  secrets(selectors?: Selectors): ReadStore<SecretObject>;
-  /** The cluster's Nodes; undefined when the operator may not read them (--read-nodes unset: the chart's rbac.readNodes). */
-  nodes(): ReadStore<NodeObject> | undefined;
-  /** Services and EndpointSlices where the operator watches; undefined like nodes() (the same right grants them). */
-  services(): ReadStore<ServiceObject> | undefined;
-  endpointSlices(): ReadStore<EndpointSliceObject> | undefined;
+  /**
+   * The cache of a read the kind's definition declares (throws at start otherwise); undefined
+   * while the operator setting that grants it (its gate) is off. `T` is the caller's view of the
+   * type's objects, as for any other store.
+   */
+  read<T extends KubeObject = KubeObject>(r: Read): ReadStore<T> | undefined;
 }
 
 export interface KindContext<Deps> {
@@ -407,6 +403,8 @@ export interface KindContext<Deps> {
 /** What `src/resources/index.ts` lists: a kind's type and how to build it from shared parts. */
 export interface KindModule<Deps> {
   type: ResourceType;
+  /** What Kubernetes sees of it; its `reads` are all the kind may read besides its own objects and the operator's other kinds (nothing when absent). */
+  definition?: Pick<KindDefinition, "reads">;
   build(ctx: KindContext<Deps>): AnyManagedKind;
 }
 

@@ -4,11 +4,12 @@
 // exactly its referrers: no poll loop waits for a database to become Ready.
 import { objectKey, type KubeObject, type ResourceType } from "../kube/types.ts";
 import { ConditionReasons } from "./reasons.ts";
-import { referrersIndex, type Decoded, type Managed, type ManagedObject, type Reference, type ResolvedRef, type ResolvedRefs, type Target, type Watch, type WatchTarget } from "./managed.ts";
+import { referrersIndex, type Decoded, type Managed, type ManagedObject, type Reference, type ResolvedRef, type ResolvedRefs, type Target, type Watch } from "./managed.ts";
 import type { ReferenceProtection } from "./protection.ts";
-import type { SharedStore } from "./stores.ts";
+import { SharedStore } from "./stores.ts";
 
-export type StoreFor = (target: Target) => SharedStore<KubeObject>;
+/** The cache of a declared read; undefined while its gate is off. */
+export type StoreFor = (target: Target) => SharedStore<KubeObject> | undefined;
 
 export interface Resolution {
   refs: ResolvedRefs;
@@ -16,13 +17,17 @@ export interface Resolution {
   unresolved?: { reason: string; message: string };
 }
 
-const targetKind = (t: Target): string => ("kind" in t ? t.kind.kind : "secrets" in t ? "Secret" : "ConfigMap");
+/** What a read the operator may not make holds: nothing, ever (no informer). */
+const absent = new SharedStore<KubeObject>("not-readable", []);
+
+const isSecrets = (t: Target): boolean => t.type.group === "" && t.type.plural === "secrets";
 
 export class References<Spec> {
   private readonly declared: { ref: Reference<Spec>; store: SharedStore<KubeObject> }[];
 
   constructor(declared: readonly Reference<Spec>[], storeFor: StoreFor) {
-    this.declared = declared.map((ref) => ({ ref, store: storeFor(ref.target) }));
+    // A reference whose read the operator may not make (its gate off) finds nothing: a required one is not found.
+    this.declared = declared.map((ref) => ({ ref, store: storeFor(ref.target) ?? absent }));
   }
 
   /**
@@ -68,7 +73,7 @@ export class References<Spec> {
         }
       });
       if (ref.protect === true) {
-        if (!("secrets" in ref.target)) throw new Error(`reference ${ref.name}: only Secrets can be protected`);
+        if (!isSecrets(ref.target)) throw new Error(`reference ${ref.name}: only Secrets can be protected`);
         if (protection === undefined) throw new Error(`reference ${ref.name} protects what it names: a ReferenceProtection is needed`);
         protection.register(store, self, index, refersTo);
       }
@@ -95,11 +100,11 @@ export class References<Spec> {
         const needed = required && named.includes(name);
         const obj = store.get(m.key.namespace, name);
         if (obj === undefined) {
-          if (needed) unresolved ??= { reason: ref.reasons?.notFound ?? ConditionReasons.ReferenceNotFound, message: `${targetKind(ref.target)} ${name} not found in namespace ${m.key.namespace}${ref.notFoundHint !== undefined ? ` ${ref.notFoundHint}` : ""}` };
+          if (needed) unresolved ??= { reason: ref.reasons?.notFound ?? ConditionReasons.ReferenceNotFound, message: `${ref.target.type.kind} ${name} not found in namespace ${m.key.namespace}${ref.notFoundHint !== undefined ? ` ${ref.notFoundHint}` : ""}` };
           continue;
         }
         const decoded = decode(ref, store, obj);
-        if (decoded.notReady !== undefined && needed) unresolved ??= { reason: ref.reasons?.notReady ?? ConditionReasons.ReferenceNotReady, message: `${targetKind(ref.target)} ${name} is not ready: ${decoded.notReady}` };
+        if (decoded.notReady !== undefined && needed) unresolved ??= { reason: ref.reasons?.notReady ?? ConditionReasons.ReferenceNotReady, message: `${ref.target.type.kind} ${name} is not ready: ${decoded.notReady}` };
         found.set(name, { obj, decoded });
       }
       refs[ref.name] = found;
@@ -119,8 +124,8 @@ function decode<Spec>(ref: Reference<Spec>, store: SharedStore<KubeObject>, obj:
 }
 
 /** Subscribes `enqueue` to the keys a secondary watch maps each change to (old and new state). */
-export function wireWatch(watch: Watch, storeFor: (target: WatchTarget) => SharedStore<KubeObject> | undefined, enqueue: (key: string) => void): void {
-  // A target the operator may not read (Nodes without --read-nodes) wakes nothing: the kind says why where it needs it.
+export function wireWatch(watch: Watch, storeFor: StoreFor, enqueue: (key: string) => void): void {
+  // A target the operator may not read (its gate off: Nodes without --read-nodes) wakes nothing: the kind says why where it needs it.
   storeFor(watch.target)?.onEvent((_ev, obj, old) => {
     if (old !== undefined && watch.changed !== undefined && !watch.changed(obj, old)) return;
     for (const o of old === undefined ? [obj] : [obj, old]) for (const key of watch.map(o)) enqueue(key);

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { neededPermissions, type Permission } from "../../src/doctor/rbac-needs.ts";
-import { kindDefinitions } from "../../src/resources/index.ts";
+import { kindDefinitions, readGates } from "../../src/resources/index.ts";
 import { execCapture, useTestCluster } from "../harness/cluster.ts";
 
 const chart = fileURLToPath(new URL("../../helm/linode-operator", import.meta.url));
@@ -71,7 +71,7 @@ describe("the operator's RBAC: what doctor checks is what the chart grants", () 
     const env = Object.fromEntries((docs.find((d) => d.kind === "Deployment")?.spec?.template?.spec.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
     const watched = (env.WATCH_NAMESPACES ?? "").split(",").filter((n) => n !== "");
     const perms = neededPermissions({
-      kinds: kindDefinitions, readNodes: env.READ_NODES === "true", clusterIdSet: env.CLUSTER_ID !== undefined,
+      kinds: kindDefinitions, gates: readGates({ readNodes: env.READ_NODES === "true" }), clusterIdSet: env.CLUSTER_ID !== undefined,
       leaseName: env.LEADER_ELECTION_ID ?? "", tokenSecret: env.LINODE_TOKEN_SECRET, deploymentName: env.DEPLOYMENT_NAME,
     });
     const want = needed(perms, watched);

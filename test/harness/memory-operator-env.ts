@@ -11,7 +11,7 @@ import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import { ReferenceProtection } from "../../src/runtime/protection.ts";
 import { InformerPool } from "../../src/runtime/stores.ts";
-import { keepRecordedAccounts, kinds } from "../../src/resources/index.ts";
+import { keepRecordedAccounts, kinds, readGates } from "../../src/resources/index.ts";
 import { credentialsFlow, LinodeAccounts } from "../../src/resources/shared/credentials.ts";
 import type { ResourceDeps } from "../../src/resources/shared/deps.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
@@ -71,7 +71,7 @@ export async function startMemoryOperatorEnv(opts: {
   };
   const counter = passCounter();
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
-    kube, events, log, metrics, informers, protection, readNodes: opts.readNodes ?? false, kindDeps,
+    kube, events, log, metrics, informers, protection, gates: readGates({ readNodes: opts.readNodes ?? false }), kindDeps,
     onPass: (key) => { counter.onPass(`${kind.type.kind} ${key}`); },
   }, { concurrency: opts.concurrency ?? 4, coalesceMillis: 50, backoff: { baseMillis: 200, maxMillis: 5_000 }, flowOf: (obj) => credentialsFlow(obj) })]));
   keepRecordedAccounts(accounts, Object.values(controllers));

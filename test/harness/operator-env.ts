@@ -10,7 +10,7 @@ import { startEmulator, type EmulatorConfigInput, type RunningEmulator } from ".
 import { Controller } from "../../src/runtime/controller.ts";
 import { ReferenceProtection } from "../../src/runtime/protection.ts";
 import { InformerPool } from "../../src/runtime/stores.ts";
-import { keepRecordedAccounts, kinds } from "../../src/resources/index.ts";
+import { keepRecordedAccounts, kinds, readGates } from "../../src/resources/index.ts";
 import { credentialsFlow, LinodeAccounts } from "../../src/resources/shared/credentials.ts";
 import type { ResourceDeps } from "../../src/resources/shared/deps.ts";
 import type { TestCluster } from "./cluster.ts";
@@ -132,7 +132,7 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   };
   // The workers shared fairly among accounts (flowOf), as buildControllers does.
   const controllers = Object.fromEntries(kinds.map((kind) => [kind.type.kind, new Controller(kind, {
-    ...deps, kube: deps.operatorKube, informers, protection, readNodes: opts.readNodes ?? false, onStatusWrite: () => { writes++; }, onPass: countPass(kind.type.kind), kindDeps,
+    ...deps, kube: deps.operatorKube, informers, protection, gates: readGates({ readNodes: opts.readNodes ?? false }), onStatusWrite: () => { writes++; }, onPass: countPass(kind.type.kind), kindDeps,
   }, { concurrency: opts.concurrency ?? 4, coalesceMillis: 200, backoff: { baseMillis: 200, maxMillis: 5_000 }, flowOf: (obj) => credentialsFlow(obj) })]));
   keepRecordedAccounts(accounts, Object.values(controllers));
   await Promise.all(Object.values(controllers).map((c) => c.start()));

@@ -79,6 +79,30 @@ describe("the toy kind on a real API server", () => {
     expect(o.status?.externalId).toBe(before.status?.externalId);
   });
 
+  it("reads what its definition declares (a ConfigMap, an Ingress: types nothing in src/runtime names) and a change of either wakes it", async () => {
+    const apply = async (obj: object): Promise<void> => {
+      const r = await cluster.kubectl(["apply", "-n", cluster.namespace, "-f", "-"], { input: JSON.stringify(obj) });
+      expect(r.code, r.stderr).toBe(0);
+    };
+    const colors = (color: string) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "desk-colors" }, data: { color } });
+    const ingress = (host: string) => ({ apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: "front" }, spec: { rules: [{ host }] } });
+    await apply(colors("amber"));
+    await apply(ingress("a.example.com"));
+    await deps.kube.mergePatchCustom(lampType, { namespace: cluster.namespace, name: "desk" }, { spec: { colorFrom: "desk-colors", ingressRef: "front" } });
+    const shows = (color: string, host: string): Promise<ManagedObject> => waitFor(`desk shows ${color} and ${host}`, async () => {
+      const o = await get();
+      return o.status?.color === color && o.status.host === host && o.status.observedGeneration === o.metadata.generation ? o : undefined;
+    }, 30_000, 100);
+    const before = await shows("amber", "a.example.com");
+    // Settled: its next look is a minute away (readyMillis), past these waits; only a watch wakes it sooner.
+    await apply(colors("teal"));
+    await shows("teal", "a.example.com");
+    await apply(ingress("b.example.com"));
+    const after = await shows("teal", "b.example.com");
+    expect(after.metadata.generation).toBe(before.metadata.generation);
+    expect([...cloud.lamps.values()]).toEqual([80]);
+  });
+
   it("deleted: switched off in its cloud, the finalizer released and the object gone", async () => {
     await deps.kube.deleteCustom(lampType, { namespace: cluster.namespace, name: "desk" });
     await waitFor("desk gone", async () => {

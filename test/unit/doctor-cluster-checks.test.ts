@@ -8,7 +8,7 @@ import { neededPermissions } from "../../src/doctor/rbac-needs.ts";
 import { exitCode, renderJson, renderText } from "../../src/doctor/report.ts";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import type { AccessAttributes, KubeObject } from "../../src/kube/types.ts";
-import { kindDefinitions } from "../../src/resources/index.ts";
+import { kindDefinitions, readGates } from "../../src/resources/index.ts";
 
 const [mdb, snap, nb] = kindDefinitions as [typeof kindDefinitions[0], typeof kindDefinitions[0], typeof kindDefinitions[0]];
 
@@ -51,7 +51,7 @@ describe("doctor: CRDs", () => {
 });
 
 describe("doctor: RBAC and Nodes", () => {
-  const needed = neededPermissions({ kinds: kindDefinitions, readNodes: true, clusterIdSet: false, leaseName: "op", tokenSecret: "tok", deploymentName: "op" });
+  const needed = neededPermissions({ kinds: kindDefinitions, gates: readGates({ readNodes: true }), clusterIdSet: false, leaseName: "op", tokenSecret: "tok", deploymentName: "op" });
 
   it("asks each verb in each watched namespace, the own namespace and cluster-wide; names what is denied and why", async () => {
     const all = fakeCluster({});

@@ -36,12 +36,19 @@ describe("a new kind is its folder and one line in the list", () => {
     const crd = parse(files.get("lamps.linode.operator.dev.yaml") ?? "", { version: "1.1" }) as { spec: { names: { kind: string; shortNames: string[] }; versions: { additionalPrinterColumns: { name: string }[]; schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, unknown> } } } } }[] } };
     expect(crd.spec.names).toMatchObject({ kind: "Lamp", shortNames: ["lmp"] });
     expect(crd.spec.versions[0]?.additionalPrinterColumns.map((c) => c.name)).toEqual(["Brightness", "Ready", "Age"]);
-    expect(Object.keys(crd.spec.versions[0]?.schema.openAPIV3Schema.properties.spec.properties ?? {})).toEqual(["brightness", "deletionPolicy"]);
+    expect(Object.keys(crd.spec.versions[0]?.schema.openAPIV3Schema.properties.spec.properties ?? {})).toEqual(["brightness", "deletionPolicy", "colorFrom", "ingressRef"]);
   });
 
   it("the chart's RBAC rules, the API reference and the operator's flags and help include it", () => {
     expect(kindRules(withLamp)).toContain('"databaseconnectionpools", "lamps"]');
     expect(kindRules(withLamp)).toMatch(/"lamps\/status"[\s\S]*"lamps\/finalizers"/);
+    // What it reads (declared in its definition) is granted where the operator watches, beside what the other kinds read.
+    expect(kindRules(withLamp)).toContain(`# Lamp: the Ingress whose host a lamp shows (spec.ingressRef)
+- apiGroups: ["networking.k8s.io"]
+  resources: ["ingresses"]
+  verbs: ["get", "list", "watch"]`);
+    expect(kindRules(withLamp)).toMatch(/# ManagedDatabase: allow lists from ConfigMaps[^\n]*; Lamp: the ConfigMap a lamp takes its colour from/);
+    expect(kindRules(kindDefinitions)).not.toContain("ingresses");
     const page = renderApiReference(withLamp, {});
     expect(page).toContain("## Lamp");
     expect(page).toContain("| `spec.brightness` | integer | yes | How bright the lamp is lit, in percent. Value 0–100. |");

@@ -63,7 +63,7 @@ function setup(): { kube: SpyKube; pool: InformerPool; storeFor: (t: Target) => 
   const kube = new SpyKube();
   const pool = new InformerPool(kube, { namespaces: [ns] });
   pools.push(pool);
-  const storeFor = (t: Target): SharedStore<KubeObject> => ("kind" in t ? pool.store(t.kind) : "secrets" in t ? pool.store(secretsType, t.secrets) : pool.store(configMapsType, t.configMaps));
+  const storeFor = (t: Target): SharedStore<KubeObject> => pool.store(t.type, t.selectors);
   return { kube, pool, storeFor };
 }
 

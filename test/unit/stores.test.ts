@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { secretsType, type KubeObject, type SecretObject } from "../../src/kube/types.ts";
 import { reference, referrersIndex, type ManagedObject } from "../../src/runtime/managed.ts";
+import type { Read } from "../../src/runtime/reads.ts";
 import { References, wireWatch } from "../../src/runtime/references.ts";
 import { InformerPool, type Selectors } from "../../src/runtime/stores.ts";
 import { gadgetType } from "../fixtures/gadget-kind.ts";
@@ -25,6 +26,7 @@ function setup(): { kube: MemoryKube; pool: InformerPool } {
 
 /** Secrets read by name when referenced (what every cache of Secrets must say it keeps). */
 const SECRETS: Selectors = { content: { byName: { maxBytes: 4096 } } };
+const SECRETS_READ: Read = { type: secretsType, scope: "namespaces", selectors: SECRETS, why: "test" };
 const secret = (name: string, data: Record<string, string>): { type: string; metadata: { name: string; namespace: string }; data: Record<string, string> } =>
   ({ type: "Opaque", metadata: { name, namespace: ns }, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")])) });
 /** A Secret's value as a reference decodes it. */
@@ -76,8 +78,8 @@ describe("shared stores and indexes", () => {
   it("a watch maps both the old and the new state of a changed object", async () => {
     const { kube, pool } = setup();
     const woken: string[] = [];
-    wireWatch({ target: { kind: gadgetType }, map: (o: KubeObject) => [`${ns}/${o.metadata.labels?.owner ?? ""}`] },
-      (t) => ("kind" in t ? pool.store(t.kind) : undefined), (key) => woken.push(key));
+    wireWatch({ target: { type: gadgetType, scope: "namespaces", why: "test" }, map: (o: KubeObject) => [`${ns}/${o.metadata.labels?.owner ?? ""}`] },
+      (t) => pool.store(t.type), (key) => woken.push(key));
     await pool.startAndSync();
     await kube.createCustom(gadgetType, ns, gadget("g", { owner: "a" }));
     await eventually(() => { expect(woken).toEqual([`${ns}/a`]); });
@@ -89,7 +91,7 @@ describe("shared stores and indexes", () => {
     const { kube, pool } = setup();
     const self = pool.store<ManagedObject>(gadgetType);
     const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType, SECRETS);
-    const refs = new References<{ tls?: string }>([reference({ name: "tls", target: { secrets: SECRETS }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []), decode: (o) => ({ value: valueOf(o, "cert") }) })], storeFor);
+    const refs = new References<{ tls?: string }>([reference({ name: "tls", target: SECRETS_READ, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []), decode: (o) => ({ value: valueOf(o, "cert") }) })], storeFor);
     const woken: string[] = [];
     refs.wire(self, (raw) => raw as { tls?: string }, (key) => woken.push(key));
     const gadget = (name: string, tls: string): Promise<unknown> => kube.createCustom(gadgetType, ns, { metadata: { name }, spec: { tls } });
@@ -117,7 +119,7 @@ describe("shared stores and indexes", () => {
     const self = pool.store<ManagedObject>(gadgetType);
     const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType, SECRETS);
     // What the kind reads of the Secret: its `tier` only.
-    const refs = new References<{ tls?: string }>([reference({ name: "tls", target: { secrets: SECRETS }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []), decode: (o) => ({ value: valueOf(o, "tier") }) })], storeFor);
+    const refs = new References<{ tls?: string }>([reference({ name: "tls", target: SECRETS_READ, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []), decode: (o) => ({ value: valueOf(o, "tier") }) })], storeFor);
     const woken: string[] = [];
     refs.wire(self, (raw) => raw as { tls?: string }, (key) => woken.push(key));
     await kube.createCustom(gadgetType, ns, { metadata: { name: "web" }, spec: { tls: "cert-v" } });
@@ -139,7 +141,7 @@ describe("shared stores and indexes", () => {
     const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType, SECRETS);
     // Referrers whose status says "done" care only whether the Secret is ready (it has a tier), not which tier.
     const refs = new References<{ tls?: string }>([reference({
-      name: "tls", target: { secrets: SECRETS }, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []),
+      name: "tls", target: SECRETS_READ, names: (spec: { tls?: string }) => (spec.tls !== undefined ? [spec.tls] : []),
       decode: (o) => { const tier = valueOf(o, "tier"); return tier === undefined ? { notReady: "no tier" } : { value: tier }; },
       wakes: (referrer, before, after) => referrer.status?.done !== true || before.notReady !== after.notReady,
     })], storeFor);
@@ -168,7 +170,7 @@ describe("shared stores and indexes", () => {
     const self = pool.store<ManagedObject>(gadgetType);
     const storeFor = (): ReturnType<typeof pool.store> => pool.store(secretsType, SECRETS);
     const tls = reference<{ tls: string[] }, string>({
-      name: "tls", target: { secrets: SECRETS }, names: (spec) => spec.tls,
+      name: "tls", target: SECRETS_READ, names: (spec) => spec.tls,
       decode: (o) => (valueOf(o, "ready") === "no" ? { value: "pending", notReady: "not issued yet" } : { value: `issued:${o.metadata.name}` }),
       reasons: { notFound: "TLSSecretNotFound" },
     });

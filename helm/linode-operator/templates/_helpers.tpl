@@ -58,22 +58,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
-# ConfigMaps a database's allowListFrom names (an egress gateway's addresses): read only; those
-# labelled linode.operator.dev/allow-list=true are listed and watched as metadata only, the one
-# named read by name.
-- apiGroups: [""]
-  resources: ["configmaps"]
-  verbs: ["get", "list", "watch"]
-{{- if .Values.rbac.readNodes }}
-# NodeBalancer backends that follow a Service (configs[].nodesFrom.serviceRef): its node ports,
-# and the nodes its endpoints run on. Read only, granted with the Nodes (rbac.readNodes).
-- apiGroups: [""]
-  resources: ["services"]
-  verbs: ["get", "list", "watch"]
-- apiGroups: ["discovery.k8s.io"]
-  resources: ["endpointslices"]
-  verbs: ["get", "list", "watch"]
-{{- end }}
+# What the kinds read besides their own objects and Secrets, read only: generated from the reads
+# their definitions declare (_kinds.tpl); a gated read only while its value (rbac.readNodes) is set.
+{{ include "linode-operator.readRules" . }}
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]

@@ -13,3 +13,49 @@
 {{- define "linode-operator.kindResources" -}}
 ["manageddatabases", "databasesnapshots", "nodebalancers", "databaseconnectionpools"]
 {{- end -}}
+{{- define "linode-operator.readRules" -}}
+# ManagedDatabase: allow lists from ConfigMaps (spec.allowListFrom.cidrs; labelled linode.operator.dev/allow-list=true): listed and watched as metadata only, the one named read by name
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["get", "list", "watch"]
+{{- if .Values.rbac.readNodes }}
+# NodeBalancer: NodeBalancer backends that follow a Service (configs[].nodesFrom.serviceRef): its node ports
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get", "list", "watch"]
+# NodeBalancer: the nodes a followed Service's endpoints run on (configs[].nodesFrom.serviceRef)
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
+{{- end -}}
+{{- define "linode-operator.clusterReadRoles" -}}
+{{- $name := include "linode-operator.fullname" . }}
+{{- if .Values.rbac.readNodes }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ $name }}-{{ $.Release.Namespace }}-read-nodes
+  labels: {{- include "linode-operator.labels" $ | nindent 4 }}
+rules:
+  # ManagedDatabase: database allow lists that follow the nodes (spec.allowListFrom.nodes); NodeBalancer: NodeBalancer backends that follow the nodes (configs[].nodesFrom)
+  - apiGroups: [""]
+    resources: ["nodes"]
+    verbs: ["get", "list", "watch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ $name }}-{{ $.Release.Namespace }}-read-nodes
+  labels: {{- include "linode-operator.labels" $ | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ $name }}-{{ $.Release.Namespace }}-read-nodes
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "linode-operator.serviceAccountName" $ }}
+    namespace: {{ $.Release.Namespace }}
+{{- end }}
+{{- end -}}

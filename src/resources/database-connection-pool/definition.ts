@@ -1,5 +1,6 @@
 // The DatabaseConnectionPool kind as Kubernetes sees it: names, schemas, printer columns and reasons (its CRD is generated from this).
 import { columns, resourceTypeOf, type KindDefinition } from "../../runtime/contract.ts";
+import { credentialsRead } from "../shared/credentials.ts";
 import { databaseConnectionPoolReasonMeanings } from "./reasons.ts";
 import { databaseConnectionPoolSpecSchema, databaseConnectionPoolStatusSchema } from "./schema.ts";
 
@@ -22,6 +23,7 @@ export const databaseConnectionPoolDefinition: KindDefinition = {
     columns.age,
   ],
   reasons: databaseConnectionPoolReasonMeanings,
+  reads: [credentialsRead],
 };
 
 export const databaseConnectionPoolType = resourceTypeOf(databaseConnectionPoolDefinition);

@@ -1,6 +1,6 @@
 // A snapshot's databaseRef: the ManagedDatabase it is of, resolved (and decoded) by the runtime
 // before observe, and woken when that database changes.
-import { reference, type ManagedObject } from "../../runtime/contract.ts";
+import { kindRead, reference, type ManagedObject } from "../../runtime/contract.ts";
 import { databaseView, managedDatabaseType, type DatabaseView } from "../managed-database/public.ts";
 import type { DatabaseSnapshotSpec } from "./schema.ts";
 
@@ -11,7 +11,7 @@ export const taken = (o: ManagedObject): boolean => o.status?.externalId !== und
 
 export const databaseReference = reference<DatabaseSnapshotSpec, DatabaseView>({
   name: "database",
-  target: { kind: managedDatabaseType },
+  target: kindRead(managedDatabaseType, "the database it is a backup of"),
   names: (spec) => [spec.databaseRef.name],
   decode: databaseView,
   // Needed to take the snapshot; once it exists its identity says where it lives.

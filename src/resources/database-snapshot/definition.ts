@@ -1,5 +1,6 @@
 // The DatabaseSnapshot kind as Kubernetes sees it: names, schemas, printer columns and reasons (its CRD is generated from this).
 import { columns, resourceTypeOf, type KindDefinition } from "../../runtime/contract.ts";
+import { credentialsRead } from "../shared/credentials.ts";
 import { databaseSnapshotReasonMeanings } from "./reasons.ts";
 import { databaseSnapshotSpecSchema, databaseSnapshotStatusSchema } from "./schema.ts";
 
@@ -22,6 +23,7 @@ export const databaseSnapshotDefinition: KindDefinition = {
     columns.age,
   ],
   reasons: databaseSnapshotReasonMeanings,
+  reads: [credentialsRead],
 };
 
 export const databaseSnapshotType = resourceTypeOf(databaseSnapshotDefinition);

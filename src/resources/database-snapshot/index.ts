@@ -1,7 +1,7 @@
 // The DatabaseSnapshot kind: a snapshot backup of a ManagedDatabase (databaseRef), resolved
 // through the runtime's references (woken when the database changes), queued behind the API's
 // limits and its siblings (woken when one of them changes).
-import { EXTERNAL_ID_ANNOTATION, referrersIndex, type Managed, type ManagedKind, type ManagedObject } from "../../runtime/contract.ts";
+import { kindRead, EXTERNAL_ID_ANNOTATION, referrersIndex, type Managed, type ManagedKind, type ManagedObject } from "../../runtime/contract.ts";
 import type { DatabaseBackup } from "../../linode/index.ts";
 import { AccountScope, credentialsFlow, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
 
@@ -68,7 +68,7 @@ export const databaseSnapshotKind: OperatorKind = {
       references: [scope.credentials, databaseReference],
       watches: [{
         // Siblings: a snapshot of the same database taken, deleted or changed may free the queue.
-        target: { kind: databaseSnapshotType },
+        target: kindRead(databaseSnapshotType, "earlier snapshots of its database"),
         map: (obj) => {
           const db = specRefName(obj, "databaseRef");
           if (db === undefined) return [];

@@ -6,9 +6,9 @@
 // one host's unicast address (its status is input: `0.0.0.0/0` there would open the database to
 // everyone) is never an entry: it is skipped, and said.
 import { isIP } from "node:net";
-import { reference, type ConfigMapObject, type Decoded, type KubeObject, type NodeObject, type ReadStore } from "../../runtime/contract.ts";
+import { configMapsType, reference, type ConfigMapObject, type Decoded, type KubeObject, type NodeObject, type Read, type ReadStore } from "../../runtime/contract.ts";
 import { matchesSelector, selectorText } from "../shared/label-selector.ts";
-import { hostAddressProblem } from "../shared/nodes.ts";
+import { hostAddressProblem, nodesRead } from "../shared/nodes.ts";
 import { normalizeAllowEntry, normalizeAllowList } from "./allow-list.ts";
 import { ManagedDatabaseReasons } from "./reasons.ts";
 import { SharedReasons } from "../shared/reasons.ts";
@@ -27,12 +27,24 @@ export const ALLOW_LIST_MAX_BYTES = 64 * 1024;
 /** A named ConfigMap as a pass sees it: its data, or why it cannot be read (e.g. it is too large). */
 export type AllowListConfigMap = { data: Readonly<Record<string, string>>; unreadable?: undefined } | { data?: undefined; unreadable: string };
 
+/**
+ * Allow-list ConfigMaps: watched as metadata only (a label anyone can set selects them); the one
+ * a database names is read by name and kept while it is named, and a change to it is read again
+ * and wakes it.
+ */
+export const allowListConfigMapsRead: Read = {
+  type: configMapsType, scope: "namespaces",
+  selectors: { labelSelector: `${ALLOW_LIST_LABEL}=true`, content: { byName: { maxBytes: ALLOW_LIST_MAX_BYTES } } },
+  why: `allow lists from ConfigMaps (spec.allowListFrom.cidrs; labelled ${ALLOW_LIST_LABEL}=true): listed and watched as metadata only, the one named read by name`,
+};
+
+/** The cluster's Nodes, for allow lists that follow them (granted by --read-nodes: otherwise NodesNotReadable). */
+export const allowListNodesRead = nodesRead("database allow lists that follow the nodes (spec.allowListFrom.nodes)");
+
 /** The ConfigMaps allowListFrom names: resolved each pass, a change wakes the database. */
 export const allowListConfigMapReference = reference<ManagedDatabaseSpec, AllowListConfigMap>({
   name: "allowListConfigMap",
-  // Watched as metadata only (a label anyone can set selects them); the one a database names is
-  // read by name and kept while it is named, and a change to it is read again and wakes it.
-  target: { configMaps: { labelSelector: `${ALLOW_LIST_LABEL}=true`, content: { byName: { maxBytes: ALLOW_LIST_MAX_BYTES } } } },
+  target: allowListConfigMapsRead,
   names: (spec) => (spec.allowListFrom ?? []).flatMap((s) => (s.cidrs !== undefined ? [s.cidrs.name] : [])),
   decode: (obj: KubeObject): Decoded<AllowListConfigMap> => ({ value: { data: (obj as ConfigMapObject).data ?? {} } }),
   // Found but unreadable is the allow list's to say (InvalidAllowListSource), as its absence is.

@@ -1,6 +1,8 @@
 // The ManagedDatabase kind as Kubernetes sees it: names, schemas, printer columns and reasons (its CRD is generated from this).
 import { z } from "zod";
 import { columns, resourceTypeOf, type KindDefinition, type KindSetting } from "../../runtime/contract.ts";
+import { credentialsRead } from "../shared/credentials.ts";
+import { allowListConfigMapsRead, allowListNodesRead } from "./allow-list-from.ts";
 import { managedDatabaseReasonMeanings } from "./reasons.ts";
 import { managedDatabaseSpecSchema, managedDatabaseStatusSchema } from "./schema.ts";
 
@@ -47,6 +49,7 @@ export const managedDatabaseDefinition: KindDefinition = {
     columns.age,
   ],
   reasons: managedDatabaseReasonMeanings,
+  reads: [credentialsRead, allowListConfigMapsRead, allowListNodesRead],
   settings: managedDatabaseSettings,
 };
 

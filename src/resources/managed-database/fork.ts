@@ -4,7 +4,7 @@
 // for) and the restore time (within the source's range). The create itself is any create:
 // announced, looked for by label if its answer is lost, so one fork is made, never two.
 import { databasePlatform, type Database, type DatabaseEngine, type ForkInput } from "../../linode/index.ts";
-import { reference, TerminalError, type Deferral, type Managed } from "../../runtime/contract.ts";
+import { kindRead, reference, TerminalError, type Deferral, type Managed } from "../../runtime/contract.ts";
 import { SharedReasons } from "../shared/reasons.ts";
 import { managedDatabaseType } from "./definition.ts";
 import { databaseView, type DatabaseView } from "./reference-view.ts";
@@ -15,7 +15,7 @@ import { parseApiTime } from "../shared/api-time.ts";
 /** The source a fork names by reference: resolved (and woken when it changes) until the fork exists; never blocking, as a failed source is one to fork. */
 export const forkSourceReference = reference<ManagedDatabaseSpec, DatabaseView>({
   name: "forkSource",
-  target: { kind: managedDatabaseType },
+  target: kindRead(managedDatabaseType, "the database a fork restores from"),
   names: (spec) => (spec.restoreFrom?.pointInTime.databaseRef !== undefined ? [spec.restoreFrom.pointInTime.databaseRef.name] : []),
   decode: databaseView,
   required: () => false,

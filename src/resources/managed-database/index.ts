@@ -2,7 +2,7 @@
 // client talks to Linode, the request tokens run once each, the connection source says what
 // the Secret holds. The runtime does the rest (finalizers, conditions, the Secret itself).
 import type { Database, DatabaseBackup } from "../../linode/index.ts";
-import { settingValue, type Managed, type ManagedKind } from "../../runtime/contract.ts";
+import { kindRead, settingValue, type Managed, type ManagedKind, type NodeObject } from "../../runtime/contract.ts";
 import { AccountScope, PerAccount } from "../shared/credentials.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import type { OperatorKind } from "../shared/deps.ts";
@@ -18,7 +18,7 @@ import { BackupsReader, snapshotBackupsOf } from "./backups.ts";
 import { DatabaseCatalog } from "./catalog.ts";
 import { forkSourceReference } from "./fork.ts";
 import { nodeChanged } from "../shared/nodes.ts";
-import { allowListConfigMapReference, desiredAllowList, selectsNode, SkippedAnnouncer, type AllowListResolution } from "./allow-list-from.ts";
+import { allowListConfigMapReference, allowListNodesRead, desiredAllowList, selectsNode, SkippedAnnouncer, type AllowListResolution } from "./allow-list-from.ts";
 import { DatabaseRequests, restoreSnapshotReference } from "./requests.ts";
 import { allowListFromSchema, managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
 import { ManagedDatabaseEvents, ManagedDatabaseReasons } from "./reasons.ts";
@@ -38,7 +38,7 @@ export const managedDatabaseKind: OperatorKind = {
     const backupsRefreshHours = settingValue(managedDatabaseSettings.backupsRefreshHours, deps.settings);
     const allowListIntervalMillis = settingValue(managedDatabaseSettings.allowListIntervalSeconds, deps.settings) * 1000;
     const newDatabasePlatform = settingValue(managedDatabaseSettings.databasePlatform, deps.settings);
-    const nodes = stores.nodes();
+    const nodes = stores.read<NodeObject>(allowListNodesRead);
     // A Node address that cannot be allowed is said once per database (a Warning naming the Node), not on every pass.
     const { reason: skippedReason, action: skippedAction } = ManagedDatabaseEvents.NodeAddressSkipped;
     const skippedNodes = new SkippedAnnouncer((obj, note) => { events.warning(obj, skippedReason, skippedAction, note); });
@@ -107,7 +107,7 @@ export const managedDatabaseKind: OperatorKind = {
       legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
       watches: [{
         // A Node added, removed, relabelled or readdressed: the databases whose allowListFrom selects it (before or after).
-        target: { nodes: {} },
+        target: allowListNodesRead,
         changed: nodeChanged,
         map: (node) => stores.self.list().filter((o) => {
           const from = allowListFromSchema.safeParse((o.spec as { allowListFrom?: unknown } | undefined)?.allowListFrom);
@@ -115,7 +115,7 @@ export const managedDatabaseKind: OperatorKind = {
         }).map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`),
       }, {
         // A pool changed or gone: a database being deleted may be waiting for it (pools first).
-        target: { kind: databaseConnectionPoolType },
+        target: kindRead(databaseConnectionPoolType, "pools a database being deleted waits for"),
         map: (obj) => {
           const db = specRefName(obj, "databaseRef");
           const namespace = obj.metadata.namespace ?? "";
@@ -123,7 +123,7 @@ export const managedDatabaseKind: OperatorKind = {
         },
       }, {
         // A snapshot of it taken or deleted: its status lists the backups again.
-        target: { kind: databaseSnapshotType },
+        target: kindRead(databaseSnapshotType, "the backups its snapshots hold"),
         map: (obj) => {
           const db = snapshotDatabase(obj);
           return db === undefined ? [] : [`${obj.metadata.namespace ?? ""}/${db}`];

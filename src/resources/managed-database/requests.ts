@@ -4,7 +4,7 @@
 // at most once (an unknown outcome is reported, never sent again); a credentials reset at
 // least once (only a crash between the reset and its record repeats it).
 import { databasePlatform, isNotFound, LinodeApiError, wasNeverSent, type Database, type LinodeClient } from "../../linode/index.ts";
-import { ConditionReasons as R, reference, RetryAfterError, TerminalError, type ActionOutcome, type AfterObserve, type EventRecorder, type Managed, type PollIntervals } from "../../runtime/contract.ts";
+import { kindRead, ConditionReasons as R, reference, RetryAfterError, TerminalError, type ActionOutcome, type AfterObserve, type EventRecorder, type Managed, type PollIntervals } from "../../runtime/contract.ts";
 import { KindTimings } from "../shared/constants.ts";
 import { translateLinodeError } from "../shared/linode-errors.ts";
 import type { DatabaseListCache } from "./database-cache.ts";
@@ -29,7 +29,7 @@ export function lastRestore(m: Managed<ManagedDatabaseSpec>): LastRequests["rest
 /** A restore from a DatabaseSnapshot: resolved (and woken when it changes), never blocking the database. */
 export const restoreSnapshotReference = reference<ManagedDatabaseSpec, SnapshotView>({
   name: "restoreSnapshot",
-  target: { kind: databaseSnapshotType },
+  target: kindRead(databaseSnapshotType, "the snapshot a restore names"),
   names: (spec) => (spec.requests?.restore?.snapshotRef !== undefined ? [spec.requests.restore.snapshotRef.name] : []),
   decode: snapshotView,
   required: () => false,

@@ -9,9 +9,9 @@
 // learns no node beyond the backends it uses: skipped nodes are counted, named only in the log.
 import { createHash } from "node:crypto";
 import { isIPv4 } from "node:net";
-import type { EndpointSliceObject, NodeObject, ReadStore, ServiceObject } from "../../runtime/contract.ts";
+import { endpointSlicesType, servicesType, type EndpointSliceObject, type NodeObject, type Read, type ReadStore, type ServiceObject } from "../../runtime/contract.ts";
 import { matchesSelector, type LabelSelector } from "../shared/label-selector.ts";
-import { hostAddressProblem } from "../shared/nodes.ts";
+import { hostAddressProblem, nodesRead, READ_NODES_GATE } from "../shared/nodes.ts";
 import { canonicalBackendAddress, canonicalIP, isGlobalUnicastIPv6, isPrivateIPv4, joinBackendAddress, parseBackendAddress } from "./addresses.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
 
@@ -33,6 +33,13 @@ export interface FollowedBackend {
   /** Where it came from, for status and messages. */
   from: string;
 }
+
+/** What nodesFrom reads, all granted by --read-nodes (the chart's rbac.readNodes): otherwise NodesNotReadable. */
+export const backendReads = {
+  nodes: nodesRead("NodeBalancer backends that follow the nodes (configs[].nodesFrom)"),
+  services: { type: servicesType, scope: "namespaces", gate: READ_NODES_GATE, why: "NodeBalancer backends that follow a Service (configs[].nodesFrom.serviceRef): its node ports" },
+  endpointSlices: { type: endpointSlicesType, scope: "namespaces", gate: READ_NODES_GATE, why: "the nodes a followed Service's endpoints run on (configs[].nodesFrom.serviceRef)" },
+} as const satisfies Record<string, Read>;
 
 export interface BackendSources {
   nodes: ReadStore<NodeObject> | undefined;

@@ -1,7 +1,10 @@
 // The NodeBalancer kind as Kubernetes sees it: names, schemas, printer columns and reasons (its CRD is generated from this).
 import { z } from "zod";
 import { columns, resourceTypeOf, type KindDefinition, type KindSetting } from "../../runtime/contract.ts";
+import { credentialsRead } from "../shared/credentials.ts";
+import { backendReads } from "./backends-from.ts";
 import { nodeBalancerReasonMeanings } from "./reasons.ts";
+import { tlsSecretsRead } from "./tls.ts";
 import { nodeBalancerSpecSchema, nodeBalancerStatusSchema } from "./schema.ts";
 
 export const nodeBalancerSettings = {
@@ -45,6 +48,7 @@ export const nodeBalancerDefinition: KindDefinition = {
     columns.age,
   ],
   reasons: nodeBalancerReasonMeanings,
+  reads: [credentialsRead, tlsSecretsRead, backendReads.nodes, backendReads.services, backendReads.endpointSlices],
   settings: nodeBalancerSettings,
 };
 

@@ -4,7 +4,7 @@
 import type { NodeBalancer } from "../../linode/index.ts";
 import { settingValue, type Managed, type ManagedKind } from "../../runtime/contract.ts";
 import { nodeChanged } from "../shared/nodes.ts";
-import { withFollowedBackends, type BackendSources, type BackendSubnet, type EffectiveSpec, type NodesFrom } from "./backends-from.ts";
+import { backendReads, withFollowedBackends, type BackendSources, type BackendSubnet, type EffectiveSpec, type NodesFrom } from "./backends-from.ts";
 import { VpcCatalog } from "./vpcs.ts";
 import { AccountScope, PerAccount, recordedAccount } from "../shared/credentials.ts";
 import { specRefName } from "../shared/schema.ts";
@@ -51,7 +51,7 @@ export const nodeBalancerKind: OperatorKind = {
       transfer.gaugeBy(deps.registry, "linode_nodebalancer_transfer_megabytes", "Transfer through the NodeBalancer this month by direction (in, out, total), in MB as the API reports it (it counts up with traffic: a metric, never status).", "direction", { in: "in", out: "out", total: "total" });
     }
     deps.cacheEntries?.track("NodeBalancer.transfer", () => transfer.size);
-    const sources: BackendSources = { nodes: stores.nodes(), services: stores.services(), endpointSlices: stores.endpointSlices() };
+    const sources: BackendSources = { nodes: stores.read(backendReads.nodes), services: stores.read(backendReads.services), endpointSlices: stores.read(backendReads.endpointSlices) };
     const backends = (m: Managed<NodeBalancerSpec>, subnet?: BackendSubnet): EffectiveSpec<NodeBalancerSpec> =>
       withFollowedBackends(m.spec, m.key.namespace, sources, deps.nodePortsAllowed?.(m.key.namespace) ?? false, subnet);
     /** The NodeBalancers whose nodesFrom may be concerned by a change in `namespace` (any, for a Node). */
@@ -116,9 +116,9 @@ export const nodeBalancerKind: OperatorKind = {
       },
       watches: [
         // Any Node may be a Service's backend (Cluster policy) or selected: every follower looks again (coalesced by the queue).
-        { target: { nodes: {} }, map: following(() => true), changed: nodeChanged },
-        { target: { services: {} }, map: (svc) => following((f, ns) => f.serviceRef?.name === svc.metadata.name && ns === svc.metadata.namespace)() },
-        { target: { endpointSlices: {} }, map: (slice) => following((f, ns) => f.serviceRef?.name === slice.metadata.labels?.["kubernetes.io/service-name"] && ns === slice.metadata.namespace)() },
+        { target: backendReads.nodes, map: following(() => true), changed: nodeChanged },
+        { target: backendReads.services, map: (svc) => following((f, ns) => f.serviceRef?.name === svc.metadata.name && ns === svc.metadata.namespace)() },
+        { target: backendReads.endpointSlices, map: (slice) => following((f, ns) => f.serviceRef?.name === slice.metadata.labels?.["kubernetes.io/service-name"] && ns === slice.metadata.namespace)() },
       ],
     };
     return kind;

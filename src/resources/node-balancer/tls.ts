@@ -3,7 +3,7 @@
 // of the Secret's leaf certificate with the API's `ssl_fingerprint` (the spec: "SHA1
 // fingerprint derived from the certificate"). Nothing here ever reaches a log or a status.
 import { createPrivateKey, X509Certificate } from "node:crypto";
-import { reference, type Decoded, type KubeObject, type SecretObject } from "../../runtime/contract.ts";
+import { reference, secretsType, type Decoded, type KubeObject, type Read, type SecretObject } from "../../runtime/contract.ts";
 import { NodeBalancerReasons } from "./reasons.ts";
 import type { NodeBalancerSpec } from "./schema.ts";
 
@@ -64,6 +64,12 @@ export const TLS_MAX_BYTES = 64 * 1024;
  * The https configs' TLS Secrets: decoded once per pass by the runtime, and a renewed certificate
  * wakes the NodeBalancers that use it.
  */
+export const tlsSecretsRead: Read = {
+  type: secretsType, scope: "namespaces",
+  selectors: { fieldSelector: `type=${TLS_SECRET_TYPE}`, content: { byName: { maxBytes: TLS_MAX_BYTES, keys: ["tls.crt", "tls.key"] } } },
+  why: "TLS Secrets an https config names (tlsSecretRef): listed and watched as metadata only, the one named read by name (tls.crt and tls.key)",
+};
+
 export const tlsReference = reference<NodeBalancerSpec, TlsMaterial>({
   name: "tls",
   // TLS Secrets (a field selector) are watched as metadata only: no private key is ever listed or
@@ -71,7 +77,7 @@ export const tlsReference = reference<NodeBalancerSpec, TlsMaterial>({
   // tls.key only) and kept while a NodeBalancer names it: a pass plans and sends the config with
   // it in hand (a rebuild for a node change sends it again), and its watch still sees a renewal,
   // which is read again and wakes the NodeBalancers that use it.
-  target: { secrets: { fieldSelector: `type=${TLS_SECRET_TYPE}`, content: { byName: { maxBytes: TLS_MAX_BYTES, keys: ["tls.crt", "tls.key"] } } } },
+  target: tlsSecretsRead,
   names: (spec) => spec.configs.flatMap((c) => (c.protocol === "https" && c.tlsSecretRef !== undefined ? [c.tlsSecretRef.name] : [])),
   decode: readTlsSecret,
   reasons: { notFound: NodeBalancerReasons.TLSSecretNotFound, notReady: NodeBalancerReasons.TLSSecretInvalid },

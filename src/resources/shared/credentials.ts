@@ -29,7 +29,7 @@
 import { createHmac } from "node:crypto";
 import { tokenId, type LinodeClient } from "../../linode/index.ts";
 import type { CacheEntries, Untrack } from "../../metrics/cache-entries.ts";
-import { reference, TerminalError, type ConnectionSource, type ExternalClient, type ExternalReader, type KubeObject, type Managed, type ManagedObject, type Observation, type Observed, type Reference, type SecretObject, type Selectors } from "../../runtime/contract.ts";
+import { reference, TerminalError, type ConnectionSource, type ExternalClient, type ExternalReader, type KubeObject, type Managed, type ManagedObject, type Observation, type Observed, type Reference, type Read, type SecretObject, type Selectors, secretsType } from "../../runtime/contract.ts";
 import { parseApiTime } from "./api-time.ts";
 import { KindTimings } from "./constants.ts";
 
@@ -56,6 +56,12 @@ export const CREDENTIALS_MAX_BYTES = 4096;
  * still read again and wakes the resources that use it.
  */
 export const CREDENTIALS_SECRETS: Selectors = { labelSelector: `${CREDENTIALS_LABEL}=true`, content: { byName: { maxBytes: CREDENTIALS_MAX_BYTES } } };
+
+/** The token Secrets a credentialsRef names: every kind with accounts declares this read. */
+export const credentialsRead: Read = {
+  type: secretsType, scope: "namespaces", selectors: CREDENTIALS_SECRETS,
+  why: `token Secrets spec.credentialsRef names (labelled ${CREDENTIALS_LABEL}=true): listed and watched as metadata only, the one named read by name and protected by a finalizer`,
+};
 const HOW_TO = `kubectl create secret generic NAME --from-literal=token=... && kubectl label secret NAME ${CREDENTIALS_LABEL}=true`;
 
 /**
@@ -306,7 +312,7 @@ export function credentialsReference<Spec extends { credentialsRef?: Credentials
   const refName = (source: AccountSource | undefined): string[] => (source?.credentialsRef !== undefined ? [source.credentialsRef.name] : []);
   return reference<Spec, SecretData>({
     name: CREDENTIALS_REFERENCE,
-    target: { secrets: CREDENTIALS_SECRETS },
+    target: credentialsRead,
     names: (spec) => refName(spec),
     decode: (obj) => ({ value: secretData(obj) }),
     recorded: (obj) => [...refName(recordedAccount(obj)), ...(inherited?.(obj) ?? []).flatMap(refName)],

@@ -2,7 +2,16 @@
 // that changed: labels, addresses, cordon, readiness, deletion — not the periodic status
 // heartbeats every node sends.
 import { BlockList, isIP } from "node:net";
-import type { KubeObject, NodeObject } from "../../runtime/contract.ts";
+import { nodesType, type KubeObject, type NodeObject, type Read } from "../../runtime/contract.ts";
+
+/**
+ * The operator setting that grants reading the cluster's Nodes, and with them the Services and
+ * EndpointSlices NodeBalancer backends follow (--read-nodes, READ_NODES, the chart's rbac.readNodes).
+ */
+export const READ_NODES_GATE = "read-nodes";
+
+/** The cluster's Nodes (cluster-scoped), read only where --read-nodes grants it; each kind that follows them declares it with its own why. */
+export const nodesRead = (why: string): Read => ({ type: nodesType, scope: "cluster", gate: READ_NODES_GATE, why });
 
 const view = (n: KubeObject): string => {
   const node = n as NodeObject;
