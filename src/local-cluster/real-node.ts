@@ -1,6 +1,6 @@
 // A one-node real Kubernetes cluster for tests: the control plane of control-plane.ts, plus
 // kube-scheduler, containerd (+ runc, bridge CNI) and a kubelet, all inside a network
-// namespace of its own with no route out (shared/research/real-pods-recipe.md). Nothing is
+// namespace of its own with no route out (netns.ts says why). Nothing is
 // pulled: the pause image is built locally; tests import the images they need.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";

@@ -1,5 +1,7 @@
-// NodeBalancer responses (spec 4.176.0 plus fields the real API added since; see
-// real-api-facts §4). ssl_cert/ssl_key come back as null or a redaction placeholder.
+// NodeBalancer responses (spec 4.176.0 plus fields the real API added since, as recorded:
+// type, client_udp_sess_throttle, lke_cluster, frontend_address_type, frontend_vpc_subnet_id,
+// locks; transfer's counts null on a new one). ssl_cert/ssl_key come back as null or the
+// placeholder `<REDACTED>`.
 import { z } from "zod";
 import { envelope, openEnum, optionalNullableNumber, optionalNullableString } from "./common.ts";
 
