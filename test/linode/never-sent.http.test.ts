@@ -79,11 +79,20 @@ describe("never sent: the API saw no attempt", () => {
 
   it("cancelled while waiting for the budget", async () => {
     const srv = await server((_n, _req, res) => { sendJson(res, 200, {}); });
-    const { client: c } = client(srv.url, { rateLimit: spentLimiter(5_000), retry: { ...retry, maxRateLimitWaitMs: 10_000 } });
+    const limiter = spentLimiter(5_000);
+    // Held once the bucket answers a wait: the client sleeps on it from there.
+    const bucket = limiter.bucket(TOKEN, "read");
+    const take = bucket.tryTake.bind(bucket);
+    let waiting!: () => void;
+    const held = new Promise<void>((resolve) => { waiting = resolve; });
+    vi.spyOn(bucket, "tryTake").mockImplementation(() => { const wait = take(); if (wait > 0) waiting(); return wait; });
+    const { client: c } = client(srv.url, { rateLimit: limiter, retry: { ...retry, maxRateLimitWaitMs: 10_000 } });
     const ac = new AbortController();
-    setTimeout(() => { ac.abort(new Error("shutdown")); }, 100);
+    const call = fails(c.nodeBalancers.get(1, { signal: ac.signal }));
+    await held;
     const started = performance.now();
-    const err = await fails(c.nodeBalancers.get(1, { signal: ac.signal }));
+    ac.abort(new Error("shutdown"));
+    const err = await call;
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(err.kind).toBe("cancelled");
     expect(wasNeverSent(err)).toBe(true);
