@@ -55,7 +55,7 @@ interface Interaction {
 }
 
 const MISSING_OK = new Set(["oldest_restore_time", "hosts.standby", "updates.pending"]);
-// NodeBalancer fields of 2025-2026 these cassettes predate (recorded since: api-2026.md §1).
+// NodeBalancer fields of 2025-2026 these cassettes predate (recorded since, 2026: linodego's NodeBalancer fixtures).
 const NB_2026 = ["backend_connectivity", "frontend_address_type", "frontend_vpc_subnet_id", "locks"];
 const EXTRA_OK = new Set(["platform", "replication_type", "replication_commit_type", "hosts.secondary", "updates.week_of_month", ...NB_2026]);
 const REDUCED_MISSING_OK = new Set(["members", "platform", "port", "ssl_connection", "total_disk_size_gb", "used_disk_size_gb"]);

@@ -37,9 +37,9 @@ export const nodeBalancerSchema = z.object({
   /** `public` or `vpc` (the frontend address is a VPC address: `ipv4` is it, `hostname` is ""). */
   frontend_address_type: z.string().nullish(),
   frontend_vpc_subnet_id: z.number().nullish(),
-  /** `vpc` recorded (api-2026.md §1); other values unknown, so kept open. */
+  /** `vpc` recorded (linodego's recordings, 2026-07); other values unknown, so kept open. */
   backend_connectivity: z.string().nullish(),
-  // Lock types (api-2026 §7): absent where the API does not serve the field (LG: v4beta only),
+  // Lock types (`cannot_delete`, `cannot_delete_with_subresources`): absent where the API does not serve the field (LG: v4beta only),
   // which is "not known", unlike null or [] (none).
   locks: z.array(z.string()).nullish().transform((v) => (v === null ? [] : v)).optional(),
 });
