@@ -10,7 +10,7 @@
 // after which an aborted watch would have been reported (an informer counts a restart before it
 // lists again). No "watch" log line, no informer restart.
 import { Writable } from "node:stream";
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { assembleOperator, type AssembledOperator } from "../../src/cli/assemble-operator.ts";
 import { loadOperatorConfig } from "../../src/config/operator-config.ts";
 import { KubeClient } from "../../src/kube/client.ts";
@@ -38,8 +38,8 @@ const probes: [ResourceType, Record<string, unknown>][] = [
 describe("quiet watches", () => {
   const cluster = useTestCluster("quiet");
   let operator: AssembledOperator | undefined;
-  afterEach(() => { vi.useRealTimers(); });
-  afterAll(async () => { await operator?.stop(); });
+  // Stopped on the clock it started on (its timers are the fake clock's), then the real one back.
+  afterAll(async () => { await operator?.stop(); vi.useRealTimers(); });
 
   it("stay open through 40 s without an event: no reconnect, no informer restart", async () => {
     await installCrds(cluster);
