@@ -1,4 +1,4 @@
-// `linode-operator emulator`: the command line users and scripts rely on (DESIGN §2).
+// `linode-operator emulator`: the command line users and scripts rely on (README, "The emulator").
 // Prints exactly one line once listening and serves until SIGTERM/SIGINT, saving state first.
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";

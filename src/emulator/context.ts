@@ -27,7 +27,7 @@ export interface EmulatorContext {
    * no secondary host or week_of_month, no backups; a standby host, engine_config,
    * private_network, updates.pending, a high port and the full engine version). Each database
    * keeps its own (DatabaseRecord.platform) and is served in its shape, whatever this says
-   * later. See shared/reference/real-api-facts.md §3 and current-platform.md.
+   * later. src/emulator/databases/facts.md says what of the current platform is a guess.
    */
   platform: DatabasePlatform;
   /** Whether the Valkey engine (limited availability) is offered to this account: listed and creatable. */

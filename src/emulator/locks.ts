@@ -1,4 +1,4 @@
-// Resource locks (api-2026 §7): POST/GET /locks, GET/DELETE /locks/{lockId}. A lock keeps its
+// Resource locks (spec 4.234.0, BETA; nodebalancers/facts.md): POST/GET /locks, GET/DELETE /locks/{lockId}. A lock keeps its
 // entity from being deleted (`cannot_delete`), or its sub-resources too
 // (`cannot_delete_with_subresources`: a NodeBalancer's configs and nodes); one lock per entity.
 // Only unrestricted users may call these routes; scope account:read_write to make or remove one,

@@ -11,7 +11,7 @@ export type DbStatus =
 
 /**
  * A database's platform: "legacy" (`rdbms-legacy`, the spec's) or "current" (`rdbms-default`,
- * what the real API creates today; shared/reference/current-platform.md). Each database has
+ * what the real API creates today; databases/facts.md). Each database has
  * its own; one account may hold both.
  */
 export type DatabasePlatform = "legacy" | "current";
@@ -209,7 +209,7 @@ export interface NodeBalancerRecord {
   vpcs?: NodeBalancerVpcRecord[];
 }
 
-/** A resource lock (api-2026 §7): one per entity. */
+/** A resource lock (spec 4.234.0, BETA): one per entity. */
 export interface LockRecord {
   id: number;
   lock_type: "cannot_delete" | "cannot_delete_with_subresources";

@@ -2,7 +2,8 @@
 // watch from the list's resourceVersion with bookmarks. Any error reconnects with backoff,
 // a 410 re-lists (and reports objects that vanished meanwhile as deleted), and a watchdog
 // aborts a watch that has gone silent, so the cache never silently stops updating. client-node's
-// own ListWatch stops on most errors and has no watchdog (research/client-node-guide.md §4).
+// own ListWatch (2.0) stops on any error but a clean close, a 410 or a timeout, and has no
+// watchdog for a watch that stalls silently (client-node issues #364, #596, #958).
 // Several handlers may share one informer, and indexes (client-go's Indexers) answer "which
 // cached objects have this value" without a scan.
 import { KubeApiError, errorChain, isGone, isTooManyRequests, toKubeError } from "./errors.ts";

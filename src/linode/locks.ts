@@ -1,7 +1,7 @@
 // Resource locks: a lock keeps an entity (here a NodeBalancer) from being deleted,
 // `cannot_delete_with_subresources` its configs and nodes too; one lock per entity. Only an
 // unrestricted user's token may call these; scope account:read_write to make or remove one,
-// account:read_only to read them (api-2026 §7). The routes are BETA in the spec.
+// account:read_only to read them (spec 4.234.0). The routes are BETA in the spec.
 import type { z } from "zod";
 import type { Camelize } from "./case.ts";
 import type { CallOptions, Transport } from "./http.ts";

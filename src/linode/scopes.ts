@@ -103,7 +103,7 @@ export const routeScopes: Readonly<Record<string, Scope | null>> = {
   [`POST ${FW}/devices`]: rw("firewall"),
   [`DELETE ${FW}/devices/{deviceId}`]: rw("firewall"),
   "GET /vpcs": ro("vpc"),
-  // Resource locks (api-2026 §7): the account area.
+  // Resource locks (spec 4.234.0, BETA): the account area.
   "GET /locks": ro("account"),
   "POST /locks": rw("account"),
   "GET /locks/{lockId}": ro("account"),

@@ -17,7 +17,9 @@
 #
 # Why a module of our own: k8s.io/kubernetes maps its staging modules with replace
 # directives, which `go install pkg@version` refuses; a main module that replaces each staging
-# module with its published v0.Y.Z builds fine (see shared/research/envtest-recipe.md).
+# module with its published v0.Y.Z builds fine (golang/go#44840: `go install` refuses replace
+# directives; used as a dependency, k8s.io/kubernetes's replaces are ignored and its staging
+# modules' v0.0.0 cannot be resolved, kubernetes/kubernetes#79384).
 set -euo pipefail
 
 K8S=1.34.3

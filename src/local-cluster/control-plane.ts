@@ -35,7 +35,7 @@ export interface ControlPlaneOptions {
   extraControllers?: string[];
   /**
    * Run every process inside this network namespace (`nsenter --net=/run/netns/<name>`): the
-   * real one-node cluster must have no route out (shared/research/real-pods-recipe.md §Safety).
+   * real one-node cluster must have no route out (netns.ts says why).
    * The apiserver is then reachable only from inside; readiness is probed with kubectl there.
    */
   netns?: string;

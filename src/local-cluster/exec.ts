@@ -7,6 +7,8 @@ export function execCapture(cmd: string, args: string[], opts: {
   input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string;
   /** Sees stderr as it arrives (e.g. progress of a long build), besides collecting it. */
   onStderr?: (chunk: string) => void;
+  /** Sees stdout as it arrives (e.g. a followed log), besides collecting it. */
+  onStdout?: (chunk: string) => void;
 } = {}): Promise<ExecResult> {
   return new Promise((resolve) => {
     const child = execFile(cmd, args, { maxBuffer: 64 * 1024 * 1024, env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 120_000, ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}) }, (err, stdout, stderr) => {
@@ -14,6 +16,7 @@ export function execCapture(cmd: string, args: string[], opts: {
       resolve({ stdout, stderr, code });
     });
     if (opts.onStderr !== undefined) child.stderr?.setEncoding("utf8").on("data", opts.onStderr);
+    if (opts.onStdout !== undefined) child.stdout?.setEncoding("utf8").on("data", opts.onStdout);
     if (opts.input !== undefined) child.stdin?.end(opts.input);
   });
 }

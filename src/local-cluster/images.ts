@@ -1,6 +1,6 @@
 // The project's real image without a Docker engine or registry: buildah with private storage
 // (overlay) cached outside the repository, a local Node 24 base image made from debootstrap
-// minbase + Node from the npm registry (real-pods-recipe.md §Building the project's own image),
+// minbase + Node from the npm registry (no registry to pull node:24 from; the Dockerfile takes it as ARG BASE),
 // then `buildah bud` of the Dockerfile and a docker-archive for `ctr images import`.
 // Builds need the Debian mirror and the npm registry: run them OUTSIDE the test network namespace.
 import { existsSync } from "node:fs";

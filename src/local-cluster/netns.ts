@@ -1,6 +1,8 @@
 // A network namespace with no route out: only `lo` is up, plus one /32 on lo that routes
 // nowhere (the node's address, since the kubelet refuses loopback node IPs). Every cluster
-// process, kubectl/helm call and the emulator run in it (real-pods-recipe.md §Safety).
+// process, kubectl/helm call and the emulator run in it: this machine has a default route, and
+// a pod using the in-cluster config would otherwise reach the `kubernetes` Service IP through it
+// (no kube-proxy), out of the machine; in here it fails at once with ENETUNREACH.
 import { existsSync } from "node:fs";
 import { readFile, readdir, rmdir } from "node:fs/promises";
 import { execCapture } from "./exec.ts";

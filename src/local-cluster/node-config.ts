@@ -1,5 +1,5 @@
 // Config files for containerd (CRI) and the kubelet of the one-node real cluster. Each
-// setting is one that mattered on this machine: see shared/research/real-pods-recipe.md.
+// setting is one that mattered on this machine; the comment at each says why.
 import { join } from "node:path";
 
 export interface NodeDirs {

@@ -1,6 +1,6 @@
 // A one-node real Kubernetes cluster for tests: the control plane of control-plane.ts, plus
 // kube-scheduler, containerd (+ runc, bridge CNI) and a kubelet, all inside a network
-// namespace of its own with no route out (shared/research/real-pods-recipe.md). Nothing is
+// namespace of its own with no route out (netns.ts says why). Nothing is
 // pulled: the pause image is built locally; tests import the images they need.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -58,7 +58,7 @@ export interface RealCluster {
   pids(): number[];
   /** Runs a command inside the network namespace; never throws on a non-zero exit. */
   exec(cmd: string, args: string[], opts?: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<ExecResult>;
-  kubectl(args: string[], opts?: { input?: string; timeoutMs?: number }): Promise<ExecResult>;
+  kubectl(args: string[], opts?: { input?: string; timeoutMs?: number; onStdout?: (chunk: string) => void }): Promise<ExecResult>;
   helm(args: string[], opts?: { timeoutMs?: number }): Promise<ExecResult>;
   /** The node's containerd socket (`ctr --address`; a file, so reachable from outside the network namespace too). */
   containerdAddress: string;
@@ -171,7 +171,7 @@ export async function startRealCluster(opts: RealClusterOptions = {}): Promise<R
 
     // Discovery and HTTP caches in our directory, not in ~/.kube.
     const toolEnv = { ...process.env, KUBECACHEDIR: join(dir, "kube-cache") };
-    const kubectl = (args: string[], o: { input?: string; timeoutMs?: number } = {}): Promise<ExecResult> =>
+    const kubectl = (args: string[], o: { input?: string; timeoutMs?: number; onStdout?: (chunk: string) => void } = {}): Promise<ExecResult> =>
       execCapture(...inNetns(ns, join(binDir, "kubectl"), ["--kubeconfig", kubeconfig, ...args]), { ...o, env: toolEnv });
     await until("node Ready", 120_000, async () => {
       if (kubelet.child.exitCode !== null) throw new Error(`kubelet exited: ${(await readFile(join(dir, "kubelet.log"), "utf8").catch(() => "")).slice(-3000)}`);

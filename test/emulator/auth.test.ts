@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call -- assertions read untyped JSON response bodies */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunningEmulator } from "../../src/emulator/index.ts";
 import { client, mysqlBody, start, TOKEN } from "./helpers.ts";
 
@@ -106,10 +106,12 @@ describe("authentication, scopes and grants", () => {
 
 describe("rate limiting", () => {
   let emu: RunningEmulator;
+  // The windows are on the wall clock (Date, the one thing faked here): the tests move it.
   beforeAll(async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
     emu = await start({ tokens: [TOKEN, "other"], rateLimits: { default: { limit: 3, windowSeconds: 2 }, tokens: { other: { limit: 5, windowSeconds: 60 } } } });
   });
-  afterAll(async () => { await emu.close(); });
+  afterAll(async () => { await emu.close(); vi.useRealTimers(); });
 
   it("sends X-RateLimit-* on every response and 429 with Retry-After past the limit", async () => {
     const api = client(emu);
@@ -131,7 +133,7 @@ describe("rate limiting", () => {
     // Per-token limits are independent.
     const other = await client(emu, "other").get("/databases/engines");
     expect(other.headers.get("x-ratelimit-limit")).toBe("5");
-    await new Promise((r) => setTimeout(r, retry * 1000 + 50));
+    vi.setSystemTime(Date.now() + retry * 1000);
     expect((await api.get("/databases/engines")).status).toBe(200);
   });
 

@@ -13,7 +13,7 @@
 //   IPs with 192.0.2.0; the real request carried a private address (spec: must be private).
 //
 // Key exclusions (where the live "new platform" differs from the spec, which the emulator
-// follows, per real-api-facts.md §3):
+// follows; src/linode/schemas/databases.ts lists the current platform's differences):
 // - recorded but not emitted: oldest_restore_time, hosts.standby, updates.pending (new
 //   platform only); in GET /databases/instances also members, platform, port, ssl_connection,
 //   total_disk_size_gb, used_disk_size_gb (the spec's reduced shape leaves them out).
@@ -32,8 +32,8 @@
 // TestDatabase_MySQL_Suite) are replayed against an emulator whose new databases are on the
 // current platform (not against legacy databases: they suspend and resume, which only the
 // current platform does), with none of the exclusions above but three: engine_config and
-// private_network are emitted though these cassettes predate them (real-api-facts.md §3 lists
-// them among the current platform's keys), and fork (null unless forked; linodego reads it).
+// private_network are emitted though these cassettes predate them (later recordings of the
+// current platform have them), and fork (null unless forked; linodego reads it).
 // There, what a create or update answers is also compared by value: status (provisioning;
 // active after an update) and version (the major version in the create response). Every
 // cassette is replayed once: the other 12 against legacy databases.
@@ -55,7 +55,7 @@ interface Interaction {
 }
 
 const MISSING_OK = new Set(["oldest_restore_time", "hosts.standby", "updates.pending"]);
-// NodeBalancer fields of 2025-2026 these cassettes predate (recorded since: api-2026.md §1).
+// NodeBalancer fields of 2025-2026 these cassettes predate (recorded since, 2026: linodego's NodeBalancer fixtures).
 const NB_2026 = ["backend_connectivity", "frontend_address_type", "frontend_vpc_subnet_id", "locks"];
 const EXTRA_OK = new Set(["platform", "replication_type", "replication_commit_type", "hosts.secondary", "updates.week_of_month", ...NB_2026]);
 const REDUCED_MISSING_OK = new Set(["members", "platform", "port", "ssl_connection", "total_disk_size_gb", "used_disk_size_gb"]);

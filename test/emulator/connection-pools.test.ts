@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access -- assertions read untyped JSON response bodies */
-// PostgreSQL connection pools over HTTP (api-2026.md §5 and the emulator's assumptions in
+// PostgreSQL connection pools over HTTP (spec 4.234.0 and the emulator's assumptions in
 // src/emulator/databases/connection-pools.ts): the field rules, a pool addressed by its label,
 // the plan's connection limit, non-active databases refused, legacy and MySQL databases without
 // pools, v4beta, the scopes, and pools gone with their database.

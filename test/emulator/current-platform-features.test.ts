@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument -- assertions read untyped JSON response bodies */
-// The current database platform's own features (shared/reference/current-platform.md), each on
+// The current database platform's own features (src/emulator/databases/facts.md), each on
 // a current-platform database and, where the legacy platform is asked the same, on a legacy
 // one: fork (point-in-time restore into a new database), suspend/resume, engine parameters
 // (GET /databases/{engine}/config, engine_config on create and update), private networks, and

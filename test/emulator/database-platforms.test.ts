@@ -3,7 +3,7 @@
 // rdbms-default, the real API's today), set at creation from the server's --platform or by the
 // seed, kept in the state file, and every response about it is in its own platform's shape.
 // The current platform as recorded (test/fixtures/recorded: TestDatabase_List,
-// TestDatabase_MySQL_Suite) and without backups (current-platform.md).
+// TestDatabase_MySQL_Suite) and without backups (none in the current platform's API).
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,6 +1,5 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- assertions read untyped JSON response bodies */
-// UDP configs with their own rules, client_udp_sess_throttle, and resource locks (api-2026 §2,
-// §7), over HTTP.
+// UDP configs with their own rules, client_udp_sess_throttle, and resource locks (src/emulator/nodebalancers/facts.md), over HTTP.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunningEmulator } from "../../src/emulator/index.ts";
 import { deserializeState, serializeState } from "../../src/emulator/store.ts";

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- assertions read untyped JSON response bodies */
 // NodeBalancers in VPCs, premium types and reserved addresses over HTTP, against what
-// shared/reference/api-2026.md records (§1, §3, §4) and, where nothing is recorded, the
+// the spec, linodego's recordings and Akamai's changelog say and, where nothing is recorded, the
 // emulator's stated guesses (src/emulator/nodebalancers/vpcs.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningEmulator } from "../../src/emulator/index.ts";

@@ -90,7 +90,7 @@ describe("the real API's current database platform (--platform current)", () => 
   beforeAll(async () => { current = await start({ rateLimits: false, platform: "current" }); capi = client(current); });
   afterAll(async () => { await current.close(); });
 
-  it("serves the shape real-api-facts.md §3 records: no replication fields or secondary host, a standby, engine_config, a high port, the full version", async () => {
+  it("serves the shape the current platform's recordings have: no replication fields or secondary host, a standby, engine_config, a high port, the full version", async () => {
     // Without replication_type: the current platform's create has none (a 400 there, database-platforms.test.ts).
     const made = await capi.post("/databases/mysql/instances", mysqlBody({ cluster_size: 3 }));
     expect(made.status, JSON.stringify(made.body)).toBe(200);

@@ -85,8 +85,9 @@ describe("restoreFrom: a fork by reference", () => {
     await env.repass("ManagedDatabase", key("ledger-future"), 2);
     expect(creates()).toBe(before);
 
-    // In range (now, to the second; the source was created before it): that time is the fork's.
-    await new Promise((r) => setTimeout(r, 1_100));
+    // In range: this second, which is not before the source's creation (its oldest restore
+    // point, made before this test read the clock) nor after now, as both sides compare to the
+    // second. That time is the fork's.
     const at = new Date(Math.floor(Date.now() / 1000) * 1000);
     await apply("ledger-at", forkOf({ databaseRef: { name: "ledger" } }, { restoreTime: at.toISOString().replace(".000Z", "+00:00") }));
     const fork = await waitFor("fork at a time Ready", () => readyAt("ledger-at"), 60_000, 100);

@@ -91,12 +91,14 @@ describe("an idle hour", () => {
     const statusBefore = env.statusWrites();
     const passes0 = objects.map(([type, name]) => env.passes(type.kind, `${ns()}/${name}`));
     // An idle hour, compressed: every pass of each object three minutes of the cloud's clock
-    // after the last, the periodic reads due again and again (backups every second, statistics
-    // every half second, in the operator's time), 20 passes of each.
+    // after the last, 20 passes of each; every fifth round, passes until the periodic reads
+    // (backups every second, statistics every half second, in the operator's time) have run
+    // again, so they are due again and again.
     for (let i = 0; i < 20; i++) {
       env.emulator.advance(180);
+      const [statsAt, backupsAt] = [requests(stats), requests(backups)];
       await passAll();
-      if (i % 5 === 4) await new Promise((r) => setTimeout(r, 1_100));
+      if (i % 5 === 4) await waitFor("the periodic reads run again", async () => (requests(stats) > statsAt && requests(backups) > backupsAt ? true : (await passAll(), undefined)), 30_000, 100);
     }
     await passAll();
 

@@ -75,18 +75,21 @@ describe("a leader whose API server connection hangs", () => {
       return ready.length === names.length ? ready.map((o) => Number(o.status?.id)) : undefined;
     }, 60_000, 200);
 
-    // Drift made in the cloud, round robin: whoever leads puts the labels back.
+    // Drift made in the cloud, round robin: whoever leads puts the labels back. The next drift
+    // once a replica has written since the last one, so there is always drift to act on.
     const linode = new LinodeClient({ token: "test-token", baseUrl: emulator.url, rateLimit: false, retry: { maxAttempts: 1 } });
+    const writesBy = (prefix: string): number[] => emulator?.mutations().filter((m) => m.token === `${prefix}…`).map((m) => m.receivedAt) ?? [];
+    const replicaWrites = (): number => writesBy("repA").length + writesBy("repB").length;
     let drifting = true;
     let n = 0;
     const drift = (async () => {
       while (drifting) {
         const id = ids[n++ % ids.length] ?? 0;
+        const written = replicaWrites();
         await linode.databases.mysql.update(id, { label: `drift-${String(n)}` }).catch(() => undefined);
-        await new Promise((r) => setTimeout(r, 150));
+        await waitFor("a replica's write after the drift", () => (!drifting || replicaWrites() > written ? true : undefined), 90_000, 50);
       }
     })();
-    const writesBy = (prefix: string): number[] => emulator?.mutations().filter((m) => m.token === `${prefix}…`).map((m) => m.receivedAt) ?? [];
     await waitFor("replica-a correcting drift", () => (writesBy("repA").length >= 3 ? true : undefined), 30_000, 100);
 
     const stalledAt = Date.now();

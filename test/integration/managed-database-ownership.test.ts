@@ -138,8 +138,8 @@ describe("ManagedDatabase ownership and integrity", () => {
     const before = await waitFor("Secret", () => secretData("backed-up-connection"), 30_000, 200);
     const version = (await cluster.core.readNamespacedSecret({ namespace: ns(), name: "backed-up-connection" })).metadata?.resourceVersion;
     const [creds, cas] = [await linodeCalls(env.operatorLinode, { route: "/credentials", method: "GET" }), await linodeCalls(env.operatorLinode, { route: "/ssl", method: "GET" })];
-    // `updated` is to the second: the backup starts in a later one.
-    await new Promise((r) => setTimeout(r, 1_100));
+    // `updated` is to the second: the cloud's clock moves a second on, so the backup starts in a later one.
+    env.emulator.advance(1);
     const updated = (await mysql().get(id)).updated;
     await mysql().createSnapshot(id, { label: "byhand" }); // Cloud Manager, linode-cli, ...
     await waitFor("updated moved and active again", async () => { const db = await mysql().get(id); return db.updated !== updated && db.status === "active" ? true : undefined; }, 30_000, 100);

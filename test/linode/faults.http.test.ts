@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LinodeClient, LinodeTransportError, type LinodeError } from "../../src/linode/index.ts";
 import { translateLinodeError } from "../../src/resources/shared/linode-errors.ts";
-import { label, makeClient, metricValue, startTestEmulator, TOKEN, type Emulator, type TestClient } from "./helpers.ts";
+import { eventually, label, makeClient, metricValue, startTestEmulator, TOKEN, type Emulator, type TestClient } from "./helpers.ts";
 
 let emu: Emulator;
 let tc: TestClient;
@@ -282,10 +282,13 @@ describe("timeouts and cancellation", () => {
     const id = await newNb();
     emu.setFaults({ latencyMs: 3000, routes: [GET_NB] });
     const ac = new AbortController();
+    const asked = emu.requestCounts()[GET_NB] ?? 0;
+    const call = fails(client.nodeBalancers.get(id, { signal: ac.signal }));
+    // The emulator counts a request as it arrives, before its 3 s of latency.
+    await eventually(() => Promise.resolve((emu.requestCounts()[GET_NB] ?? 0) > asked ? true : undefined));
     const started = performance.now();
-    setTimeout(() => ac.abort(new Error("shutdown")), 100);
-    const err = await fails(client.nodeBalancers.get(id, { signal: ac.signal }));
-    expect(err).toMatchObject({ kind: "cancelled" });
+    ac.abort(new Error("shutdown"));
+    expect(await call).toMatchObject({ kind: "cancelled" });
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
@@ -293,10 +296,13 @@ describe("timeouts and cancellation", () => {
     const id = await newNb();
     emu.setFaults({ burst429: 1, retryAfterSeconds: 10, routes: [GET_NB] });
     const ac = new AbortController();
+    const retried = await metricValue(tc.registry, "linode_api_retries_total", { method: "GET" });
+    const call = fails(client.nodeBalancers.get(id, { signal: ac.signal, retry: { maxRateLimitWaitMs: 60_000 } }));
+    // The client counts the retry as its 10 s wait begins.
+    await eventually(async () => ((await metricValue(tc.registry, "linode_api_retries_total", { method: "GET" })) > retried ? true : undefined));
     const started = performance.now();
-    setTimeout(() => ac.abort(), 100);
-    const err = await fails(client.nodeBalancers.get(id, { signal: ac.signal, retry: { maxRateLimitWaitMs: 60_000 } }));
-    expect(err).toMatchObject({ kind: "cancelled" });
+    ac.abort();
+    expect(await call).toMatchObject({ kind: "cancelled" });
     expect(performance.now() - started).toBeLessThan(1000);
     // Only this request waited: the 429's headers said the token's budget was not spent.
   });

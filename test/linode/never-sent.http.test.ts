@@ -4,7 +4,7 @@
 // servers, counting what reached them.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { LinodeApiError, LinodeTransportError, RateLimiter, wasNeverSent, type LinodeError } from "../../src/linode/index.ts";
-import { closedPortUrl, makeClient, metricValue, sendJson, startScriptedServer, TOKEN, type ScriptedServer } from "./helpers.ts";
+import { closedPortUrl, eventually, makeClient, metricValue, sendJson, startScriptedServer, TOKEN, type ScriptedServer } from "./helpers.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 
@@ -37,6 +37,10 @@ function spentLimiter(windowMs: number): RateLimiter {
   limiter.bucket(TOKEN, "read").tryTake();
   return limiter;
 }
+
+/** Resolves once the client counted a retry: it does so as its backoff begins. */
+const inBackoff = (registry: Parameters<typeof metricValue>[0]): Promise<true> =>
+  eventually(async () => ((await metricValue(registry, "linode_api_retries_total", { method: "GET" })) >= 1 ? true : undefined));
 
 const internalError = { errors: [{ reason: "Internal server error" }] };
 const retry = { baseDelayMs: 20, maxDelayMs: 200, maxRateLimitWaitMs: 1_000 };
@@ -75,11 +79,20 @@ describe("never sent: the API saw no attempt", () => {
 
   it("cancelled while waiting for the budget", async () => {
     const srv = await server((_n, _req, res) => { sendJson(res, 200, {}); });
-    const { client: c } = client(srv.url, { rateLimit: spentLimiter(5_000), retry: { ...retry, maxRateLimitWaitMs: 10_000 } });
+    const limiter = spentLimiter(5_000);
+    // Held once the bucket answers a wait: the client sleeps on it from there.
+    const bucket = limiter.bucket(TOKEN, "read");
+    const take = bucket.tryTake.bind(bucket);
+    let waiting!: () => void;
+    const held = new Promise<void>((resolve) => { waiting = resolve; });
+    vi.spyOn(bucket, "tryTake").mockImplementation(() => { const wait = take(); if (wait > 0) waiting(); return wait; });
+    const { client: c } = client(srv.url, { rateLimit: limiter, retry: { ...retry, maxRateLimitWaitMs: 10_000 } });
     const ac = new AbortController();
-    setTimeout(() => { ac.abort(new Error("shutdown")); }, 100);
+    const call = fails(c.nodeBalancers.get(1, { signal: ac.signal }));
+    await held;
     const started = performance.now();
-    const err = await fails(c.nodeBalancers.get(1, { signal: ac.signal }));
+    ac.abort(new Error("shutdown"));
+    const err = await call;
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(err.kind).toBe("cancelled");
     expect(wasNeverSent(err)).toBe(true);
@@ -88,10 +101,12 @@ describe("never sent: the API saw no attempt", () => {
 
   it("cancelled in the backoff after a refused connection", async () => {
     vi.spyOn(Math, "random").mockReturnValue(0.99);
-    const { client: c } = client(await closedPortUrl(), { retry: { ...retry, ...longBackoff } });
+    const { client: c, registry } = client(await closedPortUrl(), { retry: { ...retry, ...longBackoff } });
     const ac = new AbortController();
-    setTimeout(() => { ac.abort(); }, 200);
-    const err = await fails(c.nodeBalancers.get(1, { signal: ac.signal }));
+    const call = fails(c.nodeBalancers.get(1, { signal: ac.signal }));
+    await inBackoff(registry);
+    ac.abort();
+    const err = await call;
     expect(err.kind).toBe("cancelled");
     expect(wasNeverSent(err)).toBe(true);
   });
@@ -134,10 +149,10 @@ describe("sent: some attempt may have reached the API", () => {
   });
 
   it("cancelled mid-request", async () => {
-    const srv = await server(() => undefined);
-    const { client: c } = client(srv.url, { retry });
     const ac = new AbortController();
-    setTimeout(() => { ac.abort(new Error("shutdown")); }, 100);
+    // Cancelled once the server has the request, which it never answers.
+    const srv = await server(() => { ac.abort(new Error("shutdown")); });
+    const { client: c } = client(srv.url, { retry });
     const err = await fails(c.nodeBalancers.get(1, { signal: ac.signal }));
     expect(err.kind).toBe("cancelled");
     expect(wasNeverSent(err)).toBe(false);
@@ -147,10 +162,12 @@ describe("sent: some attempt may have reached the API", () => {
   it("cancelled in the backoff after a 500", async () => {
     vi.spyOn(Math, "random").mockReturnValue(0.99);
     const srv = await server((_n, _req, res) => { sendJson(res, 500, internalError); });
-    const { client: c } = client(srv.url, { retry: { ...retry, ...longBackoff } });
+    const { client: c, registry } = client(srv.url, { retry: { ...retry, ...longBackoff } });
     const ac = new AbortController();
-    setTimeout(() => { ac.abort(); }, 200);
-    const err = await fails(c.nodeBalancers.get(1, { signal: ac.signal }));
+    const call = fails(c.nodeBalancers.get(1, { signal: ac.signal }));
+    await inBackoff(registry);
+    ac.abort();
+    const err = await call;
     expect(err.kind).toBe("cancelled");
     expect(wasNeverSent(err)).toBe(false);
     expect(srv.received).toHaveLength(1);

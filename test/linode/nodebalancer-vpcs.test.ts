@@ -1,5 +1,5 @@
 // The client reads the NodeBalancer shapes of 2025-2026 as recorded against the real API
-// (shared/reference/api-2026.md §1 and §3, quoted verbatim below), and sends the new create and
+// (the spec's and linodego's texts, quoted verbatim below), and sends the new create and
 // node fields as the API takes them (over HTTP to the emulator).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { camelize } from "../../src/linode/case.ts";

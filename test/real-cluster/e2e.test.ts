@@ -15,8 +15,9 @@ import { generateCertificate } from "../../src/emulator/certs.ts";
 import { APP_IMAGE, BASE_IMAGE, buildAppImage, buildBaseImage, exportImage, imageSize, removeImages } from "../../src/local-cluster/images.ts";
 import { processes } from "../../src/local-cluster/host-state.ts";
 import { KUBELET_SYNC_SECONDS } from "../../src/local-cluster/node-config.ts";
+import { NETNS_PORTS } from "../../src/local-cluster/netns.ts";
 import { busyboxArchive } from "../../src/local-cluster/oci-archive.ts";
-import { sleep, until } from "../../src/local-cluster/procs.ts";
+import { until } from "../../src/local-cluster/procs.ts";
 import type { NetnsEmulator, RealCluster } from "../../src/local-cluster/real-node.ts";
 import { kindDefinitions } from "../../src/resources/index.ts";
 import { busyboxPod, kubectlOk, nodeEmulator, realClusterPrerequisites, startNodeWhile, stopNode, waitPodPhase } from "./real-cluster-helpers.ts";
@@ -397,9 +398,19 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
 
   it("the operator pod ran all of that without a restart or a failed liveness probe, and logged only JSON", async () => {
     const name = firstPod;
-    // At least two liveness probes (initial delay 5 s, period 10 s) have run by now.
     const startedAt = Date.parse(await kubectl(["get", "pod", name, "-n", NS, "-o", "jsonpath={.status.containerStatuses[0].state.running.startedAt}"]));
-    await sleep(Math.max(0, startedAt + 16_000 - Date.now()));
+    // At least two liveness probes have run (initial delay 5 s, period 10 s), as the kubelet counts
+    // them: its /metrics/probes, read inside the namespace (the API server proxies to no loopback
+    // address; the kubelet there takes anonymous reads and serves a self-signed certificate).
+    const probes = async (): Promise<number> => {
+      const script = `require("node:https").get({ host: "127.0.0.1", port: ${String(NETNS_PORTS.kubelet)}, path: "/metrics/probes", rejectUnauthorized: false }, (r) => { let b = ""; r.setEncoding("utf8").on("data", (c) => { b += c; }).on("end", () => { if (r.statusCode !== 200) process.exit(3); process.stdout.write(b); }); }).on("error", () => process.exit(4));`;
+      const r = await cluster().exec(process.execPath, ["-e", script]);
+      if (r.code !== 0) throw new Error(`the kubelet's /metrics/probes: exit ${String(r.code)} ${r.stderr}`);
+      return r.stdout.split("\n")
+        .filter((l) => l.startsWith("prober_probe_total{") && l.includes('probe_type="Liveness"') && l.includes(`pod="${name}"`))
+        .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+    };
+    await until("two liveness probes", 60_000, async () => ((await probes()) >= 2 ? true : undefined), 500);
     const state = await kubectl(["get", "pod", name, "-n", NS, "-o", "jsonpath={.status.containerStatuses[0].restartCount} {.status.conditions[?(@.type==\"Ready\")].status}"]);
     expect(state).toBe("0 True");
     // Readiness may fail while the process starts (caches not synced yet); liveness never.
@@ -438,8 +449,11 @@ describe.skipIf(!pre.ok)("end to end on a real node: helm install, examples, app
     // Follow the leader's log to its end, then delete it (SIGTERM; grace period 30 s). The
     // Deployment replaces it at once: the standby or the replacement, whichever asks first after
     // the release, takes the lease.
-    const followed = cluster().kubectl(["logs", "-f", leader, "-n", NS], { timeoutMs: 60_000 });
-    await sleep(500);
+    let attached!: () => void;
+    const streaming = new Promise<void>((resolve) => { attached = resolve; });
+    // Its first lines (the log so far) show it is following.
+    const followed = cluster().kubectl(["logs", "-f", leader, "-n", NS], { timeoutMs: 60_000, onStdout: () => { attached(); } });
+    await streaming;
     const t0 = Date.now();
     await kubectl(["delete", "pod", leader, "-n", NS, "--wait=false"]);
     const newLeader = await until("another replica takes the lease", 40_000, async () => {

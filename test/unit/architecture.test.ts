@@ -1,4 +1,4 @@
-// The layering DESIGN §6 draws, checked on the source's imports (type-only ones included): data
+// The layering docs/adding-a-kind.md draws, checked on the source's imports (type-only ones included): data
 // flows one way, kube → runtime → resources → linode; the runtime has no import cycle; the CRD
 // generator describes kinds it is given and imports none. Kinds meet only through published
 // views: a file outside a kind's folder (another kind's, the CLI's, anything in src/) imports

@@ -36,8 +36,14 @@ async function harness(brokenPassKey?: string) {
   const cloud = new GadgetCloud();
   const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: false });
   const passes = new Map<string, number>();
+  /** The backoff each failed pass of a key was given, from the line the controller logs for it. */
+  const backoffs = new Map<string, number[]>();
+  const sink = { write(line: string): void {
+    const l = JSON.parse(line) as { msg?: string; key?: string; retryInMillis?: number };
+    if (l.msg === "reconcile failed; backing off" && l.key !== undefined) backoffs.set(l.key, [...(backoffs.get(l.key) ?? []), l.retryInMillis ?? -1]);
+  } };
   const controller = new Controller(cloud.kind({ pendingMillis: 30, readyMillis: 60_000 }), {
-    kube, log: createLogger({ level: "silent" }), events: new KubeEventRecorder(kube, { controller: "test", instance: "crash" }), metrics,
+    kube, log: createLogger({ level: "warn" }, sink), events: new KubeEventRecorder(kube, { controller: "test", instance: "crash" }), metrics,
     onPass: (key) => {
       passes.set(key, (passes.get(key) ?? 0) + 1);
       // As a metric whose labels broke would throw after the pass, outside the reconciler.
@@ -51,7 +57,7 @@ async function harness(brokenPassKey?: string) {
   const unexpected = async (): Promise<Record<string, number>> => Object.fromEntries(
     (await metrics.unexpectedErrors.get()).values.map((v) => [String(v.labels.where), v.value]),
   );
-  return { kube, cloud, controller, get, condition, passes, unexpected };
+  return { kube, cloud, controller, get, condition, passes, backoffs, unexpected };
 }
 
 const healthy = Array.from({ length: 50 }, (_, i) => `ok-${String(i)}`);
@@ -74,10 +80,10 @@ describe("crash isolation: a throw in one object's pass ends that pass only", ()
       expect(synced.reason).toBe("ReconcileError");
       expect(synced.message).toContain("bug");
       expect(h.kube.events.some((e) => (e as { reason?: string }).reason === "ReconcileError" && (e as { type?: string }).type === "Warning")).toBe(true);
-      // Backed off, not a hot loop: over the same time 50 objects converged, it ran a handful of passes.
-      const before = h.passes.get(`${ns}/broken`) ?? 0;
-      await new Promise((r) => setTimeout(r, 300));
-      expect((h.passes.get(`${ns}/broken`) ?? 0) - before).toBeLessThanOrEqual(4);
+      // Backed off, not a hot loop: each failed pass waits twice as long as the one before
+      // (20 ms at first here, no jitter), as the controller logs it.
+      const backoffs = await until("three failed passes", () => { const b = h.backoffs.get(`${ns}/broken`) ?? []; return b.length >= 3 ? b : undefined; });
+      expect(backoffs.slice(0, 3)).toEqual([20, 40, 80]);
       expect((await h.unexpected()).reconcile).toBeGreaterThan(0);
       // The worker survived: a new object still converges.
       await h.kube.createCustom(gadgetType, ns, { metadata: { name: "late" }, spec: { size: 3 } });
@@ -131,10 +137,11 @@ describe("crash isolation: a throw in one object's pass ends that pass only", ()
     const script = `
       import { guardProcess } from ${JSON.stringify(guard)};
       let count = 0;
-      guardProcess({ log: { error: (o, msg) => { process.stdout.write(JSON.stringify([o.err, msg]) + "\\n"); } }, count: () => { count++; } });
+      // Once both are counted, a later turn of the event loop: the process went on after them.
+      const counted = () => { if (++count === 2) setImmediate(() => { process.stdout.write("still running, counted " + count + "\\n"); }); };
+      guardProcess({ log: { error: (o, msg) => { process.stdout.write(JSON.stringify([o.err, msg]) + "\\n"); } }, count: counted });
       void Promise.reject(new Error("nobody awaited this"));
       setTimeout(() => { throw new Error("thrown from a timer"); }, 0);
-      setTimeout(() => { process.stdout.write("still running, counted " + count + "\\n"); }, 200);
     `;
     const { stdout, code } = await new Promise<{ stdout: string; code: number | null }>((resolve) => {
       const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });

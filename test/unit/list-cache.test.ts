@@ -1,6 +1,6 @@
 // The shared list cache: one list serves many reads; what we just changed is never served
 // from a list (or a GET) that was already on its way when we changed it.
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { LinodeApiError } from "../../src/linode/index.ts";
 import { ListCache } from "../../src/resources/shared/list-cache.ts";
 
@@ -29,13 +29,14 @@ function source(onChange?: (id: number) => void): { cache: ListCache<Obj>; state
 
 const signal = new AbortController().signal;
 
-/** Returns once `millis` have passed by the clock the cache reads (a timer may fire early by it). */
-async function elapsed(millis: number): Promise<void> {
-  const start = Date.now();
-  while (Date.now() - start < millis) await new Promise((r) => setTimeout(r, 1));
+/** Moves the clock the cache reads (Date, the one thing faked here) `millis` on. */
+function elapsed(millis: number): void {
+  vi.setSystemTime(Date.now() + millis);
 }
 
 describe("ListCache", () => {
+  beforeEach(() => { vi.useFakeTimers({ toFake: ["Date"] }); });
+  afterEach(() => { vi.useRealTimers(); });
   it("one list serves every read within the age; a change we made is read fresh", async () => {
     const s = source();
     await Promise.all([s.cache.get(1, 10_000, signal), s.cache.get(2, 10_000, signal)]);
@@ -61,7 +62,7 @@ describe("ListCache", () => {
   it("an object created while a list is on its way: the create's answer stands if that list lacks it (no GET); a later list's state wins", async () => {
     const s = source();
     await s.cache.get(1, 10_000, signal);
-    await elapsed(3);
+    elapsed(3);
     const open = s.hold();
     const pending = s.cache.get(1, 1, signal); // a list on its way, taken before the create
     expect(s.lists).toBe(2);
@@ -72,7 +73,7 @@ describe("ListCache", () => {
     expect((await s.cache.get(3, 10_000, signal))?.status).toBe("provisioning");
     expect(s.gets).toBe(0);
     s.state.set(3, { id: 3, status: "active" });
-    await elapsed(3);
+    elapsed(3);
     expect((await s.cache.get(3, 1, signal))?.status).toBe("active");
     expect(s.gets).toBe(0);
   });
@@ -103,11 +104,13 @@ describe("ListCache", () => {
     s.state.set(2, { id: 2, status: "failed" });
     s.state.set(3, { id: 3, status: "active" });
     s.state.delete(1);
-    await s.cache.get(2, 0.001, signal).then(() => new Promise((r) => setTimeout(r, 5))).then(() => s.cache.get(3, 1, signal));
+    await s.cache.get(2, 0.001, signal);
+    elapsed(5);
+    await s.cache.get(3, 1, signal);
     expect(changed.sort()).toEqual([1, 2, 3]);
     const lists = s.lists;
     changed.length = 0;
-    await new Promise((r) => setTimeout(r, 5));
+    elapsed(5);
     await s.cache.get(3, 1, signal);
     expect(s.lists).toBe(lists + 1);
     expect(changed).toEqual([]);

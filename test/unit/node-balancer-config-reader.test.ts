@@ -1,7 +1,7 @@
 // What ConfigReader reads, per look, under the assumption it states (a config or node change
 // moves the NodeBalancer's `updated`): the calls a decision table of looks costs, against a
 // counting fake of the three routes it uses.
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { LinodeClient, NodeBalancer, NodeBalancerConfig, NodeBalancerNode } from "../../src/linode/index.ts";
 import { ConfigReader, type ReadOptions, type Recorded } from "../../src/resources/node-balancer/configs.ts";
 
@@ -27,6 +27,9 @@ const every: ReadOptions = { healthMaxAgeMillis: 0, firewallsNow: false };
 const signal = new AbortController().signal;
 
 describe("ConfigReader", () => {
+  // The safety net's period is read on Date, the one thing faked here: the tests move it.
+  beforeEach(() => { vi.useFakeTimers({ toFake: ["Date"] }); });
+  afterEach(() => { vi.useRealTimers(); });
   it("reads everything once, then only the configs list while `updated` stands; a move reads it all again", async () => {
     const { linode, calls } = fake();
     const r = new ConfigReader(linode, 0);
@@ -105,7 +108,7 @@ describe("ConfigReader", () => {
     const r = new ConfigReader(linode, 1, () => 0);
     await r.read(nb(T1), signal, every);
     calls.splice(0);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    vi.setSystemTime(Date.now() + 5);
     await r.read(nb(T1), signal, every);
     expect(calls).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
   });

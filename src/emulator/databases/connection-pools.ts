@@ -1,6 +1,6 @@
 // PostgreSQL connection pools (PgBouncer): /databases/postgresql/instances/{id}/connection-pools
-// and …/{poolName}, under /v4 and /v4beta like every route. What the spec (4.234.0, api-2026.md
-// §5) says is followed: a pool has no id and is addressed by its label; label 1..63 characters
+// and …/{poolName}, under /v4 and /v4beta like every route. What the spec (4.234.0; no
+// client or recording has pools) says is followed: a pool has no id and is addressed by its label; label 1..63 characters
 // of letters, digits, `_` and `-`, not starting with `-`, unique in its database, never changed;
 // database default "defaultdb"; mode session | statement | transaction, default transaction;
 // size default 10, at most the plan's connections; username null (the default) reuses the

@@ -2,7 +2,7 @@
 // answers, and the checks `engine_config` on create and update goes through.
 //
 // Shape and values follow the recorded answers of the real API (linodego cassettes
-// TestDatabaseMySQL_EngineConfig_Get and TestDatabasePostgresConfig_Get, real-api-facts.md §3):
+// TestDatabaseMySQL_EngineConfig_Get and TestDatabasePostgresConfig_Get):
 // MySQL `{binlog_retention_period, mysql: {…}}`, PostgreSQL `{pg: {…}, pg_stat_monitor_enable,
 // pglookout: {…}, shared_buffers_percentage, work_mem}`; each parameter `{description, example,
 // minimum, maximum, requires_restart, type}`, where minimum/maximum appear only for numbers and

@@ -97,7 +97,7 @@ export function checkCreate(ctx: EmulatorContext, engine: DbEngine, input: Creat
   const type = findDatabaseType(input.type);
   if (type === undefined) errors.push({ field: "type", reason: "Type not found" });
   const size = input.cluster_size ?? 1;
-  // Two nodes: the current platform only, on dedicated plans (current-platform.md).
+  // Two nodes: the current platform only, on dedicated plans (the current API's cluster_size: 1, 2 or 3, 2 only on dedicated plans).
   if (size === 2 && platform === "legacy") errors.push({ field: "cluster_size", reason: "Must be 1 or 3" });
   else if (size === 2 && type !== undefined && type.class !== "dedicated") errors.push({ field: "cluster_size", reason: "A 2 node cluster needs a dedicated plan" });
   const repl = input.replication_type;
@@ -122,7 +122,7 @@ export function checkCreate(ctx: EmulatorContext, engine: DbEngine, input: Creat
 /**
  * The earliest restore point a fork of this current-platform database may ask for: its creation
  * (no data before it), but at most seven days back from now (restore points for each day of the
- * past week: current-platform.md). null while it provisions (no data yet).
+ * past week, as Linode describes them). null while it provisions (no data yet).
  */
 export function oldestRestoreTime(db: DatabaseRecord, now: number): number | null {
   if (db.status === "provisioning") return null;
@@ -145,7 +145,7 @@ export function parseDateTime(value: string): number | null {
 const SECOND = 1000;
 
 /**
- * A create's `fork` on the current platform (current-platform.md: "Restore is a fork"): the
+ * A create's `fork` on the current platform (its restore is a fork: linodego, Terraform `_v2`): the
  * source must exist in the caller's account (another account's is as missing), be one the caller
  * may change (read_write: 403 otherwise, as for any change of it), be of the same engine and
  * engine version (a point-in-time restore replays the source's own data files; asking another

@@ -30,7 +30,7 @@ export const privateNetworkSchema = z.object({
   public_access: z.boolean({ error: "Must be a boolean" }).nullish(),
 }, { error: "Must be an object" });
 
-/** The current platform's point-in-time restore into a new database (current-platform.md). */
+/** The current platform's point-in-time restore into a new database (`fork` on create: linodego, Terraform `_v2`). */
 export const forkSchema = z.object({
   source: positiveId,
   // A date-time (the API's `YYYY-MM-DDTHH:MM:SS`, UTC, or ISO 8601 with a zone); checked in model.ts.

@@ -9,7 +9,9 @@
 //  - only unrestricted users may use these routes (restricted users have no firewall grants here).
 //  - the emulator has no Linodes: a `linode` device is refused like a missing entity (404).
 //  - a NodeBalancer takes one firewall (all are enabled here); a second is refused with the
-//    reason recorded for POST /networking/firewalls (real-api-facts §2), without its field.
+//    reason recorded for POST /networking/firewalls ("Too many active firewalls attached to
+//    NodeBalancer …", field devices.nodebalancers: linodego's TestNodeBalancerFirewalls_List),
+//    without its field.
 //  - the same firewall assigned twice to one NodeBalancer is refused (400, reason guessed).
 //  - a device change does not move the NodeBalancer's `updated` (the device is the firewall's).
 // PUT /nodebalancers/{id}/firewalls (replaceFirewalls) is newer than both documents: Akamai's
@@ -63,7 +65,7 @@ export function attachFirewall(ctx: EmulatorContext, fw: FirewallRecord, nb: Nod
  *  - every id is checked before anything changes; a deleted one is 400 "Firewall not found" on
  *    `firewall_ids` (as `firewall_id` at creation is, itself guessed);
  *  - an id listed twice counts once;
- *  - more than one is the reason recorded for a second active firewall (real-api-facts §2),
+ *  - more than one is the reason recorded for a second active firewall (see the top of this file),
  *    without its field, as the device route answers it (every firewall is enabled here);
  *  - a firewall that stays keeps its device (its id), one that goes loses it, a new one gets one.
  */

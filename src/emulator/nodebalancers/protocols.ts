@@ -1,10 +1,10 @@
-// What each config protocol allows (api-2026 §2, the spec's four config variants): udp has its
+// What each config protocol allows (spec 4.234.0's four config variants): udp has its
 // own algorithms, stickiness and health-check port, no passive checks, no PROXY protocol, no TLS;
 // its nodes have no mode. A config's port is unique among its tcp/http/https configs, and a udp
 // config may reuse one of their ports.
 //
 // GUESS (nodebalancers/facts.md): the API's texts for these refusals are not recorded
-// (api-2026 §4): the reasons and fields below are guesses, in the API's envelope, naming the field the way its other 400s do.
+// (only CCM's client-side texts are known): the reasons and fields below are guesses, in the API's envelope, naming the field the way its other 400s do.
 //
 // A new udp config (created, or a config switched to udp) is premium-only: Akamai's changelog of
 // 2026-09-30 (CL26) says basic NodeBalancers do not support UDP, "exceptions … for pre-existing

@@ -40,7 +40,7 @@ export function renderNodeBalancer(nb: NodeBalancerRecord, now: number, statsRea
     lke_cluster: null,
     ...vpcFieldsOf(nb),
     tags: [...nb.tags],
-    // The lock types (api-2026 §7: LG serves this field on v4beta; the emulator on both versions).
+    // The lock types (linodego reads this field on v4beta only; the emulator serves it on both versions).
     locks: (nb.locks ?? []).map((l) => l.lock_type),
     // The live API reports null transfer until the first statistics exist, then counts up with traffic.
     transfer: transferOf(nb, now, statsReadyAt),

@@ -30,7 +30,7 @@ export const nodeUpdateSchema = z.object({
 export const rebuildNodeSchema = z.object({ ...nodeCreateSchema.shape, id: z.number().int().positive().nullish() });
 
 // Every protocol's values are accepted here; which go with which protocol is applyConfig's
-// check (model.ts), since the rule spans fields (api-2026 §2: the spec's four config variants).
+// check (model.ts), since the rule spans fields (the spec's four config variants, 4.234.0).
 export const configFields = {
   port: intRange(1, 65535).nullish(),
   protocol: oneOf(["http", "https", "tcp", "udp"]).nullish(),

@@ -1,4 +1,4 @@
-// NodeBalancers in VPCs (api-2026.md §1, §3, §4): the backend VPC (`vpcs`, its newer name
+// NodeBalancers in VPCs (spec 4.234.0, linodego's recordings, CL25, CL26: nodebalancers/facts.md): the backend VPC (`vpcs`, its newer name
 // `backend_vpcs`) and the premium-only frontend VPC on create, the VPC configs they make
 // (GET /nodebalancers/{id}/vpcs), and the rules for nodes: a VPC node names the backend subnet
 // and has an address inside it; premium takes no legacy private IPv4 backend (CL26); per-config

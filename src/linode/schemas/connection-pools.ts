@@ -1,4 +1,4 @@
-// PostgreSQL connection pool responses (PgBouncer; api-2026.md §5, spec 4.234.0): a pool has no
+// PostgreSQL connection pool responses (PgBouncer; spec 4.234.0 only, no client has them): a pool has no
 // id, host, port, status or timestamps, and is addressed by its label. Nothing is recorded of
 // the real API's answers: the spec's shape, tolerant as every response schema is.
 import { z } from "zod";

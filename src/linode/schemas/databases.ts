@@ -1,5 +1,7 @@
 // Managed database responses (spec 4.176.0 plus what the real API returns on both the
-// legacy `rdbms-legacy` and the newer `rdbms-default` platforms; see real-api-facts §3).
+// legacy `rdbms-legacy` and the newer `rdbms-default` platforms: the current one has no
+// replication fields, secondary host or week_of_month, and adds a standby host, engine_config,
+// private_network, updates.pending and oldest_restore_time; src/emulator/databases/facts.md).
 import { z } from "zod";
 import { envelope, openEnum, optionalNullableNumber, optionalNullableString } from "./common.ts";
 

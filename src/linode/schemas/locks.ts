@@ -1,4 +1,4 @@
-// Resource locks (api-2026 §7), shaped as recorded (F:TestLocks, 2026-07): `{id, lock_type,
+// Resource locks (spec 4.234.0, BETA), shaped as recorded (F:TestLocks, 2026-07): `{id, lock_type,
 // entity:{id, type, label, url}}`. The spec's POST answer differs (an `entity` string enum); the
 // recorded shape is what the GET list item and the recordings agree on.
 import { z } from "zod";

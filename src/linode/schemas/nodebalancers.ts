@@ -1,5 +1,7 @@
-// NodeBalancer responses (spec 4.176.0 plus fields the real API added since; see
-// real-api-facts §4). ssl_cert/ssl_key come back as null or a redaction placeholder.
+// NodeBalancer responses (spec 4.176.0 plus fields the real API added since, as recorded:
+// type, client_udp_sess_throttle, lke_cluster, frontend_address_type, frontend_vpc_subnet_id,
+// locks; transfer's counts null on a new one). ssl_cert/ssl_key come back as null or the
+// placeholder `<REDACTED>`.
 import { z } from "zod";
 import { envelope, openEnum, optionalNullableNumber, optionalNullableString } from "./common.ts";
 
@@ -35,9 +37,9 @@ export const nodeBalancerSchema = z.object({
   /** `public` or `vpc` (the frontend address is a VPC address: `ipv4` is it, `hostname` is ""). */
   frontend_address_type: z.string().nullish(),
   frontend_vpc_subnet_id: z.number().nullish(),
-  /** `vpc` recorded (api-2026.md §1); other values unknown, so kept open. */
+  /** `vpc` recorded (linodego's recordings, 2026-07); other values unknown, so kept open. */
   backend_connectivity: z.string().nullish(),
-  // Lock types (api-2026 §7): absent where the API does not serve the field (LG: v4beta only),
+  // Lock types (`cannot_delete`, `cannot_delete_with_subresources`): absent where the API does not serve the field (LG: v4beta only),
   // which is "not known", unlike null or [] (none).
   locks: z.array(z.string()).nullish().transform((v) => (v === null ? [] : v)).optional(),
 });

@@ -2,7 +2,7 @@
 // (type, provider, host, port, username, password, database, uri) and the CA certificate, with
 // the pool's label as the database name, so the application's connections go through the pool.
 //
-// ASSUMED (api-2026.md §5: the pool object has no host or port, and where Akamai serves pools
+// ASSUMED (spec 4.234.0: the pool object has no host or port, and where Akamai serves pools
 // is unknown): the pool is reached at the database's own host and port, with the pool's label
 // as dbname, as Aiven (which runs Linode's PostgreSQL) names a pool in the connection. Aiven's
 // PgBouncer listens on a port of its own; if Linode's API starts to report one, `port` and

@@ -1,5 +1,5 @@
 // DatabaseConnectionPool: a PgBouncer connection pool of a PostgreSQL ManagedDatabase on Linode's
-// current platform (api-2026.md §5). One source of truth for the CRD and the controller. The
+// current platform (spec 4.234.0). One source of truth for the CRD and the controller. The
 // pool has no id: its label names it in its database, and neither can change, so both are
 // immutable; database, mode, size and username are changed in place.
 import { z } from "zod";

@@ -66,7 +66,7 @@ export class DatabaseCatalog {
     return `the API offers ${engine} ${offered.length > 0 ? `versions ${offered.join(", ")}` : "in no version"} (GET /databases/engines), not "${version}"`;
   }
 
-  /** Why a cluster of plan `type` cannot have `nodes` nodes, if it cannot: 2 nodes need a dedicated plan (current-platform.md). */
+  /** Why a cluster of plan `type` cannot have `nodes` nodes, if it cannot: 2 nodes need a dedicated plan (the current API's cluster_size: 2 only on dedicated plans). */
   async nodesRefusal(type: string, nodes: number, signal: AbortSignal): Promise<string | undefined> {
     if (nodes !== 2) return undefined;
     const plan = (await this.types.get(signal)).find((t) => t.id === type);

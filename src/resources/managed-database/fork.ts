@@ -26,7 +26,7 @@ const apiTime = (ms: number): string => new Date(ms).toISOString().slice(0, 19);
 /** A time as status shows it: RFC 3339, UTC to the second. */
 export const rfc3339 = (ms: number): string => `${apiTime(ms)}Z`;
 
-/** States from which the API forks (current-platform.md). */
+/** States from which the API forks (the current platform's: a source active, degraded or failed). */
 const forkable = new Set(["active", "degraded", "failed"]);
 
 export interface ForkSourceDeps {

@@ -1,7 +1,7 @@
 // A database's connection pools go before it: while a DatabaseConnectionPool in its namespace
 // records a pool of this database (or has a create of one announced), the database's delete
 // waits (ConnectionPoolsRemain), and each pool's deletion wakes it. The API is assumed to delete
-// a database's pools with it (api-2026.md §5 says nothing), so this only orders the two: a
+// a database's pools with it (the spec says nothing), so this only orders the two: a
 // pool resource never finds its database gone under it, and one whose pool the user still
 // wants (not being deleted) keeps the database until it is deleted or lets go (Retain).
 // Checked on an active database only: a suspended one is resumed first (pools are changed on

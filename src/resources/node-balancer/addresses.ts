@@ -1,8 +1,8 @@
-// Backend node addresses as the API writes them (api-2026 §3; spec 4.234.0's examples):
+// Backend node addresses as the API writes them (spec 4.234.0's description and examples):
 // `ip:port` for a private or VPC IPv4 address, `[ip]:port` for a public IPv6 address
 // (`[2300:5800::f03c:93ff:fe6e:1264]:8080`; the cloud controller manager joins them with Go's
 // net.JoinHostPort, which brackets IPv6 alike).
-// ASSUMPTION (unknown, api-2026 §3: no recording has an IPv6 node): whether the API answers an
+// ASSUMPTION (unknown: no recording has an IPv6 node): whether the API answers an
 // IPv6 address as sent or in another spelling. The operator sends the RFC 5952 form (lower case,
 // zeros compressed) and compares addresses in that form on both sides, so a respelled answer is
 // never a difference that rebuilds the config.

@@ -203,7 +203,7 @@ export const isEmptyPlan = (p: NodeBalancerPlan): boolean =>
 
 /**
  * A config's identity: its port, with udp apart (a udp config may share its port with a
- * tcp/http/https one, api-2026 §2), as the spec's list is keyed by port and protocol. A change
+ * tcp/http/https one, spec 4.234.0), as the spec's list is keyed by port and protocol. A change
  * between http, https and tcp on a port is a rebuild; to or from udp, a remove and a create.
  */
 export const configKey = (c: { port: number; protocol: string }): string => `${String(c.port)}/${c.protocol === "udp" ? "udp" : "tcp"}`;

@@ -1,4 +1,4 @@
-// A NodeBalancer's resource locks (api-2026 §7): spec.deletionProtection puts a cannot_delete
+// A NodeBalancer's resource locks (the API's /locks, BETA): spec.deletionProtection puts a cannot_delete
 // lock of this resource's own on it (status.deletionLockId) and takes only that one away; any
 // lock holds this resource's deletion (reason Locked, naming the lock), which is looked at again
 // with backoff, never by sending DELETE again and again.

@@ -12,14 +12,14 @@ import { backendAddressProblem } from "./addresses.ts";
 
 export const nodeBalancerProtocols = ["http", "https", "tcp", "udp"] as const;
 // udp has algorithms and stickiness of its own (ring_hash; session, source_ip), tcp/http/https
-// theirs (source; table, http_cookie): the CEL rules below keep each to its protocol (api-2026 §2).
+// theirs (source; table, http_cookie): the CEL rules below keep each to its protocol (spec 4.234.0).
 export const nodeBalancerAlgorithms = ["roundrobin", "leastconn", "source", "ring_hash"] as const;
 export const nodeBalancerStickiness = ["none", "table", "http_cookie", "session", "source_ip"] as const;
 export const nodeBalancerChecks = ["none", "connection", "http", "http_body"] as const;
 export const nodeBalancerCipherSuites = ["recommended", "legacy"] as const;
 export const nodeBalancerProxyProtocols = ["none", "v1", "v2"] as const;
 export const nodeModes = ["accept", "reject", "drain", "backup"] as const;
-/** The API's NodeBalancer types (api-2026.md §1: common the default, premium, premium_40gb). */
+/** The API's NodeBalancer types: common (the default), premium, premium_40gb (linodego, CCM; the spec lags with two). */
 export const nodeBalancerTypes = ["common", "premium", "premium_40gb"] as const;
 
 const cidr4 = z.string().max(18).meta({
@@ -85,7 +85,7 @@ export const nodeBalancerNodeSchema = z.object({
   }),
 }).meta({
   description: "A backend receiving the config's traffic.",
-  // CCM sends no subnet with an IPv6 backend; the API's VPC backends are IPv4 (api-2026 §3).
+  // CCM sends no subnet with an IPv6 backend; the API's VPC backends are IPv4 (spec 4.234.0).
   "x-kubernetes-validations": [{ rule: "!self.address.startsWith('[') || !has(self.subnetId)", message: "an IPv6 backend is outside a VPC: it takes no subnetId", fieldPath: ".subnetId" }],
 });
 
@@ -143,7 +143,7 @@ export const nodeBalancerConfigSchema = z.object({
     { rule: "self.protocol != 'https' || has(self.tlsSecretRef)", message: "tlsSecretRef is required when protocol is https", fieldPath: ".tlsSecretRef", reason: "FieldValueRequired" },
     { rule: "self.protocol == 'https' || !has(self.tlsSecretRef)", message: "tlsSecretRef is only allowed when protocol is https (http and tcp serve no certificate)", fieldPath: ".tlsSecretRef", reason: "FieldValueForbidden" },
     { rule: "self.proxyProtocol == 'none' || self.protocol == 'tcp'", message: "proxyProtocol v1 and v2 require protocol tcp (udp has no PROXY protocol)", fieldPath: ".proxyProtocol" },
-    // The API's own rules per protocol (api-2026 §2), refused here so nothing is sent.
+    // The API's own rules per protocol (spec 4.234.0), refused here so nothing is sent.
     { rule: "self.protocol == 'udp' ? self.algorithm != 'source' : self.algorithm != 'ring_hash'", message: "algorithm source is for tcp, http and https; ring_hash for udp (udp takes roundrobin, leastconn or ring_hash)", fieldPath: ".algorithm" },
     { rule: "self.protocol == 'udp' ? self.stickiness in ['none', 'session', 'source_ip'] : self.stickiness in ['none', 'table', 'http_cookie']", message: "stickiness table and http_cookie are for tcp, http and https; session and source_ip for udp", fieldPath: ".stickiness" },
     { rule: "self.protocol == 'udp' || !has(self.udpCheckPort)", message: "udpCheckPort is only for protocol udp", fieldPath: ".udpCheckPort", reason: "FieldValueForbidden" },

@@ -1,7 +1,7 @@
 // A NodeBalancer in VPCs: the subnets spec.vpcs and spec.frontendVpc name (by id, or by the
 // labels of a VPC and its subnet, as the cloud controller manager's annotations do), found in
 // the account's VPC list; what the create sends for them; and how the cloud's VPC configs,
-// type and address compare with the spec. Every one of these is create-only (api-2026.md §1):
+// type and address compare with the spec. Every one of these is create-only (spec: the VPC cannot change; Terraform replaces):
 // a difference is named, never sent.
 import type { NodeBalancerVpcConfig, NodeBalancerVpcInput, Vpc } from "../../linode/index.ts";
 import { inCidr, type BackendSubnet } from "./backends-from.ts";

@@ -46,7 +46,7 @@ describe("NodeBalancer CRD", () => {
       ["port 0", cfg({ port: 0 }), ["spec.configs[0].port", "greater than or equal to 1"]],
       ["port 65536", cfg({ port: 65536 }), ["spec.configs[0].port", "less than or equal to 65535"]],
       ["protocol sctp", cfg({ protocol: "sctp" }), ["spec.configs[0].protocol: Unsupported value: \"sctp\"", "\"http\", \"https\", \"tcp\", \"udp\""]],
-      // udp's own rules (api-2026 §2), refused before anything is sent.
+      // udp's own rules (spec 4.234.0), refused before anything is sent.
       ["algorithm source on udp", cfg({ protocol: "udp", algorithm: "source" }), ["spec.configs[0].algorithm", "source is for tcp, http and https; ring_hash for udp"]],
       ["algorithm ring_hash on tcp", cfg({ protocol: "tcp", algorithm: "ring_hash" }), ["spec.configs[0].algorithm", "ring_hash for udp"]],
       ["stickiness table on udp", cfg({ protocol: "udp", stickiness: "table" }), ["spec.configs[0].stickiness", "session and source_ip for udp"]],
