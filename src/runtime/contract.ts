@@ -5,11 +5,12 @@
 export {
   canWrite, reference, referrersIndex,
   type AfterObserve, type ConfigMapObject, type EndpointSliceObject, type ServiceObject, type ConnectionDetails, type ConnectionSource, type Created, type Decoded, type Deferral, type ReadyToCreate,
-  type ExternalClient, type ExternalReader, type KindModule, type LateInit, type KubeObject, type Managed, type ManagedKind,
+  type ExternalClient, type ExternalReader, type KindModule, type KindParts, type LateInit, type KubeObject, type Managed, type ManagedKind,
   type ManagedObject, type ManagedStatus, type Observation, type Observed, type Policies, type PublishedConnection,
   type NodeObject, type Reference, type ReferenceDefinition, type ResourceType, type SecretObject, type Target, type Watch,
 } from "./managed.ts";
 export { kindRead, type Read } from "./reads.ts";
+export { legacyIdFromStatusId } from "./kind-defaults.ts";
 export { configMapsType, endpointSlicesType, nodesType, secretsType, servicesType } from "../kube/types.ts";
 export {
   columns, reasonNames, resourceTypeOf, settingValue,

@@ -12,22 +12,19 @@
 // that object only: the worker survives it, counts it (linode_operator_unexpected_errors_total)
 // and backs the key off; every other object goes on.
 import { errorChain, isConflict } from "../kube/errors.ts";
-import { objectKey, secretsType, type KubeApi, type KubeObject, type SecretObject } from "../kube/types.ts";
+import { objectKey } from "../kube/types.ts";
 import type { CacheEntries } from "../metrics/cache-entries.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
-import { ConnectionSecrets, ownedSecretSelectors } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError } from "./errors.ts";
-import type { EventRecorder } from "./events.ts";
 import type { Logger } from "./logger.ts";
-import type { AnyManagedKind, KindModule, KindStores, ManagedObject, Target } from "./managed.ts";
-import { ReferenceProtection } from "./protection.ts";
-import { forbiddenKeyPaths } from "./safe-keys.ts";
+import type { AnyManagedKind, KindModule, ManagedObject } from "./managed.ts";
+import type { ReferenceProtection } from "./protection.ts";
 import { recordedIdOf } from "./ownership.ts";
-import { ManagedReconciler, type ReconcileResult } from "./reconciler.ts";
-import { DeclaredReads } from "./declared-reads.ts";
-import { kindRead } from "./reads.ts";
-import { References, ownerKeys, wireWatch } from "./references.ts";
+import type { ManagedReconciler, ReconcileResult } from "./reconciler.ts";
 import { InformerPool, type SharedStore } from "./stores.ts";
+import { RECORDED_ID_INDEX, wireKind, type ControllerDeps } from "./controller-builder.ts";
+
+export type { ControllerDeps };
 import { Timings, jittered } from "./timings.ts";
 import { WorkQueue, trackQueue, type BackoffPolicy } from "./workqueue.ts";
 
@@ -55,36 +52,8 @@ export interface ControllerOptions {
   flowOf?: (obj: ManagedObject) => string;
 }
 
-export type ControllerDeps<D> = {
-  kube: KubeApi;
-  events: EventRecorder;
-  log: Logger;
-  metrics?: OperatorMetrics;
-  /** Where the per-object maps are counted (default: the metrics'). */
-  cacheEntries?: CacheEntries;
-  /** Counts status writes, for tests. */
-  onStatusWrite?: () => void;
-  /** Called after every reconcile pass that ran (whatever its outcome), for tests to count passes instead of waiting for time. */
-  onPass?: (key: string) => void;
-  /** Caches shared with other controllers; the controller makes its own when absent. */
-  informers?: InformerPool;
-  /** Protection of referenced Secrets, shared with the other controllers (one finalizer for all kinds); its own when absent. */
-  protection?: ReferenceProtection;
-  /**
-   * The read gates (operator settings, e.g. "read-nodes") that are on: a read a kind declares
-   * with a gate not listed here gets no cache (its store is undefined, its watches wake nothing).
-   */
-  gates?: ReadonlySet<string>;
-} & (undefined extends D ? { kindDeps?: D } : {
-  /** What the kind needs to build itself (its Linode client, poll intervals, ...). */
-  kindDeps: D;
-});
 
 const OWN_WRITES_KEPT = 8;
-/** The index of a kind's own cache by the cloud id each object recorded. */
-const RECORDED_ID_INDEX = "recorded-id";
-/** ... and by the cloud id each object's spec names to adopt. */
-const NAMED_ID_INDEX = "named-id";
 
 /** What a terminal failure waits to see change: everything in the object a reconcile acts on, but its status. */
 function fingerprint(obj: ManagedObject): string {
@@ -144,30 +113,20 @@ export class Controller<D = unknown> {
       onRestart: (informer, reason) => m?.informerRestarts.inc({ informer, reason }),
       onUnexpectedError: (where) => { m?.unexpectedErrors.inc({ where }); },
     });
-    const pool = this.pool;
-    // Every cache the kind reads is one its definition declares (its own type apart): one
-    // generic path, whatever the type, checked as the kind asks for it and as its references and
-    // watches are wired below, so an undeclared read stops the operator at start.
-    const declared = new DeclaredReads(this.kindName, module.type, module.definition?.reads ?? []);
-    const storeOf = (target: Target): SharedStore<KubeObject> | undefined => {
-      if (target.gate !== undefined && deps.gates?.has(target.gate) !== true) return undefined;
-      return target.scope === "cluster" ? pool.clusterStore(target.type, target.selectors) : pool.store(target.type, target.selectors);
-    };
-    const storeFor = (usedBy: string) => (target: Target): SharedStore<KubeObject> | undefined => storeOf(declared.check(target, usedBy));
-    this.self = pool.store<ManagedObject>(module.type);
-    const stores: KindStores = {
-      self: this.self,
-      kind: (t) => {
-        const store = storeFor("stores.kind")(kindRead(t, ""));
-        if (store === undefined) throw new Error(`${this.kindName}: a read of ${t.kind} cannot be gated`);
-        return store;
+    const wired = wireKind(module, deps, this.pool, {
+      enqueue: (key) => { this.enqueue(key); },
+      ownWrite: (key, resourceVersion, status) => {
+        this.rememberOwnWrite(key, resourceVersion);
+        if (status) {
+          m?.statusWrites.inc({ kind: this.kindName });
+          deps.onStatusWrite?.();
+        }
       },
-      read: <T extends KubeObject>(r: Target) => storeFor("stores.read")(r) as SharedStore<T> | undefined,
-    };
-    this.kind = refusingPrototypeKeys(module.build({
-      deps: deps.kindDeps as D, stores, events: deps.events, wake: (key) => { this.enqueue(key); },
-      recorders: (id) => this.self.byIndex(RECORDED_ID_INDEX, id),
-    }));
+    });
+    this.self = wired.self;
+    this.kind = wired.kind;
+    this.reconciler = wired.reconciler;
+    this.protection = wired.protection;
     const flowOf = (obj: ManagedObject): string => {
       try {
         return this.kind.flow?.(obj) ?? opts.flowOf?.(obj) ?? "";
@@ -207,56 +166,6 @@ export class Controller<D = unknown> {
       }
       if (ev === "update" && (this.isOwnWrite(key, obj.metadata.resourceVersion) || !relevantChange(obj, old))) return;
       this.queue.addAfter(key, this.coalesceMillis);
-    });
-    const enqueue = (key: string): void => { this.enqueue(key); };
-    this.protection = deps.protection ?? new ReferenceProtection(deps.kube, this.log);
-    // Checked by name first, so the start-up error says which reference or watch reads what is not declared.
-    for (const ref of this.kind.references ?? []) declared.check(ref.target, `its reference ${ref.name}`);
-    for (const [i, w] of (this.kind.watches ?? []).entries()) declared.check(w.target, `its watch #${String(i + 1)}`);
-    const references = this.kind.references !== undefined && this.kind.references.length > 0 ? new References<unknown>(this.kind.references, storeFor("a reference")) : undefined;
-    references?.wire(this.self, (raw) => this.kind.parseSpec(raw), enqueue, this.protection);
-    const kind = this.kind;
-    this.self.addIndex(RECORDED_ID_INDEX, (obj) => {
-      const id = recordedIdOf(kind, obj);
-      return id === undefined ? [] : [id];
-    });
-    this.self.addIndex(NAMED_ID_INDEX, (obj) => {
-      try {
-        const id = kind.namedId?.(kind.parseSpec(obj.spec));
-        return id === undefined ? [] : [id];
-      } catch {
-        return [];
-      }
-    });
-    // An object letting go of a cloud id (deleted, or its record changed) frees it for those that were refused it.
-    this.self.onEvent((ev, obj, old) => {
-      const before = recordedIdOf(kind, old ?? obj);
-      if (before === undefined || (ev !== "delete" && recordedIdOf(kind, obj) === before)) return;
-      for (const o of [...this.self.byIndex(NAMED_ID_INDEX, before), ...this.self.byIndex(RECORDED_ID_INDEX, before)]) {
-        if (o.metadata.uid !== obj.metadata.uid) this.enqueue(objectKey(o));
-      }
-    });
-    for (const w of this.kind.watches ?? []) wireWatch(w, storeFor("a watch"), enqueue);
-    let connections: ConnectionSecrets | undefined;
-    if (this.kind.connection !== undefined) {
-      // The Secrets we publish, mapped to their owners: a deleted or edited one is put back.
-      const secrets = pool.store<SecretObject>(secretsType, ownedSecretSelectors);
-      // The runtime's own read (the chart's Secrets rule grants it), not the kind's: no declaration.
-      wireWatch({ target: { type: secretsType, scope: "namespaces", selectors: ownedSecretSelectors, why: "connection Secrets" }, map: (s) => ownerKeys(s, module.type) }, storeOf, enqueue);
-      connections = new ConnectionSecrets(deps.kube, secrets, module.type);
-    }
-    this.reconciler = new ManagedReconciler(this.kind, {
-      kube: deps.kube, events: deps.events, protection: this.protection,
-      recorders: (id) => this.self.byIndex(RECORDED_ID_INDEX, id),
-      ...(references !== undefined ? { references } : {}),
-      ...(connections !== undefined ? { connections } : {}),
-      onWrite: (write) => {
-        this.rememberOwnWrite(write.key, write.resourceVersion);
-        if (write.status) {
-          m?.statusWrites.inc({ kind: this.kindName });
-          deps.onStatusWrite?.();
-        }
-      },
     });
     this.trackMaps(deps.cacheEntries ?? m?.cacheEntries);
   }
@@ -469,20 +378,4 @@ export class Controller<D = unknown> {
       this.onPass?.(key);
     }
   }
-}
-
-/**
- * The kind with its spec parser refusing keys that name an object's prototype, at any depth
- * (the CRD refuses them too; an object stored before that rule, or written around it, is
- * InvalidSpec here): no kind's code ever walks such a key.
- */
-function refusingPrototypeKeys(kind: AnyManagedKind): AnyManagedKind {
-  const parse = kind.parseSpec.bind(kind);
-  return Object.assign(Object.create(Object.getPrototypeOf(kind) as object | null) as AnyManagedKind, kind, {
-    parseSpec(raw: unknown): unknown {
-      const bad = forbiddenKeyPaths(raw);
-      if (bad.length > 0) throw new TypeError(`spec.${bad.join(", spec.")}: __proto__, constructor and prototype are not allowed as keys (they name an object's prototype)`);
-      return parse(raw);
-    },
-  });
 }

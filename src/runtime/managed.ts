@@ -376,6 +376,15 @@ export interface LateInit {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyManagedKind = ManagedKind<any, any, any, any>;
 
+/**
+ * What a kind builds: a ManagedKind whose spec parser and policies may be left to the runtime
+ * (kind-defaults.ts: the definition's spec schema; deletionPolicy and managementPolicy read from
+ * the spec, Delete and Manage where it has none), as may its recreate token (spec.requests.recreate).
+ */
+export type KindParts<Spec, Ext, Status, Delta = undefined> = Omit<ManagedKind<Spec, Ext, Status, Delta>, "parseSpec" | "policies"> & Partial<Pick<ManagedKind<Spec, Ext, Status, Delta>, "parseSpec" | "policies">>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as AnyManagedKind: kinds of any spec are listed together
+export type AnyKindParts = KindParts<any, any, any, any>;
+
 /** Read handles a kind receives when it is built. */
 export interface KindStores {
   /** This kind's own objects. */
@@ -403,9 +412,13 @@ export interface KindContext<Deps> {
 /** What `src/resources/index.ts` lists: a kind's type and how to build it from shared parts. */
 export interface KindModule<Deps> {
   type: ResourceType;
-  /** What Kubernetes sees of it; its `reads` are all the kind may read besides its own objects and the operator's other kinds (nothing when absent). */
-  definition?: Pick<KindDefinition, "reads">;
-  build(ctx: KindContext<Deps>): AnyManagedKind;
+  /**
+   * What Kubernetes sees of it: its `reads` are all the kind may read besides its own objects and
+   * the operator's other kinds (nothing when absent); its `spec` schema parses the spec unless the
+   * kind brings its own parseSpec.
+   */
+  definition?: Partial<Pick<KindDefinition, "reads" | "spec">>;
+  build(ctx: KindContext<Deps>): AnyKindParts;
 }
 
 /** The name of the index on a kind's own store that maps a referenced object to its referrers. */

@@ -1,7 +1,7 @@
 // The DatabaseConnectionPool kind: a PgBouncer pool of a PostgreSQL ManagedDatabase (databaseRef),
 // resolved through the runtime's references (woken when the database changes), acting in its
 // database's Linode account, publishing a connection Secret through the pool.
-import type { Managed, ManagedKind, ManagedObject } from "../../runtime/contract.ts";
+import type { KindParts, Managed, ManagedObject } from "../../runtime/contract.ts";
 import { AccountScope, credentialsFlow, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { specRefName } from "../shared/schema.ts";
@@ -11,7 +11,7 @@ import { databaseConnectionPoolDefinition, databaseConnectionPoolType } from "./
 import type { PoolDiff } from "./diff.ts";
 import { DatabaseConnectionPoolExternal, formatPoolId, parsePoolId, poolLabel, type PoolObject, type PoolStatus } from "./external.ts";
 import { poolConnection, poolSecretName } from "./connection.ts";
-import { databaseConnectionPoolSpecSchema, type DatabaseConnectionPoolSpec } from "./schema.ts";
+import type { DatabaseConnectionPoolSpec } from "./schema.ts";
 
 export { databaseConnectionPoolDefinition, databaseConnectionPoolType } from "./definition.ts";
 
@@ -48,10 +48,8 @@ export const databaseConnectionPoolKind: OperatorKind = {
       external: new DatabaseConnectionPoolExternal({ linode: account.linode, databases: accountDatabases.get(account), poll: deps.poll, recorders }),
       connection: poolConnection(account.linode),
     }));
-    const kind: ManagedKind<DatabaseConnectionPoolSpec, PoolObject, PoolStatus, PoolDiff> = {
+    const kind: KindParts<DatabaseConnectionPoolSpec, PoolObject, PoolStatus, PoolDiff> = {
       type: databaseConnectionPoolType,
-      parseSpec: (raw) => databaseConnectionPoolSpecSchema.parse(raw),
-      policies: (spec) => ({ deletion: spec.deletionPolicy, management: "Manage" }),
       external: scope.external((a) => parts.get(a).external),
       connection: scope.connection(poolSecretName, (a) => parts.get(a).connection),
       poll: deps.poll,

@@ -1,7 +1,7 @@
 // The DatabaseSnapshot kind: a snapshot backup of a ManagedDatabase (databaseRef), resolved
 // through the runtime's references (woken when the database changes), queued behind the API's
 // limits and its siblings (woken when one of them changes).
-import { kindRead, EXTERNAL_ID_ANNOTATION, referrersIndex, type Managed, type ManagedKind, type ManagedObject } from "../../runtime/contract.ts";
+import { kindRead, EXTERNAL_ID_ANNOTATION, referrersIndex, type Managed, type KindParts, type ManagedObject } from "../../runtime/contract.ts";
 import type { DatabaseBackup } from "../../linode/index.ts";
 import { AccountScope, credentialsFlow, PerAccount, recordedAccount, type AccountSource } from "../shared/credentials.ts";
 
@@ -12,7 +12,7 @@ import { KindTimings } from "../shared/constants.ts";
 import { databaseReference, taken } from "./database-reference.ts";
 import { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
 import { DatabaseSnapshotExternal, hasBackup, parseSnapshotId, snapshotLabel, type SnapshotStatus } from "./external.ts";
-import { databaseSnapshotSpecSchema, type DatabaseSnapshotSpec } from "./schema.ts";
+import type { DatabaseSnapshotSpec } from "./schema.ts";
 import { DatabaseSnapshotReasons } from "./reasons.ts";
 
 export { databaseSnapshotDefinition, databaseSnapshotType } from "./definition.ts";
@@ -49,10 +49,8 @@ export const databaseSnapshotKind: OperatorKind = {
       return db === undefined ? undefined : shownSnapshots(db, id, KindTimings.freshDatabaseMillis, mark);
     };
     const clients = new PerAccount((account) => new DatabaseSnapshotExternal({ linode: account.linode, self, clusterId: deps.clusterId, poll: deps.poll, databases: accountDatabases.get(account), shownSnapshots: shown }));
-    const kind: ManagedKind<DatabaseSnapshotSpec, DatabaseBackup, SnapshotStatus> = {
+    const kind: KindParts<DatabaseSnapshotSpec, DatabaseBackup, SnapshotStatus> = {
       type: databaseSnapshotType,
-      parseSpec: (raw) => databaseSnapshotSpecSchema.parse(raw),
-      policies: (spec) => ({ deletion: spec.deletionPolicy, management: "Manage" }),
       external: scope.external((a) => clients.get(a)),
       poll: deps.poll,
       idMismatchReason: DatabaseSnapshotReasons.BackupIdMismatch,

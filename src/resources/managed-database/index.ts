@@ -2,7 +2,7 @@
 // client talks to Linode, the request tokens run once each, the connection source says what
 // the Secret holds. The runtime does the rest (finalizers, conditions, the Secret itself).
 import type { Database, DatabaseBackup } from "../../linode/index.ts";
-import { kindRead, settingValue, type Managed, type ManagedKind, type NodeObject } from "../../runtime/contract.ts";
+import { kindRead, legacyIdFromStatusId, settingValue, type Managed, type KindParts, type NodeObject } from "../../runtime/contract.ts";
 import { AccountScope, PerAccount } from "../shared/credentials.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import type { OperatorKind } from "../shared/deps.ts";
@@ -20,7 +20,7 @@ import { forkSourceReference } from "./fork.ts";
 import { nodeChanged } from "../shared/nodes.ts";
 import { allowListConfigMapReference, allowListNodesRead, desiredAllowList, selectsNode, SkippedAnnouncer, type AllowListResolution } from "./allow-list-from.ts";
 import { DatabaseRequests, restoreSnapshotReference } from "./requests.ts";
-import { allowListFromSchema, managedDatabaseSpecSchema, type ManagedDatabaseSpec } from "./schema.ts";
+import { allowListFromSchema, type ManagedDatabaseSpec } from "./schema.ts";
 import { ManagedDatabaseEvents, ManagedDatabaseReasons } from "./reasons.ts";
 import type { DatabaseDiff } from "./diff.ts";
 import { databaseAsSpec } from "./late-init.ts";
@@ -93,18 +93,15 @@ export const managedDatabaseKind: OperatorKind = {
       account.track("ManagedDatabase.allowListSpaced", () => external.allowListSpaced);
       return { external, connection: new DatabaseConnection(linode) };
     });
-    const kind: ManagedKind<ManagedDatabaseSpec, Database, ObservedStatus, DatabaseDiff> = {
+    const kind: KindParts<ManagedDatabaseSpec, Database, ObservedStatus, DatabaseDiff> = {
       type: managedDatabaseType,
-      parseSpec: (raw) => managedDatabaseSpecSchema.parse(raw),
-      policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),
       external: poolsFirst(scope.external((a) => parts.get(a).external), pools, deps.poll.pendingMillis),
       connection: scope.connection(connectionSecretName, (a) => parts.get(a).connection),
       poll: deps.poll,
-      recreateToken: (spec) => spec.requests?.recreate,
       namedId,
       lateInit: databaseAsSpec,
       idMismatchReason: ManagedDatabaseReasons.DatabaseIdMismatch,
-      legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
+      legacyId: legacyIdFromStatusId,
       watches: [{
         // A Node added, removed, relabelled or readdressed: the databases whose allowListFrom selects it (before or after).
         target: allowListNodesRead,

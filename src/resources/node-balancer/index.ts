@@ -2,7 +2,7 @@
 // (a reference: a renewed certificate wakes the NodeBalancers that use it), statistics as
 // metrics. The runtime does the rest.
 import type { NodeBalancer } from "../../linode/index.ts";
-import { settingValue, type Managed, type ManagedKind } from "../../runtime/contract.ts";
+import { legacyIdFromStatusId, settingValue, type Managed, type KindParts } from "../../runtime/contract.ts";
 import { nodeChanged } from "../shared/nodes.ts";
 import { backendReads, withFollowedBackends, type BackendSources, type BackendSubnet, type EffectiveSpec, type NodesFrom } from "./backends-from.ts";
 import { VpcCatalog } from "./vpcs.ts";
@@ -97,17 +97,14 @@ export const nodeBalancerKind: OperatorKind = {
       account.track("NodeBalancer.firewallsAssignedUnrecorded", () => external.assignedUnrecorded);
       return external;
     });
-    const kind: ManagedKind<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan> = {
+    const kind: KindParts<NodeBalancerSpec, ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan> = {
       type: nodeBalancerType,
-      parseSpec: (raw) => nodeBalancerSpecSchema.parse(raw),
-      policies: (spec) => ({ deletion: spec.deletionPolicy, management: spec.managementPolicy }),
       external: scope.external((a) => clients.get(a)),
       poll: deps.poll,
-      recreateToken: (spec) => spec.requests?.recreate,
       namedId,
       lateInit: nodeBalancerAsSpec,
       idMismatchReason: NodeBalancerReasons.NodeBalancerIdMismatch,
-      legacyId: (obj) => (typeof obj.status?.id === "number" ? String(obj.status.id) : undefined),
+      legacyId: legacyIdFromStatusId,
       references: [scope.credentials, tlsReference],
       forget: (obj, externalId) => {
         stats.forget(obj.metadata.namespace ?? "", obj.metadata.name);
