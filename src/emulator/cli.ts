@@ -15,6 +15,12 @@ const HELP = `Usage: linode-operator emulator [options]
   --provision-seconds S    emulated seconds provisioning and other transitions take (default 1)
   --state-file F           keep state in F across restarts
   --config F               JSON config: tokens, users (grants), rateLimits, faults, ...
+                           rateLimits: {default: {limit, windowSeconds}} the general window
+                           (1840/60 s as recorded), tokens: {T: ...} per token, paginated:
+                           {limit, windowSeconds, headers: "general"|"class"} every collection
+                           GET (200/60 s; its answers report the general window, as recorded,
+                           unless "class"), routes: {"GET /nodebalancers/{nodeBalancerId}/stats":
+                           ...} windows of their own (stats: 50/60 s)
   --seed N                 seed for generated values and fault decisions (default 1)
   --time-scale X           emulated seconds per real second (default 1; 0 = frozen)
   --stats-delay-seconds S  emulated seconds before a new NodeBalancer has statistics (default 300,
@@ -27,7 +33,7 @@ const HELP = `Usage: linode-operator emulator [options]
   --valkey                 offer the Valkey engine (limited availability in the real API: listed
                            in GET /databases/engines and creatable only then; always on the
                            current platform)
-  --rate-limit N           requests per token per window (0 disables rate limiting)
+  --rate-limit N           general requests per token per window (0 disables rate limiting)
   --rate-window S          rate-limit window in seconds (default 60)
   --fault-error-rate P     fraction of requests answered 500 (0..1)
   --fault-latency-ms MS    added latency per request

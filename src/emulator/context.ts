@@ -68,5 +68,7 @@ export interface Route {
   template: string;
   area: Area | null;
   level: Permission;
+  /** A GET of a collection served with pagination: counted in the API's paginated class (S176: 200/min). */
+  paginated?: true;
   handler: (req: RequestContext) => RouteResult;
 }

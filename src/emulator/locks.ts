@@ -61,7 +61,7 @@ export function lockRoutes(): Route[] {
   const one = "/locks/{lockId}";
   return [
     {
-      method: "GET", template: "/locks", area: "account", level: "read_only",
+      method: "GET", template: "/locks", area: "account", level: "read_only", paginated: true,
       handler: (req): RouteResult => {
         requireUnrestricted(req.principal);
         const items = allLocks(req);

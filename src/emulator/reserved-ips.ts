@@ -41,7 +41,7 @@ export function reservedIpRoutes(): Route[] {
   };
   return [
     {
-      method: "GET", template: "/networking/reserved/ips", area: "ips", level: "read_only",
+      method: "GET", template: "/networking/reserved/ips", area: "ips", level: "read_only", paginated: true,
       handler: (req) => ({ body: paginate([...req.ctx.state.reservedIps.values()], pageRequest(req.query), (r) => render(req, r)) }),
     },
     {

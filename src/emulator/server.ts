@@ -149,7 +149,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   // As the API writes it: space-separated, whatever separators the configuration used.
   headers["X-OAuth-Scopes"] = principal.scopes.split(/[\s,]+/).filter((w) => w !== "").join(" ");
 
-  const rate = ctx.rateLimiter.check(principal.token, routeKey);
+  const rate = ctx.rateLimiter.check(principal.token, routeKey, route.paginated === true);
   headers["X-RateLimit-Limit"] = String(rate.limit);
   headers["X-RateLimit-Remaining"] = String(rate.remaining);
   headers["X-RateLimit-Reset"] = String(rate.reset);

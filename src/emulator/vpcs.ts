@@ -76,7 +76,7 @@ export function vpcRoutes(): Route[] {
   const one = "/vpcs/{vpcId}";
   return [
     {
-      method: "GET", template: "/vpcs", area: "vpc", level: "read_only",
+      method: "GET", template: "/vpcs", area: "vpc", level: "read_only", paginated: true,
       handler: (req) => ({ body: paginate(applyFilter([...req.ctx.state.vpcs.values()], req.header("x-filter"), FILTERS), pageRequest(req.query), renderVpc) }),
     },
     {
@@ -103,7 +103,7 @@ export function vpcRoutes(): Route[] {
       },
     },
     {
-      method: "GET", template: `${one}/subnets`, area: "vpc", level: "read_only",
+      method: "GET", template: `${one}/subnets`, area: "vpc", level: "read_only", paginated: true,
       handler: (req) => ({ body: paginate(applyFilter(load(req).subnets, req.header("x-filter"), SUBNET_FILTERS), pageRequest(req.query), renderSubnet) }),
     },
     {

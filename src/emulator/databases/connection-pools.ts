@@ -101,7 +101,7 @@ function poolRoutes(engine: DbEngine): Route[] {
   const one = `${base}/{poolName}`;
   return [
     {
-      method: "GET", template: base, area: "databases", level: "read_write",
+      method: "GET", template: base, area: "databases", level: "read_write", paginated: true,
       handler: (req) => {
         const db = loadDatabase(req, engine, "read_only");
         return { body: paginate(db.pools ?? [], pageRequest(req.query), renderPool) };

@@ -139,7 +139,7 @@ function engineRoutes(engine: DbEngine): Route[] {
   const createSchema = engine === "mysql" ? mysqlCreateSchema : engine === "postgresql" ? postgresCreateSchema : valkeyCreateSchema;
   return [
     {
-      method: "GET", template: base, area: "databases", level: "read_only",
+      method: "GET", template: base, area: "databases", level: "read_only", paginated: true,
       handler: (req) => databaseList(req, engine),
     },
     {
@@ -182,7 +182,7 @@ function engineRoutes(engine: DbEngine): Route[] {
       },
     },
     {
-      method: "GET", template: `${one}/backups`, area: "databases", level: "read_write",
+      method: "GET", template: `${one}/backups`, area: "databases", level: "read_write", paginated: true,
       handler: (req) => {
         const db = loadForBackups(req, engine, "read_only");
         requireNotStatus(db, "provisioning", "list backups");
@@ -397,7 +397,7 @@ function updateDatabase(req: RequestContext, engine: DbEngine): RouteResult {
 export function databaseRoutes(): Route[] {
   return [
     {
-      method: "GET", template: "/databases/engines", area: null, level: "read_only",
+      method: "GET", template: "/databases/engines", area: null, level: "read_only", paginated: true,
       handler: (req) => list(req, offeredEngines(req.ctx.valkey), { engine: (e: { engine: string }) => e.engine, version: (e: { version: string }) => e.version }, (e) => ({ ...e })),
     },
     {
@@ -409,7 +409,7 @@ export function databaseRoutes(): Route[] {
       },
     },
     {
-      method: "GET", template: "/databases/types", area: null, level: "read_only",
+      method: "GET", template: "/databases/types", area: null, level: "read_only", paginated: true,
       handler: (req) => list(req, DATABASE_TYPES, { class: (t: { class: string }) => t.class, deprecated: () => false }, renderDatabaseType),
     },
     {
@@ -421,7 +421,7 @@ export function databaseRoutes(): Route[] {
       },
     },
     {
-      method: "GET", template: "/databases/instances", area: "databases", level: "read_only",
+      method: "GET", template: "/databases/instances", area: "databases", level: "read_only", paginated: true,
       handler: (req) => databaseList(req, null),
     },
     // The engine parameters a current-platform database's engine_config may set (recorded:

@@ -166,7 +166,7 @@ export function firewallRoutes(): Route[] {
       },
     },
     {
-      method: "GET", template: devices, area: "firewall", level: "read_only",
+      method: "GET", template: devices, area: "firewall", level: "read_only", paginated: true,
       handler: (req) => ({ body: paginate(applyFilter(load(req).devices ?? [], req.header("x-filter"), DEVICE_FILTERS), pageRequest(req.query), (d) => renderDevice(req.ctx, d)) }),
     },
     {

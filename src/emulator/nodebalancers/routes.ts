@@ -105,11 +105,11 @@ export function nodeBalancerRoutes(): Route[] {
   return [
     {
       // Before the {nodeBalancerId} routes, which would take "types" for an id. No auth needed (spec).
-      method: "GET", template: "/nodebalancers/types", area: null, level: "read_only",
+      method: "GET", template: "/nodebalancers/types", area: null, level: "read_only", paginated: true,
       handler: (req) => list(req, NODEBALANCER_PLANS, {}, (t) => t),
     },
     {
-      method: "GET", template: "/nodebalancers", area: "nodebalancers", level: "read_only",
+      method: "GET", template: "/nodebalancers", area: "nodebalancers", level: "read_only", paginated: true,
       handler: (req) => {
         const visible = [...req.ctx.state.nodebalancers.values()].filter((nb) => entityPermission(req.principal, "nodebalancer", nb.id) !== null);
         return list(req, visible, NB_FILTERS, (nb) => renderNodeBalancer(nb, req.ctx.clock.now(), nb.created + req.ctx.statsDelayMs));
@@ -179,7 +179,7 @@ export function nodeBalancerRoutes(): Route[] {
       },
     },
     {
-      method: "GET", template: `${one}/firewalls`, area: "nodebalancers", level: "read_only",
+      method: "GET", template: `${one}/firewalls`, area: "nodebalancers", level: "read_only", paginated: true,
       handler: (req) => {
         const nb = load(req, "read_only");
         return list(req, firewallsOf(req.ctx, nb.id), {}, (f) => renderFirewall(req.ctx, f));
@@ -198,7 +198,7 @@ export function nodeBalancerRoutes(): Route[] {
       },
     },
     {
-      method: "GET", template: `${one}/vpcs`, area: "nodebalancers", level: "read_only",
+      method: "GET", template: `${one}/vpcs`, area: "nodebalancers", level: "read_only", paginated: true,
       handler: (req) => {
         const nb = load(req, "read_only");
         return list(req, nb.vpcs ?? [], {}, (c) => renderVpcConfig(nb, c));
@@ -222,7 +222,7 @@ export function nodeBalancerRoutes(): Route[] {
       },
     },
     {
-      method: "GET", template: `${one}/configs`, area: "nodebalancers", level: "read_only",
+      method: "GET", template: `${one}/configs`, area: "nodebalancers", level: "read_only", paginated: true,
       handler: (req) => list(req, Object.values(load(req, "read_only").configs), CONFIG_FILTERS, renderConfig),
     },
     {
@@ -295,7 +295,7 @@ export function nodeBalancerRoutes(): Route[] {
       },
     },
     {
-      method: "GET", template: `${config}/nodes`, area: "nodebalancers", level: "read_only",
+      method: "GET", template: `${config}/nodes`, area: "nodebalancers", level: "read_only", paginated: true,
       handler: (req) => list(req, Object.values(loadConfig(req, "read_only").config.nodes), NODE_FILTERS, renderNode),
     },
     {
