@@ -74,6 +74,12 @@ const rateClasses: readonly RateClass[] = ["list", "read", "mutation", "stats"];
 
 /** S176: `/stats` routes allow 50 requests a minute, apart from the token's general limit. */
 const STATS_LIMIT_PER_MINUTE = 50;
+/**
+ * S176: paginated GETs allow 200 a minute. The API's answers to them report the general
+ * window (recorded: 1840), so this class's budget starts, and stays, at the documented figure
+ * unless a header reports a smaller limit. They count in the general window too (assumed).
+ */
+const LIST_LIMIT_PER_MINUTE = 200;
 
 export function rateClassOf(spec: { method: HttpMethod; route: string; rateClass?: RateClass }): RateClass {
   if (spec.rateClass !== undefined) return spec.rateClass;
@@ -194,7 +200,10 @@ export class HttpTransport implements Transport {
     const rateClass = rateClassOf(spec);
     // The class's own bucket, and the token's budget across classes (statistics have a limit of their own).
     const limiter = this.limiter;
-    const buckets = limiter === undefined ? [] : rateClass === "stats" ? [limiter.bucket(this.token, rateClass, { documentedLimit: STATS_LIMIT_PER_MINUTE })] : [limiter.bucket(this.token, rateClass), limiter.budget(this.token)];
+    const buckets = limiter === undefined ? []
+      : rateClass === "stats" ? [limiter.bucket(this.token, rateClass, { documentedLimit: STATS_LIMIT_PER_MINUTE })]
+        : rateClass === "list" ? [limiter.bucket(this.token, rateClass, { documentedLimit: LIST_LIMIT_PER_MINUTE }), limiter.budget(this.token)]
+          : [limiter.bucket(this.token, rateClass), limiter.budget(this.token)];
     let ambiguousFailure = false;
     // Whether some attempt may have reached the API: from then on no failure of this request is never-sent.
     let sent = false;

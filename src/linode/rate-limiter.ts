@@ -30,6 +30,12 @@ export interface TokenBucketOptions {
    * route's own smaller limit (paginated GETs, a single command) for the token's.
    */
   largestLimitOnly?: boolean;
+  /**
+   * Ignore headers that report a limit above this: they are another window's. The API answers
+   * a paginated GET with the general window's X-RateLimit-* (recorded: 1840 on lists), which
+   * must not size the paginated class's (200/min) bucket.
+   */
+  maxLimit?: number;
   now?: () => number;
 }
 
@@ -44,12 +50,14 @@ export class TokenBucket {
   private readonly now: () => number;
   private readonly share: number;
   private readonly largestLimitOnly: boolean;
+  private readonly maxLimit: number;
   /** The server's own limit, as last reported. */
   private serverLimit: number | undefined;
 
   constructor(opts: TokenBucketOptions) {
     this.share = opts.share ?? 1;
     this.largestLimitOnly = opts.largestLimitOnly ?? false;
+    this.maxLimit = opts.maxLimit ?? Number.POSITIVE_INFINITY;
     this.capacity = Math.max(1, Math.floor(opts.capacity * this.share));
     this.tokens = this.capacity;
     this.windowMs = opts.windowMs;
@@ -106,6 +114,7 @@ export class TokenBucket {
     const now = this.now();
     this.refill();
     if (this.largestLimitOnly && obs.limit !== undefined && this.serverLimit !== undefined && obs.limit < this.serverLimit) return;
+    if (obs.limit !== undefined && obs.limit > this.maxLimit) return;
     if (obs.limit !== undefined && obs.limit > 0) {
       this.serverLimit = obs.limit;
       const capacity = Math.max(1, Math.floor(obs.limit * this.share));
@@ -179,15 +188,16 @@ export class RateLimiter {
   }
 
   /**
-   * A route class's bucket. `own`: the class has a limit of its own outside the token's budget
-   * (NodeBalancer statistics), so its bucket spends only the budget's share of it, and starts
-   * from the limit the API documents rather than the general default: a burst sent before the
-   * first answer tells the real limit must not overdraw it.
+   * A route class's bucket. `own`: the class has a limit of its own (NodeBalancer statistics,
+   * paginated GETs), so its bucket spends only the budget's share of it, and starts from the
+   * limit the API documents rather than the general default: a burst sent before the first
+   * answer tells the real limit must not overdraw it. Headers reporting a larger limit are the
+   * general window's and leave it alone; a smaller one (the API lowered it) resizes it.
    */
   bucket(token: string, group = "default", own?: { documentedLimit: number }): TokenBucket {
     return own === undefined
       ? this.make(`${tokenFingerprint(token)}:${group}`, 1)
-      : this.make(`${tokenFingerprint(token)}:${group}`, this.opts.share, false, own.documentedLimit);
+      : this.make(`${tokenFingerprint(token)}:${group}`, this.opts.share, false, own.documentedLimit, own.documentedLimit);
   }
 
   /** The token's budget across classes: `share` of the API's limit, whatever the route. */
@@ -195,10 +205,10 @@ export class RateLimiter {
     return this.make(`${tokenFingerprint(token)}:budget`, this.opts.share, true);
   }
 
-  private make(key: string, share: number, largestLimitOnly = false, capacity = this.opts.capacity): TokenBucket {
+  private make(key: string, share: number, largestLimitOnly = false, capacity = this.opts.capacity, maxLimit?: number): TokenBucket {
     let b = this.buckets.get(key);
     if (!b) {
-      b = new TokenBucket({ capacity, windowMs: this.opts.windowMs, share, largestLimitOnly, ...(this.opts.now ? { now: this.opts.now } : {}) });
+      b = new TokenBucket({ capacity, windowMs: this.opts.windowMs, share, largestLimitOnly, ...(maxLimit === undefined ? {} : { maxLimit }), ...(this.opts.now ? { now: this.opts.now } : {}) });
       this.buckets.set(key, b);
     }
     return b;

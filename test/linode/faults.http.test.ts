@@ -195,6 +195,26 @@ describe("rate limits per route class", () => {
     }
   });
 
+  it.each(["general", "class"] as const)("a burst of lists spends at most its share of the paginated class (200 a minute), whatever window the headers report (%s): never a 429", async (headers) => {
+    // The API's own figures: 1840 general, 200 for paginated GETs, their answers reporting the general window (as recorded) or their own.
+    const emu = await startTestEmulator({ rateLimits: { paginated: { limit: 200, windowSeconds: 60, headers } } });
+    const { client: paced, registry } = makeClient(emu, { rateLimit: { share: 0.5 }, retry: { baseDelayMs: 20, maxDelayMs: 200, maxRateLimitWaitMs: 300 } });
+    try {
+      const started = performance.now();
+      const outcomes = await Promise.allSettled(Array.from({ length: 220 }, () => paced.nodeBalancers.list()));
+      const elapsedMs = performance.now() - started;
+      expect(await metricValue(registry, "linode_api_requests_total", { status: "429" })).toBe(0);
+      const sent = emu.requestCounts()["GET /nodebalancers"] ?? 0;
+      // Half of 200, and what the bucket refilled meanwhile (100 a minute); the rest handed back unsent.
+      expect(sent).toBeGreaterThanOrEqual(100);
+      expect(sent).toBeLessThanOrEqual(100 + Math.ceil(elapsedMs / 600));
+      expect(outcomes.filter((o) => o.status === "rejected").every((o) => o.reason instanceof Error && /list rate-limit budget/.test(o.reason.message))).toBe(true);
+    } finally {
+      await paced.close();
+      await emu.close();
+    }
+  });
+
   it("a list budget spent for longer than the wait cap is handed back as rateLimited at once, never sent", async () => {
     const small = await startTestEmulator({ rateLimits: listLimited });
     const { client: paced, registry } = makeClient(small, { retry: { baseDelayMs: 20, maxDelayMs: 200, maxRateLimitWaitMs: 2_000 } });
