@@ -36,6 +36,14 @@ export interface TokenBucketOptions {
    * must not size the paginated class's (200/min) bucket.
    */
   maxLimit?: number;
+  /**
+   * Also send at most `limit` in any `windowMs` (a log of what was sent). A refilling bucket
+   * alone may send its capacity and then as much again within one server window; the headers'
+   * remaining stops that where they report this class, but a paginated GET's report the
+   * general window, so nothing else would keep the class to its share. Dropped once a header
+   * reports the class's own limit (one no larger than `maxLimit`).
+   */
+  sliding?: boolean;
   now?: () => number;
 }
 
@@ -51,6 +59,11 @@ export class TokenBucket {
   private readonly share: number;
   private readonly largestLimitOnly: boolean;
   private readonly maxLimit: number;
+  /**
+   * When the requests of the last window were taken, oldest first: sliding buckets only, until
+   * a header reports this class's own limit (its remaining then keeps the count).
+   */
+  private sent: number[] | undefined;
   /** The server's own limit, as last reported. */
   private serverLimit: number | undefined;
 
@@ -58,6 +71,7 @@ export class TokenBucket {
     this.share = opts.share ?? 1;
     this.largestLimitOnly = opts.largestLimitOnly ?? false;
     this.maxLimit = opts.maxLimit ?? Number.POSITIVE_INFINITY;
+    this.sent = opts.sliding === true ? [] : undefined;
     this.capacity = Math.max(1, Math.floor(opts.capacity * this.share));
     this.tokens = this.capacity;
     this.windowMs = opts.windowMs;
@@ -78,7 +92,10 @@ export class TokenBucket {
   /** Takes a token and returns 0, or returns how many ms to wait before asking again. */
   tryTake(): number {
     const wait = this.waitFor();
-    if (wait === 0) this.tokens -= 1;
+    if (wait === 0) {
+      this.tokens -= 1;
+      this.sent?.push(this.now());
+    }
     return wait;
   }
 
@@ -87,7 +104,16 @@ export class TokenBucket {
     const now = this.now();
     if (now < this.blockedUntil) return this.blockedUntil - now;
     this.refill();
-    return this.tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - this.tokens) / this.refillPerMs()));
+    const wait = this.tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - this.tokens) / this.refillPerMs()));
+    return Math.max(wait, this.slidingWait(now));
+  }
+
+  /** Until the oldest send that keeps the last window full leaves it (0 if it is not full). */
+  private slidingWait(now: number): number {
+    if (this.sent === undefined) return 0;
+    while (this.sent.length > 0 && (this.sent[0] ?? now) <= now - this.windowMs) this.sent.shift();
+    if (this.sent.length < this.capacity) return 0;
+    return Math.max(1, (this.sent[this.sent.length - this.capacity] ?? now) + this.windowMs - now);
   }
 
   async acquire(signal?: AbortSignal): Promise<number> {
@@ -117,6 +143,7 @@ export class TokenBucket {
     if (obs.limit !== undefined && obs.limit > this.maxLimit) return;
     if (obs.limit !== undefined && obs.limit > 0) {
       this.serverLimit = obs.limit;
+      this.sent = undefined;
       const capacity = Math.max(1, Math.floor(obs.limit * this.share));
       if (capacity !== this.capacity) {
         this.capacity = capacity;
@@ -197,7 +224,7 @@ export class RateLimiter {
   bucket(token: string, group = "default", own?: { documentedLimit: number }): TokenBucket {
     return own === undefined
       ? this.make(`${tokenFingerprint(token)}:${group}`, 1)
-      : this.make(`${tokenFingerprint(token)}:${group}`, this.opts.share, false, own.documentedLimit, own.documentedLimit);
+      : this.make(`${tokenFingerprint(token)}:${group}`, this.opts.share, false, own.documentedLimit, { maxLimit: own.documentedLimit, sliding: true });
   }
 
   /** The token's budget across classes: `share` of the API's limit, whatever the route. */
@@ -205,10 +232,10 @@ export class RateLimiter {
     return this.make(`${tokenFingerprint(token)}:budget`, this.opts.share, true);
   }
 
-  private make(key: string, share: number, largestLimitOnly = false, capacity = this.opts.capacity, maxLimit?: number): TokenBucket {
+  private make(key: string, share: number, largestLimitOnly = false, capacity = this.opts.capacity, own: Pick<TokenBucketOptions, "maxLimit" | "sliding"> = {}): TokenBucket {
     let b = this.buckets.get(key);
     if (!b) {
-      b = new TokenBucket({ capacity, windowMs: this.opts.windowMs, share, largestLimitOnly, ...(maxLimit === undefined ? {} : { maxLimit }), ...(this.opts.now ? { now: this.opts.now } : {}) });
+      b = new TokenBucket({ capacity, windowMs: this.opts.windowMs, share, largestLimitOnly, ...own, ...(this.opts.now ? { now: this.opts.now } : {}) });
       this.buckets.set(key, b);
     }
     return b;

@@ -167,6 +167,25 @@ describe("token bucket", () => {
     expect(b.tryTake()).toBe(1_000);
   });
 
+  it("a sliding bucket sends at most its capacity in any window, whatever it refilled; headers of a larger limit leave it alone", () => {
+    let now = 0;
+    // A paginated class's: 200 a minute documented, half of it ours, answers reporting the general window.
+    const b = new TokenBucket({ capacity: 200, windowMs: 60_000, share: 0.5, maxLimit: 200, sliding: true, now: () => now });
+    const sendsWithin = (until: number): number => {
+      let n = 0;
+      for (; now < until; now += 100) while (b.tryTake() === 0) n++;
+      return n;
+    };
+    b.observe({ limit: 1840, remaining: 1800, resetAtMs: 60_000 });
+    expect(b.limit).toBe(100);
+    // A plain bucket would send 100 at once and 100 more as it refills within the same minute.
+    expect(sendsWithin(60_000)).toBe(100);
+    expect(b.tryTake()).toBe(0);
+    // A smaller limit reported by the class itself resizes it.
+    b.observe({ limit: 20 });
+    expect(b.limit).toBe(10);
+  });
+
   it("parses rate-limit headers (seconds and HTTP dates)", () => {
     const obs = parseRateLimitHeaders({ "x-ratelimit-limit": "1840", "x-ratelimit-remaining": "12", "x-ratelimit-reset": "1700000000", "retry-after": "3" });
     expect(obs).toEqual({ limit: 1840, remaining: 12, resetAtMs: 1_700_000_000_000, retryAfterMs: 3000 });
