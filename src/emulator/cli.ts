@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { emulatorConfigSchema } from "./config.ts";
 import { startEmulator, type EmulatorOptions } from "./index.ts";
+import { parseLatencyFlag } from "./latency.ts";
 
 const HELP = `Usage: linode-operator emulator [options]
 
@@ -35,6 +36,8 @@ const HELP = `Usage: linode-operator emulator [options]
                            current platform)
   --rate-limit N           general requests per token per window (0 disables rate limiting)
   --rate-window S          rate-limit window in seconds (default 60)
+  --latency-ms M[,P99]     the API's response time each request waits: a lognormal with median M
+                           and 99th percentile P99 ms (default 4 x M), drawn from --seed (default 0)
   --fault-error-rate P     fraction of requests answered 500 (0..1)
   --fault-latency-ms MS    added latency per request
   --fault-drop-rate P      fraction of requests handled then dropped without a response
@@ -58,6 +61,14 @@ const flagsSchema = z.object({
   "stats-delay-seconds": numberFlag("stats-delay-seconds", 0).optional(),
   "rate-limit": numberFlag("rate-limit", 0).int().optional(),
   "rate-window": numberFlag("rate-window", 0.001).default(60),
+  "latency-ms": z.string().transform((text, c) => {
+    try {
+      return parseLatencyFlag(text);
+    } catch (err) {
+      c.addIssue({ code: "custom", message: err instanceof Error ? err.message : String(err) });
+      return z.NEVER;
+    }
+  }).optional(),
   "fault-error-rate": numberFlag("fault-error-rate", 0, 1).optional(),
   "fault-latency-ms": numberFlag("fault-latency-ms", 0, 60_000).int().optional(),
   "fault-drop-rate": numberFlag("fault-drop-rate", 0, 1).optional(),
@@ -83,7 +94,7 @@ export async function main(argv: string[]): Promise<number> {
         port: { type: "string" }, token: { type: "string", multiple: true }, "account-token": { type: "string", multiple: true }, "provision-seconds": { type: "string" },
         "state-file": { type: "string" }, config: { type: "string" }, seed: { type: "string" }, "time-scale": { type: "string" },
         "stats-delay-seconds": { type: "string" }, "rate-limit": { type: "string" }, "rate-window": { type: "string" }, "fault-error-rate": { type: "string" },
-        "fault-latency-ms": { type: "string" }, "fault-drop-rate": { type: "string" }, "fault-429-rate": { type: "string" },
+        "fault-latency-ms": { type: "string" }, "latency-ms": { type: "string" }, "fault-drop-rate": { type: "string" }, "fault-429-rate": { type: "string" },
         "fault-429-burst": { type: "string" }, "fault-retry-after": { type: "string" },
         host: { type: "string" }, platform: { type: "string" }, valkey: { type: "boolean" }, help: { type: "boolean", short: "h" },
       },
@@ -142,6 +153,7 @@ export async function main(argv: string[]): Promise<number> {
     statsDelaySeconds: f["stats-delay-seconds"],
     platform: f.platform,
     faults,
+    ...(f["latency-ms"] === undefined ? {} : { latency: f["latency-ms"] }),
     rateLimits: rate === 0 ? false : rate === undefined ? undefined : { default: { limit: rate, windowSeconds: f["rate-window"] } },
   });
   // Handlers first: a script may send SIGTERM the instant it reads the line.

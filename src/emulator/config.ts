@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { tokenSchema, userSchema, validateScopes } from "./auth.ts";
 import { faultConfigSchema } from "./faults.ts";
+import { latencySchema } from "./latency.ts";
 import { rateLimitConfigSchema } from "./rate-limit.ts";
 
 export const scopedTokenSchema = tokenSchema.superRefine((t, c) => {
@@ -14,6 +15,8 @@ export const emulatorConfigSchema = z.object({
   users: z.array(userSchema).default([]),
   rateLimits: rateLimitConfigSchema.prefault({}),
   faults: faultConfigSchema.prefault({}),
+  /** Every /v4 request waits a draw of this before it is handled (default none). */
+  latency: latencySchema.optional(),
   provisionSeconds: z.number().min(0).optional(),
   timeScale: z.number().min(0).optional(),
   seed: z.number().int().optional(),

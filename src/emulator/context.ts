@@ -2,6 +2,7 @@
 import type { AuthRegistry, Principal, Area, Permission } from "./auth.ts";
 import type { Clock } from "./clock.ts";
 import type { Faults } from "./faults.ts";
+import type { Latency } from "./latency.ts";
 import type { Random } from "./random.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import type { DatabasePlatform, State } from "./store.ts";
@@ -15,6 +16,8 @@ export interface EmulatorContext {
   auth: AuthRegistry;
   rateLimiter: RateLimiter;
   faults: Faults;
+  /** What every /v4 request waits before it is handled (the API's response time). */
+  latency: Latency;
   seed: number;
   /** Emulated milliseconds that provisioning and every other transition take. */
   transitionMs: number;

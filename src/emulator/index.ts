@@ -17,6 +17,7 @@ import { reservedIpRoutes } from "./reserved-ips.ts";
 import { vpcRoutes } from "./vpcs.ts";
 import { loadStateFile, Saver } from "./persistence.ts";
 import { profileRoutes } from "./profile.ts";
+import { Latency, latencySchema } from "./latency.ts";
 import { Random } from "./random.ts";
 import { RateLimiter, rateLimitConfigSchema, type RateLimitConfig } from "./rate-limit.ts";
 import { Router } from "./router.ts";
@@ -26,6 +27,7 @@ import { deserializeState, emptyState, serializeState, type SerializedState } fr
 export type { EmulatorConfigInput } from "./config.ts";
 export type { FaultConfig } from "./faults.ts";
 export type { RateLimitConfig } from "./rate-limit.ts";
+export type { LatencyConfig } from "./latency.ts";
 export { generateCertificate, type GeneratedCertificate } from "./certs.ts";
 
 export interface EmulatorOptions {
@@ -51,6 +53,8 @@ export interface EmulatorOptions {
   /** Emulated start time (epoch ms); default now. */
   clockStart?: number;
   rateLimits?: Partial<RateLimitConfig> | false;
+  /** The API's response time every /v4 request waits: median and p99 (default 4 × median) in ms; default none. */
+  latency?: { medianMs: number; p99Ms?: number };
   /** Emulated seconds before a new NodeBalancer has statistics (default 300). */
   statsDelaySeconds?: number;
   /**
@@ -118,6 +122,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     auth,
     rateLimiter: new RateLimiter(rateConfig),
     faults: new Faults(faultConfig, seed),
+    latency: new Latency(latencySchema.parse(opts.latency ?? config.latency ?? {}), seed),
     seed,
     transitionMs: provisionSeconds * 1000,
     statsDelayMs: (opts.statsDelaySeconds ?? config.statsDelaySeconds ?? 300) * 1000,

@@ -128,6 +128,9 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
 
   const prefix = VERSION_PREFIX.exec(rawPath);
   if (prefix === null) return send(res, 404, { errors: [{ reason: "Not found" }] }, {});
+  // The API's response time, drawn in arrival order (so a seeded run replays it).
+  const latency = ctx.latency.draw();
+  if (latency > 0) await sleep(latency);
   const path = rawPath.slice(prefix[0].length) || "/";
   const match = router.match(method, path);
   if (match.kind === "none") return send(res, 404, { errors: [{ reason: "Not found" }] }, {});

@@ -75,6 +75,16 @@ describe("linode-operator emulator (CLI)", () => {
     const bad = run(["emulator", "--fault-429-rate", "1.5"]);
     expect(await bad.exited).toBe(2);
   });
+  it("--latency-ms makes every API request wait; a tail below the median is refused", async () => {
+    const p = run(["emulator", "--port", "0", "--token", "t", "--latency-ms", "300,300"]);
+    const url = /listening on (\S+)$/.exec(await p.firstLine)?.[1] ?? "";
+    const started = performance.now();
+    expect((await call(url, "GET", "/databases/engines", undefined, { token: "t" })).status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(295);
+    p.child.kill("SIGTERM");
+    expect(await p.exited).toBe(0);
+    expect(await run(["emulator", "--latency-ms", "150,100"]).exited).toBe(2);
+  });
   it("prints help and rejects bad flags", async () => {
     const help = run(["emulator", "--help"]);
     expect(await help.firstLine).toMatch(/^Usage: linode-operator emulator/);
