@@ -13,6 +13,9 @@ export const latencySchema = z.object({
 }).refine((l) => l.p99Ms === undefined || l.p99Ms >= l.medianMs, { error: "p99Ms must be at least medianMs", path: ["p99Ms"] });
 export type LatencyConfig = z.infer<typeof latencySchema>;
 
+/** The configured p99, or 4 × the median. */
+export const p99Of = (config: LatencyConfig): number => config.p99Ms ?? config.medianMs * 4;
+
 /** The standard normal's 99th percentile. */
 const Z99 = 2.3263478740408408;
 const MAX_MS = 60_000;
@@ -27,8 +30,7 @@ export class Latency {
   constructor(config: LatencyConfig, seed: number) {
     this.config = config;
     this.#random = new Random(seed ^ STREAM);
-    const p99 = config.p99Ms ?? config.medianMs * 4;
-    this.#sigma = config.medianMs > 0 ? Math.log(p99 / config.medianMs) / Z99 : 0;
+    this.#sigma = config.medianMs > 0 ? Math.log(p99Of(config) / config.medianMs) / Z99 : 0;
   }
 
   /** The next request's delay in ms (0 when no median is set). */

@@ -11,6 +11,8 @@ import { execCapture } from "../harness/cluster.ts";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.ts";
 import { crdFiles } from "../harness/crds.ts";
 import { launcherOf, startOperator, type OperatorProcess } from "../harness/operator-process.ts";
+import { benchLatency, latencyFlag } from "./bench-latency.ts";
+import { noteEmulatorLatency } from "./report/result.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -30,9 +32,12 @@ export interface BenchSetup {
  * rate limits apart), for resources that name them in spec.credentialsRef.
  */
 export async function startBench(opts: { provisionSeconds: number; rateLimits?: false; tokens?: string[]; accountTokens?: Record<string, string[]> }): Promise<BenchSetup> {
+  // Parsed first: a bad BENCH_LATENCY_MS fails before anything starts.
+  const latency = benchLatency();
+  noteEmulatorLatency(latencyFlag(latency));
   const cp = await startControlPlane({ controllerManager: false });
   const emulator = await startEmulator({
-    port: 0, tokens: opts.tokens ?? ["bench-token"], provisionSeconds: opts.provisionSeconds,
+    port: 0, tokens: opts.tokens ?? ["bench-token"], provisionSeconds: opts.provisionSeconds, latency,
     ...(opts.rateLimits === false ? { rateLimits: false } : {}), ...(opts.accountTokens !== undefined ? { accountTokens: opts.accountTokens } : {}),
   });
   const procs: OperatorProcess[] = [];

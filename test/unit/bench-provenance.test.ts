@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { renderMarkdown } from "../bench/report/markdown.ts";
+import { benchLatency, latencyFlag } from "../bench/bench-latency.ts";
 import { commit, flags, machine, type BenchResult } from "../bench/report/result.ts";
 import { parseResult } from "../bench/report/schema.ts";
 
@@ -39,6 +40,17 @@ describe("flags and machine", () => {
       argv: ["200", "40", "60"], env: { BENCH_API_SHARE: "0.1", BENCH_UNLIMITED: "1", OPERATOR_NODE_OPTIONS: "--max-old-space-size=128" },
     });
     expect(flags(["/usr/bin/node", "test/bench/soak.ts"], {})).toEqual({ argv: [], env: {} });
+  });
+
+  it("records the API latency the bench's emulator answered with: 150 ms median by default, BENCH_LATENCY_MS to change or turn it off", () => {
+    expect(latencyFlag(benchLatency({}))).toBe("150,600");
+    expect(latencyFlag(benchLatency({ BENCH_LATENCY_MS: "100,900" }))).toBe("100,900");
+    expect(latencyFlag(benchLatency({ BENCH_LATENCY_MS: "0" }))).toBe("0");
+    expect(() => benchLatency({ BENCH_LATENCY_MS: "slow" })).toThrow(/--latency-ms/);
+    // Recorded even when defaulted; a bench without an emulator records none.
+    expect(flags(["/usr/bin/node", "test/bench/scale.ts"], {}, "150,600")).toEqual({ argv: [], env: { BENCH_LATENCY_MS: "150,600" } });
+    expect(flags(["/usr/bin/node", "test/bench/scale.ts"], { BENCH_LATENCY_MS: "0" }, "0")).toEqual({ argv: [], env: { BENCH_LATENCY_MS: "0" } });
+    expect(flags(["/usr/bin/node", "test/bench/first-run.ts"], {}, undefined)).toEqual({ argv: [], env: {} });
   });
 
   it("records the machine as data", () => {

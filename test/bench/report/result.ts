@@ -65,9 +65,20 @@ export function machine(): Machine {
   return { cores: cpu.length, cpuModel: cpu[0]?.model.trim() ?? "unknown", memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10, node: process.version };
 }
 
+let emulatorLatency: string | undefined;
+
+/**
+ * The API latency the bench's emulator answers with ("MEDIAN,P99" ms, "0" for none): recorded in
+ * its flags as BENCH_LATENCY_MS even when it is the default, since it shapes every figure.
+ */
+export function noteEmulatorLatency(flag: string): void {
+  emulatorLatency = flag;
+}
+
 /** The variables that change what a benchmark does: every BENCH_*, and the operator's NODE_OPTIONS (managed-database-scale). */
-export function flags(argv: readonly string[] = process.argv, env: NodeJS.ProcessEnv = process.env): Flags {
-  const set = Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && (e[0].startsWith("BENCH_") || e[0] === "OPERATOR_NODE_OPTIONS"));
+export function flags(argv: readonly string[] = process.argv, env: NodeJS.ProcessEnv = process.env, latency = emulatorLatency): Flags {
+  const withLatency = latency === undefined ? env : { ...env, BENCH_LATENCY_MS: latency };
+  const set = Object.entries(withLatency).filter((e): e is [string, string] => e[1] !== undefined && (e[0].startsWith("BENCH_") || e[0] === "OPERATOR_NODE_OPTIONS"));
   return { argv: argv.slice(2), env: Object.fromEntries(set.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
 }
 
