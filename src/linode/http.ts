@@ -167,11 +167,15 @@ export class HttpTransport implements Transport {
     return this.pending;
   }
 
-  /** Whether the token's call budget is (nearly) spent: under a tenth of it left, or blocked until the API's window resets. */
+  /**
+   * Whether the token's call budget is (nearly) spent: under a tenth of it left, or blocked until
+   * the API's window resets; the token-wide budget, or its share of the paginated lists (200 a
+   * minute), which a routine look of a NodeBalancer spends from too.
+   */
   budgetNearlySpent(): boolean {
     if (this.limiter === undefined) return false;
-    const budget = this.limiter.budget(this.token);
-    return budget.waitFor() > 0 || budget.available < budget.limit * NEARLY_SPENT_SHARE;
+    const spent = (b: TokenBucket): boolean => b.waitFor() > 0 || b.available < b.limit * NEARLY_SPENT_SHARE;
+    return spent(this.limiter.budget(this.token)) || spent(this.limiter.bucket(this.token, "list", { documentedLimit: LIST_LIMIT_PER_MINUTE }));
   }
 
   async close(): Promise<void> {

@@ -157,6 +157,25 @@ describe("the call budget", () => {
   });
 });
 
+describe("the call budget of the paginated lists", () => {
+  it("a burst of lists near the token's share of the 200-a-minute class counts as the budget nearly spent, though the general limit is far", async () => {
+    const emu = await startTestEmulator({});
+    const { client: paced, registry } = makeClient(emu, { rateLimit: { share: 0.5 } });
+    try {
+      expect(paced.budgetNearlySpent()).toBe(false);
+      for (let i = 0; i < 80; i++) await paced.nodeBalancers.list();
+      expect(paced.budgetNearlySpent()).toBe(false);
+      for (let i = 0; i < 12; i++) await paced.nodeBalancers.list();
+      // 92 of the 100 lists a minute the share allows: under a tenth left.
+      expect(paced.budgetNearlySpent()).toBe(true);
+      expect(await metricValue(registry, "linode_api_requests_total", { status: "429" })).toBe(0);
+    } finally {
+      await paced.close();
+      await emu.close();
+    }
+  });
+});
+
 describe("rate limits per route class", () => {
   // The list route's own budget: 2 per minute; everything else has plenty.
   const listLimited = { routes: { "GET /nodebalancers": { limit: 2, windowSeconds: 60 } } };
