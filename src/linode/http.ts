@@ -74,12 +74,10 @@ const rateClasses: readonly RateClass[] = ["list", "read", "mutation", "stats"];
 
 /** S176: `/stats` routes allow 50 requests a minute, apart from the token's general limit. */
 const STATS_LIMIT_PER_MINUTE = 50;
-/**
- * S176: paginated GETs allow 200 a minute. The API's answers to them report the general
- * window (recorded: 1840), so this class's budget starts, and stays, at the documented figure
- * unless a header reports a smaller limit. They count in the general window too (assumed).
- */
-const LIST_LIMIT_PER_MINUTE = 200;
+// S176: paginated GETs allow 200 a minute (RateLimiter.listLimit). The API's answers to them
+// report the general window (recorded: 1840), so this class's budget starts, and stays, at the
+// documented figure unless a header reports a smaller limit. They count in the general window
+// too (assumed).
 
 export function rateClassOf(spec: { method: HttpMethod; route: string; rateClass?: RateClass }): RateClass {
   if (spec.rateClass !== undefined) return spec.rateClass;
@@ -175,7 +173,7 @@ export class HttpTransport implements Transport {
   budgetNearlySpent(): boolean {
     if (this.limiter === undefined) return false;
     const spent = (b: TokenBucket): boolean => b.waitFor() > 0 || b.available < b.limit * NEARLY_SPENT_SHARE;
-    return spent(this.limiter.budget(this.token)) || spent(this.limiter.bucket(this.token, "list", { documentedLimit: LIST_LIMIT_PER_MINUTE }));
+    return spent(this.limiter.budget(this.token)) || spent(this.limiter.bucket(this.token, "list", { documentedLimit: this.limiter.listLimit }));
   }
 
   async close(): Promise<void> {
@@ -206,7 +204,7 @@ export class HttpTransport implements Transport {
     const limiter = this.limiter;
     const buckets = limiter === undefined ? []
       : rateClass === "stats" ? [limiter.bucket(this.token, rateClass, { documentedLimit: STATS_LIMIT_PER_MINUTE })]
-        : rateClass === "list" ? [limiter.bucket(this.token, rateClass, { documentedLimit: LIST_LIMIT_PER_MINUTE }), limiter.budget(this.token)]
+        : rateClass === "list" ? [limiter.bucket(this.token, rateClass, { documentedLimit: limiter.listLimit }), limiter.budget(this.token)]
           : [limiter.bucket(this.token, rateClass), limiter.budget(this.token)];
     let ambiguousFailure = false;
     // Whether some attempt may have reached the API: from then on no failure of this request is never-sent.

@@ -197,8 +197,17 @@ export interface RateLimiterOptions {
    * default 1). Each class keeps its own bucket as well.
    */
   share?: number;
+  /**
+   * The paginated-GET class's limit a minute (default 200, as the API documents it; its answers
+   * report only the general window's). Another figure only for an API that documents one, such
+   * as an emulator run at many times the product's polling pace.
+   */
+  listLimitPerMinute?: number;
   now?: () => number;
 }
+
+/** S176: paginated GETs allow 200 a minute (the default of RateLimiterOptions.listLimitPerMinute). */
+export const LIST_LIMIT_PER_MINUTE = 200;
 
 /**
  * One bucket per (token, route class). Linode sizes route classes differently (paginated
@@ -211,7 +220,12 @@ export class RateLimiter {
   private readonly opts: Required<Omit<RateLimiterOptions, "now">> & Pick<RateLimiterOptions, "now">;
 
   constructor(opts: RateLimiterOptions = {}) {
-    this.opts = { capacity: opts.capacity ?? 800, windowMs: opts.windowMs ?? 60_000, share: opts.share ?? 1, now: opts.now };
+    this.opts = { capacity: opts.capacity ?? 800, windowMs: opts.windowMs ?? 60_000, share: opts.share ?? 1, listLimitPerMinute: opts.listLimitPerMinute ?? LIST_LIMIT_PER_MINUTE, now: opts.now };
+  }
+
+  /** The paginated-GET class's documented limit a minute. */
+  get listLimit(): number {
+    return this.opts.listLimitPerMinute;
   }
 
   /**

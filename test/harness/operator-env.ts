@@ -87,16 +87,29 @@ export async function startOperatorEnv(cluster: TestCluster, opts: {
   unusedAccountReleaseMillis?: number;
   /** Reconciles in parallel per kind (default 4). */
   concurrency?: number;
+  /**
+   * The paginated lists' limit a minute, in the emulator and as the operator's clients budget it
+   * (default the API's 200): for a test that polls many times faster than the product does.
+   */
+  listLimitPerMinute?: number;
 } = {}): Promise<OperatorEnv> {
   await installCrds(cluster);
   const emulator = opts.reuseEmulator ?? await startEmulator({
     port: 0, tokens: [TOKEN], provisionSeconds: opts.provisionSeconds ?? 0.3, platform: opts.platform ?? "legacy",
-    ...(opts.emulatorConfig !== undefined ? { config: opts.emulatorConfig } : {}),
+    ...(opts.emulatorConfig !== undefined || opts.listLimitPerMinute !== undefined ? {
+      config: {
+        ...opts.emulatorConfig,
+        ...(opts.listLimitPerMinute !== undefined ? { rateLimits: { ...opts.emulatorConfig?.rateLimits, paginated: { limit: opts.listLimitPerMinute, windowSeconds: 60 } } } : {}),
+      },
+    } : {}),
   });
   const deps = runtimeDeps(cluster.adminKubeconfig);
   const registry = new Registry();
   // Every token's client shares the registry, so the tests read one set of call counters.
-  const clientFor = (token: string): LinodeClient => new LinodeClient({ token, baseUrl: opts.linodeUrl ?? emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000, ...opts.clientRetry } });
+  const clientFor = (token: string): LinodeClient => new LinodeClient({
+    token, baseUrl: opts.linodeUrl ?? emulator.url, registry, retry: { baseDelayMs: 100, maxDelayMs: 1_000, ...opts.clientRetry },
+    ...(opts.listLimitPerMinute !== undefined ? { rateLimit: { listLimitPerMinute: opts.listLimitPerMinute } } : {}),
+  });
   const operatorLinode = clientFor(opts.token ?? TOKEN);
   let writes = 0;
   const counter = passCounter();

@@ -22,7 +22,9 @@ describe("NodeBalancer settings", () => {
   const cluster = useTestCluster("nb-settings");
   let env: OperatorEnv;
   beforeAll(async () => {
-    env = await startOperatorEnv(cluster, { poll: { pendingMillis: 300, readyMillis: 2_000 } });
+    // A drift look every 2 s (the product's is 300 s) lists each NodeBalancer's configs and nodes
+    // 150 times as often: the API's 200 lists a minute is scaled with it.
+    env = await startOperatorEnv(cluster, { poll: { pendingMillis: 300, readyMillis: 2_000 }, listLimitPerMinute: 20_000 });
   });
   afterAll(async () => { await env.stop(); });
 
