@@ -152,7 +152,12 @@ export function loadOperatorConfig(argv: string[], env: NodeJS.ProcessEnv = proc
   const token = tokenFile !== undefined ? readFileSync(tokenFile, "utf8").trim() : (env.LINODE_TOKEN ?? "");
   raw.linodeToken = token === "" ? undefined : token;
   const parsed = operatorConfigSchema.safeParse(raw);
-  const issues = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  // Each problem names the field, and the flag and variable a user sets it with.
+  const named = (path: PropertyKey[]): string => {
+    const o = (operatorOptions as Record<string, OperatorOption | undefined>)[String(path[0])];
+    return o === undefined ? path.map(String).join(".") : `${path.map(String).join(".")} (--${o.flag}, ${o.env})`;
+  };
+  const issues = parsed.success ? [] : parsed.error.issues.map((i) => `${named(i.path)}: ${i.message}`);
   if (parsed.success && opts.tokenOptional !== true && parsed.data.linodeToken === undefined && parsed.data.linodeTokenSecret === undefined && !parsed.data.requireCredentialsRef.includes("*")) {
     issues.push("linodeToken: a Linode API token is required: set LINODE_TOKEN, --linode-token-file or --linode-token-secret (or --require-credentials-ref=true, so that every resource names its own in spec.credentialsRef)");
   }

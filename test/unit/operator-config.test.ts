@@ -27,7 +27,7 @@ describe("operator configuration", () => {
     const c = loadOperatorConfig(["--poll-ready-seconds", "60"], env({ CLUSTER_ID: "prod-eu-1", POLL_PENDING_SECONDS: "2" }));
     expect(c).toMatchObject({ clusterId: "prod-eu-1", pollPendingSeconds: 2, pollReadySeconds: 60 });
     expect(loadOperatorConfig([], env({})).clusterId).toBeUndefined();
-    expect(() => loadOperatorConfig([], env({ CLUSTER_ID: "not ok!" }))).toThrow(/clusterId/);
+    expect(() => loadOperatorConfig([], env({ CLUSTER_ID: "not ok!" }))).toThrow(/clusterId \(--cluster-id, CLUSTER_ID\): 1\.\.128 letters/);
   });
 
   it("a kind's own settings are flags and environment variables: NodeBalancer statistics every 15 minutes unless told otherwise; 0 turns them off, a hot loop is refused", () => {
