@@ -218,7 +218,7 @@ describe("the chart's security objects", () => {
         LEADER_ELECT: "false", METRICS_PORT: "0", HEALTH_PORT: "0", BIND_ADDRESS: "$(POD_IP),127.0.0.1",
       });
       expect(await unexpanded.exited).not.toBe(0);
-      expect(unexpanded.stderr.join("") + JSON.stringify(unexpanded.logs)).toMatch(/bindAddress: IP addresses separated by commas/);
+      expect(unexpanded.stderr.join("") + JSON.stringify(unexpanded.logs)).toMatch(/bindAddress \(--bind-address, BIND_ADDRESS\): IP addresses separated by commas/);
     });
   });
 
