@@ -66,8 +66,8 @@ export class ObjectWrites {
   }
 
   /** The record first (the truth), then its copy in the annotation. */
-  async recordExternalId(m: Managed<unknown>, status: StatusWriter, externalId: string): Promise<void> {
-    await status.commit({ externalId, createPending: null }, undefined);
+  async recordExternalId(m: Managed<unknown>, status: StatusWriter, externalId: string, with_: Record<string, unknown> = {}): Promise<void> {
+    await status.commit({ ...with_, externalId, createPending: null }, undefined);
     m.externalId = externalId;
     m.createPending = undefined;
     await this.annotate(m, { [EXTERNAL_ID_ANNOTATION]: externalId, [CREATE_PENDING_ANNOTATION]: null });

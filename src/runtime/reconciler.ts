@@ -440,7 +440,9 @@ export class ManagedReconciler {
       clearTimeout(timer);
       signal.removeEventListener("abort", forward);
     }
-    if (created.externalId !== undefined) await this.writes.recordExternalId(m, pass.status, created.externalId);
+    // What the create returned (its ids, the account, the ownership proof) is recorded with the id
+    // in one write: a later write of this pass that meets a conflict cannot lose the proof.
+    if (created.externalId !== undefined) await this.writes.recordExternalId(m, pass.status, created.externalId, created.status ?? {});
     this.deps.events.normal(m.obj, EventReasons.Created, EventActions.Create, created.externalId !== undefined
       ? `created ${this.kind.type.kind} ${created.externalId} on Linode`
       : `requested a new ${this.kind.type.kind} from Linode`);
