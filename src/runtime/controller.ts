@@ -277,12 +277,35 @@ export class Controller<D = unknown> {
     return this.opts.coalesceMillis ?? Timings.coalesceMillis;
   }
 
+  private get resyncMillis(): number {
+    return this.opts.resyncMillis ?? Timings.resyncMillis;
+  }
+
   private scheduleResync(): void {
     this.resyncTimer = setTimeout(() => {
-      for (const o of this.list()) this.queue.add(objectKey(o));
+      this.resync();
       this.scheduleResync();
-    }, jittered(this.opts.resyncMillis ?? Timings.resyncMillis));
+    }, jittered(this.resyncMillis));
     this.resyncTimer.unref();
+  }
+
+  /**
+   * Queues every cached object no pass will look at within a resync interval anyway (none running,
+   * nothing scheduled, or scheduled later than that); returns how many. A key whose poll or retry is due
+   * sooner is left alone: queueing it would only add a pass (a NodeBalancer's configs list, a
+   * snapshot's backup read) to the one already coming, every object at once.
+   */
+  resync(): number {
+    let queued = 0;
+    for (const o of this.list()) {
+      const key = objectKey(o);
+      if (this.queue.isProcessing(key)) continue;
+      const due = this.queue.dueIn(key);
+      if (due !== undefined && due <= this.resyncMillis) continue;
+      this.queue.add(key);
+      queued++;
+    }
+    return queued;
   }
 
   private async worker(): Promise<void> {

@@ -123,6 +123,9 @@ export class WorkQueue {
     return d === undefined ? undefined : Math.max(0, d.due - now);
   }
 
+  /** Whether a worker holds the key now (its pass will schedule what comes next). */
+  isProcessing(key: string): boolean { return this.processing.has(key); }
+
   /** Clears the key's failure count (after a success). */
   forget(key: string): void { this.failures.delete(key); }
 

@@ -97,6 +97,30 @@ describe("controller: what spans passes", () => {
     await h.until("Ready after the spec change", () => h.ready("bad"));
   });
 
+  it("a resync queues only the objects no pass will look at within its interval: not one whose poll comes sooner", async () => {
+    // Polls of Ready objects are due in 60 s, within the default 10-minute resync: nothing to add.
+    const h = await harness();
+    h.cloud.maxSize = 10;
+    await h.create("a", {});
+    await h.create("b", {});
+    await h.create("bad", { size: 1000 });
+    await h.until("both Ready", () => h.ready("a") && h.ready("b"));
+    await h.until("bad failed terminally", () => h.condition("bad", "Synced")?.status === "False");
+    await h.until("no pass running", () => h.controller.queue.inFlight === 0);
+    expect(h.controller.queue.dueIn(key("a"))).toBeGreaterThan(0);
+    const passes = h.observes("a") + h.observes("b");
+    // Only the terminally failed one has nothing scheduled (and its unchanged failure is skipped).
+    expect(h.controller.resync()).toBe(1);
+    expect(h.cloud.createAttempts.filter((k) => k === key("bad"))).toHaveLength(1);
+    expect(h.observes("a") + h.observes("b")).toBe(passes);
+    // A resync shorter than the poll does queue them: their next look is further off than it.
+    const short = await harness({ resyncMillis: 1_000 });
+    await short.create("c", {});
+    await short.until("Ready", () => short.ready("c"));
+    await short.until("no pass running", () => short.controller.queue.inFlight === 0);
+    expect(short.controller.resync()).toBe(1);
+  });
+
   it("a pass held back by the call budget is retried after its delay, not backed off, and writes nothing", async () => {
     const h = await harness({ backoffBaseMillis: 5_000 });
     await h.create("held", {});

@@ -30,10 +30,10 @@ describe("operator configuration", () => {
     expect(() => loadOperatorConfig([], env({ CLUSTER_ID: "not ok!" }))).toThrow(/clusterId \(--cluster-id, CLUSTER_ID\): 1\.\.128 letters/);
   });
 
-  it("a kind's own settings are flags and environment variables: NodeBalancer statistics every 15 minutes unless told otherwise; 0 turns them off, a hot loop is refused", () => {
+  it("a kind's own settings are flags and environment variables: NodeBalancer statistics every hour unless told otherwise; 0 turns them off, a hot loop is refused", () => {
     const settings = kindDefinitions.flatMap((d) => Object.values(d.settings ?? {}));
     const stats = (c: { kindSettings: Record<string, unknown> }): unknown => c.kindSettings["nodebalancer-stats-seconds"];
-    expect(stats(loadOperatorConfig([], env({}), settings))).toBe(900);
+    expect(stats(loadOperatorConfig([], env({}), settings))).toBe(3600);
     expect(stats(loadOperatorConfig([], env({ NODEBALANCER_STATS_SECONDS: "0" }), settings))).toBe(0);
     expect(stats(loadOperatorConfig(["--nodebalancer-stats-seconds", "900"], env({}), settings))).toBe(900);
     expect(() => loadOperatorConfig(["--nodebalancer-stats-seconds", "5"], env({}), settings)).toThrow(/nodebalancer-stats-seconds: 0 \(off\) or 60..86400/);

@@ -10,8 +10,8 @@ import { nodeBalancerSpecSchema, nodeBalancerStatusSchema } from "./schema.ts";
 export const nodeBalancerSettings = {
   statsSeconds: {
     flag: "nodebalancer-stats-seconds", env: "NODEBALANCER_STATS_SECONDS",
-    help: "how often each NodeBalancer's statistics are read for the linode_nodebalancer_* metrics, a call per NodeBalancer (default 900: three of the API's 5-minute samples, so statistics cost a third of a configs list per drift window; 0 = never, no such metrics)",
-    schema: z.coerce.number().refine((v) => v === 0 || (v >= 60 && v <= 86_400), "0 (off) or 60..86400").default(900),
+    help: "how often each NodeBalancer's statistics are read for the linode_nodebalancer_* metrics, a call per NodeBalancer (default 3600: the API's statistics class allows 50 calls a minute per token, so hourly reads at half of it serve 1,500 NodeBalancers per token, and cost a twelfth of a configs list per 5-minute drift window; 0 = never, no such metrics)",
+    schema: z.coerce.number().refine((v) => v === 0 || (v >= 60 && v <= 86_400), "0 (off) or 60..86400").default(3600),
   },
   healthSeconds: {
     flag: "poll-health-seconds", env: "POLL_HEALTH_SECONDS",
