@@ -2,10 +2,12 @@
 // 5 nodes, one https from a TLS Secret) and S DatabaseSnapshots (one each of the first S
 // databases), applied at once, with the operator as a real `linode-operator run` process on a
 // real API server and the emulator provisioning a database or taking a backup in 5 s.
-//   node test/bench/scale.ts [M=1000] [B=200] [S=300] [steadyMinutes=12] [readySeconds=60]
-// readySeconds is the drift window (the ready poll, 300 s by default in the product): shortened
-// so 12 minutes hold 12 windows, an hour of the product's default; steady calls are reported per window against the floor
-// of ceil(N/500) list calls per kind (per engine for databases) and nothing per object.
+//   node test/bench/scale.ts [M=1000] [B=200] [S=300] [steadyMinutes=60] [readySeconds=300]
+// The operator runs with the chart's defaults (concurrency 4, half the API's limit, a 300 s drift
+// window); readySeconds shortens the drift window for the chart's shortest-window row. The steady
+// phase lasts an hour so hourly costs (NodeBalancer statistics) fall in it; daily ones (each
+// database's backups list) are added at their share of a window. Convergence is held to a floor
+// computed from the counts before the run (floors.ts), in calls and in time.
 // Phases, each printed and saved to docs/benchmarks/results/scale-three-kinds.json:
 // convergence, steady state, a new object while the rest exist, drift put back, restart.
 import { generateCertificate } from "../../src/emulator/certs.ts";
@@ -23,8 +25,10 @@ import { startBench } from "./bench-setup.ts";
 import { isReady, kubectl, listAll, quantile, say, secs, sleep, watchKind } from "./common.ts";
 import { callsByRoute, callsOf, classify, linodeCalls, minus, Peak, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
+import { benchLatency, latencyFlag } from "./bench-latency.ts";
+import { workloadFloor } from "./floors.ts";
 
-const [M, B, S, steadyMinutes, readySeconds] = [1000, 200, 300, 12, 60].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number, number];
+const [M, B, S, steadyMinutes, readySeconds] = [1000, 200, 300, 60, 300].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number, number];
 const PROVISION_SECONDS = 5;
 const NS = "bench";
 const kinds: { kind: CallKind; type: ResourceType; n: number }[] = [
@@ -42,57 +46,26 @@ const bench = await startBench({ provisionSeconds: PROVISION_SECONDS, ...(unlimi
 const { cp, emulator } = bench;
 const kube = new KubeClient(loadKubeConfigFromFile(cp.adminKubeconfig), { fieldManager: "bench" });
 const linode = new LinodeClient({ token: "bench-token", baseUrl: emulator.url, rateLimit: false });
-// Convergence runs with the product's defaults: a shortened drift window would spend the call
-// budget on re-reading the objects already Ready while the rest wait for it. The later phases
-// run a restarted operator with the shortened window.
+// Convergence runs with the product's defaults (the chart's: concurrency 4, half the API's
+// limit, a 300 s drift window): a shortened window would spend the call budget on re-reading
+// the objects already Ready while the rest wait for it. The later phases run a restarted
+// operator with the window asked for.
 // BENCH_API_SHARE shrinks the operator's share of the API's limit, so a smaller run meets the
 // same budget pressure as a larger one (200 + 40 + 60 at 0.1 ≈ 1,000 + 200 + 300 at 0.5).
 const apiShare = unlimited ? 1 : Number(process.env.BENCH_API_SHARE ?? "0.5");
-const convergeArgs = ["--concurrency", "8", "--linode-api-share", String(apiShare)];
-const operatorArgs = [...convergeArgs, "--poll-ready-seconds", String(readySeconds)];
+const DEFAULT_READY_SECONDS = 300;
+const convergeArgs = ["--linode-api-share", String(apiShare)];
+const operatorArgs = readySeconds === DEFAULT_READY_SECONDS ? convergeArgs : [...convergeArgs, "--poll-ready-seconds", String(readySeconds)];
+const PENDING_POLL_SECONDS = 5;
+/** Each database's backups are listed once a day (--backups-refresh-hours 24), the engine catalogue (engines, plans, two engines' parameters) too. */
+const DAILY = { backupsPerDatabase: 1, catalogue: 4 };
+const windowsPerDay = 86_400 / readySeconds;
 /** Why two kinds stay above the issue's steady floor, and the plan (docs/benchmarks.md carries it). */
-const STEADY_GAP = "Steady state above the issue's floor (ceil(N/500) lists per kind, nothing per object) for two kinds, explained: the Linode API has no account-wide list of NodeBalancer configs (whose nodes_status is the backend health Ready reports) nor of database backups (a snapshot's existence), so the least that keeps them truthful is one configs list per NodeBalancer per drift window (the API's floor, which NodeBalancers are held to: ≤ 1.2×) and one backup read per snapshot per refresh. NodeBalancers trust `updated` from the shared list: a config's nodes are read again only when it, its health counts or `updated` moved, firewalls only after a change or while spec.firewallId names one (the assumption that the real API moves `updated` on a config or node change is stated in src/resources/node-balancer/configs.ts; --nodebalancer-reread-seconds adds a periodic full read, off by default); statistics are read every 15 minutes (--nodebalancer-stats-seconds), first reads spread over 5 minutes; --poll-health-seconds reads the health counts less often than the drift window. An Available snapshot is read every 6 polls.";
+const STEADY_GAP = "Steady state above the issue's floor (ceil(N/500) lists per kind, nothing per object) for two kinds, explained: the Linode API has no account-wide list of NodeBalancer configs (whose nodes_status is the backend health Ready reports) nor of database backups (a snapshot's existence), so the least that keeps them truthful is one configs list per NodeBalancer per drift window (the API's floor, which NodeBalancers are held to: ≤ 1.2×) and one backup read per snapshot per refresh. NodeBalancers trust `updated` from the shared list: a config's nodes are read again only when it, its health counts or `updated` moved, firewalls only after a change or while spec.firewallId names one (the assumption that the real API moves `updated` on a config or node change is stated in src/resources/node-balancer/configs.ts; --nodebalancer-reread-seconds adds a periodic full read, off by default); statistics are read hourly (--nodebalancer-stats-seconds), first reads spread over 5 minutes; --poll-health-seconds reads the health counts less often than the drift window. An Available snapshot is read every 6 polls.";
 
 /** Calls by route since a baseline. */
 function since(now: Map<string, number>, base: Map<string, number>): Map<string, number> {
   return new Map([...now].map(([k, v]): [string, number] => [k, v - (base.get(k) ?? 0)]).filter(([, v]) => v > 0));
-}
-
-/**
- * The calls converging cannot do without: each create (a database, a NodeBalancer with its
- * configs and nodes inline, a backup), each database's credentials and CA, the shared list
- * sweeps that see pending objects settle (every list call: one serves all of a kind and account),
- * one configs list per NodeBalancer (its backends' health, which Ready reports) with each
- * config's nodes once (the node ids a later rebuild keeps), and one backup read per snapshot
- * (that it is done: the create answers {}, so this is the backups list that finds it, or a GET
- * of it). What else converging spends is above this floor.
- */
-function necessaryCalls(routes: Map<string, number>): { total: number; byRoute: Map<string, number> } {
-  const byRoute = new Map<string, number>();
-  // One backup read per snapshot, per engine: lists first, then GETs for the rest.
-  const backupReads = new Map<string, number>([["mysql", Math.ceil(S / 2)], ["postgresql", Math.floor(S / 2)]]);
-  const backupRead = (route: string, v: number): number => {
-    const engine = route.includes("mysql") ? "mysql" : "postgresql";
-    const n = Math.min(v, backupReads.get(engine) ?? 0);
-    backupReads.set(engine, (backupReads.get(engine) ?? 0) - n);
-    return n;
-  };
-  const ordered = [...routes].sort(([a], [b]) => Number(/\{backupId\}$/.test(a)) - Number(/\{backupId\}$/.test(b)));
-  for (const [key, v] of ordered) {
-    const [method = "", route = ""] = key.split(" ");
-    const { cls } = classify(route, method);
-    const per = (n: number): number => Math.min(v, n);
-    const count =
-      method === "POST" && (/^\/databases\/[^/]+\/instances$/.test(route) || route === "/nodebalancers" || /\/backups$/.test(route)) ? v
-        : method === "GET" && /\/(credentials|ssl)$/.test(route) ? per(route.includes("mysql") ? Math.ceil(M / 2) : Math.floor(M / 2))
-          : cls === "lists" ? v
-            : method === "GET" && route === "/nodebalancers/{nodeBalancerId}/configs" ? per(B)
-              : method === "GET" && route === "/nodebalancers/{nodeBalancerId}/configs/{configId}/nodes" ? per(4 * B)
-              : method === "GET" && /\/backups(\/\{backupId\})?$/.test(route) ? backupRead(route, v)
-                : 0;
-    if (count > 0) byRoute.set(key, count);
-  }
-  return { total: [...byRoute.values()].reduce((a, b) => a + b, 0), byRoute };
 }
 
 /** Reconciles per kind by result, as the operator counts them. */
@@ -168,6 +141,14 @@ async function eventsSince(since: number): Promise<Map<string, number>> {
   }
   return out;
 }
+
+// The API's general limit (the emulator's, as recorded) and its paginated class, at the operator's share.
+const budget = { perWindow: 1840 * apiShare, windowSeconds: 60, listsPerWindow: 200 * apiShare };
+const floor = workloadFloor({
+  databasesByEngine: [Math.ceil(M / 2), Math.floor(M / 2)], nodeBalancers: B, configsPerNodeBalancer: 4, snapshots: S,
+  provisionSeconds: PROVISION_SECONDS, pendingPollSeconds: PENDING_POLL_SECONDS,
+}, budget);
+say(`workload-only floor: ${String(floor.calls)} calls, ${String(floor.seconds)} s (${floor.parts.map(([k, v]) => `${k} ${String(v)}`).join("; ")})`);
 
 try {
   let { proc: op, metricsUrl } = await bench.operator(convergeArgs);
@@ -245,19 +226,15 @@ try {
   else figure("peak RSS while converging", Math.round(peakRss), "MiB");
   figure("peak connections to the API server", peak.apiserver.value, undefined, "≤ 20", (v) => v <= 20);
   figure("peak connections to the Linode API", peak.linode.value);
-  // The emulator's default token-wide limit is the real API's recorded one (1,840 a minute);
-  // the operator spends half of it (--linode-api-share 0.5) unless BENCH_API_SHARE says otherwise.
-  const budgetPerMinute = 1840 * apiShare;
-  const budgetFloor = conv.total / budgetPerMinute * 60 + PROVISION_SECONDS;
-  figure(`the call budget's floor for these calls (calls ÷ ${String(budgetPerMinute)} a minute + provisioning)`, Math.round(budgetFloor), "s");
-  figure("convergence against the budget's floor", Math.round((convergeMillis / 1000 / budgetFloor) * 100) / 100, "×", "≤ 1.2", convergeMillis / 1000 <= 1.2 * budgetFloor);
+  const budgetPerMinute = budget.perWindow;
+  const timeFloor = floor.seconds;
+  figure(`converging: the workload-only floor of calls (${floor.formula.split("; time floor")[0]})`, floor.calls);
+  figure("converging: Linode calls against the workload-only floor", Math.round((conv.total / floor.calls) * 100) / 100, "×", "≤ 1.05", conv.total <= 1.05 * floor.calls);
+  figure(`converging: the time floor of those calls (${floor.formula.split("; time floor: ")[1] ?? ""})`, timeFloor, "s");
+  figure("converging: time against the time floor", Math.round((convergeMillis / 1000 / timeFloor) * 100) / 100, "×", "≤ 1.1", convergeMillis / 1000 <= 1.1 * timeFloor);
+  tables.push({ title: "Converging: the workload-only floor, by part", columns: ["part", "calls"], rows: [...floor.parts, ["total", floor.calls]] });
   const convRoutes = since(await callsByRoute(metricsUrl), routes0);
-  const necessary = necessaryCalls(convRoutes);
-  const necessaryFloor = necessary.total / budgetPerMinute * 60 + PROVISION_SECONDS;
-  figure("necessary calls to converge (creates, credentials, CA, shared list sweeps, a configs list and each config's nodes once per NodeBalancer, a backup read per snapshot)", necessary.total);
-  figure(`the budget's floor for the necessary calls (÷ ${String(budgetPerMinute)} a minute + provisioning)`, Math.round(necessaryFloor), "s");
-  figure("convergence against the floor of necessary calls", Math.round((convergeMillis / 1000 / necessaryFloor) * 100) / 100, "×", "≤ 1.05", convergeMillis / 1000 <= 1.05 * necessaryFloor);
-  tables.push({ title: "Linode calls to converge, by route (necessary: counted in the floor)", columns: ["call", "calls", "necessary"], rows: [...convRoutes].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, v, necessary.byRoute.get(k) ?? 0]) });
+  tables.push({ title: "Linode calls to converge, by route", columns: ["call", "calls"], rows: [...convRoutes].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, v]) });
   tables.push({
     title: "Linode calls to converge, by kind and class",
     columns: ["kind", "objects", "lists", "single reads", "writes", "per object"],
@@ -267,7 +244,7 @@ try {
   charts.push({ kind: "line", title: "Operator RSS while converging", xLabel: "seconds since the first apply", yLabel: "MiB", series: [{ name: "RSS", points: rssOverTime }] });
 
   // ---- Steady state ----
-  for (const [call, calls, counted] of tables.find((t) => t.title.includes("by route"))?.rows ?? []) say(`    ${String(calls).padStart(6)} ${String(counted).padStart(6)}  ${String(call)}`);
+  for (const [call, calls] of tables.find((t) => t.title.includes("converge, by route"))?.rows ?? []) say(`    ${String(calls).padStart(6)}  ${String(call)}`);
   // steadyMinutes 0: convergence only (a quick look at what converging spends).
   if (steadyMinutes === 0) throw new Error("convergence only (steadyMinutes 0): nothing saved");
   say(`== steady state: ${String(steadyMinutes)} min at a ${String(readySeconds)} s drift window (operator restarted with it)`);
@@ -288,10 +265,14 @@ try {
   // The emulator's NodeBalancers carry traffic: their monthly transfer counts up meanwhile.
   const transferMB = async (): Promise<number> => (await linode.nodeBalancers.listAll()).reduce((a, nb) => a + (nb.transfer.total ?? 0), 0);
   const transfer0 = await transferMB();
+  const cpuSeconds = async (): Promise<number> => sum(await scrape(metricsUrl), "process_cpu_seconds_total");
+  const cpu0 = await cpuSeconds();
   const tSteady = Date.now();
   const idleChanges = await watchStatusChanges();
   await sleep(steadyMinutes * 60_000);
   const steady = minus(await linodeCalls(metricsUrl), s0);
+  const steadyCpu = (await cpuSeconds()) - cpu0;
+  const steadyHours = (Date.now() - tSteady) / 3_600_000;
   const routes = [...await callsByRoute(metricsUrl)].map(([k, v]): [string, number] => [k, v - (r0.get(k) ?? 0)]).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
   const w1 = await apiserverWrites(cp, managed);
   const changed = idleChanges.stop();
@@ -316,16 +297,18 @@ try {
     NodeBalancer: Math.ceil(B / 500),
     DatabaseSnapshot: 0,
   };
-  const apiFloorOf: Record<CallKind, number> = { ManagedDatabase: floorOf.ManagedDatabase, NodeBalancer: Math.ceil(B / 500) + B, DatabaseSnapshot: S };
+  // Daily calls fall outside an hour: each database's backups list (status.backups) and the
+  // engine catalogue, added at their share of a window. status.backups needs one backups list per
+  // database a day (the API has no account-wide one), so the API's floor counts it too.
+  const dailyOf: Record<CallKind, number> = { ManagedDatabase: (DAILY.backupsPerDatabase * M + DAILY.catalogue) / windowsPerDay, NodeBalancer: 0, DatabaseSnapshot: 0 };
+  const apiFloorOf: Record<CallKind, number> = { ManagedDatabase: floorOf.ManagedDatabase + DAILY.backupsPerDatabase * M / windowsPerDay, NodeBalancer: Math.ceil(B / 500) + B, DatabaseSnapshot: S };
+  const round2 = (v: number): number => Math.round(v * 100) / 100;
   for (const k of kinds) {
-    const perWindow = callsOf(steady, k.kind) / windows;
-    const floor = floorOf[k.kind];
-    // NodeBalancers are held to the API's floor (issue 32: ≤ 1.2×); databases to the issue's (1.5×).
-    // Snapshots: under the API's floor (a backup read each every 6 windows; a backup deleted alone
-    // outside is noticed within them, its database's deletion at once).
-    const [cap, what] = k.kind === "NodeBalancer" ? [1.2 * apiFloorOf[k.kind], "1.2× the API's floor"]
-      : k.kind === "DatabaseSnapshot" ? [apiFloorOf[k.kind], "the API's floor"] : [Math.max(1, 1.5 * floor), "1.5× floor"];
-    figure(`${k.kind}: Linode calls per drift window (${String(k.n)} objects; floor ${String(floor)}, the API's ${String(apiFloorOf[k.kind])})`, Math.round(perWindow * 100) / 100, undefined, `≤ ${String(Math.round(cap * 10) / 10)} (${what})`, perWindow <= cap);
+    const perWindow = callsOf(steady, k.kind) / windows + dailyOf[k.kind];
+    // Every kind ≤ 1.2× the API's floor (issue 45), at whatever window the run used. Snapshots
+    // read a backup each every 6 windows, well under it.
+    const cap = 1.2 * apiFloorOf[k.kind];
+    figure(`${k.kind}: Linode calls per drift window, daily costs included (${String(k.n)} objects; the issue's floor ${String(floorOf[k.kind])}, the API's ${String(round2(apiFloorOf[k.kind]))})`, round2(perWindow), undefined, `≤ ${String(round2(cap))} (1.2× the API's floor)`, perWindow <= cap);
   }
   tables.push({
     title: "Steady state: Linode calls per drift window, by route",
@@ -335,9 +318,11 @@ try {
   const perObjectHour = (k: CallKind): string => { const n = kinds.find((x) => x.kind === k)?.n ?? 1; const h = windows * readySeconds / 3600; return (callsOf(steady, k) / Math.max(1, n) / h).toFixed(3); };
   tables.push({
     title: `Steady state over ${String(steadyMinutes)} min (${windows.toFixed(1)} drift windows of ${String(readySeconds)} s)`,
-    columns: ["kind", "lists", "single reads", "writes", "calls per window", "issue's floor", "API's floor", "per object per hour (at this window)"],
-    rows: kinds.map((k) => [k.kind, steady.byKind[k.kind].lists, steady.byKind[k.kind].reads, steady.byKind[k.kind].writes, (callsOf(steady, k.kind) / windows).toFixed(2), floorOf[k.kind], apiFloorOf[k.kind], perObjectHour(k.kind)]),
+    columns: ["kind", "lists", "single reads", "writes", "calls per window measured", "daily calls per window", "issue's floor", "API's floor", "per object per hour measured"],
+    rows: kinds.map((k) => [k.kind, steady.byKind[k.kind].lists, steady.byKind[k.kind].reads, steady.byKind[k.kind].writes, (callsOf(steady, k.kind) / windows).toFixed(2), dailyOf[k.kind].toFixed(2), floorOf[k.kind], apiFloorOf[k.kind].toFixed(2), perObjectHour(k.kind)]),
   });
+  figure("Operator CPU in steady state, per 1,000 objects per hour", Math.round((steadyCpu / (total / 1000) / steadyHours) * 10) / 10, "s");
+  figure("Operator CPU in steady state, in all", `${steadyCpu.toFixed(1)} s in ${(steadyHours * 60).toFixed(1)} min`);
   const transferMoved = Math.round((await transferMB()) - transfer0);
   figure(`NodeBalancer transfer counted meanwhile by the API (${String(B)} NodeBalancers)`, transferMoved, "MB");
   figure("Kubernetes writes while idle (counters moving included)", kubeWrites?.total, undefined, "0", (v) => v === 0);
@@ -394,18 +379,22 @@ try {
     { what: "NodeBalancer node weight", make: () => linode.nodeBalancers.updateNode(nbId, tcp.id, node.id, { weight: 7 }), fixed: async () => (await linode.nodeBalancers.getNode(nbId, tcp.id, node.id)).weight !== 7 },
     { what: "NodeBalancer TLS certificate", make: () => linode.nodeBalancers.updateConfig(nbId, https.id, { sslCert: other.certPem, sslKey: other.keyPem }), fixed: async () => (await linode.nodeBalancers.getConfig(nbId, https.id)).sslFingerprint === https.sslFingerprint },
   ];
-  const driftRows: (string | number)[][] = [];
-  for (const d of drifts) {
+  // Made together, so a long window is waited out once, not thrice.
+  const tooks = await Promise.all(drifts.map(async (d) => {
     await d.make();
     const t = Date.now();
     while (!(await d.fixed())) {
       if (Date.now() - t > 3 * readySeconds * 1000) throw new Error(`${d.what}: not put back in ${String(3 * readySeconds)} s`);
       await sleep(250);
     }
-    const took = secs(Date.now() - t);
+    return secs(Date.now() - t);
+  }));
+  const driftRows: (string | number)[][] = [];
+  drifts.forEach((d, i) => {
+    const took = tooks[i] ?? Number.NaN;
     driftRows.push([d.what, took, readySeconds, took <= readySeconds * 1.2 ? "yes" : "no"]);
     figure(`drift put back: ${d.what}`, took, "s", `≤ drift window ${String(readySeconds)} s (+ jitter)`, took <= readySeconds * 1.2);
-  }
+  });
   tables.push({ title: "Drift made directly in the Linode API, put back", columns: ["change", "seconds", "drift window (s)", "within the window"], rows: driftRows });
 
   // ---- Restart with everything Ready ----
@@ -441,10 +430,10 @@ try {
   const restartMem = await rssMiB(pidOf());
   figure(`RSS after a restart with ${String(total + 20)} Ready objects`, Math.round(restartMem.rss), "MiB");
 
-  if (unlimited) notes.push("BENCH_UNLIMITED (bench:scale:10k): the emulator has no rate limit and the operator spends all of its own budget (--linode-api-share 1: 1,840 calls a minute); steady RSS and steady calls at 10,000 objects are what this run is for. Convergence here spans several drift windows (300 s), so objects Ready early are looked at again meanwhile (every second window while the budget is nearly spent: the objects not Ready yet go first), which the floor of necessary calls does not count.");
+  if (unlimited) notes.push("BENCH_UNLIMITED (bench:scale:10k): the emulator has no rate limit and the operator spends all of its own budget (--linode-api-share 1: 1,840 calls a minute); steady RSS and steady calls at 10,000 objects are what this run is for. Convergence here spans several drift windows (300 s), so objects Ready early are looked at again meanwhile (every second window while the budget is nearly spent: the objects not Ready yet go first), which the workload-only floor does not count.");
   notes.push(STEADY_GAP);
   notes.push(`A restart re-reads what the new process has not cached: each NodeBalancer's configs list (its nodes and firewalls as status recorded them stand while the NodeBalancer's \`updated\` is the one status recorded), each snapshot's backup, the shared lists; ${String(restartCalls.total)} calls at the operator's ${String(budgetPerMinute)} a minute need ${String(Math.round((restartCalls.total / budgetPerMinute) * 60))} s of budget (less what it starts with), so re-observing is bounded by the budget; passes that wait for it keep their conditions (no flap).`);
-  notes.push(`Emulator: ${String(PROVISION_SECONDS)} s to provision a database or take a backup; NodeBalancer backends are health-checked every 2 s. Operator: --concurrency 8; convergence with the default drift window (300 s), the later phases with --poll-ready-seconds ${String(readySeconds)} so that minutes hold several windows.`);
+  notes.push(`Emulator: ${String(PROVISION_SECONDS)} s to provision a database or take a backup; NodeBalancer backends are health-checked every 2 s. Operator: the chart's defaults (concurrency 4, --linode-api-share ${String(apiShare)}, statistics hourly, backups daily); convergence with the default drift window (300 s), the later phases with a ${String(readySeconds)} s window. The API answers after ${latencyFlag(benchLatency())} ms (median,p99; BENCH_LATENCY_MS).`);
   await saveResult({
     name: resultName, title: `Scale: ${String(M)} ManagedDatabases, ${String(B)} NodeBalancers, ${String(S)} DatabaseSnapshots`,
     // The npm script that ran it (bench:scale:10k sets the unlimited mode itself), with any arguments it did not set.

@@ -93,6 +93,12 @@ export async function commit(dir: string = repoDir): Promise<string> {
   }
 }
 
+/**
+ * The commit the run's code came from: read when the bench starts, since the checkout may move
+ * on (a commit, an edit) during a run of an hour. Rejections are caught by commit() itself.
+ */
+const commitAtStart = commit();
+
 /** A figure another benchmark built as a literal, passed through figureOf on its way to disk. */
 const settled = (f: Figure): Figure => figureOf(f.label, f.value, f.unit, f.target, f.met);
 
@@ -104,7 +110,7 @@ export async function saveResult(result: ResultInput): Promise<void> {
   if (process.env.BENCH_NO_SAVE === "1") return;
   const full: BenchResult = {
     ...result, figures: result.figures.map(settled),
-    ranAt: new Date().toISOString(), commit: await commit(), flags: flags(), machine: machine(),
+    ranAt: new Date().toISOString(), commit: await commitAtStart, flags: flags(), machine: machine(),
   };
   await mkdir(resultsDir, { recursive: true });
   await writeFile(`${resultsDir}${result.name}.json`, `${JSON.stringify(full, null, 2)}\n`);

@@ -1,0 +1,84 @@
+// The floors a scale run is held to, computed from the object counts before the run: the calls
+// the workload cannot do without, and the least time the API's windows and the client's bucket
+// let those calls take. What the operator chooses to read beyond them is what the ratios show.
+
+/** The call budget as the API and the client shape it. */
+export interface Budget {
+  /** Calls the operator may send in one of the API's fixed windows (its share of the general limit). */
+  perWindow: number;
+  /** The API's window, seconds (fixed: counted from its first call). */
+  windowSeconds: number;
+  /** Paginated GETs the operator may send in a window (its share of the API's 200 a minute). */
+  listsPerWindow: number;
+}
+
+/**
+ * Least seconds to send `calls` of which `lists` are paginated: the first window's budget at
+ * once, each later window's at its start (the client's bucket, as large as a window's share and
+ * refilled over a window, never holds more), so the last call goes out at the start of window
+ * ceil(calls ÷ perWindow). Assumes the first window begins with the first call, the kindest case.
+ */
+export function sendSeconds(calls: number, lists: number, b: Budget): number {
+  const windows = Math.max(Math.ceil(calls / b.perWindow), Math.ceil(lists / b.listsPerWindow), 1);
+  return (windows - 1) * b.windowSeconds;
+}
+
+export interface Workload {
+  /** Databases per engine (each engine is its own list). */
+  databasesByEngine: number[];
+  nodeBalancers: number;
+  /** Configs per NodeBalancer (each config's nodes are read once for status). */
+  configsPerNodeBalancer: number;
+  snapshots: number;
+  /** Seconds the API takes to provision a database or to take a backup. */
+  provisionSeconds: number;
+  /** The operator's pending poll: how often a sweep of the shared lists sees pending objects settle. */
+  pendingPollSeconds: number;
+}
+
+export interface WorkloadFloor {
+  calls: number;
+  lists: number;
+  sweeps: number;
+  seconds: number;
+  parts: [string, number][];
+  formula: string;
+}
+
+const PAGE = 500;
+
+/**
+ * The workload-only floor: per database its create, credentials and CA; per NodeBalancer its
+ * create (configs and nodes inline), one configs list (the backends' health Ready reports) and
+ * one nodes list per config (the node ids and states status shows); per snapshot its create and
+ * one read of the backup (the create answers {}); per kind and account ceil(N ÷ 500) list pages
+ * per sweep, a sweep every pending poll while the workload converges. The time floor sends those
+ * calls as fast as the budget allows, then waits out provisioning twice when there are snapshots
+ * (a backup can be taken only of a database already provisioned) and once otherwise, and one
+ * sweep to see it. Sweeps depend on the time and the time on the calls: iterated to a fixed point.
+ */
+export function workloadFloor(w: Workload, b: Budget): WorkloadFloor {
+  const databases = w.databasesByEngine.reduce((a, n) => a + n, 0);
+  const perObject: [string, number][] = [
+    ["databases: create, credentials, CA", 3 * databases],
+    ["NodeBalancers: create, configs list, a nodes list per config", w.nodeBalancers * (2 + w.configsPerNodeBalancer)],
+    ["snapshots: create, backup read", 2 * w.snapshots],
+  ];
+  const fixed = perObject.reduce((a, [, n]) => a + n, 0);
+  const pagesPerSweep = w.databasesByEngine.reduce((a, n) => a + Math.ceil(n / PAGE), 0) + Math.ceil(w.nodeBalancers / PAGE);
+  const waits = (w.snapshots > 0 ? 2 : 1) * w.provisionSeconds + w.pendingPollSeconds;
+  let sweeps = 1;
+  let seconds = 0;
+  for (let i = 0; i < 20; i++) {
+    seconds = sendSeconds(fixed + sweeps * pagesPerSweep, sweeps * pagesPerSweep, b) + waits;
+    const next = Math.max(1, Math.ceil(seconds / w.pendingPollSeconds));
+    if (next === sweeps) break;
+    sweeps = next;
+  }
+  const lists = sweeps * pagesPerSweep;
+  return {
+    calls: fixed + lists, lists, sweeps, seconds,
+    parts: [...perObject, [`list pages: ${String(pagesPerSweep)} a sweep × ${String(sweeps)} sweeps`, lists]],
+    formula: `3 a database (create, credentials, CA) + (2 + configs) a NodeBalancer (create with configs and nodes inline, configs list, a nodes list per config) + 2 a snapshot (create, backup read) + ceil(N ÷ ${String(PAGE)}) list pages per kind and engine per sweep, a sweep every ${String(w.pendingPollSeconds)} s of the time floor; time floor: (ceil(max(calls ÷ ${String(b.perWindow)}, lists ÷ ${String(b.listsPerWindow)})) − 1) × ${String(b.windowSeconds)} s + provisioning (${String(w.provisionSeconds)} s, twice with snapshots) + a sweep (${String(w.pendingPollSeconds)} s)`,
+  };
+}

@@ -1,0 +1,30 @@
+// The floors the scale bench holds convergence to: computed from the counts, before a run.
+import { describe, expect, it } from "vitest";
+import { sendSeconds, workloadFloor } from "../bench/floors.ts";
+
+const budget = { perWindow: 920, windowSeconds: 60, listsPerWindow: 100 };
+
+describe("bench floors", () => {
+  it("calls go out a window's share at each window's start: the last at the start of the window that holds it", () => {
+    expect(sendSeconds(920, 0, budget)).toBe(0);
+    expect(sendSeconds(921, 0, budget)).toBe(60);
+    expect(sendSeconds(4_600, 0, budget)).toBe(240);
+    // Lists have a window of their own: 250 lists need three of them even if the rest fits in one.
+    expect(sendSeconds(300, 250, budget)).toBe(120);
+  });
+
+  it("the workload floor counts each object's own calls and the list sweeps the time floor needs", () => {
+    const f = workloadFloor({ databasesByEngine: [500, 500], nodeBalancers: 200, configsPerNodeBalancer: 4, snapshots: 300, provisionSeconds: 5, pendingPollSeconds: 5 }, budget);
+    const own = 3 * 1000 + 200 * 6 + 2 * 300;
+    // Three list pages a sweep (one per engine, one of NodeBalancers), a sweep each pending poll.
+    expect(f.lists).toBe(3 * f.sweeps);
+    expect(f.calls).toBe(own + f.lists);
+    expect(f.seconds).toBe(sendSeconds(f.calls, f.lists, budget) + 15);
+    expect(f.sweeps).toBe(Math.ceil(f.seconds / 5));
+    expect(f.parts.reduce((a, [, n]) => a + n, 0)).toBe(f.calls);
+    // Larger pages: 1,200 databases of one engine are three pages a sweep.
+    const big = workloadFloor({ databasesByEngine: [1_200], nodeBalancers: 0, configsPerNodeBalancer: 0, snapshots: 0, provisionSeconds: 5, pendingPollSeconds: 5 }, budget);
+    expect(big.lists).toBe(3 * big.sweeps);
+    expect(big.seconds).toBe(sendSeconds(big.calls, big.lists, budget) + 10);
+  });
+});
