@@ -61,6 +61,12 @@ function fingerprint(obj: ManagedObject): string {
   return JSON.stringify([md.generation, md.deletionTimestamp, md.annotations ?? {}, md.labels ?? {}, md.finalizers ?? []]);
 }
 
+/** Ready as of its generation and not being deleted: what a new process may look at after the rest. */
+function settled(obj: ManagedObject): boolean {
+  const ready = obj.status?.conditions?.find((c) => c.type === "Ready");
+  return ready?.status === "True" && obj.status?.observedGeneration === obj.metadata.generation && obj.metadata.deletionTimestamp === undefined;
+}
+
 /** Whether an update changed anything a reconcile depends on (not just a status write). */
 function relevantChange(obj: ManagedObject, old: ManagedObject | undefined): boolean {
   if (old === undefined) return true;
@@ -96,8 +102,11 @@ export class Controller<D = unknown> {
   private readonly ownWrites = new Map<string, string[]>();
   private workers: Promise<void>[] = [];
   private resyncTimer: NodeJS.Timeout | undefined;
+  private warming: Promise<void> | undefined;
+  /** Workers started: events queue keys from then on. */
+  private active = false;
   private stopRequested = false;
-  private readonly kindName: string;
+  readonly kindName: string;
 
   constructor(module: KindModule<D>, deps: ControllerDeps<D>, opts: ControllerOptions) {
     this.kindName = module.type.kind;
@@ -106,7 +115,8 @@ export class Controller<D = unknown> {
     this.metrics = deps.metrics;
     this.onPass = deps.onPass;
     const m = this.metrics;
-    m?.countObjects(this.kindName, () => this.list());
+    // A standby's caches are warm too; only the process that works on the objects reports them.
+    m?.countObjects(this.kindName, () => (this.active ? this.list() : []));
     this.pool = deps.informers ?? new InformerPool(deps.kube, {
       namespaces: opts.namespaces,
       informer: { logger: this.log, ...(opts.watchdogMillis !== undefined ? { watchdogMillis: opts.watchdogMillis } : {}) },
@@ -164,6 +174,8 @@ export class Controller<D = unknown> {
         this.kind.forget?.(obj, shared ? undefined : id);
         return;
       }
+      // Before start() nothing is queued: start() queues every object it then finds.
+      if (!this.active) return;
       if (ev === "update" && (this.isOwnWrite(key, obj.metadata.resourceVersion) || !relevantChange(obj, old))) return;
       this.queue.addAfter(key, this.coalesceMillis);
     });
@@ -216,16 +228,6 @@ export class Controller<D = unknown> {
   }
 
   /**
-   * Fills the caches and starts what judges by them (Secret protection), without workers:
-   * until start(), objects are reconciled only when reconcileOnce is called.
-   */
-  async syncCaches(): Promise<void> {
-    await this.pool.startAndSync();
-    // Every cache has listed (one pool): only now can a Secret's use be judged.
-    if (!this.stopRequested) this.protection.start();
-  }
-
-  /**
    * One reconcile pass of `key` as the cache has it now (controller-runtime's Reconcile): its
    * result, or what it threw. Nothing is queued either way. Undefined when the object is not cached.
    */
@@ -235,11 +237,39 @@ export class Controller<D = unknown> {
     return obj === undefined ? undefined : this.reconciler.reconcile(structuredClone(obj), this.abort.signal);
   }
 
+  /**
+   * Fills and keeps the informer caches without acting on anything: what a standby does, so the
+   * replica that takes the lease over starts with every object already listed.
+   */
+  async warm(): Promise<void> {
+    // A failed fill is tried afresh by the next call (start() after a standby's failed one).
+    this.warming ??= this.pool.startAndSync().catch((err: unknown) => { this.warming = undefined; throw err; });
+    await this.warming;
+  }
+
+  /**
+   * Fills the caches and starts what judges by them (Secret protection: it writes, so a
+   * leader's), without workers: until start(), objects are reconciled only when reconcileOnce is called.
+   */
+  async syncCaches(): Promise<void> {
+    await this.warm();
+    // Every cache has listed (one pool): only now can a Secret's use be judged.
+    if (!this.stopRequested) this.protection.start();
+  }
+
   async start(): Promise<void> {
     await this.syncCaches();
     // Stopped while the caches were filling: start nothing.
     if (this.stopRequested) return;
-    this.log.info({ objects: this.list().length }, "cache synced; starting workers");
+    this.active = true;
+    // What a previous process left settled is looked at again after everything that is not
+    // (new objects, edits, objects still converging), so those act first whatever the count.
+    let routine = 0;
+    for (const o of this.list()) {
+      if (settled(o)) { this.queue.addRoutine(objectKey(o)); routine++; }
+      else this.queue.add(objectKey(o));
+    }
+    this.log.info({ objects: this.list().length, settled: routine }, "cache synced; starting workers");
     this.workers = Array.from({ length: this.opts.concurrency }, () => this.worker());
     this.scheduleResync();
   }
@@ -269,6 +299,7 @@ export class Controller<D = unknown> {
    * waiting on a terminal failure: something it depends on changed.
    */
   enqueue(key: string): void {
+    if (!this.active) return;
     this.woken.add(key);
     this.queue.addAfter(key, this.coalesceMillis);
   }
@@ -302,7 +333,7 @@ export class Controller<D = unknown> {
       if (this.queue.isProcessing(key)) continue;
       const due = this.queue.dueIn(key);
       if (due !== undefined && due <= this.resyncMillis) continue;
-      this.queue.add(key);
+      this.queue.addRoutine(key);
       queued++;
     }
     return queued;

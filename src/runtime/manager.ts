@@ -44,9 +44,11 @@ export class Manager {
 
   async start(): Promise<void> {
     await this.opts.kube.ping();
+    // A standby is ready once its caches are warm too: a rolling update then hands the lease to
+    // a replica that has every object listed already.
     const readiness = [{
       name: "caches",
-      check: () => (!this.started || this.controllers.every((c) => c.synced) ? undefined : "informer caches not synced yet"),
+      check: () => (this.controllers.every((c) => c.synced) ? undefined : "informer caches not synced yet"),
     }];
     if (this.opts.healthPort >= 0) {
       const h = await serveEndpoints({ port: this.opts.healthPort, ...(this.opts.bindHost !== undefined ? { host: this.opts.bindHost } : {}), liveness: [], readiness });
@@ -83,6 +85,11 @@ export class Manager {
     });
     this.opts.metrics.leader.set(0);
     this.elector.start();
+    // The standby watches (only the leader acts): a failover starts from warm caches, not a relist.
+    Promise.all(this.controllers.map(async (c) => { await c.warm(); return [c.kindName, c.list().length] as const; })).then(
+      (counts) => { if (!this.started) this.opts.log.info({ objects: Object.fromEntries(counts) }, "standby caches warm"); },
+      (err: unknown) => { this.opts.log.warn({ err: errorChain(err) }, "a standby cache could not be filled; it will be when this replica leads"); },
+    );
   }
 
   private async startControllers(): Promise<void> {

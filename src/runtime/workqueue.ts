@@ -40,6 +40,12 @@ export interface FlowOptions {
 export class WorkQueue {
   /** Queued keys in order, per flow (one flow, "", without flow options). */
   private readonly queues = new Map<string, string[]>();
+  /**
+   * Routine keys (addRoutine: a look at what is settled), per flow, taken only when the flow has
+   * no other key waiting: a new object is not queued behind ten thousand re-observations.
+   */
+  private readonly routine = new Map<string, string[]>();
+  private readonly routineKeys = new Set<string>();
   private queued = 0;
   private readonly dirty = new Set<string>();
   /** Keys being worked on, with the flow each was taken from. */
@@ -67,23 +73,56 @@ export class WorkQueue {
   get inFlight(): number { return this.processing.size; }
   /** Keys it holds, by where (every one must drain back once their objects are gone), and the flows it keeps a turn for. */
   get sizes(): { queued: number; dirty: number; processing: number; delayed: number; failures: number; flows: number } {
-    return { queued: this.queued, dirty: this.dirty.size, processing: this.processing.size, delayed: this.delayed.size, failures: this.failures.size, flows: this.shares?.remembered(this.queues.keys()) ?? 0 };
+    return { queued: this.queued, dirty: this.dirty.size, processing: this.processing.size, delayed: this.delayed.size, failures: this.failures.size, flows: this.shares?.remembered(this.flowsWaiting()) ?? 0 };
   }
   get isShuttingDown(): boolean { return this.shuttingDown; }
 
   add(key: string): void {
-    if (this.shuttingDown || this.dirty.has(key)) return;
+    if (this.shuttingDown) return;
+    if (this.routineKeys.has(key)) {
+      // Waiting as routine, now asked for: it moves ahead of the routine keys.
+      this.unqueueRoutine(key);
+    } else if (this.dirty.has(key)) return;
+    this.enqueue(key, this.queues);
+  }
+
+  /**
+   * Adds the key behind every key of its flow not added this way (and after those added this
+   * way before it): for looks that may wait, such as re-observing what a previous process left
+   * settled, or a resync. A key already waiting keeps its place.
+   */
+  addRoutine(key: string): void {
+    // Queued already, or being looked at now (which is the look asked for).
+    if (this.shuttingDown || this.dirty.has(key) || this.processing.has(key)) return;
+    this.routineKeys.add(key);
+    this.enqueue(key, this.routine);
+  }
+
+  private enqueue(key: string, lane: Map<string, string[]>): void {
     this.cancelDelayed(key);
     this.dirty.add(key);
     this.observer.added?.(key);
     if (this.processing.has(key)) return;
     const flow = this.flowOf(key);
-    const queue = this.queues.get(flow);
-    if (queue === undefined) this.queues.set(flow, [key]);
+    const queue = lane.get(flow);
+    if (queue === undefined) lane.set(flow, [key]);
     else queue.push(key);
     this.queued++;
     this.observer.depth?.(this.queued);
     this.dispatch();
+  }
+
+  private unqueueRoutine(key: string): void {
+    this.routineKeys.delete(key);
+    this.dirty.delete(key);
+    for (const [flow, queue] of this.routine) {
+      const i = queue.indexOf(key);
+      if (i < 0) continue;
+      queue.splice(i, 1);
+      if (queue.length === 0) this.routine.delete(flow);
+      this.queued--;
+      return;
+    }
   }
 
   /** Adds the key after a delay; an earlier pending due time for the same key wins. */
@@ -145,7 +184,7 @@ export class WorkQueue {
     this.processing.delete(key);
     if (flow !== undefined) {
       this.shares?.finished(flow);
-      if (!this.queues.has(flow)) this.shares?.idle(flow);
+      if (!this.queues.has(flow) && !this.routine.has(flow)) this.shares?.idle(flow);
     }
     if (this.dirty.has(key) && !this.shuttingDown) {
       this.dirty.delete(key);
@@ -158,17 +197,25 @@ export class WorkQueue {
   /** The next key a free worker may take (the fairest flow's oldest), marked as being worked on; none if every flow waiting holds its share. */
   private take(): string | undefined {
     if (this.queued === 0) return undefined;
-    const flow = this.shares === undefined ? "" : this.shares.next(this.queues.keys());
-    const queue = flow === undefined ? undefined : this.queues.get(flow);
+    const flow = this.shares === undefined ? "" : this.shares.next(this.flowsWaiting());
+    if (flow === undefined) return undefined;
+    const lane = this.queues.has(flow) ? this.queues : this.routine;
+    const queue = lane.get(flow);
     const key = queue?.shift();
-    if (flow === undefined || queue === undefined || key === undefined) return undefined;
-    if (queue.length === 0) this.queues.delete(flow);
+    if (queue === undefined || key === undefined) return undefined;
+    if (queue.length === 0) lane.delete(flow);
     this.queued--;
+    this.routineKeys.delete(key);
     this.dirty.delete(key);
     this.processing.set(key, flow);
     this.shares?.started(flow);
     this.observer.depth?.(this.queued);
     return key;
+  }
+
+  /** The flows with a key queued in either lane. */
+  private flowsWaiting(): Iterable<string> {
+    return this.routine.size === 0 ? this.queues.keys() : new Set([...this.queues.keys(), ...this.routine.keys()]);
   }
 
   /** Hands queued keys to waiting workers while there are both (and a flow under its share). */

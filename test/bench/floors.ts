@@ -38,7 +38,10 @@ export interface Workload {
 
 export interface WorkloadFloor {
   calls: number;
+  /** The shared lists' pages (sweeps × pages a sweep). */
   lists: number;
+  /** Every paginated GET among the calls: the lists' pages and each NodeBalancer's configs and nodes lists. */
+  paginated: number;
   sweeps: number;
   seconds: number;
   parts: [string, number][];
@@ -52,10 +55,11 @@ const PAGE = 500;
  * create (configs and nodes inline), one configs list (the backends' health Ready reports) and
  * one nodes list per config (the node ids and states status shows); per snapshot its create and
  * one read of the backup (the create answers {}); per kind and account ceil(N ÷ 500) list pages
- * per sweep, a sweep every pending poll while the workload converges. The time floor sends those
- * calls as fast as the budget allows, then waits out provisioning twice when there are snapshots
- * (a backup can be taken only of a database already provisioned) and once otherwise, and one
- * sweep to see it. Sweeps depend on the time and the time on the calls: iterated to a fixed point.
+ * per sweep, a sweep every pending poll while the kind converges. The time floor sends those
+ * calls as fast as the budget allows (the general window's and the paginated class's); databases
+ * then wait out provisioning (twice with snapshots: a backup can be taken only of a database
+ * already provisioned) and one sweep to see it. Sweeps depend on the time and the time on the
+ * calls: iterated to a fixed point.
  */
 export function workloadFloor(w: Workload, b: Budget): WorkloadFloor {
   const databases = w.databasesByEngine.reduce((a, n) => a + n, 0);
@@ -64,21 +68,36 @@ export function workloadFloor(w: Workload, b: Budget): WorkloadFloor {
     ["NodeBalancers: create, configs list, a nodes list per config", w.nodeBalancers * (2 + w.configsPerNodeBalancer)],
     ["snapshots: create, backup read", 2 * w.snapshots],
   ];
+  const dbOwn = 3 * databases + 2 * w.snapshots;
   const fixed = perObject.reduce((a, [, n]) => a + n, 0);
-  const pagesPerSweep = w.databasesByEngine.reduce((a, n) => a + Math.ceil(n / PAGE), 0) + Math.ceil(w.nodeBalancers / PAGE);
+  // A NodeBalancer's configs list and each config's nodes list are paginated GETs: the API's
+  // 200-a-minute class, of which the operator takes its share, bounds them as much as the rest.
+  const paginatedOwn = w.nodeBalancers * (1 + w.configsPerNodeBalancer);
+  const dbPages = w.databasesByEngine.reduce((a, n) => a + Math.ceil(n / PAGE), 0);
+  const nbPages = Math.ceil(w.nodeBalancers / PAGE);
+  /** Sweeps every pending poll for `seconds(sweeps)`, iterated to a fixed point. */
+  const converge = (seconds: (sweeps: number) => number): { sweeps: number; seconds: number } => {
+    let sweeps = 1;
+    let t = seconds(sweeps);
+    for (let i = 0; i < 50; i++) {
+      const next = Math.max(1, Math.ceil(t / w.pendingPollSeconds));
+      if (next === sweeps) break;
+      sweeps = next;
+      t = seconds(sweeps);
+    }
+    return { sweeps, seconds: t };
+  };
+  // Databases and their snapshots (which wait in the databases' list): their lists are swept
+  // while they converge, the budget theirs alone (the kindest case).
   const waits = (w.snapshots > 0 ? 2 : 1) * w.provisionSeconds + w.pendingPollSeconds;
-  let sweeps = 1;
-  let seconds = 0;
-  for (let i = 0; i < 20; i++) {
-    seconds = sendSeconds(fixed + sweeps * pagesPerSweep, sweeps * pagesPerSweep, b) + waits;
-    const next = Math.max(1, Math.ceil(seconds / w.pendingPollSeconds));
-    if (next === sweeps) break;
-    sweeps = next;
-  }
-  const lists = sweeps * pagesPerSweep;
+  const db = databases + w.snapshots === 0 ? { sweeps: 0, seconds: 0 } : converge((n) => sendSeconds(dbOwn + n * dbPages, n * dbPages, b) + waits);
+  // Everything: the NodeBalancers' list each sweep until the last call is sent.
+  const all = converge((n) => Math.max(db.seconds, sendSeconds(fixed + db.sweeps * dbPages + n * nbPages, paginatedOwn + db.sweeps * dbPages + n * nbPages, b)));
+  const nbSweeps = nbPages === 0 ? 0 : all.sweeps;
+  const lists = db.sweeps * dbPages + nbSweeps * nbPages;
   return {
-    calls: fixed + lists, lists, sweeps, seconds,
-    parts: [...perObject, [`list pages: ${String(pagesPerSweep)} a sweep × ${String(sweeps)} sweeps`, lists]],
-    formula: `3 a database (create, credentials, CA) + (2 + configs) a NodeBalancer (create with configs and nodes inline, configs list, a nodes list per config) + 2 a snapshot (create, backup read) + ceil(N ÷ ${String(PAGE)}) list pages per kind and engine per sweep, a sweep every ${String(w.pendingPollSeconds)} s of the time floor; time floor: (ceil(max(calls ÷ ${String(b.perWindow)}, lists ÷ ${String(b.listsPerWindow)})) − 1) × ${String(b.windowSeconds)} s + provisioning (${String(w.provisionSeconds)} s, twice with snapshots) + a sweep (${String(w.pendingPollSeconds)} s)`,
+    calls: fixed + lists, lists, paginated: paginatedOwn + lists, sweeps: all.sweeps, seconds: all.seconds,
+    parts: [...perObject, [`list pages: databases ${String(dbPages)} a sweep × ${String(db.sweeps)} sweeps, NodeBalancers ${String(nbPages)} × ${String(nbSweeps)}`, lists]],
+    formula: `3 a database (create, credentials, CA) + (2 + configs) a NodeBalancer (create with configs and nodes inline, configs list, a nodes list per config) + 2 a snapshot (create, backup read) + ceil(N ÷ ${String(PAGE)}) list pages per kind and engine per sweep, a sweep every ${String(w.pendingPollSeconds)} s while the kind converges; time floor: (ceil(max(calls ÷ ${String(b.perWindow)}, paginated GETs ÷ ${String(b.listsPerWindow)})) − 1) × ${String(b.windowSeconds)} s, and for databases + provisioning (${String(w.provisionSeconds)} s, twice with snapshots) + a sweep (${String(w.pendingPollSeconds)} s)`,
   };
 }

@@ -23,7 +23,7 @@ import { openConnections } from "../harness/sockets.ts";
 import { apiserverWrites, writesBetween } from "./apiserver-writes.ts";
 import { startBench } from "./bench-setup.ts";
 import { isReady, kubectl, listAll, quantile, say, secs, sleep, watchKind } from "./common.ts";
-import { callsByRoute, callsOf, classify, linodeCalls, minus, Peak, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
+import { callsByRoute, callsOf, linodeCalls, minus, Peak, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
 import { benchLatency, latencyFlag } from "./bench-latency.ts";
 import { workloadFloor } from "./floors.ts";

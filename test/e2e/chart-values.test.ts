@@ -68,6 +68,13 @@ describe("the chart's values", () => {
     await refused("startupProbe.httpGet.path=/x", /startupProbe/);
   });
 
+  it("poll.readySeconds: 10 or more (below that the call budget, not the window, sets the pace)", async () => {
+    const env = (docs: Obj[]): string | undefined => container(docs).env.find((e) => e.name === "POLL_READY_SECONDS")?.value;
+    expect(env(await template())).toBe("300");
+    expect(env(await template("poll.readySeconds=10"))).toBe("10");
+    await refused("poll.readySeconds=5", /readySeconds/);
+  });
+
   it("volumes, volumeMounts and extraEnv are added beside the chart's own; the schema keeps tmp the chart's", async () => {
     const docs = await template("volumes[0].name=proxy-ca", "volumes[0].configMap.name=proxy-ca",
       "volumeMounts[0].name=proxy-ca", "volumeMounts[0].mountPath=/etc/proxy-ca", "volumeMounts[0].readOnly=true",

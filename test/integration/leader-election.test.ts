@@ -3,6 +3,7 @@
 import { CoordinationV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, describe, expect, it } from "vitest";
 import { useTestCluster } from "../harness/cluster.ts";
+import { installCrds } from "../harness/crds.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
 import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
 import { serviceAccountOf } from "../../src/kube/service-account.ts";
@@ -35,7 +36,12 @@ describe("leader election between operator processes", () => {
     return Number(m?.[1] ?? -1);
   };
 
-  it("elects one leader, fails over within 20 s after a kill and within 5 s after SIGTERM", async () => {
+  it("elects one leader, fails over within 20 s after a kill and within 5 s after SIGTERM; a standby's caches are warm before it leads", async () => {
+    // An object the replicas list (the leader reconciles it against an API that is not there: harmless here).
+    await installCrds(cluster);
+    const object = { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "listed", namespace: cluster.namespace }, spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" } };
+    const applied = await cluster.kubectl(["apply", "-f", "-"], { input: JSON.stringify(object) });
+    expect(applied.code, applied.stderr).toBe(0);
     const a = start("replica-a");
     const b = start("replica-b");
     const first = await waitFor("a leader", holder, 30_000);
@@ -43,12 +49,19 @@ describe("leader election between operator processes", () => {
     const [leader, standby] = first === "replica-a" ? [a, b] : [b, a];
     await waitFor("metrics agree", async () => ((await leaderMetric(leader)) === 1 ? true : undefined), 10_000);
     expect(await leaderMetric(standby)).toBe(0);
+    // The standby watches: every object listed before it leads, nothing reconciled by it.
+    const warm = await standby.waitForLog((l) => l.msg === "standby caches warm");
+    expect(warm.objects).toMatchObject({ ManagedDatabase: 1 });
+    expect(standby.logs.some((l) => l.msg === "cache synced; starting workers")).toBe(false);
 
     const killedAt = Date.now();
     leader.child.kill("SIGKILL");
     const second = await waitFor("failover after kill", async () => { const h = await holder(); return h !== undefined && h !== first ? h : undefined; }, 30_000, 200);
     const killFailoverMillis = Date.now() - killedAt;
     expect(killFailoverMillis).toBeLessThan(20_000);
+    // Leading, it starts its workers on the caches it kept warm: no list of its own first.
+    const workers = await standby.waitForLog((l) => l.msg === "cache synced; starting workers" && l.kind === "ManagedDatabase");
+    expect(workers.objects).toBe(1);
 
     const c = start("replica-c");
     await c.waitForLog((l) => l.msg === "operator started");

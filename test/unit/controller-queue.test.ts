@@ -121,6 +121,27 @@ describe("controller: what spans passes", () => {
     expect(short.controller.resync()).toBe(1);
   });
 
+  it("a new process looks at a new object before re-observing what the last one left settled; nothing is queued before it starts", async () => {
+    const h = await harness();
+    for (let i = 0; i < 30; i++) await h.create(`old-${String(i)}`, {});
+    await h.until("all Ready", () => Array.from({ length: 30 }, (_, i) => h.ready(`old-${String(i)}`)).every(Boolean));
+    await h.controller.stop();
+    await h.create("fresh", {});
+    // The next process, one worker: its caches warm first (a standby's), with nothing queued.
+    const next = new Controller(h.cloud.kind(POLL, { connection: false }), {
+      kube: h.kube, log: createLogger({ level: "silent" }), events: new KubeEventRecorder(h.kube, { controller: "test", instance: "next" }),
+    }, { concurrency: 1, namespaces: [ns], coalesceMillis: 0 });
+    running.push(next);
+    await next.warm();
+    expect(next.list()).toHaveLength(31);
+    expect(next.queue.length).toBe(0);
+    const seen = h.cloud.observeCalls.length;
+    await next.start();
+    await h.until("the fresh one observed", () => h.cloud.observeCalls.slice(seen).some((c) => c.key === key("fresh")));
+    expect(h.cloud.observeCalls[seen]?.key).toBe(key("fresh"));
+    await h.until("the settled ones re-observed", () => new Set(h.cloud.observeCalls.slice(seen).map((c) => c.key)).size === 31);
+  });
+
   it("a pass held back by the call budget is retried after its delay, not backed off, and writes nothing", async () => {
     const h = await harness({ backoffBaseMillis: 5_000 });
     await h.create("held", {});

@@ -15,6 +15,38 @@ describe("WorkQueue", () => {
     expect(q.length).toBe(0);
   });
 
+  it("routine keys wait behind every other key of their flow; one asked for again moves ahead, one already waiting keeps its place", async () => {
+    const q = new WorkQueue();
+    for (const k of ["r1", "r2", "r3"]) q.addRoutine(k);
+    q.add("new");
+    q.add("r2");
+    q.addRoutine("new");
+    expect(q.length).toBe(4);
+    const order: (string | undefined)[] = [];
+    for (let i = 0; i < 4; i++) { const k = await q.get(); order.push(k); q.done(k ?? ""); }
+    expect(order).toEqual(["new", "r2", "r1", "r3"]);
+    expect(q.length).toBe(0);
+    expect(q.sizes).toMatchObject({ queued: 0, dirty: 0, processing: 0 });
+    // Being worked on is the look a routine add asks for: it queues nothing more.
+    q.add("k");
+    const k = await q.get();
+    q.addRoutine("k");
+    q.done(k ?? "");
+    expect(q.length).toBe(0);
+  });
+
+  it("with flows, a flow's routine keys wait behind its other keys only, not behind another flow's", async () => {
+    const q = new WorkQueue({ flows: { of: (key) => key.split("/")[0] ?? "", workers: 2 } });
+    q.addRoutine("a/settled1");
+    q.addRoutine("a/settled2");
+    q.add("b/new");
+    q.add("a/new");
+    const first = [await q.get(), await q.get()];
+    expect(first.sort()).toEqual(["a/new", "b/new"]);
+    for (const k of first) q.done(k ?? "");
+    expect([await q.get(), await q.get()]).toEqual(["a/settled1", "a/settled2"]);
+  });
+
   it("never hands a key to two workers; a re-add while processing runs once afterwards", async () => {
     const q = new WorkQueue();
     q.add("k");
