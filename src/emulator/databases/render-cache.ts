@@ -134,12 +134,23 @@ function keptFor(db: DatabaseRecord): Kept {
   return k;
 }
 
+/**
+ * The text as UTF-8 in memory of its own: Buffer.from() would cut a small one from a shared 8 KiB
+ * block, which stays whole while any text cut from it lives, so texts replaced one at a time
+ * over a long run could keep many blocks for a few live texts each.
+ */
+function utf8(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
+  return bytes;
+}
+
 /** JSON.stringify(renderDatabase(db, { now })) as UTF-8. */
 export function databaseJson(db: DatabaseRecord, now: number): Buffer {
   const k = keptFor(db);
   const restore = restoreSecond(db, now);
   if (k.full === null || k.fullRestore !== restore) {
-    k.full = Buffer.from(JSON.stringify(renderDatabase(db, { now })));
+    k.full = utf8(JSON.stringify(renderDatabase(db, { now })));
     k.fullRestore = restore;
   }
   return k.full;
@@ -160,7 +171,7 @@ export function keptDatabaseJson(db: DatabaseRecord, now: number): Buffer | null
 export function listItemJson(db: DatabaseRecord, now: number): Buffer {
   if (db.platform === "current") return databaseJson(db, now);
   const k = keptFor(db);
-  k.reduced ??= Buffer.from(JSON.stringify(renderReduced(db)));
+  k.reduced ??= utf8(JSON.stringify(renderReduced(db)));
   return k.reduced;
 }
 
