@@ -57,10 +57,13 @@ export interface RouteResult {
   body: unknown;
 }
 
-/** A body already serialised (UTF-8 when bytes): what JSON.stringify() of the value it stands for would write. */
+/**
+ * A body already serialised (UTF-8 when bytes; chunks are sent one after another): what
+ * JSON.stringify() of the value it stands for would write.
+ */
 export class RawJson {
-  readonly json: string | Buffer;
-  constructor(json: string | Buffer) {
+  readonly json: string | Buffer | readonly Buffer[];
+  constructor(json: string | Buffer | readonly Buffer[]) {
     this.json = json;
   }
 }

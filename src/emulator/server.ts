@@ -52,8 +52,18 @@ const BASE_HEADERS = {
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
   const payload = body instanceof RawJson ? body.json : JSON.stringify(body);
-  res.writeHead(status, { ...BASE_HEADERS, ...headers, "Content-Length": typeof payload === "string" ? Buffer.byteLength(payload) : payload.length });
-  res.end(payload);
+  if (typeof payload === "string" || Buffer.isBuffer(payload)) {
+    res.writeHead(status, { ...BASE_HEADERS, ...headers, "Content-Length": typeof payload === "string" ? Buffer.byteLength(payload) : payload.length });
+    res.end(payload);
+    return;
+  }
+  let length = 0;
+  for (const chunk of payload) length += chunk.length;
+  res.writeHead(status, { ...BASE_HEADERS, ...headers, "Content-Length": length });
+  // One write to the socket for them all (end() uncorks).
+  res.cork();
+  for (const chunk of payload) res.write(chunk);
+  res.end();
 }
 
 function sleep(ms: number): Promise<void> {

@@ -4,12 +4,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DAY_MS } from "../../src/emulator/clock.ts";
 import { createRecord } from "../../src/emulator/databases/model.ts";
-import { NOT_RENDERED_FIELDS, RENDERED_FIELDS, databaseJson, keptDatabaseJson, keptPage, listItemJson, pageJson } from "../../src/emulator/databases/render-cache.ts";
+import { NOT_RENDERED_FIELDS, RENDERED_FIELDS, databaseJson, keptDatabaseJson, keptPage, listItemJson, listJson, pageJson } from "../../src/emulator/databases/render-cache.ts";
 import { renderDatabase, renderListItem } from "../../src/emulator/databases/render.ts";
 import { nextChange, settle } from "../../src/emulator/databases/lifecycle.ts";
 import type { RunningEmulator } from "../../src/emulator/index.ts";
 import { DatabaseMap, emptyState, noteStateChange, type DatabaseRecord, type DbEngine } from "../../src/emulator/store.ts";
-import { client, start } from "./helpers.ts";
+import { TOKEN, client, start } from "./helpers.ts";
 
 let emu: RunningEmulator;
 beforeAll(async () => { emu = await start({ provisionSeconds: 10, rateLimits: false }); });
@@ -65,6 +65,11 @@ function fresh(db: DatabaseRecord, now: number): { full: string; item: string } 
   return { full: JSON.stringify(renderDatabase(db, { now })), item: JSON.stringify(renderListItem(db, now)) };
 }
 
+/** What the kept texts send now. */
+function kept(db: DatabaseRecord, now: number): { full: string; item: string } {
+  return { full: databaseJson(db, now).toString("utf8"), item: listItemJson(db, now).toString("utf8") };
+}
+
 describe("kept JSON of a database", () => {
   it("names every field of a record as rendered or not", () => {
     const db = record("postgresql", "current");
@@ -80,10 +85,10 @@ describe("kept JSON of a database", () => {
       for (const [engine, platform] of [["mysql", "legacy"], ["postgresql", "legacy"], ["postgresql", "current"]] as const) {
         const db = record(engine, platform);
         const before = fresh(db, now);
-        expect({ full: databaseJson(db, now), item: listItemJson(db, now) }).toEqual(before);
+        expect(kept(db, now)).toEqual(before);
         CHANGE[field](db);
         const after = fresh(db, now);
-        expect({ full: databaseJson(db, now), item: listItemJson(db, now) }, field).toEqual(after);
+        expect(kept(db, now), field).toEqual(after);
         shown.push(after.full !== before.full || after.item !== before.item);
       }
       // A field in RENDERED_FIELDS that no rendering shows belongs in NOT_RENDERED_FIELDS.
@@ -107,11 +112,11 @@ describe("kept JSON of a database", () => {
     db.created -= 8 * DAY_MS;
     const now = emu.now();
     const first = databaseJson(db, now);
-    expect(first).toBe(fresh(db, now).full);
+    expect(first.toString("utf8")).toBe(fresh(db, now).full);
     expect(databaseJson(db, now + 999 - (now % 1000))).toBe(first);
     const later = databaseJson(db, now + 1000);
     expect(later).not.toBe(first);
-    expect(later).toBe(fresh(db, now + 1000).full);
+    expect(later.toString("utf8")).toBe(fresh(db, now + 1000).full);
   });
 });
 
@@ -134,18 +139,114 @@ describe("kept pages", () => {
   it("are sent again only while nothing changed: no change counted, no record added or removed, the same second when timed", () => {
     const map = new DatabaseMap();
     const now = 1_000_000;
-    const bytes = pageJson(map, "k", ["1", "2"], 1, 1, 2, false, now);
-    expect(JSON.parse(bytes.toString("utf8"))).toEqual({ data: [1, 2], page: 1, pages: 1, results: 2 });
+    const items = [Buffer.from("1"), Buffer.from("2")];
+    const bytes = pageJson(map, "k", items, 1, 1, 2, false, now);
+    expect(Buffer.concat(bytes).toString("utf8")).toBe(JSON.stringify({ data: [1, 2], page: 1, pages: 1, results: 2 }));
     expect(keptPage(map, "k", now + 5000)).toBe(bytes);
     expect(keptPage(map, "other", now)).toBeNull();
     noteStateChange();
     expect(keptPage(map, "k", now)).toBeNull();
     // The same items again: the bytes made before are used, and kept anew.
-    expect(pageJson(map, "k", ["1", "2"], 1, 1, 2, true, now)).toBe(bytes);
+    expect(pageJson(map, "k", [...items], 1, 1, 2, true, now)).toBe(bytes);
     expect(keptPage(map, "k", now + 999)).toBe(bytes);
     expect(keptPage(map, "k", now + 1000)).toBeNull();
     map.set(1, record("mysql", "legacy"));
     expect(keptPage(map, "k", now)).toBeNull();
+  });
+
+  it("are made again when an item's text is another, showing it", () => {
+    const map = new DatabaseMap();
+    const now = 1_000_000;
+    const first = pageJson(map, "k", [Buffer.from("1"), Buffer.from("2")], 1, 1, 2, false, now);
+    noteStateChange();
+    const again = pageJson(map, "k", [Buffer.from("1"), Buffer.from("3")], 1, 1, 2, false, now);
+    expect(again).not.toBe(first);
+    expect(Buffer.concat(again).toString("utf8")).toBe(JSON.stringify({ data: [1, 3], page: 1, pages: 1, results: 2 }));
+  });
+
+  it("of many items, made again after some changed, show the items as they are now", () => {
+    const map = new DatabaseMap();
+    const now = 1_000_000;
+    const items = Array.from({ length: 100 }, (_, i) => Buffer.from(`{"n":${String(i)}}`));
+    const text = (chunks: readonly Buffer[]) => Buffer.concat(chunks).toString("utf8");
+    const expected = (list: readonly Buffer[], results: number) =>
+      JSON.stringify({ data: list.map((b) => JSON.parse(b.toString("utf8")) as unknown), page: 2, pages: 3, results });
+    expect(text(pageJson(map, "k", items, 2, 3, 250, false, now))).toBe(expected(items, 250));
+    // The first item, one inside, one at a run's edge, the last: each shown as it is now.
+    for (const at of [0, 50, 31, 32, 99]) {
+      items[at] = Buffer.from(`{"n":${String(at)},"changed":true}`);
+      expect(text(pageJson(map, "k", [...items], 2, 3, 250, false, now)), String(at)).toBe(expected(items, 250));
+    }
+    // The same items, the envelope's counts changed; then fewer items.
+    expect(text(pageJson(map, "k", [...items], 2, 3, 251, false, now))).toBe(expected(items, 251));
+    expect(text(pageJson(map, "k", items.slice(0, 40), 2, 3, 251, false, now))).toBe(expected(items.slice(0, 40), 251));
+  });
+
+  it("are written as JSON.stringify() writes the envelope, UTF-8 items included", () => {
+    const items = ['{"label":"é-ß"}', "[1,2]", "null"];
+    expect(listJson(items.map((i) => Buffer.from(i)), 3, 4, 99).toString("utf8"))
+      .toBe(JSON.stringify({ data: items.map((i) => JSON.parse(i) as unknown), page: 3, pages: 4, results: 99 }));
+    expect(listJson([], 1, 1, 0).toString("utf8")).toBe(JSON.stringify({ data: [], page: 1, pages: 1, results: 0 }));
+  });
+});
+
+describe("a page among many, made afresh after a change", () => {
+  let big: RunningEmulator;
+  let first = 0;
+  beforeAll(async () => {
+    big = await start({ rateLimits: false });
+    const seeded = await client(big).admin("POST", "/seed", { databases: { count: 1200, labelPrefix: "afresh" } });
+    first = (seeded.body as { databases: { first_id: number } }).databases.first_id;
+  });
+  afterAll(async () => { await big.close(); });
+
+  /** The page as sent, as text. */
+  const page = async (path: string): Promise<string> => {
+    const res = await fetch(`${big.url}${path}`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    expect(res.status).toBe(200);
+    return res.text();
+  };
+  /** What rendering every database of the page afresh would send now. */
+  const rendered = (engine: DbEngine | null, n: number): string => {
+    const all = big.context.state.databases.inOrder(engine);
+    const now = big.now();
+    return JSON.stringify({
+      data: all.slice((n - 1) * 500, n * 500).map((db) => (engine === null ? renderListItem(db, now) : renderDatabase(db, { now }))),
+      page: n, pages: Math.ceil(all.length / 500), results: all.length,
+    });
+  };
+  const engineList = "/databases/mysql/instances?page=2&page_size=500";
+  const allList = "/databases/instances?page=2&page_size=500";
+
+  it("shows each change to one of its databases in the next page, as rendering afresh would", async () => {
+    const api = client(big);
+    // Made once and kept: the next page would be sent as made unless something shows the change.
+    expect(await page(engineList)).toBe(rendered("mysql", 2));
+    expect(await page(allList)).toBe(rendered(null, 2));
+    const changes: [number, Record<string, unknown>][] = [
+      [first + 500, { label: "afresh-renamed-1" }],
+      [first + 777, { allow_list: ["203.0.113.7/32"] }],
+      [first + 999, { label: "afresh-renamed-2", updates: { hour_of_day: 5 } }],
+    ];
+    for (const [id, body] of changes) {
+      expect((await api.put(`/databases/mysql/instances/${String(id)}`, body)).status).toBe(200);
+      const text = await page(engineList);
+      expect(text).toBe(rendered("mysql", 2));
+      const shown = (JSON.parse(text) as { data: Record<string, unknown>[] }).data.find((d) => d.id === id);
+      expect(shown).toMatchObject(body.allow_list === undefined ? { label: body.label } : { allow_list: body.allow_list, status: "updating" });
+      expect(await page(allList)).toBe(rendered(null, 2));
+    }
+  });
+
+  it("shows a change made in the emulator's process (a field assigned, the change counted), as settle() makes one", async () => {
+    expect(await page(engineList)).toBe(rendered("mysql", 2));
+    const db = big.context.state.databases.get(first + 600) as DatabaseRecord;
+    db.status = "degraded";
+    db.updated += 1000;
+    noteStateChange();
+    const text = await page(engineList);
+    expect(text).toBe(rendered("mysql", 2));
+    expect((JSON.parse(text) as { data: { id: number; status: string }[] }).data.find((d) => d.id === db.id)?.status).toBe("degraded");
   });
 });
 

@@ -16,9 +16,10 @@ export function normalizeAllowList(list: readonly string[]): string[] {
 }
 
 export function labelTaken(ctx: EmulatorContext, engine: DbEngine, label: string, exceptId?: number): boolean {
-  // Labels are unique per engine (facts: S189, SNEW).
-  for (const db of ctx.state.databases.values()) {
-    if (db.engine === engine && db.label === label && db.id !== exceptId) return true;
+  // Labels are unique per engine (facts: S189, SNEW). The engine's own list, kept in order, is
+  // walked faster than the map.
+  for (const db of ctx.state.databases.inOrder(engine)) {
+    if (db.label === label && db.id !== exceptId) return true;
   }
   return false;
 }

@@ -1,6 +1,7 @@
-// Databases rendered as JSON text, kept per record and rendered again only when a field they
-// show changed: a list page is then a join of kept strings, with no date formatting or
-// JSON.stringify per item. A kept text is checked against the record on every use (every field
+// Databases rendered as JSON, kept per record as the UTF-8 bytes sent and rendered again only
+// when a field they show changed: a list page is then its kept items copied into one buffer,
+// with no date formatting, JSON.stringify or UTF-8 encoding per item (a page made afresh after
+// one of its records changed renders that record alone). A kept text is checked against the record on every use (every field
 // it shows, compared as it was when rendered), so whoever changes a record, by assigning a field
 // (settle, a route, the admin endpoint, a test), is seen without telling this cache. Changing
 // an array or object a record holds in place (allow_list.push()) is not seen: every writer
@@ -63,11 +64,11 @@ class Kept {
   readonly private_network: DatabaseRecord["private_network"];
   readonly fork: DatabaseRecord["fork"];
   readonly pending_updates: DatabaseRecord["pending_updates"];
-  /** renderDatabase(db, { now }) as JSON, and the restore point's second it shows. */
-  full: string | null = null;
+  /** renderDatabase(db, { now }) as JSON (UTF-8), and the restore point's second it shows. */
+  full: Buffer | null = null;
   fullRestore: number | null = null;
-  /** renderReduced(db) as JSON. */
-  reduced: string | null = null;
+  /** renderReduced(db) as JSON (UTF-8). */
+  reduced: Buffer | null = null;
 
   constructor(db: DatabaseRecord) {
     this.id = db.id;
@@ -112,23 +113,44 @@ class Kept {
   }
 }
 
-const kept = new WeakMap<DatabaseRecord, Kept>();
+/**
+ * Where a record holds its Kept: a property of its own no one else sees (a symbol, not
+ * enumerable: not in Object.keys(), JSON.stringify(), a spread or a state file), read faster
+ * than a WeakMap is looked up, which a list does for each of its items.
+ */
+const KEPT = Symbol("kept JSON");
+type Holder = DatabaseRecord & { [KEPT]?: Kept };
+
+function keptOf(db: DatabaseRecord): Kept | undefined {
+  return (db as Holder)[KEPT];
+}
 
 function keptFor(db: DatabaseRecord): Kept {
-  let k = kept.get(db);
+  let k = keptOf(db);
   if (k === undefined || !k.shows(db)) {
     k = new Kept(db);
-    kept.set(db, k);
+    Object.defineProperty(db, KEPT, { value: k, writable: true, configurable: true, enumerable: false });
   }
   return k;
 }
 
-/** JSON.stringify(renderDatabase(db, { now })). */
-export function databaseJson(db: DatabaseRecord, now: number): string {
+/**
+ * The text as UTF-8 in memory of its own: Buffer.from() would cut a small one from a shared 8 KiB
+ * block, which stays whole while any text cut from it lives, so texts replaced one at a time
+ * over a long run could keep many blocks for a few live texts each.
+ */
+function utf8(text: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
+  return bytes;
+}
+
+/** JSON.stringify(renderDatabase(db, { now })) as UTF-8. */
+export function databaseJson(db: DatabaseRecord, now: number): Buffer {
   const k = keptFor(db);
   const restore = restoreSecond(db, now);
   if (k.full === null || k.fullRestore !== restore) {
-    k.full = JSON.stringify(renderDatabase(db, { now }));
+    k.full = utf8(JSON.stringify(renderDatabase(db, { now })));
     k.fullRestore = restore;
   }
   return k.full;
@@ -139,26 +161,40 @@ export function databaseJson(db: DatabaseRecord, now: number): string {
  * else null: a GET of one database uses it, but does not keep a text of its own (rendered once
  * and dropped, as a first look is, it costs less than rendering and keeping).
  */
-export function keptDatabaseJson(db: DatabaseRecord, now: number): string | null {
-  const k = kept.get(db);
+export function keptDatabaseJson(db: DatabaseRecord, now: number): Buffer | null {
+  const k = keptOf(db);
   if (k?.full == null || !k.shows(db) || k.fullRestore !== restoreSecond(db, now)) return null;
   return k.full;
 }
 
-/** JSON.stringify(renderListItem(db, now)): an item of GET /databases/instances. */
-export function listItemJson(db: DatabaseRecord, now: number): string {
+/** JSON.stringify(renderListItem(db, now)) as UTF-8: an item of GET /databases/instances. */
+export function listItemJson(db: DatabaseRecord, now: number): Buffer {
   if (db.platform === "current") return databaseJson(db, now);
   const k = keptFor(db);
-  k.reduced ??= JSON.stringify(renderReduced(db));
+  k.reduced ??= utf8(JSON.stringify(renderReduced(db)));
   return k.reduced;
 }
 
+/**
+ * Items in a kept run of a page: a page made again after one of its items changed copies that
+ * run alone and sends the others as kept (a page is its runs sent one after another), so a
+ * change costs a few KiB copied, not the whole page (~320 KiB for 500 items) allocated anew.
+ */
+const RUN_ITEMS = 32;
+
+/** A run of a page's items: their texts (by identity) and the bytes they make, comma-separated. */
+interface Run {
+  items: readonly Buffer[];
+  bytes: Buffer;
+}
+
 interface KeptPage {
-  items: readonly string[];
+  runs: readonly Run[];
   page: number;
   pages: number;
   results: number;
-  bytes: Buffer;
+  /** The page as sent: HEAD, each run's bytes, the envelope's end. */
+  chunks: readonly Buffer[];
   /** The map's revision and the count of changes when made: while both stay, so does every item. */
   revision: number;
   changes: number;
@@ -176,40 +212,81 @@ const keptPages = new WeakMap<DatabaseMap, Map<string, KeptPage>>();
  * (noteStateChange(): every request or admin call that may change something, every settle that
  * does), and the same emulated second if it shows one. Otherwise null: make it (pageJson).
  */
-export function keptPage(map: DatabaseMap, key: string, now: number): Buffer | null {
+export function keptPage(map: DatabaseMap, key: string, now: number): readonly Buffer[] | null {
   const last = keptPages.get(map)?.get(key);
   if (last?.revision !== map.revision || last.changes !== stateChangeCount()) return null;
   if (last.second !== null && last.second !== Math.floor(now / 1000)) return null;
-  return last.bytes;
+  return last.chunks;
 }
 
 /**
  * The list envelope ({data, page, pages, results}, as JSON.stringify() writes it) of these
- * items' texts, as UTF-8, kept as the page `key` names (keptPage). The bytes made last time
- * for it are used again while every item's text is the same. `timed`: an item shows a time
- * that moves with the clock (a current-platform database's oldest_restore_time).
+ * items' JSON, as UTF-8 chunks sent one after another, kept as the page `key` names
+ * (keptPage). Each run of RUN_ITEMS items whose texts are the ones it was made of last time
+ * is used again as it is; the chunks made last time are used again while every item's text is
+ * the same. `timed`: an item shows a time that moves with the clock (a current-platform
+ * database's oldest_restore_time).
  */
-export function pageJson(map: DatabaseMap, key: string, items: readonly string[], page: number, pages: number, results: number, timed: boolean, now: number): Buffer {
+export function pageJson(map: DatabaseMap, key: string, items: readonly Buffer[], page: number, pages: number, results: number, timed: boolean, now: number): readonly Buffer[] {
   let kept = keptPages.get(map);
   if (kept === undefined) {
     kept = new Map();
     keptPages.set(map, kept);
   }
   const last = kept.get(key);
-  const bytes = last !== undefined && last.page === page && last.pages === pages && last.results === results && sameItems(last.items, items)
-    ? last.bytes
-    : Buffer.from(`{"data":[${items.join(",")}],"page":${String(page)},"pages":${String(pages)},"results":${String(results)}}`);
+  const runs: Run[] = [];
+  let same = last !== undefined && last.page === page && last.pages === pages && last.results === results;
+  for (let start = 0; start < items.length; start += RUN_ITEMS) {
+    const end = Math.min(items.length, start + RUN_ITEMS);
+    const before = last?.runs[runs.length];
+    if (before !== undefined && holds(before.items, items, start, end)) runs.push(before);
+    else {
+      same = false;
+      const run = items.slice(start, end);
+      runs.push({ items: run, bytes: joined(run, start > 0) });
+    }
+  }
+  if (last !== undefined && runs.length !== last.runs.length) same = false;
+  const chunks = same && last !== undefined ? last.chunks : [HEAD, ...runs.map((r) => r.bytes), envelopeEnd(page, pages, results)];
   kept.delete(key);
-  kept.set(key, { items, page, pages, results, bytes, revision: map.revision, changes: stateChangeCount(), second: timed ? Math.floor(now / 1000) : null });
+  kept.set(key, { runs, page, pages, results, chunks, revision: map.revision, changes: stateChangeCount(), second: timed ? Math.floor(now / 1000) : null });
   if (kept.size > PAGES_KEPT) {
     const oldest = kept.keys().next().value;
     if (oldest !== undefined) kept.delete(oldest);
   }
-  return bytes;
+  return chunks;
 }
 
-function sameItems(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+/** The list envelope of these items' JSON (UTF-8) in one buffer: what pageJson() sends, for a page not kept. */
+export function listJson(items: readonly Buffer[], page: number, pages: number, results: number): Buffer {
+  return Buffer.concat([HEAD, joined(items, false), envelopeEnd(page, pages, results)]);
+}
+
+const HEAD = Buffer.from('{"data":[');
+const COMMA = 0x2c;
+
+function envelopeEnd(page: number, pages: number, results: number): Buffer {
+  return Buffer.from(`],"page":${String(page)},"pages":${String(pages)},"results":${String(results)}}`);
+}
+
+/** The items comma-separated in one buffer, after a comma when `lead` (a run after the first). */
+function joined(items: readonly Buffer[], lead: boolean): Buffer {
+  let size = lead ? items.length : Math.max(0, items.length - 1);
+  for (const item of items) size += item.length;
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as Buffer;
+    if (lead || i > 0) out[at++] = COMMA;
+    out.set(item, at);
+    at += item.length;
+  }
+  return out;
+}
+
+/** Whether `run` is items[start..end) (each text by identity). */
+function holds(run: readonly Buffer[], items: readonly Buffer[], start: number, end: number): boolean {
+  if (run.length !== end - start) return false;
+  for (let i = start; i < end; i++) if (run[i - start] !== items[i]) return false;
   return true;
 }

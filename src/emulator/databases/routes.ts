@@ -15,7 +15,7 @@ import { begin, requireNotStatus, requireStatus, settle, settleList } from "./li
 import {
   checkCreate, checkFork, checkResize, checkVersionUpgrade, createRecord, findDatabase, labelTaken, legacyRefusal, normalizeAllowList, privateNetwork,
 } from "./model.ts";
-import { databaseJson, keptDatabaseJson, keptPage, listItemJson, pageJson } from "./render-cache.ts";
+import { databaseJson, keptDatabaseJson, keptPage, listItemJson, listJson, pageJson } from "./render-cache.ts";
 import { renderBackup, renderDatabase } from "./render.ts";
 import { mysqlCreateSchema, postgresCreateSchema, snapshotSchema, updateSchema, valkeyCreateSchema } from "./schemas.ts";
 
@@ -71,7 +71,7 @@ function databaseList(req: RequestContext, engine: DbEngine | null): RouteResult
   const pages = Math.max(1, Math.ceil(results / page.pageSize));
   const start = (page.page - 1) * page.pageSize;
   const end = Math.min(results, start + page.pageSize);
-  const data: string[] = [];
+  const data: Buffer[] = [];
   let timed = false;
   for (let i = start; i < end; i++) {
     const db = items[i] as DatabaseRecord;
@@ -81,7 +81,7 @@ function databaseList(req: RequestContext, engine: DbEngine | null): RouteResult
   return {
     body: new RawJson(key !== null
       ? pageJson(map, key, data, page.page, pages, results, timed, now)
-      : `{"data":[${data.join(",")}],"page":${String(page.page)},"pages":${String(pages)},"results":${String(results)}}`),
+      : listJson(data, page.page, pages, results)),
   };
 }
 
