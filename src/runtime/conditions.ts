@@ -34,6 +34,11 @@ export function getCondition(list: readonly Condition[] | undefined, type: Condi
 
 export const isTrue = (list: readonly Condition[] | undefined, type: ConditionType): boolean => getCondition(list, type)?.status === "True";
 
+/** Ready as of the object's current generation: nothing asked of it since it last settled. */
+export function readyAtGeneration(obj: { metadata: { generation?: number | undefined }; status?: { conditions?: readonly Condition[] | undefined; observedGeneration?: number | undefined } | undefined }): boolean {
+  return isTrue(obj.status?.conditions, "Ready") && obj.status?.observedGeneration === obj.metadata.generation;
+}
+
 function truncate(s: string, n: number): string {
   return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
 }

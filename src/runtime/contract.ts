@@ -17,7 +17,7 @@ export {
   type KindDefinition, type KindSetting, type SettingValues,
 } from "./kind-definition.ts";
 export { EXTERNAL_ID_ANNOTATION, isPaused } from "./annotations.ts";
-export { getCondition, isTrue } from "./conditions.ts";
+export { getCondition, isTrue, readyAtGeneration } from "./conditions.ts";
 export { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 export { problems, type Problem } from "./problems.ts";
 export type { EventRecorder } from "./events.ts";

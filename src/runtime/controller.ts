@@ -15,6 +15,7 @@ import { errorChain, isConflict } from "../kube/errors.ts";
 import { objectKey } from "../kube/types.ts";
 import type { CacheEntries } from "../metrics/cache-entries.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
+import { readyAtGeneration } from "./conditions.ts";
 import { RetryAfterError, TerminalError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import type { AnyManagedKind, KindModule, ManagedObject } from "./managed.ts";
@@ -63,8 +64,7 @@ function fingerprint(obj: ManagedObject): string {
 
 /** Ready as of its generation and not being deleted: what a new process may look at after the rest. */
 function settled(obj: ManagedObject): boolean {
-  const ready = obj.status?.conditions?.find((c) => c.type === "Ready");
-  return ready?.status === "True" && obj.status?.observedGeneration === obj.metadata.generation && obj.metadata.deletionTimestamp === undefined;
+  return readyAtGeneration(obj) && obj.metadata.deletionTimestamp === undefined;
 }
 
 /** Whether an update changed anything a reconcile depends on (not just a status write). */

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { isNotFound, type LinodeClient, type NodeBalancer, type NodeBalancerCreateRequest, type NodeBalancerVpcConfig } from "../../linode/index.ts";
 import {
-  ConditionReasons as R, getCondition, isTrue, problems, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed,
+  ConditionReasons as R, getCondition, problems, readyAtGeneration, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed,
   type Logger, type PollIntervals,
 } from "../../runtime/contract.ts";
 
@@ -138,7 +138,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
    */
   async observe(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Observation<ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan>> {
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
-    const settled = isTrue(m.obj.status?.conditions, "Ready") && m.obj.status?.observedGeneration === m.obj.metadata.generation;
+    const settled = readyAtGeneration(m.obj);
     // One NodeBalancer list per poll interval serves every look (our own changes invalidate it).
     const maxAge = settled ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis;
     const api = this.deps.linode.nodeBalancers;
