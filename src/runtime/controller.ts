@@ -100,6 +100,13 @@ export class Controller<D = unknown> {
    * create the API refuses would be sent a second time by the pass our finalizer write woke.
    */
   private readonly ownWrites = new Map<string, string[]>();
+  /**
+   * Update events of a key that arrived while a pass of it ran: judged when the pass ends, once
+   * every write it made has been answered and remembered. A watch event can come before the
+   * answer to the write that caused it; judged at once, the pass's own write (the finalizer and
+   * id after a create) would queue another pass, a configs list and nodes lists more.
+   */
+  private readonly heldEvents = new Map<string, { resourceVersion: string | undefined; relevant: boolean }[]>();
   private workers: Promise<void>[] = [];
   private resyncTimer: NodeJS.Timeout | undefined;
   private warming: Promise<void> | undefined;
@@ -166,6 +173,7 @@ export class Controller<D = unknown> {
       if (ev === "delete") {
         this.terminal.delete(key);
         this.ownWrites.delete(key);
+        this.heldEvents.delete(key);
         this.reconciler.forget(key);
         deps.events.forget?.(obj);
         const id = recordedIdOf(this.kind, obj);
@@ -176,6 +184,12 @@ export class Controller<D = unknown> {
       }
       // Before start() nothing is queued: start() queues every object it then finds.
       if (!this.active) return;
+      if (ev === "update" && this.queue.isProcessing(key)) {
+        const held = this.heldEvents.get(key) ?? [];
+        held.push({ resourceVersion: obj.metadata.resourceVersion, relevant: relevantChange(obj, old) });
+        this.heldEvents.set(key, held);
+        return;
+      }
       if (ev === "update" && (this.isOwnWrite(key, obj.metadata.resourceVersion) || !relevantChange(obj, old))) return;
       this.queue.addAfter(key, this.coalesceMillis);
     });
@@ -190,6 +204,7 @@ export class Controller<D = unknown> {
     entries.track(`${kind}.terminal`, () => this.terminal.size);
     entries.track(`${kind}.woken`, () => this.woken.size);
     entries.track(`${kind}.ownWrites`, () => this.ownWrites.size);
+    entries.track(`${kind}.heldEvents`, () => this.heldEvents.size);
     entries.track(`${kind}.answeredCreates`, () => this.reconciler.answeredCreateCount);
     entries.track(`${kind}.repeatedUpdates`, () => this.reconciler.repeatedUpdateCount);
   }
@@ -203,6 +218,16 @@ export class Controller<D = unknown> {
     // Bounded: a relist may skip versions, whose events then never come.
     if (list.length > OWN_WRITES_KEPT) list.shift();
     this.ownWrites.set(key, list);
+  }
+
+  /** The events held during a pass of `key`: one that is not of our own writes and changes something queues it. */
+  private judgeHeldEvents(key: string): void {
+    const held = this.heldEvents.get(key);
+    if (held === undefined) return;
+    this.heldEvents.delete(key);
+    // Each is looked up, in order, so that the versions our writes made are spent either way.
+    const queue = held.map((e) => !this.isOwnWrite(key, e.resourceVersion) && e.relevant).some(Boolean);
+    if (queue && this.active && !this.stopRequested) this.queue.addAfter(key, this.coalesceMillis);
   }
 
   private isOwnWrite(key: string, resourceVersion: string | undefined): boolean {
@@ -321,18 +346,18 @@ export class Controller<D = unknown> {
   }
 
   /**
-   * Queues every cached object no pass will look at within a resync interval anyway (none running,
-   * nothing scheduled, or scheduled later than that); returns how many. A key whose poll or retry is due
-   * sooner is left alone: queueing it would only add a pass (a NodeBalancer's configs list, a
-   * snapshot's backup read) to the one already coming, every object at once.
+   * Queues every cached object no pass is planned for (none running, none queued or scheduled);
+   * returns how many. A scheduled pass is the kind's own plan for when to look again (a poll at
+   * the drift window, a retry's backoff, an Available snapshot every sixth window: a backup never
+   * changes): queueing such a key would only add a pass (a NodeBalancer's configs list, a
+   * snapshot's backup read) before the one already coming, every object at once. What the resync
+   * is for is an object that has no pass coming at all.
    */
   resync(): number {
     let queued = 0;
     for (const o of this.list()) {
       const key = objectKey(o);
-      if (this.queue.isProcessing(key)) continue;
-      const due = this.queue.dueIn(key);
-      if (due !== undefined && due <= this.resyncMillis) continue;
+      if (this.queue.isProcessing(key) || this.queue.dueIn(key) !== undefined) continue;
       this.queue.addRoutine(key);
       queued++;
     }
@@ -350,6 +375,7 @@ export class Controller<D = unknown> {
         // pass ends, retried with backoff; the worker and every other key go on.
         this.unexpected("worker", key, err);
       } finally {
+        this.judgeHeldEvents(key);
         this.queue.done(key);
       }
     }

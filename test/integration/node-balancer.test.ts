@@ -33,12 +33,12 @@ const https443 = { port: 443, protocol: "https", tlsSecretRef: { name: "web-tls"
  * An operator env of its own on a namespace of its own (registered as the describe's hooks),
  * and what the tests need from it.
  */
-function nodeBalancerEnv(prefix: string) {
+function nodeBalancerEnv(prefix: string, poll = { pendingMillis: 300, readyMillis: 2_000 }) {
   const cluster = useTestCluster(prefix);
   let env: OperatorEnv;
   // Health checks every 2 emulated seconds; statistics exist 1 s after a create and are read every 0.5 s.
   beforeAll(async () => {
-    env = await startOperatorEnv(cluster, { poll: { pendingMillis: 300, readyMillis: 2_000 }, emulatorConfig: { statsDelaySeconds: 1 }, statsMillis: 500 });
+    env = await startOperatorEnv(cluster, { poll, emulatorConfig: { statsDelaySeconds: 1 }, statsMillis: 500 });
   });
   afterAll(async () => { await env.stop(); });
 
@@ -295,5 +295,22 @@ describe("NodeBalancer statistics", () => {
     // Its statistics go with it.
     expect(await s.env.registry.metrics()).not.toContain(`name="doomed",id="${String(doomed)}"`);
     expect(held()).toEqual(before.map((n) => n - 2));
+  });
+});
+
+// With a drift window as long as the product's (10 s here, 300 s by default), the first look
+// after a create is the one that finds it Ready: after the first health check and outside
+// `updated`'s trust window, so nothing is read twice on the way.
+describe("NodeBalancer: the way to Ready", () => {
+  const s = nodeBalancerEnv("nb-first-look", { pendingMillis: 300, readyMillis: 10_000 });
+  const { create, settled, status, count } = s;
+
+  it("reads the configs once and each config's nodes once; no firewalls list for one created without a firewall", async () => {
+    const before = { configs: count("GET", CONFIGS), nodes: count("GET", NODES), firewalls: count("GET", `${ONE}/firewalls`) };
+    await create("first-look", { configs: [http80, { port: 8080, ...checked, nodes: [{ label: "api-1", address: "192.168.10.7:8080" }] }] });
+    const nb = await settled("first-look", (o) => status(o).configs?.every((c) => c.nodes?.every((n) => n.status === "UP") === true) === true);
+    expect(status(nb).configs?.map((c) => c.port)).toEqual([80, 8080]);
+    // A first look within 3 s of the create (its check interval is 2 s) was not trusted: the next read every config's nodes and the firewalls again.
+    expect({ configs: count("GET", CONFIGS) - before.configs, nodes: count("GET", NODES) - before.nodes, firewalls: count("GET", `${ONE}/firewalls`) - before.firewalls }).toEqual({ configs: 1, nodes: 2, firewalls: 0 });
   });
 });

@@ -22,8 +22,9 @@ const key = (name: string): string => `${ns}/${name}`;
 const running: Controller[] = [];
 afterEach(async () => { await Promise.all(running.splice(0).map((c) => c.stop())); });
 
-async function harness(opts: { resyncMillis?: number; backoffBaseMillis?: number; connection?: boolean } = {}) {
+async function harness(opts: { resyncMillis?: number; backoffBaseMillis?: number; connection?: boolean; eventsBeforeAnswer?: boolean } = {}) {
   const kube = new MemoryKube();
+  kube.eventsBeforeAnswer = opts.eventsBeforeAnswer ?? false;
   const cloud = new GadgetCloud();
   const controller = new Controller(cloud.kind(POLL, { connection: opts.connection ?? false }), {
     kube, log: createLogger({ level: "silent" }), events: new KubeEventRecorder(kube, { controller: "test", instance: "queue" }),
@@ -82,14 +83,19 @@ describe("controller: what spans passes", () => {
     }
   });
 
-  it("a terminal error is tried once and not retried by the periodic resync (which does reconcile the others), then retried on a spec change", async () => {
+  it("a terminal error is tried once and not retried by the periodic resync (which queues it: it has no pass coming), then retried on a spec change", async () => {
     const h = await harness({ resyncMillis: 30 });
     h.cloud.maxSize = 10;
+    const resyncs: number[] = [];
+    const resync = h.controller.resync.bind(h.controller);
+    h.controller.resync = () => { const n = resync(); resyncs.push(n); return n; };
     await h.create("healthy", {});
     await h.create("bad", { size: 1000 });
     await h.until("Synced=False", () => h.condition("bad", "Synced")?.status === "False");
-    const healthy = h.observes("healthy");
-    await h.until("three resyncs of the others", () => h.observes("healthy") >= healthy + 3);
+    await h.until("no pass running", () => h.controller.queue.inFlight === 0);
+    const from = resyncs.length;
+    await h.until("three resyncs that queued it", () => resyncs.slice(from).filter((n) => n >= 1).length >= 3);
+    await h.until("no pass running", () => h.controller.queue.inFlight === 0 && h.controller.queue.length === 0);
     // Not even the watch event of our own finalizer write tries it again.
     expect(h.cloud.createAttempts.filter((k) => k === key("bad"))).toHaveLength(1);
     expect(h.kube.events.filter((e) => e.reason === "ApiRejected")).toHaveLength(1);
@@ -97,8 +103,8 @@ describe("controller: what spans passes", () => {
     await h.until("Ready after the spec change", () => h.ready("bad"));
   });
 
-  it("a resync queues only the objects no pass will look at within its interval: not one whose poll comes sooner", async () => {
-    // Polls of Ready objects are due in 60 s, within the default 10-minute resync: nothing to add.
+  it("a resync queues only the objects no pass is planned for: not one whose poll is scheduled, however far off", async () => {
+    // Polls of Ready objects are due in 60 s: a pass is planned, nothing to add.
     const h = await harness();
     h.cloud.maxSize = 10;
     await h.create("a", {});
@@ -113,12 +119,35 @@ describe("controller: what spans passes", () => {
     expect(h.controller.resync()).toBe(1);
     expect(h.cloud.createAttempts.filter((k) => k === key("bad"))).toHaveLength(1);
     expect(h.observes("a") + h.observes("b")).toBe(passes);
-    // A resync shorter than the poll does queue them: their next look is further off than it.
+    // A resync far shorter than the poll leaves it too: its look is the kind's plan (an Available
+    // snapshot's every sixth window), which the resync used to bring forward every interval.
     const short = await harness({ resyncMillis: 1_000 });
     await short.create("c", {});
     await short.until("Ready", () => short.ready("c"));
     await short.until("no pass running", () => short.controller.queue.inFlight === 0);
-    expect(short.controller.resync()).toBe(1);
+    expect(short.controller.queue.dueIn(key("c"))).toBeGreaterThan(1_000);
+    expect(short.controller.resync()).toBe(0);
+  });
+
+  it("the watch event of its own write, come before the write's answer, queues no pass: the first look is when the create said; an edit made during a pass is not lost", async () => {
+    const h = await harness({ eventsBeforeAnswer: true });
+    // The create's own first look, e.g. a NodeBalancer's after its first health check.
+    h.cloud.firstLookMillis = 400;
+    await h.create("a", {});
+    await h.until("Ready", () => h.ready("a"));
+    await h.until("idle", () => h.controller.queue.inFlight === 0 && h.controller.queue.length === 0 && (h.controller.queue.dueIn(key("a")) ?? 0) > 1_000);
+    // The finalizer, the id and the status: each write's event came before its answer, and none
+    // brought the look forward (which, for a NodeBalancer, made it too early to trust).
+    const looks = h.cloud.observeCalls.filter((c) => c.key === key("a")).map((c) => c.at);
+    expect(looks).toHaveLength(2);
+    expect((looks[1] ?? 0) - (looks[0] ?? 0)).toBeGreaterThanOrEqual(400);
+    // Someone else's edit while a pass runs is judged when the pass ends: reconciled.
+    h.cloud.observeDelayMillis = 200;
+    h.controller.enqueue(key("a"));
+    await h.until("a pass running", () => h.controller.queue.isProcessing(key("a")));
+    await h.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "a" }, { spec: { size: 3 } });
+    h.cloud.observeDelayMillis = 0;
+    await h.until("the edit reconciled", () => h.ready("a") && h.get("a")?.status?.size === 3);
   });
 
   it("a new process looks at a new object before re-observing what the last one left settled; nothing is queued before it starts", async () => {

@@ -69,6 +69,12 @@ function unchanged(a: NodeBalancerConfig, b: ObservedConfig): boolean {
 
 /** `updated` is to the second: a read this long after it (its second, and 2 s for clocks) saw every change that shares it. */
 const TRUST_AFTER_MILLIS = 3_000;
+/**
+ * How long after a create its first look waits at least: one sooner is not trusted, and the
+ * next look reads every config's nodes and the firewalls again (the API's answer and a second
+ * of margin on top of the trust window).
+ */
+export const FIRST_TRUSTED_LOOK_MILLIS = TRUST_AFTER_MILLIS + 1_000;
 
 export class ConfigReader {
   private readonly linode: LinodeClient;

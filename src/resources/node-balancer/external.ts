@@ -12,7 +12,7 @@ import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
 import { locateOwned } from "../shared/locate.ts";
 import type { ListCache } from "../shared/list-cache.ts";
-import type { ConfigReader, ReadOptions, Recorded } from "./configs.ts";
+import { FIRST_TRUSTED_LOOK_MILLIS, type ConfigReader, type ReadOptions, type Recorded } from "./configs.ts";
 import {
   configBody, firewallToAssign, immutableMismatches, isEmptyPlan, premiumOnlyAsks, noFirewallChange, nodeBodies, planFirewalls, planNodeBalancer, type FirewallPlan, type NodeBalancerPlan,
   type ObservedNodeBalancer,
@@ -295,11 +295,13 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     this.vpcConfigs.delete(nb.id);
     if (s.firewallId === undefined) this.deps.configs.createdWithoutFirewall(nb.id);
     else this.noteAssigned(nb.id, s.firewallId);
-    // Ready waits for a backend UP in each checked config, which no look sees before its first check.
+    // Ready waits for a backend UP in each checked config, which no look sees before its first
+    // check; and a look within `updated`'s trust window would be repeated in full (configs.ts).
     const firstCheck = Math.max(0, ...s.configs.filter((c) => c.check !== "none" && c.nodes.length > 0).map((c) => c.checkInterval * 1000));
+    const firstLook = firstCheck > 0 ? Math.max(firstCheck, FIRST_TRUSTED_LOOK_MILLIS) : 0;
     // Assigned in the create itself: this resource's own.
     const own = s.firewallId !== undefined ? { managedFirewallIds: [s.firewallId] } : {};
-    return { externalId: String(nb.id), status: { id: nb.id, ...own }, ...(firstCheck > 0 ? { lookAfterMillis: Math.min(firstCheck, this.deps.poll.readyMillis) } : {}) };
+    return { externalId: String(nb.id), status: { id: nb.id, ...own }, ...(firstLook > 0 ? { lookAfterMillis: Math.min(firstLook, this.deps.poll.readyMillis) } : {}) };
   }
 
   /**
