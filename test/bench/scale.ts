@@ -9,7 +9,8 @@
 // database's backups list) are added at their share of a window. Convergence is held to a floor
 // computed from the counts before the run (floors.ts), in calls and in time.
 // Phases, each printed and saved to docs/benchmarks/results/scale-three-kinds.json:
-// convergence, steady state, a new object while the rest exist, drift put back, restart.
+// convergence, steady state, a new object while the rest exist, drift put back, restart, failover
+// to a warm standby (failover-phase.ts).
 import { generateCertificate } from "../../src/emulator/certs.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
@@ -26,6 +27,7 @@ import { isReady, kubectl, listAll, quantile, say, secs, sleep, watchKind } from
 import { callsByRoute, callsOf, linodeCalls, minus, Peak, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
 import { benchLatency, latencyFlag } from "./bench-latency.ts";
+import { failoverPhase } from "./failover-phase.ts";
 import { workloadFloor } from "./floors.ts";
 
 const [M, B, S, steadyMinutes, readySeconds] = [1000, 200, 300, 60, 300].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number, number];
@@ -429,6 +431,13 @@ try {
   if (flaps.length > 0) notes.push(`Ready flaps after the restart: ${flaps.slice(0, 10).join(", ")}`);
   const restartMem = await rssMiB(pidOf());
   figure(`RSS after a restart with ${String(total + 20)} Ready objects`, Math.round(restartMem.rss), "MiB");
+
+  // ---- Failover to a warm standby ----
+  op.child.kill("SIGTERM");
+  await op.exited;
+  ({ proc: op, metricsUrl } = await failoverPhase({
+    bench, kube, namespace: NS, operatorArgs, kinds: kinds.map((k) => (k.kind === "ManagedDatabase" ? { ...k, n } : k)), databaseSpec: mdbSpec, figure, tables, notes,
+  }));
 
   if (unlimited) notes.push("BENCH_UNLIMITED (bench:scale:10k): the emulator has no rate limit and the operator spends all of its own budget (--linode-api-share 1: 1,840 calls a minute); steady RSS and steady calls at 10,000 objects are what this run is for. Convergence here spans several drift windows (300 s), so objects Ready early are looked at again meanwhile (every second window while the budget is nearly spent: the objects not Ready yet go first), which the workload-only floor does not count.");
   notes.push(STEADY_GAP);
