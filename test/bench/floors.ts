@@ -75,12 +75,17 @@ export function workloadFloor(w: Workload, b: Budget): WorkloadFloor {
   const paginatedOwn = w.nodeBalancers * (1 + w.configsPerNodeBalancer);
   const dbPages = w.databasesByEngine.reduce((a, n) => a + Math.ceil(n / PAGE), 0);
   const nbPages = Math.ceil(w.nodeBalancers / PAGE);
-  /** Sweeps every pending poll for `seconds(sweeps)`, iterated to a fixed point. */
-  const converge = (seconds: (sweeps: number) => number): { sweeps: number; seconds: number } => {
+  /**
+   * Sweeps every pending poll for `seconds(sweeps)`, iterated to a fixed point; never more often
+   * than leaves half the paginated class to the rest (a small share's class cannot hold a sweep
+   * every pending poll, and the sweeps alone would then push the time out without end).
+   */
+  const converge = (pages: number, seconds: (sweeps: number) => number): { sweeps: number; seconds: number } => {
+    const every = Math.max(w.pendingPollSeconds, (2 * pages * b.windowSeconds) / b.listsPerWindow);
     let sweeps = 1;
     let t = seconds(sweeps);
     for (let i = 0; i < 50; i++) {
-      const next = Math.max(1, Math.ceil(t / w.pendingPollSeconds));
+      const next = Math.max(1, Math.ceil(t / every));
       if (next === sweeps) break;
       sweeps = next;
       t = seconds(sweeps);
@@ -90,14 +95,14 @@ export function workloadFloor(w: Workload, b: Budget): WorkloadFloor {
   // Databases and their snapshots (which wait in the databases' list): their lists are swept
   // while they converge, the budget theirs alone (the kindest case).
   const waits = (w.snapshots > 0 ? 2 : 1) * w.provisionSeconds + w.pendingPollSeconds;
-  const db = databases + w.snapshots === 0 ? { sweeps: 0, seconds: 0 } : converge((n) => sendSeconds(dbOwn + n * dbPages, n * dbPages, b) + waits);
+  const db = databases + w.snapshots === 0 ? { sweeps: 0, seconds: 0 } : converge(dbPages, (n) => sendSeconds(dbOwn + n * dbPages, n * dbPages, b) + waits);
   // Everything: the NodeBalancers' list each sweep until the last call is sent.
-  const all = converge((n) => Math.max(db.seconds, sendSeconds(fixed + db.sweeps * dbPages + n * nbPages, paginatedOwn + db.sweeps * dbPages + n * nbPages, b)));
+  const all = converge(dbPages + nbPages, (n) => Math.max(db.seconds, sendSeconds(fixed + db.sweeps * dbPages + n * nbPages, paginatedOwn + db.sweeps * dbPages + n * nbPages, b)));
   const nbSweeps = nbPages === 0 ? 0 : all.sweeps;
   const lists = db.sweeps * dbPages + nbSweeps * nbPages;
   return {
     calls: fixed + lists, lists, paginated: paginatedOwn + lists, sweeps: all.sweeps, seconds: all.seconds,
     parts: [...perObject, [`list pages: databases ${String(dbPages)} a sweep × ${String(db.sweeps)} sweeps, NodeBalancers ${String(nbPages)} × ${String(nbSweeps)}`, lists]],
-    formula: `3 a database (create, credentials, CA) + (2 + configs) a NodeBalancer (create with configs and nodes inline, configs list, a nodes list per config) + 2 a snapshot (create, backup read) + ceil(N ÷ ${String(PAGE)}) list pages per kind and engine per sweep, a sweep every ${String(w.pendingPollSeconds)} s while the kind converges; time floor: (ceil(max(calls ÷ ${String(b.perWindow)}, paginated GETs ÷ ${String(b.listsPerWindow)})) − 1) × ${String(b.windowSeconds)} s, and for databases + provisioning (${String(w.provisionSeconds)} s, twice with snapshots) + a sweep (${String(w.pendingPollSeconds)} s)`,
+    formula: `3 a database (create, credentials, CA) + (2 + configs) a NodeBalancer (create with configs and nodes inline, configs list, a nodes list per config) + 2 a snapshot (create, backup read) + ceil(N ÷ ${String(PAGE)}) list pages per kind and engine per sweep, a sweep every ${String(w.pendingPollSeconds)} s (or as often as half the paginated class allows) while the kind converges; time floor: (ceil(max(calls ÷ ${String(b.perWindow)}, paginated GETs ÷ ${String(b.listsPerWindow)})) − 1) × ${String(b.windowSeconds)} s, and for databases + provisioning (${String(w.provisionSeconds)} s, twice with snapshots) + a sweep (${String(w.pendingPollSeconds)} s)`,
   };
 }

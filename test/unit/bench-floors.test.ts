@@ -33,4 +33,15 @@ describe("bench floors", () => {
     expect(big.lists).toBe(3 * big.sweeps);
     expect(big.seconds).toBe(sendSeconds(big.calls, big.lists, budget) + 10);
   });
+
+  it("at a small share the sweeps leave room in the paginated class: the floor is finite", () => {
+    // A tenth of the API's limit: 20 paginated GETs a minute, three list pages a sweep.
+    const small = { perWindow: 184, windowSeconds: 60, listsPerWindow: 20 };
+    const f = workloadFloor({ databasesByEngine: [100, 100], nodeBalancers: 40, configsPerNodeBalancer: 4, snapshots: 60, provisionSeconds: 5, pendingPollSeconds: 5 }, small);
+    // 200 paginated GETs of the NodeBalancers' own at 20 a minute: ten minutes at least, and not
+    // much more than the sweeps' half of the class adds.
+    expect(f.seconds).toBeGreaterThanOrEqual(600);
+    expect(f.seconds).toBeLessThan(3_600);
+    expect(f.seconds).toBe(sendSeconds(f.calls, f.paginated, small));
+  });
 });
