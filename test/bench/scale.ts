@@ -312,6 +312,22 @@ try {
     const cap = 1.2 * apiFloorOf[k.kind];
     figure(`${k.kind}: Linode calls per drift window, daily costs included (${String(k.n)} objects; the issue's floor ${String(floorOf[k.kind])}, the API's ${String(round2(apiFloorOf[k.kind]))})`, round2(perWindow), undefined, `≤ ${String(round2(cap))} (1.2× the API's floor)`, perWindow <= cap);
   }
+  // How often each NodeBalancer's health (its configs list, a paginated GET) was read, against
+  // the window asked and the window the paginated class leaves at the operator's share once the
+  // shared lists have their pages: at the chart's shortest window (10 s) the budget, not the
+  // window, sets the pace, and that is what a user of it gets.
+  if (B > 0) {
+    const configsReads = routes.find(([k]) => k === "GET /nodebalancers/{nodeBalancerId}/configs")?.[1];
+    const steadySeconds = windows * readySeconds;
+    const interval = configsReads === undefined ? undefined : round2(steadySeconds / (configsReads / B));
+    const listPagesPerMinute = (floorOf.ManagedDatabase + floorOf.NodeBalancer) * 60 / readySeconds;
+    const left = budget.listsPerWindow - listPagesPerMinute;
+    const allowed = left > 0 ? round2(B / (left / 60)) : undefined;
+    const pace = Math.max(readySeconds, allowed ?? Number.POSITIVE_INFINITY);
+    if (allowed === undefined || allowed > readySeconds) notes.push(`At a ${String(readySeconds)} s window the API's floor for NodeBalancers (${String(B + floorOf.NodeBalancer)} paginated GETs a window) is more than the operator's share of the API's paginated class allows (${String(round2(left * readySeconds / 60))} a window once the shared lists have theirs): the calls per window are the budget's, and each NodeBalancer's health is read as often as the budget allows, which the seconds between its reads show.`);
+    figure(`NodeBalancer: seconds between reads of one NodeBalancer's health (asked every ${String(readySeconds)} s; the paginated class at the operator's share allows every ${String(allowed ?? "never")} s for ${String(B)})`,
+      interval, "s", `≤ ${String(round2(1.2 * pace))} s (1.2× the slower of the two)`, (v) => v <= 1.2 * pace);
+  }
   tables.push({
     title: "Steady state: Linode calls per drift window, by route",
     columns: ["call", "per window"],
