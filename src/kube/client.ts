@@ -284,6 +284,10 @@ export class KubeClient implements KubeApi, ClusterInspection {
     return kubeCall(() => this.coordination.replaceNamespacedLease({ ...key, body: lease as V1Lease }, this.withSignal(opts.signal)));
   }
 
+  async listLeases(namespace: string, labelSelector: string, opts: CallOptions = {}): Promise<LeaseObject[]> {
+    return kubeCall(async () => (await this.coordination.listNamespacedLease({ namespace, labelSelector }, this.withSignal(opts.signal))).items);
+  }
+
   async namespaceUid(name: string): Promise<string> {
     const ns = await kubeCall(() => this.core.readNamespace({ name }, this.opts));
     const uid = ns.metadata?.uid;

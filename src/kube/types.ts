@@ -186,6 +186,8 @@ export interface KubeApi {
   createLease(namespace: string, lease: LeaseObject, opts?: CallOptions): Promise<LeaseObject>;
   /** PUT with metadata.resourceVersion: a 409 means someone else wrote it first. */
   replaceLease(key: ObjectKey, lease: LeaseObject, opts?: CallOptions): Promise<LeaseObject>;
+  /** The Leases of a namespace with these labels (e.g. the shards' membership Leases). */
+  listLeases(namespace: string, labelSelector: string, opts?: CallOptions): Promise<LeaseObject[]>;
 
   /** A namespace's UID (e.g. kube-system's, a stable identity of the cluster). */
   namespaceUid(name: string): Promise<string>;

@@ -21,6 +21,8 @@ export interface LeaderElectionOptions {
   retryPeriodMillis?: number;
   /** Set on the Lease when this replica creates or takes it (e.g. its ServiceAccount). */
   owner?: OwnerReference | undefined;
+  /** Labels the Lease is created with (a shard's membership Lease: which ring it belongs to). */
+  labels?: Record<string, string>;
   onStartedLeading: () => void;
   onStoppedLeading: () => void;
   log?: Logger;
@@ -28,7 +30,7 @@ export interface LeaderElectionOptions {
 
 export class LeaderElector {
   private readonly kube: KubeApi;
-  private readonly opts: Required<Omit<LeaderElectionOptions, "log" | "owner">> & Pick<LeaderElectionOptions, "log" | "owner">;
+  private readonly opts: Required<Omit<LeaderElectionOptions, "log" | "owner" | "labels">> & Pick<LeaderElectionOptions, "log" | "owner" | "labels">;
   private observedRv: string | undefined;
   private observedAt = 0;
   /** When the last successful renew was sent. */
@@ -124,7 +126,7 @@ export class LeaderElector {
       if (!isNotFound(err)) throw err;
       try {
         await this.kube.createLease(this.opts.namespace, {
-          metadata: { name: this.opts.name, namespace: this.opts.namespace, ...(this.opts.owner !== undefined ? { ownerReferences: [this.opts.owner] } : {}) },
+          metadata: { name: this.opts.name, namespace: this.opts.namespace, ...(this.opts.owner !== undefined ? { ownerReferences: [this.opts.owner] } : {}), ...(this.opts.labels !== undefined ? { labels: this.opts.labels } : {}) },
           spec: { holderIdentity: this.opts.identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 },
         }, call);
         return true;

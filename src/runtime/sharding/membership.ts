@@ -1,0 +1,100 @@
+// Which shards are alive: each replica holds a Lease of its own (the membership: a LeaderElector
+// on "<ring>-shard-<identity>", which only that replica ever holds, so it stops acting at its
+// renew deadline as a leader does), labelled with the ring's name; every replica lists the
+// ring's Leases each retry period. A shard is alive while its Lease is held and has changed
+// within its duration, judged by the local clock since its resourceVersion last changed (as the
+// leader elector judges expiry, never by the holder's clock). A shard that stopped renewing
+// stopped acting at its renew deadline (10 s), before its Lease expires (15 s): when the others
+// see it dead, it is not acting. A shard that shut down cleanly clears its holder: dead at once.
+import type { KubeApi, LeaseObject } from "../../kube/types.ts";
+import { errorChain } from "../../kube/errors.ts";
+import type { Logger } from "../logger.ts";
+import { Timings } from "../timings.ts";
+import { HashRing } from "./ring.ts";
+
+/** The label on a shard's membership Lease: the ring (the release) it belongs to. */
+export const SHARD_RING_LABEL = "linode.operator.dev/shard-ring";
+
+/** The name of `identity`'s membership Lease in `ring` (a Lease name: at most 253 characters, DNS subdomain). */
+export const shardLeaseName = (ring: string, identity: string): string => `${ring}-shard-${identity}`;
+
+interface Seen { resourceVersion: string | undefined; at: number }
+
+export interface ShardMembersOptions {
+  namespace: string;
+  ring: string;
+  /** How often the Leases are listed (the lease's retry period by default). */
+  pollMillis?: number;
+  /** Called with the ring whenever the set of alive shards changes (and once, first). */
+  onChange: (ring: HashRing) => void;
+  log?: Logger;
+  now?: () => number;
+}
+
+export class ShardMembers {
+  private readonly kube: KubeApi;
+  private readonly opts: ShardMembersOptions;
+  private readonly seen = new Map<string, Seen>();
+  private alive: string[] | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(kube: KubeApi, opts: ShardMembersOptions) {
+    this.kube = kube;
+    this.opts = opts;
+  }
+
+  /** The alive shards as last listed (undefined before the first list). */
+  get shards(): readonly string[] | undefined {
+    return this.alive;
+  }
+
+  start(): void {
+    const tick = (): void => {
+      if (this.stopped) return;
+      void this.refresh().finally(() => {
+        if (!this.stopped) this.timer = setTimeout(tick, this.opts.pollMillis ?? Timings.retryPeriodMillis);
+      });
+    };
+    tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+  }
+
+  /** Lists the ring's Leases once; calls onChange when the alive set differs from the last. */
+  async refresh(): Promise<void> {
+    let leases: LeaseObject[];
+    try {
+      leases = await this.kube.listLeases(this.opts.namespace, `${SHARD_RING_LABEL}=${this.opts.ring}`);
+    } catch (err) {
+      // Nothing is concluded from a failed list: the shards alive stay as they were seen.
+      this.opts.log?.warn({ err: errorChain(err) }, "could not list the shards' Leases");
+      return;
+    }
+    const now = (this.opts.now ?? Date.now)();
+    const names = new Set<string>();
+    const alive: string[] = [];
+    for (const lease of leases) {
+      const name = lease.metadata?.name ?? "";
+      names.add(name);
+      const rv = lease.metadata?.resourceVersion;
+      const before = this.seen.get(name);
+      const seen = before !== undefined && before.resourceVersion === rv ? before : { resourceVersion: rv, at: now };
+      this.seen.set(name, seen);
+      const holder = lease.spec?.holderIdentity ?? "";
+      const duration = (lease.spec?.leaseDurationSeconds ?? Timings.leaseDurationMillis / 1000) * 1000;
+      // Only its own replica holds a shard's Lease: a holder of another name is not a member.
+      if (holder === "" || name !== shardLeaseName(this.opts.ring, holder) || now - seen.at > duration) continue;
+      alive.push(holder);
+    }
+    for (const name of this.seen.keys()) if (!names.has(name)) this.seen.delete(name);
+    alive.sort();
+    if (this.alive !== undefined && this.alive.length === alive.length && this.alive.every((s, i) => s === alive[i])) return;
+    this.opts.log?.info({ shards: alive, before: this.alive ?? [] }, "shards changed");
+    this.alive = alive;
+    this.opts.onChange(new HashRing(alive));
+  }
+}

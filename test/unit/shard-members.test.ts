@@ -1,0 +1,80 @@
+// Which shards are alive, from their membership Leases: held and changed within their duration
+// by the local clock; a cleared holder is gone at once; a Lease held by another identity than
+// its name says, or of another ring, is no member; a failed list concludes nothing.
+import { describe, expect, it } from "vitest";
+import { KubeApiError } from "../../src/kube/errors.ts";
+import { microTime } from "../../src/kube/client.ts";
+import { SHARD_RING_LABEL, ShardMembers, shardLeaseName } from "../../src/runtime/sharding/membership.ts";
+import type { HashRing } from "../../src/runtime/sharding/ring.ts";
+import { MemoryKube } from "../fixtures/memory-kube.ts";
+
+const ns = "operators";
+const ring = "linode-operator";
+
+async function hold(kube: MemoryKube, identity: string, opts: { ring?: string; holder?: string } = {}): Promise<void> {
+  const name = shardLeaseName(opts.ring ?? ring, identity);
+  const spec = { holderIdentity: opts.holder ?? identity, leaseDurationSeconds: 15, renewTime: microTime() };
+  try {
+    const lease = await kube.getLease({ namespace: ns, name });
+    await kube.replaceLease({ namespace: ns, name }, { ...lease, spec: { ...lease.spec, ...spec } });
+  } catch {
+    await kube.createLease(ns, { metadata: { name, namespace: ns, labels: { [SHARD_RING_LABEL]: opts.ring ?? ring } }, spec });
+  }
+}
+
+function members(kube: MemoryKube) {
+  let t = 1_000_000;
+  const changes: string[][] = [];
+  const m = new ShardMembers(kube, { namespace: ns, ring, onChange: (r: HashRing) => { changes.push([...r.shards]); }, now: () => t });
+  return { m, changes, advance: (ms: number) => { t += ms; } };
+}
+
+describe("ShardMembers", () => {
+  it("alive while held and renewed; dead once not renewed for its duration; back when it renews", async () => {
+    const kube = new MemoryKube();
+    await hold(kube, "op-a");
+    await hold(kube, "op-b");
+    const { m, changes, advance } = members(kube);
+    await m.refresh();
+    expect(m.shards).toEqual(["op-a", "op-b"]);
+    // b renews every 10 s; a stops.
+    for (let i = 0; i < 2; i++) { advance(10_000); await hold(kube, "op-b"); await m.refresh(); }
+    expect(m.shards).toEqual(["op-b"]);
+    await hold(kube, "op-a");
+    await m.refresh();
+    expect(changes).toEqual([["op-a", "op-b"], ["op-b"], ["op-a", "op-b"]]);
+  });
+
+  it("a cleared holder (a clean shutdown) is gone at once", async () => {
+    const kube = new MemoryKube();
+    await hold(kube, "op-a");
+    await hold(kube, "op-b");
+    const { m } = members(kube);
+    await m.refresh();
+    await hold(kube, "op-a", { holder: "" });
+    await m.refresh();
+    expect(m.shards).toEqual(["op-b"]);
+  });
+
+  it("is not a member: a Lease another identity holds, or one of another ring", async () => {
+    const kube = new MemoryKube();
+    await hold(kube, "op-a");
+    await hold(kube, "op-b", { holder: "op-a" });
+    await hold(kube, "op-c", { ring: "other-release" });
+    const { m } = members(kube);
+    await m.refresh();
+    expect(m.shards).toEqual(["op-a"]);
+  });
+
+  it("a failed list changes nothing", async () => {
+    const kube = new MemoryKube();
+    await hold(kube, "op-a");
+    const { m, changes, advance } = members(kube);
+    await m.refresh();
+    kube.failNext("listLeases", new KubeApiError(500, "InternalError", "etcd is down"));
+    advance(60_000);
+    await m.refresh();
+    expect(m.shards).toEqual(["op-a"]);
+    expect(changes).toHaveLength(1);
+  });
+});
