@@ -11,8 +11,8 @@
 // A throw anywhere in one object's pass (a kind's bug, a metric, a log call) ends that pass for
 // that object only: the worker survives it, counts it (linode_operator_unexpected_errors_total)
 // and backs the key off; every other object goes on.
-import { errorChain, isConflict } from "../kube/errors.ts";
-import { objectKey } from "../kube/types.ts";
+import { errorChain, isConflict, isInvalid } from "../kube/errors.ts";
+import { objectKey, type KubeApi } from "../kube/types.ts";
 import type { CacheEntries } from "../metrics/cache-entries.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { readyAtGeneration } from "./conditions.ts";
@@ -28,6 +28,7 @@ import { RECORDED_ID_INDEX, wireKind, type ControllerDeps } from "./controller-b
 export type { ControllerDeps };
 import { Timings, jittered } from "./timings.ts";
 import { WorkQueue, trackQueue, type BackoffPolicy } from "./workqueue.ts";
+import { DRAIN_LABEL, SHARD_LABEL } from "./sharding/assignment.ts";
 
 export interface ControllerOptions {
   concurrency: number;
@@ -51,6 +52,12 @@ export interface ControllerOptions {
    * among flows (workqueue.ts, flows.ts). Neither: one flow, first come first served.
    */
   flowOf?: (obj: ManagedObject) => string;
+  /**
+   * This replica's shard, when replicas share the work (its caches hold only the objects
+   * labelled to it): it acts on an object only while its own ring gives it the object's
+   * namespace too, and lets go of one the sharder drains once no pass of it runs.
+   */
+  shard?: { identity: string; owns: (namespace: string) => boolean };
 }
 
 
@@ -113,11 +120,13 @@ export class Controller<D = unknown> {
   /** Workers started: events queue keys from then on. */
   private active = false;
   private stopRequested = false;
+  private readonly kube: KubeApi;
   readonly kindName: string;
 
   constructor(module: KindModule<D>, deps: ControllerDeps<D>, opts: ControllerOptions) {
     this.kindName = module.type.kind;
     this.opts = opts;
+    this.kube = deps.kube;
     this.log = deps.log.child({ kind: this.kindName });
     this.metrics = deps.metrics;
     this.onPass = deps.onPass;
@@ -126,6 +135,7 @@ export class Controller<D = unknown> {
     m?.countObjects(this.kindName, () => (this.active ? this.list() : []));
     this.pool = deps.informers ?? new InformerPool(deps.kube, {
       namespaces: opts.namespaces,
+      ...(opts.shard !== undefined ? { shard: { group: module.type.group, labelSelector: `${SHARD_LABEL}=${opts.shard.identity}` } } : {}),
       informer: { logger: this.log, ...(opts.watchdogMillis !== undefined ? { watchdogMillis: opts.watchdogMillis } : {}) },
       onRestart: (informer, reason) => m?.informerRestarts.inc({ informer, reason }),
       onUnexpectedError: (where) => { m?.unexpectedErrors.inc({ where }); },
@@ -218,6 +228,46 @@ export class Controller<D = unknown> {
     // Bounded: a relist may skip versions, whose events then never come.
     if (list.length > OWN_WRITES_KEPT) list.shift();
     this.ownWrites.set(key, list);
+  }
+
+  /**
+   * A shard acts on an object labelled to it that its own ring gives it as well: a label alone
+   * (a tenant can write one) never makes two shards act. One the sharder drains is let go: no
+   * pass of it runs now (the queue runs one per key), and none starts after the labels go.
+   */
+  private async mayAct(key: string, obj: ManagedObject, shard: NonNullable<ControllerOptions["shard"]>): Promise<boolean> {
+    const labels = obj.metadata.labels ?? {};
+    // Relabelled away: its watch event drops it from this shard's cache.
+    if (labels[SHARD_LABEL] !== shard.identity) return false;
+    if (labels[DRAIN_LABEL] !== undefined) {
+      await this.letGo(key, obj, shard.identity);
+      return false;
+    }
+    if (!shard.owns(obj.metadata.namespace ?? "")) {
+      // The sharder's ring and this shard's disagree for now (a membership change seen first
+      // by one of them): looked at again once this shard's view has had time to catch up.
+      this.queue.addAfter(key, Timings.retryPeriodMillis);
+      return false;
+    }
+    return true;
+  }
+
+  private async letGo(key: string, obj: ManagedObject, identity: string): Promise<void> {
+    const label = (name: string): string => `/metadata/labels/${name.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+    try {
+      await this.kube.jsonPatchCustom(this.kind.type, { namespace: obj.metadata.namespace ?? "", name: obj.metadata.name }, [
+        { op: "test", path: label(SHARD_LABEL), value: identity },
+        { op: "remove", path: label(SHARD_LABEL) },
+        { op: "remove", path: label(DRAIN_LABEL) },
+      ]);
+      this.queue.forget(key);
+      this.log.info({ namespace: obj.metadata.namespace, name: obj.metadata.name }, "let go of an object the sharder moves to another shard");
+    } catch (err) {
+      // Changed meanwhile (the drain called off, relabelled): its event brings it back if it is still ours.
+      if (isConflict(err) || isInvalid(err)) return;
+      const delay = this.queue.addRateLimited(key);
+      this.log.warn({ err: errorChain(err), retryInMillis: delay }, "could not let go of a drained object; retrying");
+    }
   }
 
   /** The events held during a pass of `key`: one that is not of our own writes and changes something queues it. */
@@ -403,6 +453,7 @@ export class Controller<D = unknown> {
       this.woken.delete(key);
       return;
     }
+    if (this.opts.shard !== undefined && !(await this.mayAct(key, obj, this.opts.shard))) return;
     const woken = this.woken.delete(key);
     if (!woken && this.terminal.get(key) === fingerprint(obj)) {
       // Failed terminally and nothing has changed since: trying again would fail the same way.

@@ -489,6 +489,11 @@ export interface InformerPoolOptions {
   onUnexpectedError?: (where: InformerFailure, err: unknown) => void;
   /** Where each store's objects and index entries are counted (linode_operator_cache_entries). */
   cacheEntries?: CacheEntries;
+  /**
+   * A shard's selector: every cache of a type in `group` (the operator's own kinds) holds only
+   * the objects labelled `labelSelector` (this replica's shard), so caches split across shards.
+   */
+  shard?: { group: string; labelSelector: string };
 }
 
 /** Resources whose content is anyone's to fill: a cache of them must say what it keeps (ContentPolicy). */
@@ -524,7 +529,10 @@ export class InformerPool {
     return this.make(t, selectors, [undefined]);
   }
 
-  private make<T extends KubeObject>(t: ResourceType, selectors: Selectors, namespaces: (string | undefined)[]): SharedStore<T> {
+  private make<T extends KubeObject>(t: ResourceType, given: Selectors, namespaces: (string | undefined)[]): SharedStore<T> {
+    const shard = this.opts.shard !== undefined && t.group === this.opts.shard.group ? this.opts.shard.labelSelector : undefined;
+    const labelSelector = [given.labelSelector, shard].filter((x) => x !== undefined && x !== "").join(",");
+    const selectors: Selectors = { ...given, ...(labelSelector !== "" ? { labelSelector } : {}) };
     const policy = selectors.content;
     if (t.group === "" && CONTENT_TYPES.has(t.plural) && policy === undefined) throw new Error(`a cache of ${t.plural} must say what it keeps of them (Selectors.content): a selector alone lets anyone fill it`);
     const id = `${namespaces.join(",")}|${t.group}/${t.version}/${t.plural}?${selectors.labelSelector ?? ""}&${selectors.fieldSelector ?? ""}&${JSON.stringify(policy ?? null)}`;

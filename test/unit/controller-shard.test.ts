@@ -1,0 +1,81 @@
+// A Controller as one shard of several: its caches hold only the objects labelled to it; it acts
+// on one only while its own ring gives it the namespace as well (a label alone, which a tenant
+// can write, does not); it lets go of one the sharder drains, and no pass of it runs after.
+// On the in-memory Kubernetes API (whose label-selected watches, like the API server's, drop
+// an object that leaves the selector) and the in-memory Gadget cloud.
+import { afterEach, describe, expect, it } from "vitest";
+import { Controller } from "../../src/runtime/controller.ts";
+import { KubeEventRecorder } from "../../src/runtime/events.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
+import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
+import { GadgetCloud, gadgetType } from "../fixtures/gadget-kind.ts";
+import { MemoryKube } from "../fixtures/memory-kube.ts";
+
+const ns = "tenant";
+const running: Controller[] = [];
+afterEach(async () => { await Promise.all(running.splice(0).map((c) => c.stop())); });
+
+async function shard(identity: string, owns: () => boolean) {
+  const kube = new MemoryKube();
+  const cloud = new GadgetCloud();
+  const controller = new Controller(cloud.kind({ pendingMillis: 40, readyMillis: 60_000 }), {
+    kube, log: createLogger({ level: "silent" }), events: new KubeEventRecorder(kube, { controller: "test", instance: identity }),
+  }, { concurrency: 2, namespaces: [ns], coalesceMillis: 0, shard: { identity, owns } });
+  running.push(controller);
+  await controller.start();
+  const get = (name: string): ManagedObject | undefined => kube.peek(gadgetType, { namespace: ns, name }) as ManagedObject | undefined;
+  return {
+    kube, cloud, controller, get,
+    observes: (name: string): number => cloud.observeCalls.filter((c) => c.key === `${ns}/${name}`).length,
+    create: (name: string, labels: Record<string, string>) => kube.createCustom(gadgetType, ns, { metadata: { name, labels }, spec: { size: 1 } }),
+    ready: (name: string): boolean => get(name)?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true,
+    async until(what: string, fn: () => boolean): Promise<void> {
+      const end = Date.now() + 5_000;
+      while (!fn()) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    },
+  };
+}
+
+describe("a Controller as one shard", () => {
+  it("holds and acts on only the objects labelled to it", async () => {
+    const s = await shard("op-a", () => true);
+    await s.create("mine", { [SHARD_LABEL]: "op-a" });
+    await s.create("theirs", { [SHARD_LABEL]: "op-b" });
+    await s.create("unassigned", {});
+    await s.until("mine Ready", () => s.ready("mine"));
+    await s.until("idle", () => s.controller.queue.inFlight === 0 && s.controller.queue.length === 0);
+    expect(s.controller.list().map((o) => o.metadata.name)).toEqual(["mine"]);
+    expect(s.observes("theirs") + s.observes("unassigned")).toBe(0);
+  });
+
+  it("a label its own ring does not agree with (a tenant's, or a move it has not seen yet) is not acted on until it does", async () => {
+    let owns = false;
+    const s = await shard("op-a", () => owns);
+    await s.create("forged", { [SHARD_LABEL]: "op-a" });
+    await s.until("looked at", () => s.controller.get(`${ns}/forged`) !== undefined && (s.controller.queue.dueIn(`${ns}/forged`) ?? 0) > 0);
+    expect(s.observes("forged")).toBe(0);
+    expect(s.cloud.creates).toHaveLength(0);
+    owns = true;
+    await s.until("Ready once its ring agrees", () => s.ready("forged"));
+  });
+
+  it("lets go of a drained object: both labels removed by it, out of its cache, no pass after", async () => {
+    const s = await shard("op-a", () => true);
+    await s.create("moving", { [SHARD_LABEL]: "op-a", team: "x" });
+    await s.until("Ready", () => s.ready("moving"));
+    await s.until("idle", () => s.controller.queue.inFlight === 0);
+    const passes = s.observes("moving");
+    const o = s.get("moving");
+    await s.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "moving" }, { metadata: { labels: { ...o?.metadata.labels, [DRAIN_LABEL]: "true" } } });
+    await s.until("let go", () => s.get("moving")?.metadata.labels?.[SHARD_LABEL] === undefined);
+    expect(s.get("moving")?.metadata.labels).toEqual({ team: "x" });
+    await s.until("out of its cache", () => s.controller.get(`${ns}/moving`) === undefined);
+    expect(s.observes("moving")).toBe(passes);
+    // Its cloud object stays: letting go is not deleting.
+    expect(s.cloud.deletes).toHaveLength(0);
+  });
+});
