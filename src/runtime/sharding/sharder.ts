@@ -1,0 +1,137 @@
+// The sharder, run by the leader when replicas share the work: it labels each object of the
+// operator's kinds with the shard its namespace hashes to (ring.ts), and moves one between live
+// shards only by draining it first (assignment.ts: the old shard lets go, then it is assigned).
+// It keeps no cache of the objects, so the leader's memory does not grow with them: it lists
+// their metadata in pages when the ring changes and every sweep period, and watches only the
+// unassigned ones (new objects, and those a shard let go), which are few.
+// Every label write carries the resourceVersion it was decided on: an object changed meanwhile
+// (a shard letting go, a tenant's edit) is a 409, and decided again from what it is now.
+import { errorChain, isConflict, isNotFound } from "../../kube/errors.ts";
+import type { KubeApi, KubeObject, ResourceType } from "../../kube/types.ts";
+import type { Logger } from "../logger.ts";
+import { InformerPool } from "../stores.ts";
+import { DRAIN_LABEL, planShard, SHARD_LABEL, type ShardAction } from "./assignment.ts";
+import type { HashRing } from "./ring.ts";
+
+export interface SharderOptions {
+  /** The operator's kinds: every object of these is assigned. */
+  types: ResourceType[];
+  /** Namespaces the operator watches; empty means all. */
+  namespaces: string[];
+  /** A full sweep this often, whatever happened (a missed event, a label a tenant removed). */
+  sweepMillis?: number;
+  log?: Logger;
+}
+
+export type SweepCounts = Record<ShardAction["type"], number>;
+
+const PAGE = 500;
+const DEFAULT_SWEEP_MILLIS = 60_000;
+
+export class Sharder {
+  private readonly kube: KubeApi;
+  private readonly opts: SharderOptions;
+  private readonly unassigned: InformerPool;
+  private ring: HashRing | undefined;
+  private sweeping: Promise<SweepCounts> | undefined;
+  private sweepAgain = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(kube: KubeApi, opts: SharderOptions) {
+    this.kube = kube;
+    this.opts = opts;
+    this.unassigned = new InformerPool(kube, { namespaces: opts.namespaces, ...(opts.log !== undefined ? { informer: { logger: opts.log } } : {}) });
+    for (const t of opts.types) {
+      const store = this.unassigned.store<KubeObject>(t, { labelSelector: `!${SHARD_LABEL}` });
+      store.onEvent((ev, obj) => {
+        if (ev !== "delete") void this.act(t, obj).catch((err: unknown) => { this.opts.log?.warn({ err: errorChain(err) }, "could not assign an object to a shard"); });
+      });
+    }
+  }
+
+  async start(ring: HashRing): Promise<void> {
+    this.ring = ring;
+    await this.unassigned.startAndSync();
+    const tick = (): void => {
+      this.timer = setTimeout(() => {
+        if (this.stopped) return;
+        void this.sweep().finally(tick);
+      }, this.opts.sweepMillis ?? DEFAULT_SWEEP_MILLIS);
+      this.timer.unref();
+    };
+    await this.sweep();
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    await this.unassigned.stop();
+    await this.sweeping;
+  }
+
+  /** The alive shards changed: every object is decided again. */
+  setRing(ring: HashRing): void {
+    this.ring = ring;
+    if (!this.stopped) void this.sweep();
+  }
+
+  /** Decides every object once (a sweep asked for while one runs runs again after it). */
+  sweep(): Promise<SweepCounts> {
+    if (this.sweeping !== undefined) {
+      this.sweepAgain = true;
+      return this.sweeping;
+    }
+    const run = async (): Promise<SweepCounts> => {
+      const counts: SweepCounts = { none: 0, assign: 0, drain: 0, undrain: 0 };
+      try {
+        do {
+          this.sweepAgain = false;
+          for (const t of this.opts.types) {
+            for (const namespace of this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined]) {
+              let continueToken: string | undefined;
+              do {
+                const page = await this.kube.list<KubeObject>(t, { metadataOnly: true, limit: PAGE, ...(namespace !== undefined ? { namespace } : {}), ...(continueToken !== undefined ? { continueToken } : {}) });
+                for (const o of page.items) counts[await this.act(t, o)]++;
+                continueToken = page.continueToken;
+              } while (continueToken !== undefined && !this.stopped);
+            }
+          }
+          // Asked for again while this one ran (set from outside during the awaits above).
+        } while (this.askedAgain() && !this.stopped);
+      } catch (err) {
+        this.opts.log?.warn({ err: errorChain(err) }, "a shard sweep failed; the next one decides again");
+      } finally {
+        this.sweeping = undefined;
+      }
+      if (counts.assign + counts.drain + counts.undrain > 0) this.opts.log?.info({ ...counts }, "shards assigned");
+      return counts;
+    };
+    this.sweeping = run();
+    return this.sweeping;
+  }
+
+  private askedAgain(): boolean {
+    return this.sweepAgain;
+  }
+
+  private async act(t: ResourceType, o: KubeObject): Promise<ShardAction["type"]> {
+    const ring = this.ring;
+    if (ring === undefined || this.stopped) return "none";
+    const action = planShard(o.metadata.labels, o.metadata.namespace ?? "", ring);
+    const labels = action.type === "assign" ? { [SHARD_LABEL]: action.shard, [DRAIN_LABEL]: null }
+      : action.type === "drain" ? { [DRAIN_LABEL]: "true" }
+      : action.type === "undrain" ? { [DRAIN_LABEL]: null }
+      : undefined;
+    if (labels === undefined) return "none";
+    try {
+      await this.kube.mergePatchCustom(t, { namespace: o.metadata.namespace ?? "", name: o.metadata.name }, { metadata: { resourceVersion: o.metadata.resourceVersion, labels } });
+    } catch (err) {
+      // Changed or gone since it was read: decided again from its next event or sweep.
+      if (isConflict(err) || isNotFound(err)) return "none";
+      throw err;
+    }
+    return action.type;
+  }
+}
