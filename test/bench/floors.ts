@@ -54,7 +54,7 @@ const PAGE = 500;
  * The workload-only floor: per database its create, credentials and CA; per NodeBalancer its
  * create (configs and nodes inline), one configs list (the backends' health Ready reports) and
  * one nodes list per config (the node ids and states status shows); per snapshot its create and
- * one read of the backup (the create answers {}); per kind and account ceil(N ÷ 500) list pages
+ * the backups list that finds it (the create answers {}); per kind and account ceil(N ÷ 500) list pages
  * per sweep, a sweep every pending poll while the kind converges. The time floor sends those
  * calls as fast as the budget allows (the general window's and the paginated class's); databases
  * then wait out provisioning (twice with snapshots: a backup can be taken only of a database
@@ -66,13 +66,14 @@ export function workloadFloor(w: Workload, b: Budget): WorkloadFloor {
   const perObject: [string, number][] = [
     ["databases: create, credentials, CA", 3 * databases],
     ["NodeBalancers: create, configs list, a nodes list per config", w.nodeBalancers * (2 + w.configsPerNodeBalancer)],
-    ["snapshots: create, backup read", 2 * w.snapshots],
+    ["snapshots: create, the backups list that finds it", 2 * w.snapshots],
   ];
   const dbOwn = 3 * databases + 2 * w.snapshots;
   const fixed = perObject.reduce((a, [, n]) => a + n, 0);
-  // A NodeBalancer's configs list and each config's nodes list are paginated GETs: the API's
-  // 200-a-minute class, of which the operator takes its share, bounds them as much as the rest.
-  const paginatedOwn = w.nodeBalancers * (1 + w.configsPerNodeBalancer);
+  // A NodeBalancer's configs list and each config's nodes list are paginated GETs, as is the
+  // backups list that finds a snapshot (its create answers {}): the API's 200-a-minute class, of
+  // which the operator takes its share, bounds them as much as the rest.
+  const paginatedOwn = w.nodeBalancers * (1 + w.configsPerNodeBalancer) + w.snapshots;
   const dbPages = w.databasesByEngine.reduce((a, n) => a + Math.ceil(n / PAGE), 0);
   const nbPages = Math.ceil(w.nodeBalancers / PAGE);
   /**
@@ -95,7 +96,7 @@ export function workloadFloor(w: Workload, b: Budget): WorkloadFloor {
   // Databases and their snapshots (which wait in the databases' list): their lists are swept
   // while they converge, the budget theirs alone (the kindest case).
   const waits = (w.snapshots > 0 ? 2 : 1) * w.provisionSeconds + w.pendingPollSeconds;
-  const db = databases + w.snapshots === 0 ? { sweeps: 0, seconds: 0 } : converge(dbPages, (n) => sendSeconds(dbOwn + n * dbPages, n * dbPages, b) + waits);
+  const db = databases + w.snapshots === 0 ? { sweeps: 0, seconds: 0 } : converge(dbPages, (n) => sendSeconds(dbOwn + n * dbPages, n * dbPages + w.snapshots, b) + waits);
   // Everything: the NodeBalancers' list each sweep until the last call is sent.
   const all = converge(dbPages + nbPages, (n) => Math.max(db.seconds, sendSeconds(fixed + db.sweeps * dbPages + n * nbPages, paginatedOwn + db.sweeps * dbPages + n * nbPages, b)));
   const nbSweeps = nbPages === 0 ? 0 : all.sweeps;
@@ -103,6 +104,6 @@ export function workloadFloor(w: Workload, b: Budget): WorkloadFloor {
   return {
     calls: fixed + lists, lists, paginated: paginatedOwn + lists, sweeps: all.sweeps, seconds: all.seconds,
     parts: [...perObject, [`list pages: databases ${String(dbPages)} a sweep × ${String(db.sweeps)} sweeps, NodeBalancers ${String(nbPages)} × ${String(nbSweeps)}`, lists]],
-    formula: `3 a database (create, credentials, CA) + (2 + configs) a NodeBalancer (create with configs and nodes inline, configs list, a nodes list per config) + 2 a snapshot (create, backup read) + ceil(N ÷ ${String(PAGE)}) list pages per kind and engine per sweep, a sweep every ${String(w.pendingPollSeconds)} s (or as often as half the paginated class allows) while the kind converges; time floor: (ceil(max(calls ÷ ${String(b.perWindow)}, paginated GETs ÷ ${String(b.listsPerWindow)})) − 1) × ${String(b.windowSeconds)} s, and for databases + provisioning (${String(w.provisionSeconds)} s, twice with snapshots) + a sweep (${String(w.pendingPollSeconds)} s)`,
+    formula: `3 a database (create, credentials, CA) + (2 + configs) a NodeBalancer (create with configs and nodes inline, configs list, a nodes list per config) + 2 a snapshot (create, the backups list that finds it) + ceil(N ÷ ${String(PAGE)}) list pages per kind and engine per sweep, a sweep every ${String(w.pendingPollSeconds)} s (or as often as half the paginated class allows) while the kind converges; time floor: (ceil(max(calls ÷ ${String(b.perWindow)}, paginated GETs ÷ ${String(b.listsPerWindow)})) − 1) × ${String(b.windowSeconds)} s, and for databases + provisioning (${String(w.provisionSeconds)} s, twice with snapshots) + a sweep (${String(w.pendingPollSeconds)} s)`,
   };
 }

@@ -18,16 +18,17 @@ describe("bench floors", () => {
     const own = 3 * 1000 + 200 * 6 + 2 * 300;
     expect(f.calls).toBe(own + f.lists);
     expect(f.parts.reduce((a, [, n]) => a + n, 0)).toBe(f.calls);
-    // The paginated GETs: the sweeps' pages and each NodeBalancer's configs list and 4 nodes lists,
-    // 1,000 of them at 100 a window: the paginated class sets the time.
-    expect(f.paginated).toBe(f.lists + 200 * 5);
+    // The paginated GETs: the sweeps' pages, each NodeBalancer's configs list and 4 nodes lists,
+    // and each snapshot's backups list, 1,300 of them at 100 a window: the paginated class sets the time.
+    expect(f.paginated).toBe(f.lists + 200 * 5 + 300);
     expect(f.seconds).toBe(sendSeconds(f.calls, f.paginated, budget));
     expect(f.seconds).toBeGreaterThanOrEqual(600);
     expect(f.sweeps).toBe(Math.ceil(f.seconds / 5));
     // Databases alone: their two lists a sweep while they converge, provisioning twice with snapshots.
     const dbs = workloadFloor({ databasesByEngine: [500, 500], nodeBalancers: 0, configsPerNodeBalancer: 0, snapshots: 300, provisionSeconds: 5, pendingPollSeconds: 5 }, budget);
     expect(dbs.lists).toBe(2 * dbs.sweeps);
-    expect(dbs.seconds).toBe(sendSeconds(3_600 + dbs.lists, dbs.lists, budget) + 15);
+    // Each snapshot's backups list is a paginated GET too.
+    expect(dbs.seconds).toBe(sendSeconds(3_600 + dbs.lists, dbs.lists + 300, budget) + 15);
     // Larger pages: 1,200 databases of one engine are three pages a sweep.
     const big = workloadFloor({ databasesByEngine: [1_200], nodeBalancers: 0, configsPerNodeBalancer: 0, snapshots: 0, provisionSeconds: 5, pendingPollSeconds: 5 }, budget);
     expect(big.lists).toBe(3 * big.sweeps);
