@@ -11,7 +11,9 @@ import { KubeEventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
 import { Manager } from "../runtime/manager.ts";
 import { ownershipKey } from "../runtime/ownership-key.ts";
-import { buildControllers } from "../resources/index.ts";
+import { buildControllers, kinds } from "../resources/index.ts";
+import { ShardMembers } from "../runtime/sharding/membership.ts";
+import { Sharder } from "../runtime/sharding/sharder.ts";
 import { LinodeAccounts } from "../resources/shared/credentials.ts";
 
 export interface AssembledOperator {
@@ -56,13 +58,16 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
   // Owned by our ServiceAccount when it lives beside the Lease: uninstalling then removes it.
   const sa = kube.serviceAccount();
   const owner = sa?.namespace === config.leaderElectionNamespace ? ownerReferenceTo(sa) : undefined;
+  const sharding = config.shards ? shardingOf(config, kube, log) : undefined;
   const manager = new Manager({
     kube, log, metrics,
     leaderElection: { enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId, identity: config.identity, owner },
     healthPort: config.healthPort, metricsPort: config.metricsPort, bindHost: config.bindAddress,
     onLostLeadership: opts.onLostLeadership,
+    ...(sharding !== undefined ? { sharding } : {}),
   });
-  for (const c of buildControllers({ config, clusterId, kube, accounts, events, log, metrics })) manager.add(c);
+  const shard = sharding !== undefined ? { identity: config.identity, owns: (namespace: string) => sharding.members.ring?.owner(namespace) === config.identity } : undefined;
+  for (const c of buildControllers({ config, clusterId, kube, accounts, events, log, metrics, ...(shard !== undefined ? { shard } : {}) })) manager.add(c);
   return {
     manager,
     metrics,
@@ -72,4 +77,12 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
       await linode?.close();
     },
   };
+}
+
+/** Replicas sharing the work: who is alive (the shards' Leases beside the leader's), and the sharder the leader runs. */
+function shardingOf(config: OperatorConfig, kube: KubeClient, log: Logger): { members: ShardMembers; sharder: Sharder } {
+  if (!config.leaderElect) throw new Error("--shards needs leader election (--leader-elect true): the shards' Leases and the sharder's leader are how replicas agree");
+  const sharder = new Sharder(kube, { types: kinds.map((k) => k.type), namespaces: config.namespaces, log: log.child({ component: "sharder" }) });
+  const members = new ShardMembers(kube, { namespace: config.leaderElectionNamespace, ring: config.leaderElectionId, log: log.child({ component: "shards" }), onChange: (ring) => { sharder.setRing(ring); } });
+  return { members, sharder };
 }

@@ -62,7 +62,7 @@ export async function runChecks(deps: DoctorDeps): Promise<CheckResult[]> {
   results.push(...crds);
   const needed = neededPermissions({
     kinds: kindDefinitions, gates: readGates(config), clusterIdSet: config.clusterId !== undefined, leaseName: config.leaderElectionId,
-    tokenSecret: config.linodeTokenSecret, deploymentName: config.deploymentName,
+    tokenSecret: config.linodeTokenSecret, deploymentName: config.deploymentName, shards: config.shards,
   });
   results.push(await rbacCheck(cluster, needed, config.namespaces, config.leaderElectionNamespace));
   results.push(await nodesCheck(cluster, config.readNodes));

@@ -56,6 +56,7 @@ export const operatorOptions = {
   readNodes: option("read-nodes", "READ_NODES", bool.default(false), "true: list and watch the cluster's Nodes, and Services and EndpointSlices in the watched namespaces (get/list/watch on each: the chart's rbac.readNodes grants all three), for database allow lists that follow the nodes (spec.allowListFrom.nodes) and NodeBalancer backends that follow them or a Service (configs[].nodesFrom); otherwise those are NodesNotReadable"),
   concurrency: option("concurrency", "CONCURRENCY", z.coerce.number().int().min(1).max(64).default(4), "reconciles in parallel per kind, shared fairly among the Linode accounts objects act in"),
   leaderElect: option("leader-elect", "LEADER_ELECT", bool.default(true), "true|false: elect a leader on a Lease"),
+  shards: option("shards", "SHARDS", bool.default(false), "true: every replica works, on the objects of the namespaces its shard owns (each holds a Lease of its own; the leader labels each object with its namespace's shard); false: the leader does all the work and the other replicas stand by"),
   leaderElectionNamespace: option("leader-election-namespace", "POD_NAMESPACE", z.string().min(1).default("default"), "namespace of the Lease (default: the pod's, else default)"),
   leaderElectionId: option("leader-election-id", "LEADER_ELECTION_ID", z.string().min(1).default("linode-operator"), "name of the Lease"),
   identity: option("identity", "POD_NAME", z.string().min(1), "this replica's name in the Lease (default: hostname-pid)", (v) => v ?? `${hostname()}-${String(process.pid)}`),

@@ -8,7 +8,8 @@ import { Controller } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { ManagedObject } from "../runtime/managed.ts";
-import type { KindDefinition } from "../runtime/kind-definition.ts";
+import { API_GROUP, type KindDefinition } from "../runtime/kind-definition.ts";
+import { SHARD_LABEL } from "../runtime/sharding/assignment.ts";
 import { ReferenceProtection } from "../runtime/protection.ts";
 import { InformerPool } from "../runtime/stores.ts";
 import { databaseConnectionPoolKind } from "./database-connection-pool/index.ts";
@@ -38,11 +39,14 @@ export interface OperatorDeps {
   events: EventRecorder;
   log: Logger;
   metrics: OperatorMetrics;
+  /** This replica's shard when replicas share the work (--shards): its caches and passes are its objects only. */
+  shard?: { identity: string; owns: (namespace: string) => boolean };
 }
 
 export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[] {
   const informers = new InformerPool(deps.kube, {
     namespaces: deps.config.namespaces,
+    ...(deps.shard !== undefined ? { shard: { group: API_GROUP, labelSelector: `${SHARD_LABEL}=${deps.shard.identity}` } } : {}),
     informer: { logger: deps.log },
     onRestart: (informer, reason) => deps.metrics.informerRestarts.inc({ informer, reason }),
     onUnexpectedError: (where) => { deps.metrics.unexpectedErrors.inc({ where }); },
@@ -52,7 +56,7 @@ export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[]
   const protection = new ReferenceProtection(deps.kube, deps.log, deps.metrics.cacheEntries);
   // Each kind's workers are shared fairly among the accounts its objects act in (one answering
   // late or with 429s cannot hold them all); a kind that inherits its account says so itself.
-  const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000, flowOf: (obj: ManagedObject) => credentialsFlow(obj) };
+  const opts = { concurrency: deps.config.concurrency, shutdownGraceMillis: deps.config.shutdownGraceSeconds * 1000, flowOf: (obj: ManagedObject) => credentialsFlow(obj), ...(deps.shard !== undefined ? { shard: deps.shard } : {}) };
   const poll = { pendingMillis: deps.config.pollPendingSeconds * 1000, readyMillis: deps.config.pollReadySeconds * 1000 };
   const nodePorts = new Set(deps.config.nodePortNamespaces);
   const kindDeps: ResourceDeps = {

@@ -8,6 +8,9 @@ import type { Controller } from "./controller.ts";
 import { serveEndpoints } from "./http-endpoints.ts";
 import { LeaderElector } from "./leader.ts";
 import type { Logger } from "./logger.ts";
+import { SHARD_RING_LABEL, shardLeaseName, type ShardMembers } from "./sharding/membership.ts";
+import { HashRing } from "./sharding/ring.ts";
+import type { Sharder } from "./sharding/sharder.ts";
 
 export interface ManagerOptions {
   kube: KubeApi;
@@ -19,12 +22,19 @@ export interface ManagerOptions {
   bindHost?: string;
   /** Called when the lease is lost: the process must stop acting at once (exit). */
   onLostLeadership: () => void;
+  /**
+   * Replicas share the work (--shards): each holds its shard's Lease and runs its controllers
+   * on the objects labelled to it from the start; the leader also runs the sharder. Losing
+   * either Lease stops the process as losing the leader's does.
+   */
+  sharding?: { members: ShardMembers; sharder: Sharder };
 }
 
 export class Manager {
   private readonly opts: ManagerOptions;
   private readonly controllers: Controller[] = [];
   private elector: LeaderElector | undefined;
+  private shardElector: LeaderElector | undefined;
   private closers: (() => Promise<void>)[] = [];
   private started = false;
   private stopping: Promise<void> | undefined;
@@ -67,12 +77,15 @@ export class Manager {
       await this.startControllers();
       return;
     }
+    const sharding = this.opts.sharding;
+    if (sharding !== undefined) this.startShard(sharding);
     this.elector = new LeaderElector(this.opts.kube, {
       namespace: le.namespace, name: le.name, identity: le.identity, owner: le.owner, log: this.opts.log,
       onStartedLeading: () => {
         this.opts.metrics.leader.set(1);
-        this.startControllers().catch((err: unknown) => {
-          this.opts.log.error({ err: errorChain(err) }, "controllers failed to start");
+        const leading = sharding !== undefined ? sharding.sharder.start(sharding.members.ring ?? new HashRing([])) : this.startControllers();
+        leading.catch((err: unknown) => {
+          this.opts.log.error({ err: errorChain(err) }, sharding !== undefined ? "the sharder failed to start" : "controllers failed to start");
           this.opts.onLostLeadership();
         });
       },
@@ -85,11 +98,34 @@ export class Manager {
     });
     this.opts.metrics.leader.set(0);
     this.elector.start();
+    // Every shard works: there is no standby.
+    if (sharding !== undefined) return;
     // The standby watches (only the leader acts): a failover starts from warm caches, not a relist.
     Promise.all(this.controllers.map(async (c) => { await c.warm(); return [c.kindName, c.list().length] as const; })).then(
       (counts) => { if (!this.started) this.opts.log.info({ objects: Object.fromEntries(counts) }, "standby caches warm"); },
       (err: unknown) => { this.opts.log.warn({ err: errorChain(err) }, "a standby cache could not be filled; it will be when this replica leads"); },
     );
+  }
+
+  /** This replica's shard: its membership Lease held, its controllers run on the objects labelled to it. */
+  private startShard(sharding: NonNullable<ManagerOptions["sharding"]>): void {
+    const le = this.opts.leaderElection;
+    sharding.members.start();
+    this.shardElector = new LeaderElector(this.opts.kube, {
+      namespace: le.namespace, name: shardLeaseName(le.name, le.identity), identity: le.identity, owner: le.owner, labels: { [SHARD_RING_LABEL]: le.name }, log: this.opts.log,
+      onStartedLeading: () => {
+        this.startControllers().catch((err: unknown) => {
+          this.opts.log.error({ err: errorChain(err) }, "controllers failed to start");
+          this.opts.onLostLeadership();
+        });
+      },
+      onStoppedLeading: () => {
+        // The sharder will give this shard's objects to others once its Lease expires: nothing here may act after that.
+        for (const c of this.controllers) c.abortNow("shard lease lost");
+        this.opts.onLostLeadership();
+      },
+    });
+    this.shardElector.start();
   }
 
   private async startControllers(): Promise<void> {
@@ -101,6 +137,10 @@ export class Manager {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       await Promise.all(this.controllers.map((c) => c.stop()));
+      this.opts.sharding?.members.stop();
+      await this.opts.sharding?.sharder.stop();
+      // Released: the others see this shard gone at once and its objects move.
+      await this.shardElector?.release();
       await this.elector?.release();
       this.opts.metrics.leader.set(0);
       for (const close of this.closers) await close();

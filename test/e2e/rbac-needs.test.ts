@@ -66,13 +66,14 @@ describe("the operator's RBAC: what doctor checks is what the chart grants", () 
     [["linode.token=t"]],
     [["linode.existingSecret=tok", "rbac.readNodes=true", "clusterId=c1", "watchNamespaces={team-a,team-b}"]],
     [["requireCredentialsRef=true", "fullnameOverride=op"]],
+    [["linode.token=t", "sharding.enabled=true", "replicaCount=3"]],
   ])("with %j", async (set) => {
     const docs = await render(...set);
     const env = Object.fromEntries((docs.find((d) => d.kind === "Deployment")?.spec?.template?.spec.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
     const watched = (env.WATCH_NAMESPACES ?? "").split(",").filter((n) => n !== "");
     const perms = neededPermissions({
       kinds: kindDefinitions, gates: readGates({ readNodes: env.READ_NODES === "true" }), clusterIdSet: env.CLUSTER_ID !== undefined,
-      leaseName: env.LEADER_ELECTION_ID ?? "", tokenSecret: env.LINODE_TOKEN_SECRET, deploymentName: env.DEPLOYMENT_NAME,
+      leaseName: env.LEADER_ELECTION_ID ?? "", tokenSecret: env.LINODE_TOKEN_SECRET, deploymentName: env.DEPLOYMENT_NAME, shards: env.SHARDS === "true",
     });
     const want = needed(perms, watched);
     const have = granted(docs);

@@ -36,6 +36,7 @@ export class ShardMembers {
   private readonly opts: ShardMembersOptions;
   private readonly seen = new Map<string, Seen>();
   private alive: string[] | undefined;
+  private current: HashRing | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -47,6 +48,11 @@ export class ShardMembers {
   /** The alive shards as last listed (undefined before the first list). */
   get shards(): readonly string[] | undefined {
     return this.alive;
+  }
+
+  /** The ring of the alive shards as last listed (undefined before the first list). */
+  get ring(): HashRing | undefined {
+    return this.current;
   }
 
   start(): void {
@@ -95,6 +101,7 @@ export class ShardMembers {
     if (this.alive !== undefined && this.alive.length === alive.length && this.alive.every((s, i) => s === alive[i])) return;
     this.opts.log?.info({ shards: alive, before: this.alive ?? [] }, "shards changed");
     this.alive = alive;
-    this.opts.onChange(new HashRing(alive));
+    this.current = new HashRing(alive);
+    this.opts.onChange(this.current);
   }
 }

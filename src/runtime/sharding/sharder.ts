@@ -37,6 +37,8 @@ export class Sharder {
   private sweepAgain = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Leading: a ring change sweeps from then on (before, it is only remembered). */
+  private started = false;
 
   constructor(kube: KubeApi, opts: SharderOptions) {
     this.kube = kube;
@@ -51,7 +53,8 @@ export class Sharder {
   }
 
   async start(ring: HashRing): Promise<void> {
-    this.ring = ring;
+    this.ring = this.ring ?? ring;
+    this.started = true;
     await this.unassigned.startAndSync();
     const tick = (): void => {
       this.timer = setTimeout(() => {
@@ -74,7 +77,7 @@ export class Sharder {
   /** The alive shards changed: every object is decided again. */
   setRing(ring: HashRing): void {
     this.ring = ring;
-    if (!this.stopped) void this.sweep();
+    if (this.started && !this.stopped) void this.sweep();
   }
 
   /** Decides every object once (a sweep asked for while one runs runs again after it). */

@@ -1,0 +1,87 @@
+// Replicas sharing the work (--shards): `linode-operator run` processes on a real API server,
+// each holding a Lease of its own; the leader labels every object with its namespace's shard.
+// A killed shard's objects move to the others once its Lease expires; a joining shard gets its
+// share through a drain (the old shard lets go first); a SIGTERM'd shard hands over once its
+// in-flight passes have ended (its Leases are released only then).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { managedDatabaseType } from "../../src/resources/managed-database/index.ts";
+import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
+import { HashRing } from "../../src/runtime/sharding/ring.ts";
+import { useTestCluster } from "../harness/cluster.ts";
+import { installCrds } from "../harness/crds.ts";
+import { waitFor } from "../harness/operator-runtime.ts";
+import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
+import { KubeClient } from "../../src/kube/client.ts";
+import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
+
+describe("shards between operator processes", () => {
+  const cluster = useTestCluster("shards");
+  const procs: OperatorProcess[] = [];
+  const tenants = Array.from({ length: 8 }, (_, i) => `${cluster.namespace}-t${String(i)}`);
+  let kube: KubeClient;
+  afterAll(async () => {
+    for (const p of procs) p.child.kill("SIGKILL");
+    for (const ns of tenants) await cluster.core.deleteNamespace({ name: ns }).catch(() => undefined);
+  });
+  beforeAll(async () => {
+    await installCrds(cluster);
+    kube = new KubeClient(loadKubeConfigFromFile(cluster.adminKubeconfig), { fieldManager: "shards-test" });
+    for (const ns of tenants) {
+      await cluster.core.createNamespace({ body: { metadata: { name: ns } } });
+      await kube.createCustom(managedDatabaseType, ns, { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "db" }, spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" } });
+    }
+  });
+
+  const start = (identity: string): OperatorProcess => {
+    const p = startOperator([], {
+      KUBECONFIG: cluster.adminKubeconfig, LINODE_TOKEN: "unused-token", LINODE_API_URL: "http://127.0.0.1:9/v4",
+      WATCH_NAMESPACES: tenants.join(","), SHARDS: "true",
+      POD_NAMESPACE: cluster.namespace, POD_NAME: identity, HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
+    });
+    procs.push(p);
+    return p;
+  };
+  const labels = async (): Promise<Map<string, Record<string, string>>> => new Map(await Promise.all(tenants.map(async (ns): Promise<[string, Record<string, string>]> =>
+    [ns, (await kube.getCustom<ManagedObject>(managedDatabaseType, { namespace: ns, name: "db" })).metadata.labels ?? {}])));
+  /** Every object on the shard `shards`' ring gives its namespace, none draining. */
+  const settledOn = (shards: string[]) => async (): Promise<Map<string, Record<string, string>> | undefined> => {
+    const ring = new HashRing(shards);
+    const now = await labels();
+    return tenants.every((ns) => now.get(ns)?.[SHARD_LABEL] === ring.owner(ns) && now.get(ns)?.[DRAIN_LABEL] === undefined) ? now : undefined;
+  };
+
+  it("assigns by namespace; a killed shard's objects move within 30 s; a joining shard takes its share through a drain; a SIGTERM'd shard hands over once its passes end", async () => {
+    const a = start("shard-a");
+    const b = start("shard-b");
+    const first = await waitFor("assigned to a and b", settledOn(["shard-a", "shard-b"]), 60_000, 200);
+    expect(new Set([...first.values()].map((l) => l[SHARD_LABEL])).size).toBe(2);
+    const leases = await kube.listLeases(cluster.namespace, "linode.operator.dev/shard-ring=linode-operator");
+    expect(leases.map((l) => l.spec?.holderIdentity).sort()).toEqual(["shard-a", "shard-b"]);
+
+    // b dies: its Lease expires (15 s), the sharder gives its objects to a directly.
+    const killedAt = Date.now();
+    b.child.kill("SIGKILL");
+    await waitFor("all on a", settledOn(["shard-a"]), 45_000, 200);
+    const takeover = Date.now() - killedAt;
+    expect(takeover).toBeLessThan(30_000);
+
+    // c joins: what hashes to it is drained from a, let go by a, then assigned to c.
+    const c = start("shard-c");
+    await waitFor("a and c", settledOn(["shard-a", "shard-c"]), 60_000, 200);
+    const letGo = a.logs.filter((l) => l.msg === "let go of an object the sharder moves to another shard").length;
+    const movedToC = [...(await labels()).values()].filter((l) => l[SHARD_LABEL] === "shard-c").length;
+    expect(movedToC).toBeGreaterThan(0);
+    expect(letGo).toBe(movedToC);
+
+    // a stops cleanly: its Lease released, its objects on c within seconds.
+    const termAt = Date.now();
+    a.child.kill("SIGTERM");
+    await waitFor("all on c", settledOn(["shard-c"]), 30_000, 200);
+    const handover = Date.now() - termAt;
+    expect(await a.exited).toBe(0);
+    process.stdout.write(`shards: a killed shard's objects moved in ${String(takeover)} ms; ${String(movedToC)} of ${String(tenants.length)} drained to a joining shard; a SIGTERM'd shard's moved in ${String(handover)} ms\n`);
+    c.child.kill("SIGTERM");
+    expect(await c.exited).toBe(0);
+  });
+});
