@@ -15,6 +15,7 @@ const objectSchema = z.object({
     name: z.string(), namespace: z.string().optional(), uid: z.string().optional(), generation: z.number().optional(),
     creationTimestamp: z.string().optional(), deletionTimestamp: z.string().optional(),
     annotations: z.record(z.string(), z.string()).optional(),
+    labels: z.record(z.string(), z.string()).optional().catch(undefined),
   }),
   spec: z.object({
     engine: z.string().optional(),

@@ -28,6 +28,7 @@ const statusPaint = (p: Paint, status: string): string => (status === "True" ? p
 export function renderObject(r: ObjectReport, p: Paint = plain): string {
   const out: string[] = [];
   out.push(p.bold(`${r.kind} ${r.namespace}/${r.name}`) + `  (age ${r.age}${r.generation !== undefined ? `, generation ${String(r.generation)}` : ""}${r.deleting ? ", being deleted" : ""})`);
+  if (r.shard !== undefined) out.push(`Shard: ${r.shard.name}${r.shard.draining ? " (draining: it lets go of this object, which then moves to another shard)" : " (the operator replica that works on it)"}`);
   out.push("", p.bold("Conditions:"));
   if (r.conditions.length === 0) out.push("  none reported yet");
   else out.push(...table([["TYPE", "STATUS", "REASON", "AGE", "MESSAGE"], ...r.conditions.map((c) => [c.type, statusPaint(p, c.status), c.reason, c.age, c.message ?? ""])]));

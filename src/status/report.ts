@@ -1,5 +1,6 @@
 // What `status` reports, gathered once and then printed as text or JSON: one object in full,
 // or the list of objects that are not Ready.
+import { DRAIN_LABEL, SHARD_LABEL } from "../runtime/sharding/assignment.ts";
 import { isNotFound, errorChain } from "../kube/errors.ts";
 import type { KubeApi } from "../kube/types.ts";
 import { resourceTypeOf, type KindDefinition } from "../runtime/kind-definition.ts";
@@ -26,6 +27,8 @@ export interface ObjectReport {
   tokenNote?: string;
   connectionSecret?: SecretKeys;
   next: NextStep;
+  /** With shards (--shards): the replica whose shard owns it, and whether it is moving to another. */
+  shard?: { name: string; draining: boolean };
 }
 
 export interface GatherOptions {
@@ -68,7 +71,13 @@ export async function gatherObject(o: GatherOptions): Promise<ObjectReport | und
     ...cloud,
     ...(connectionSecret !== undefined ? { connectionSecret } : {}),
     next: nextStep({ kind: o.def.kind, metadata: obj.metadata, conditions: obj.conditions, meanings: meaningsOf(o.def), now }),
+    ...shardOf(obj.metadata.labels),
   };
+}
+
+function shardOf(labels: Record<string, string> | undefined): { shard?: { name: string; draining: boolean } } {
+  const name = labels?.[SHARD_LABEL];
+  return name === undefined || name === "" ? {} : { shard: { name, draining: labels?.[DRAIN_LABEL] !== undefined } };
 }
 
 const meaningsOf = (def: KindDefinition): Record<string, string> => ({ ...conditionReasonMeanings, ...sharedReasonMeanings, ...def.reasons });

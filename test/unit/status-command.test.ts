@@ -8,7 +8,7 @@ import { kindDefinitions } from "../../src/resources/index.ts";
 import { humanDuration } from "../../src/status/age.ts";
 import { parseStatusArgs } from "../../src/status/args.ts";
 import { resolveKind } from "../../src/status/kind-names.ts";
-import { paintFor, table } from "../../src/status/render-text.ts";
+import { paintFor, renderObject, table } from "../../src/status/render-text.ts";
 import { crdFiles } from "../harness/crds.ts";
 
 describe("status command line", () => {
@@ -64,5 +64,15 @@ describe("text output", () => {
   it("aligns columns by what shows, not by colour codes", () => {
     const p = paintFor({ isTTY: true }, {});
     expect(table([["A", "B"], [p.good("True"), "x"], ["False", "y"]], "").map((l) => stripVTControlCharacters(l))).toEqual(["A      B", "True   x", "False  y"]);
+  });
+
+  it("names the shard that owns an object, and says when it is moving", () => {
+    const report = {
+      kind: "ManagedDatabase", namespace: "team-a", name: "db", age: "5m", deleting: false, conditions: [], events: [],
+      cloud: { state: "none" as const, why: "nothing recorded" }, next: { what: "a look", when: "soon", basis: "poll" },
+    };
+    expect(renderObject(report)).not.toContain("Shard:");
+    expect(renderObject({ ...report, shard: { name: "op-1", draining: false } })).toContain("Shard: op-1 (the operator replica that works on it)");
+    expect(renderObject({ ...report, shard: { name: "op-1", draining: true } })).toContain("Shard: op-1 (draining");
   });
 });
