@@ -58,7 +58,7 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
   // Owned by our ServiceAccount when it lives beside the Lease: uninstalling then removes it.
   const sa = kube.serviceAccount();
   const owner = sa?.namespace === config.leaderElectionNamespace ? ownerReferenceTo(sa) : undefined;
-  const sharding = config.shards ? shardingOf(config, kube, log) : undefined;
+  const sharding = config.shards ? shardingOf(config, kube, log, metrics) : undefined;
   const manager = new Manager({
     kube, log, metrics,
     leaderElection: { enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId, identity: config.identity, owner },
@@ -80,9 +80,12 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
 }
 
 /** Replicas sharing the work: who is alive (the shards' Leases beside the leader's), and the sharder the leader runs. */
-function shardingOf(config: OperatorConfig, kube: KubeClient, log: Logger): { members: ShardMembers; sharder: Sharder } {
+function shardingOf(config: OperatorConfig, kube: KubeClient, log: Logger, metrics: OperatorMetrics): { members: ShardMembers; sharder: Sharder } {
   if (!config.leaderElect) throw new Error("--shards needs leader election (--leader-elect true): the shards' Leases and the sharder's leader are how replicas agree");
-  const sharder = new Sharder(kube, { types: kinds.map((k) => k.type), namespaces: config.namespaces, log: log.child({ component: "sharder" }) });
-  const members = new ShardMembers(kube, { namespace: config.leaderElectionNamespace, ring: config.leaderElectionId, log: log.child({ component: "shards" }), onChange: (ring) => { sharder.setRing(ring); } });
+  const sharder = new Sharder(kube, { types: kinds.map((k) => k.type), namespaces: config.namespaces, log: log.child({ component: "sharder" }), onMove: (action) => { metrics.shards.moved(action); } });
+  const members = new ShardMembers(kube, {
+    namespace: config.leaderElectionNamespace, ring: config.leaderElectionId, log: log.child({ component: "shards" }),
+    onChange: (ring) => { metrics.shards.alive(ring.shards.length); sharder.setRing(ring); },
+  });
   return { members, sharder };
 }

@@ -20,6 +20,8 @@ export interface OperatorMetrics {
   unexpectedErrors: Counter<"where">;
   /** 1 while this replica holds the leader lease, else 0. */
   leader: { set(value: 0 | 1): void };
+  /** With shards: how many this replica sees alive, and the sharder's label writes by action. */
+  shards: { alive(count: number): void; moved(action: string): void };
   /** Where components register the per-object and per-token maps they keep (linode_operator_cache_entries). */
   cacheEntries: CacheEntries;
   /** Adds a kind whose objects the readiness gauges count at scrape time. */
@@ -86,6 +88,21 @@ export function createOperatorMetrics(registry = new Registry(), opts: { default
     leader: ((g) => ({ set: (value: 0 | 1) => { g.set({ operator }, value); } }))(
       new Gauge({ name: "linode_operator_leader", help: "1 while this replica holds the leader lease; operator names the install (namespace/lease).", labelNames: ["operator"], registers }),
     ),
+    // Registered only when first used: an install without shards shows neither.
+    shards: ((reg) => {
+      let alive: Gauge<"operator"> | undefined;
+      let moves: Counter<"operator" | "action"> | undefined;
+      return {
+        alive: (count: number) => {
+          alive ??= new Gauge({ name: "linode_operator_shards", help: "Shards this replica sees alive (their Leases renewed), with --shards.", labelNames: ["operator"], registers: reg });
+          alive.set({ operator }, count);
+        },
+        moved: (action: string) => {
+          moves ??= new Counter({ name: "linode_operator_shard_moves_total", help: "The sharder's label writes by action: assign (an unassigned object, or a dead shard's), drain (a live shard's object that moves), undrain.", labelNames: ["operator", "action"], registers: reg });
+          moves.inc({ operator, action });
+        },
+      };
+    })(registers),
   };
 }
 

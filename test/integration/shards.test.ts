@@ -42,6 +42,10 @@ describe("shards between operator processes", () => {
     procs.push(p);
     return p;
   };
+  const metricsOf = async (p: OperatorProcess): Promise<string> => {
+    const started = await p.waitForLog((l) => l.msg === "operator started");
+    return (await fetch(`http://127.0.0.1:${String(started.metricsPort)}/metrics`)).text();
+  };
   const labels = async (): Promise<Map<string, Record<string, string>>> => new Map(await Promise.all(tenants.map(async (ns): Promise<[string, Record<string, string>]> =>
     [ns, (await kube.getCustom<ManagedObject>(managedDatabaseType, { namespace: ns, name: "db" })).metadata.labels ?? {}])));
   /** Every object on the shard `shards`' ring gives its namespace, none draining. */
@@ -58,6 +62,11 @@ describe("shards between operator processes", () => {
     expect(new Set([...first.values()].map((l) => l[SHARD_LABEL])).size).toBe(2);
     const leases = await kube.listLeases(cluster.namespace, "linode.operator.dev/shard-ring=linode-operator");
     expect(leases.map((l) => l.spec?.holderIdentity).sort()).toEqual(["shard-a", "shard-b"]);
+    // Each sees two shards alive; the leader's sharder counted its assignments.
+    const scraped = await Promise.all([a, b].map(metricsOf));
+    for (const text of scraped) expect(text).toMatch(/^linode_operator_shards\{[^}]*\} 2$/m);
+    const assigned = scraped.map((t) => Number(/^linode_operator_shard_moves_total\{[^}]*action="assign"[^}]*\} (\d+)$/m.exec(t)?.[1] ?? 0)).reduce((x, y) => x + y, 0);
+    expect(assigned).toBeGreaterThanOrEqual(tenants.length);
 
     // b dies: its Lease expires (15 s), the sharder gives its objects to a directly.
     const killedAt = Date.now();

@@ -21,6 +21,8 @@ export interface SharderOptions {
   /** A full sweep this often, whatever happened (a missed event, a label a tenant removed). */
   sweepMillis?: number;
   log?: Logger;
+  /** Each label write made (assign, drain, undrain): a metric. */
+  onMove?: (action: ShardAction["type"]) => void;
 }
 
 export type SweepCounts = Record<ShardAction["type"], number>;
@@ -135,6 +137,7 @@ export class Sharder {
       if (isConflict(err) || isNotFound(err)) return "none";
       throw err;
     }
+    this.opts.onMove?.(action.type);
     return action.type;
   }
 }
