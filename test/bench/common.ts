@@ -34,7 +34,7 @@ export async function listAll(kube: KubeClient, t: ResourceType, namespace: stri
  * when the API server closes it, and a quiet spell is exactly what an idle window is, so this
  * one waits for bookmarks and reopens from the last resourceVersion it saw.
  */
-export async function watchKind(kube: KubeClient, t: ResourceType, namespace: string, onEvent: (type: string, o: ManagedObject) => void): Promise<{ stop(): void }> {
+export async function watchKind(kube: KubeClient, t: ResourceType, namespace: string | undefined, onEvent: (type: string, o: ManagedObject) => void): Promise<{ stop(): void }> {
   let resourceVersion = "0";
   let stopped = false;
   let handle: WatchHandle | undefined;

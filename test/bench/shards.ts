@@ -1,0 +1,193 @@
+// Shards benchmark (issue 46): R `linode-operator run` replicas with --shards on a real API
+// server and the emulator (150 ms median latency by default), D ManagedDatabases spread over K
+// namespaces. Each replica has a token of its own in the one account, so the emulator's
+// mutation log says which replica sent every write. Measured: time to converge and each
+// replica's RSS and objects; a replica SIGKILLed: time until its objects are on the others and
+// re-observed; a rolling restart of every replica (SIGTERM, a new one started): Ready flaps.
+// Throughout: duplicates and orphans (cloud databases against resources), creates sent twice,
+// and two-writer events (a database written by two replicas within a second of each other).
+// R = 1 runs the default (one leader, no shards) for the side-by-side row.
+// Namespaces are what is hashed: with few of them the shares can be uneven (12 over 3 replicas
+// once gave one replica none), so the default spreads the databases over 60.
+//   node test/bench/shards.ts [D=600] [K=60] [R=3]
+import { KubeClient } from "../../src/kube/client.ts";
+import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
+import { LinodeClient } from "../../src/linode/index.ts";
+import { managedDatabaseType as mdbType } from "../../src/resources/managed-database/index.ts";
+import type { ManagedObject } from "../../src/runtime/managed.ts";
+import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
+import { HashRing } from "../../src/runtime/sharding/ring.ts";
+import type { OperatorProcess } from "../harness/operator-process.ts";
+import { startBench } from "./bench-setup.ts";
+import { isReady, kubectl, say, secs, sleep, watchKind } from "./common.ts";
+import { rssMiB, scrape, sum } from "./metrics.ts";
+import { resultCollector, saveResult } from "./report/result.ts";
+
+const [D, K, R] = [600, 60, 3].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number];
+if (![D, K, R].every((n) => Number.isInteger(n) && n > 0)) throw new Error("usage: node test/bench/shards.ts [databases=600] [namespaces=60] [replicas=3]");
+const sharded = R > 1;
+const MAX_REPLICAS = 2 * R + 2;
+const tokenOf = (i: number): string => `r${String(i).padStart(2, "0")}-token`;
+const { figures, tables, notes, figure } = resultCollector(say);
+const bench = await startBench({ provisionSeconds: 5, tokens: ["bench-token", ...Array.from({ length: MAX_REPLICAS }, (_, i) => tokenOf(i + 1))] });
+const { cp, emulator } = bench;
+const kube = new KubeClient(loadKubeConfigFromFile(cp.adminKubeconfig), { fieldManager: "bench" });
+const namespaces = Array.from({ length: K }, (_, i) => `tenant-${String(i)}`);
+const LEASE_NS = "bench";
+
+interface Replica { name: string; token: string; proc: OperatorProcess; metricsUrl?: string }
+let seq = 0;
+const live: Replica[] = [];
+async function startReplica(): Promise<Replica> {
+  seq++;
+  const name = `replica-${String(seq)}`;
+  const token = tokenOf(seq);
+  const proc = bench.spawnOperator(["--linode-api-share", String(0.5 / R)], {
+    LINODE_TOKEN: token, LEADER_ELECT: "true", SHARDS: String(sharded), POD_NAMESPACE: LEASE_NS, POD_NAME: name, WATCH_NAMESPACES: namespaces.join(","),
+  });
+  const r: Replica = { name, token, proc };
+  live.push(r);
+  void proc.exited.then(() => { live.splice(live.indexOf(r), 1); });
+  const started = await proc.waitForLog((l) => l.msg === "operator started", 120_000);
+  r.metricsUrl = `http://127.0.0.1:${String(started.metricsPort)}/metrics`;
+  return r;
+}
+const everything = async (): Promise<ManagedObject[]> => {
+  const out: ManagedObject[] = [];
+  let token: string | undefined;
+  do {
+    const page = await kube.list<ManagedObject>(mdbType, { limit: 500, ...(token !== undefined ? { continueToken: token } : {}) });
+    out.push(...page.items);
+    token = page.continueToken;
+  } while (token !== undefined);
+  return out;
+};
+const liveNames = (): Set<string> => new Set(live.map((r) => r.name));
+/** Every object Ready and (with shards) on the live replica its namespace hashes to, none draining. */
+const settled = async (): Promise<boolean> => {
+  const all = await everything();
+  const ring = new HashRing(liveNames());
+  return all.length === D && all.every((o) => isReady(o)
+    && (!sharded || (o.metadata.labels?.[SHARD_LABEL] === ring.owner(o.metadata.namespace ?? "") && o.metadata.labels?.[DRAIN_LABEL] === undefined)));
+};
+async function until(what: string, fn: () => Promise<boolean>, limitMillis: number): Promise<number> {
+  const t0 = Date.now();
+  while (!(await fn())) {
+    if (Date.now() - t0 > limitMillis) throw new Error(`${what}: not within ${String(limitMillis / 1000)} s`);
+    await sleep(1_000);
+  }
+  return Date.now() - t0;
+}
+const successes = async (r: Replica): Promise<number> => sum(await scrape(r.metricsUrl ?? ""), "linode_operator_reconcile_total", (l) => l.get("result") === "success");
+const objectsOf = async (r: Replica): Promise<number> => sum(await scrape(r.metricsUrl ?? ""), "linode_operator_resources", (l) => l.get("kind") === "ManagedDatabase");
+
+/** Database writes (not reads) in the mutation log by replica token, and pairs of replicas writing one database within a second. */
+function writeAudit(since: number): { creates: Map<string, number>; twoWriters: string[] } {
+  const byDb = new Map<string, { token: string; at: number }[]>();
+  const creates = new Map<string, number>();
+  for (const m of emulator.mutations()) {
+    if (m.receivedAt < since || !m.path.includes("/databases/")) continue;
+    if (m.method === "POST" && /\/instances$/.test(m.path)) creates.set(m.token, (creates.get(m.token) ?? 0) + 1);
+    const db = /\/databases\/[a-z]+\/instances\/(\d+)/.exec(m.path)?.[1];
+    if (db === undefined) continue;
+    const list = byDb.get(db) ?? [];
+    list.push({ token: m.token, at: m.receivedAt });
+    byDb.set(db, list);
+  }
+  const twoWriters: string[] = [];
+  for (const [db, writes] of byDb) {
+    writes.sort((a, b) => a.at - b.at);
+    for (let i = 1; i < writes.length; i++) {
+      const [a, b] = [writes[i - 1], writes[i]];
+      if (a !== undefined && b !== undefined && a.token !== b.token && b.at - a.at < 1_000) twoWriters.push(`database ${db}: ${a.token} and ${b.token} ${String(b.at - a.at)} ms apart`);
+    }
+  }
+  return { creates, twoWriters };
+}
+
+try {
+  for (const ns of namespaces) await kubectl(cp, ["create", "namespace", ns]);
+  const t0 = Date.now();
+  for (let r = 0; r < R; r++) await startReplica();
+  say(`== convergence: ${String(D)} ManagedDatabases over ${String(K)} namespaces, ${String(R)} replica(s)${sharded ? " with --shards" : " (the default: one leader)"}`);
+  const tApply = Date.now();
+  for (let i = 0; i < D; i++) {
+    const ns = namespaces[i % K] ?? "";
+    await kube.createCustom(mdbType, ns, { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: `db-${String(i)}` }, spec: { engine: i % 2 === 0 ? "mysql" : "postgresql", version: i % 2 === 0 ? "8" : "16", region: "us-east", type: "g6-nanode-1", allowList: ["203.0.113.0/24"] } });
+  }
+  const converged = await until("all Ready", settled, 60 * 60_000);
+  figure("all Ready after the first apply", secs(Date.now() - tApply), "s");
+  figure("replicas started to all Ready", secs(converged + (tApply - t0)), "s");
+  await sleep(10_000);
+  const rows: (string | number)[][] = [];
+  for (const r of live) {
+    const mem = await rssMiB(r.proc.child.pid ?? 0);
+    rows.push([r.name, Math.round(mem.rss), Math.round(mem.peak), await objectsOf(r)]);
+  }
+  tables.push({ title: "Each replica once converged", columns: ["replica", "RSS (MiB)", "peak RSS (MiB)", "objects it works on"], rows });
+  for (const row of rows) say(`    ${row.map(String).join("  ")}`);
+  figure("largest replica RSS once converged", Math.max(...rows.map((r) => Number(r[1]))), "MiB");
+  const converging = writeAudit(tApply);
+  const createsSent = [...converging.creates.values()].reduce((a, b) => a + b, 0);
+  figure("database creates sent while converging", createsSent, undefined, `${String(D)} (one each)`, createsSent === D);
+
+  if (sharded) {
+    // ---- One replica SIGKILLed ----
+    // The replica with the most objects.
+    const before = await everything();
+    const count = (r: Replica): number => before.filter((o) => o.metadata.labels?.[SHARD_LABEL] === r.name).length;
+    const victim = [...live].sort((a, b) => count(b) - count(a))[0];
+    if (victim === undefined) throw new Error("no replica");
+    const itsObjects = count(victim);
+    const killedAt = Date.now();
+    victim.proc.child.kill("SIGKILL");
+    await victim.proc.exited;
+    const successesBefore = new Map(await Promise.all(live.map(async (r): Promise<[string, number]> => [r.name, await successes(r)])));
+    await until("its objects on the others", settled, 120_000);
+    const movedMillis = Date.now() - killedAt;
+    // Re-observed: the others' successful passes grew by at least its share.
+    await until("re-observed", async () => {
+      let grown = 0;
+      for (const r of live) grown += (await successes(r)) - (successesBefore.get(r.name) ?? 0);
+      return grown >= itsObjects;
+    }, 120_000);
+    figure(`a SIGKILLed replica's ${String(itsObjects)} objects on the others after`, secs(movedMillis), "s", "≤ 30 s", movedMillis <= 30_000);
+    figure("… and re-observed by them after", secs(Date.now() - killedAt), "s");
+
+    // ---- Rolling restart: each replica in turn SIGTERMed and replaced ----
+    const flaps: string[] = [];
+    const watch = await watchKind(kube, mdbType, undefined, (type, o) => { if (type === "MODIFIED" && !isReady(o)) flaps.push(`${o.metadata.namespace ?? ""}/${o.metadata.name}`); });
+    const tRoll = Date.now();
+    await startReplica();
+    for (const old of live.filter((r) => r.name !== `replica-${String(seq)}`)) {
+      old.proc.child.kill("SIGTERM");
+      await old.proc.exited;
+      await startReplica();
+      await until("settled after a replacement", settled, 180_000);
+    }
+    await sleep(10_000);
+    watch.stop();
+    figure("rolling restart of every replica: took", secs(Date.now() - tRoll), "s");
+    figure("rolling restart: Ready conditions that flapped", flaps.length, undefined, "0", flaps.length === 0);
+    if (flaps.length > 0) notes.push(`Flaps in the rolling restart: ${flaps.slice(0, 10).join(", ")}`);
+  }
+
+  // ---- The cloud against the resources, and the mutation log ----
+  const resources = await everything();
+  const ids = new Set(resources.map((o) => o.status?.id).filter((id) => id !== undefined).map(String));
+  const linode = new LinodeClient({ token: "bench-token", baseUrl: emulator.url, rateLimit: false });
+  const inCloud = [...await linode.databases.mysql.listAll(), ...await linode.databases.postgresql.listAll()];
+  await linode.close();
+  const orphans = inCloud.filter((db) => !ids.has(String(db.id))).length;
+  const all = writeAudit(tApply);
+  const totalCreates = [...all.creates.values()].reduce((a, b) => a + b, 0);
+  figure("database creates sent in all", totalCreates, undefined, `${String(D)} (one each, whatever moved)`, totalCreates === D);
+  figure("resources with a database id", ids.size, undefined, String(D), ids.size === D);
+  figure("databases in the account no resource records (duplicates, orphans)", orphans, undefined, "0", orphans === 0);
+  figure("two-writer events (a database written by two replicas within 1 s)", all.twoWriters.length, undefined, "0", all.twoWriters.length === 0);
+  if (all.twoWriters.length > 0) notes.push(`Two writers: ${all.twoWriters.slice(0, 10).join("; ")}`);
+  notes.push(`Each replica runs the chart's defaults (concurrency 4) with --linode-api-share ${String(0.5 / R)} (half of the API's limit shared among the replicas: one account, one budget) and its own token, so the emulator's mutation log says which replica sent each write. The emulator provisions a database in 5 s.`);
+  await saveResult({ name: `shards-${String(R)}`, title: `Shards: ${String(D)} ManagedDatabases over ${String(K)} namespaces, ${String(R)} replica(s)`, command: `npm run bench:shards -- ${String(D)} ${String(K)} ${String(R)}`, figures, tables, charts: [], notes });
+} finally {
+  await bench.stop();
+}
