@@ -52,7 +52,7 @@ async function startReplica(): Promise<Replica> {
   void proc.exited.then((code) => {
     live.splice(live.indexOf(r), 1);
     if (!expectedExits.has(name)) {
-      const last = proc.logs.filter((l) => Number(l.level) >= 40).slice(-3).map((l) => `${String(l.msg)}${l.err !== undefined ? ` (${JSON.stringify(l.err).slice(0, 300)})` : ""}`);
+      const last = proc.logs.filter((l) => ["warn", "error", "fatal"].includes(String(l.level))).slice(-3).map((l) => `${String(l.msg)}${l.err !== undefined ? ` (${JSON.stringify(l.err).slice(0, 300)})` : ""}`);
       const line = `${name} exited unexpectedly (code ${String(code)}): ${last.join(" | ")}`;
       say(`  !! ${line}`);
       notes.push(line);
