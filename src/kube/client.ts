@@ -125,6 +125,13 @@ export class KubeClient implements KubeApi, ClusterInspection {
   private readonly events: EventsV1Api;
   private readonly authorization: AuthorizationV1Api;
   private readonly opts: ConfigurationOptions;
+  /**
+   * Leases (leader election, the shards' membership) go through connections of their own, as
+   * client-go gives leader election a client of its own: a renewal never waits behind a burst of
+   * lists or writes in the shared pool (a new leader's caches listing sixty namespaces at once
+   * held one past its renew deadline, and the process stopped).
+   */
+  private readonly leaseOpts: ConfigurationOptions;
 
   constructor(kc: KubeConfig, options: KubeClientOptions) {
     this.kc = kc;
@@ -135,6 +142,7 @@ export class KubeClient implements KubeApi, ClusterInspection {
     this.events = kc.makeApiClient(EventsV1Api);
     this.authorization = kc.makeApiClient(AuthorizationV1Api);
     this.opts = { middleware: [timeoutMiddleware(options.timeoutMillis ?? 30_000), sharedPool(kc, options.connections ?? 8)], middlewareMergeStrategy: "append" };
+    this.leaseOpts = { middleware: [timeoutMiddleware(options.timeoutMillis ?? 30_000), sharedPool(kc, 2)], middlewareMergeStrategy: "append" };
   }
 
   /** The ServiceAccount these credentials belong to, when they are a bound ServiceAccount token. */
@@ -273,19 +281,19 @@ export class KubeClient implements KubeApi, ClusterInspection {
   }
 
   async getLease(key: ObjectKey, opts: CallOptions = {}): Promise<LeaseObject> {
-    return kubeCall(() => this.coordination.readNamespacedLease(key, this.withSignal(opts.signal)));
+    return kubeCall(() => this.coordination.readNamespacedLease(key, this.withSignal(opts.signal, this.leaseOpts)));
   }
 
   async createLease(namespace: string, lease: LeaseObject, opts: CallOptions = {}): Promise<LeaseObject> {
-    return kubeCall(() => this.coordination.createNamespacedLease({ namespace, body: lease as V1Lease }, this.withSignal(opts.signal)));
+    return kubeCall(() => this.coordination.createNamespacedLease({ namespace, body: lease as V1Lease }, this.withSignal(opts.signal, this.leaseOpts)));
   }
 
   async replaceLease(key: ObjectKey, lease: LeaseObject, opts: CallOptions = {}): Promise<LeaseObject> {
-    return kubeCall(() => this.coordination.replaceNamespacedLease({ ...key, body: lease as V1Lease }, this.withSignal(opts.signal)));
+    return kubeCall(() => this.coordination.replaceNamespacedLease({ ...key, body: lease as V1Lease }, this.withSignal(opts.signal, this.leaseOpts)));
   }
 
   async listLeases(namespace: string, labelSelector: string, opts: CallOptions = {}): Promise<LeaseObject[]> {
-    return kubeCall(async () => (await this.coordination.listNamespacedLease({ namespace, labelSelector }, this.withSignal(opts.signal))).items);
+    return kubeCall(async () => (await this.coordination.listNamespacedLease({ namespace, labelSelector }, this.withSignal(opts.signal, this.leaseOpts))).items);
   }
 
   async namespaceUid(name: string): Promise<string> {
@@ -313,8 +321,8 @@ export class KubeClient implements KubeApi, ClusterInspection {
   }
 
   /** The client's options plus a caller's abort signal (e.g. a renew deadline). */
-  private withSignal(signal: AbortSignal | undefined): ConfigurationOptions {
-    if (signal === undefined) return this.opts;
+  private withSignal(signal: AbortSignal | undefined, base: ConfigurationOptions = this.opts): ConfigurationOptions {
+    if (signal === undefined) return base;
     const abort: ObservableMiddleware = {
       pre: (ctx: RequestContext) => {
         const existing = ctx.getSignal();
@@ -323,7 +331,7 @@ export class KubeClient implements KubeApi, ClusterInspection {
       },
       post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
     };
-    return { ...this.opts, middleware: [...(this.opts.middleware ?? []), abort], middlewareMergeStrategy: "append" };
+    return { ...base, middleware: [...(base.middleware ?? []), abort], middlewareMergeStrategy: "append" };
   }
 
   /**
