@@ -28,7 +28,7 @@ import { RECORDED_ID_INDEX, wireKind, type ControllerDeps } from "./controller-b
 export type { ControllerDeps };
 import { Timings, jittered } from "./timings.ts";
 import { WorkQueue, trackQueue, type BackoffPolicy } from "./workqueue.ts";
-import { DRAIN_LABEL, SHARD_LABEL } from "./sharding/assignment.ts";
+import { DRAIN_LABEL, SHARD_LABEL, shardSelector } from "./sharding/assignment.ts";
 
 export interface ControllerOptions {
   concurrency: number;
@@ -113,7 +113,7 @@ export class Controller<D = unknown> {
    * answer to the write that caused it; judged at once, the pass's own write (the finalizer and
    * id after a create) would queue another pass, a configs list and nodes lists more.
    */
-  private readonly heldEvents = new Map<string, { resourceVersion: string | undefined; relevant: boolean }[]>();
+  private readonly heldEvents = new Map<string, { events: { resourceVersion: string | undefined; relevant: boolean }[]; overflow: boolean }>();
   private workers: Promise<void>[] = [];
   private resyncTimer: NodeJS.Timeout | undefined;
   private warming: Promise<void> | undefined;
@@ -135,7 +135,7 @@ export class Controller<D = unknown> {
     m?.countObjects(this.kindName, () => (this.active ? this.list() : []));
     this.pool = deps.informers ?? new InformerPool(deps.kube, {
       namespaces: opts.namespaces,
-      ...(opts.shard !== undefined ? { shard: { group: module.type.group, labelSelector: `${SHARD_LABEL}=${opts.shard.identity}` } } : {}),
+      ...(opts.shard !== undefined ? { shard: { group: module.type.group, labelSelector: shardSelector(opts.shard.identity) } } : {}),
       informer: { logger: this.log, ...(opts.watchdogMillis !== undefined ? { watchdogMillis: opts.watchdogMillis } : {}) },
       onRestart: (informer, reason) => m?.informerRestarts.inc({ informer, reason }),
       onUnexpectedError: (where) => { m?.unexpectedErrors.inc({ where }); },
@@ -195,8 +195,11 @@ export class Controller<D = unknown> {
       // Before start() nothing is queued: start() queues every object it then finds.
       if (!this.active) return;
       if (ev === "update" && this.queue.isProcessing(key)) {
-        const held = this.heldEvents.get(key) ?? [];
-        held.push({ resourceVersion: obj.metadata.resourceVersion, relevant: relevantChange(obj, old) });
+        const held = this.heldEvents.get(key) ?? { events: [], overflow: false };
+        // Bounded whatever a tenant writes during a long pass: more events than own writes are
+        // remembered means at least one is someone else's, and the key is queued anyway.
+        if (held.events.length > OWN_WRITES_KEPT) held.overflow = true;
+        else held.events.push({ resourceVersion: obj.metadata.resourceVersion, relevant: relevantChange(obj, old) });
         this.heldEvents.set(key, held);
         return;
       }
@@ -276,7 +279,7 @@ export class Controller<D = unknown> {
     if (held === undefined) return;
     this.heldEvents.delete(key);
     // Each is looked up, in order, so that the versions our writes made are spent either way.
-    const queue = held.map((e) => !this.isOwnWrite(key, e.resourceVersion) && e.relevant).some(Boolean);
+    const queue = held.events.map((e) => !this.isOwnWrite(key, e.resourceVersion) && e.relevant).some(Boolean) || held.overflow;
     if (queue && this.active && !this.stopRequested) this.queue.addAfter(key, this.coalesceMillis);
   }
 

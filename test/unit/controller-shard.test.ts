@@ -11,6 +11,10 @@ import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
 import { GadgetCloud, gadgetType } from "../fixtures/gadget-kind.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
+import { waitFor } from "../harness/operator-runtime.ts";
+
+/** Until `fn` holds, polled on the event loop (the 5 s bound only turns a hang into a failure). */
+const until = async (what: string, fn: () => boolean): Promise<void> => { await waitFor(what, fn, 5_000, 5); };
 
 const ns = "tenant";
 const running: Controller[] = [];
@@ -30,13 +34,6 @@ async function shard(identity: string, owns: () => boolean) {
     observes: (name: string): number => cloud.observeCalls.filter((c) => c.key === `${ns}/${name}`).length,
     create: (name: string, labels: Record<string, string>) => kube.createCustom(gadgetType, ns, { metadata: { name, labels }, spec: { size: 1 } }),
     ready: (name: string): boolean => get(name)?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true,
-    async until(what: string, fn: () => boolean): Promise<void> {
-      const end = Date.now() + 5_000;
-      while (!fn()) {
-        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    },
   };
 }
 
@@ -46,8 +43,8 @@ describe("a Controller as one shard", () => {
     await s.create("mine", { [SHARD_LABEL]: "op-a" });
     await s.create("theirs", { [SHARD_LABEL]: "op-b" });
     await s.create("unassigned", {});
-    await s.until("mine Ready", () => s.ready("mine"));
-    await s.until("idle", () => s.controller.queue.inFlight === 0 && s.controller.queue.length === 0);
+    await until("mine Ready", () => s.ready("mine"));
+    await until("idle", () => s.controller.queue.inFlight === 0 && s.controller.queue.length === 0);
     expect(s.controller.list().map((o) => o.metadata.name)).toEqual(["mine"]);
     expect(s.observes("theirs") + s.observes("unassigned")).toBe(0);
   });
@@ -56,24 +53,24 @@ describe("a Controller as one shard", () => {
     let owns = false;
     const s = await shard("op-a", () => owns);
     await s.create("forged", { [SHARD_LABEL]: "op-a" });
-    await s.until("looked at", () => s.controller.get(`${ns}/forged`) !== undefined && (s.controller.queue.dueIn(`${ns}/forged`) ?? 0) > 0);
+    await until("looked at", () => s.controller.get(`${ns}/forged`) !== undefined && (s.controller.queue.dueIn(`${ns}/forged`) ?? 0) > 0);
     expect(s.observes("forged")).toBe(0);
     expect(s.cloud.creates).toHaveLength(0);
     owns = true;
-    await s.until("Ready once its ring agrees", () => s.ready("forged"));
+    await until("Ready once its ring agrees", () => s.ready("forged"));
   });
 
   it("lets go of a drained object: both labels removed by it, out of its cache, no pass after", async () => {
     const s = await shard("op-a", () => true);
     await s.create("moving", { [SHARD_LABEL]: "op-a", team: "x" });
-    await s.until("Ready", () => s.ready("moving"));
-    await s.until("idle", () => s.controller.queue.inFlight === 0);
+    await until("Ready", () => s.ready("moving"));
+    await until("idle", () => s.controller.queue.inFlight === 0);
     const passes = s.observes("moving");
     const o = s.get("moving");
     await s.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "moving" }, { metadata: { labels: { ...o?.metadata.labels, [DRAIN_LABEL]: "true" } } });
-    await s.until("let go", () => s.get("moving")?.metadata.labels?.[SHARD_LABEL] === undefined);
+    await until("let go", () => s.get("moving")?.metadata.labels?.[SHARD_LABEL] === undefined);
     expect(s.get("moving")?.metadata.labels).toEqual({ team: "x" });
-    await s.until("out of its cache", () => s.controller.get(`${ns}/moving`) === undefined);
+    await until("out of its cache", () => s.controller.get(`${ns}/moving`) === undefined);
     expect(s.observes("moving")).toBe(passes);
     // Its cloud object stays: letting go is not deleting.
     expect(s.cloud.deletes).toHaveLength(0);

@@ -8,6 +8,10 @@ import { HashRing } from "../../src/runtime/sharding/ring.ts";
 import { Sharder } from "../../src/runtime/sharding/sharder.ts";
 import { gadgetType } from "../fixtures/gadget-kind.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
+import { waitFor } from "../harness/operator-runtime.ts";
+
+/** Until `fn` holds, polled on the event loop (the 5 s bound only turns a hang into a failure). */
+const until = async (what: string, fn: () => boolean): Promise<void> => { await waitFor(what, fn, 5_000, 5); };
 
 const namespaces = Array.from({ length: 12 }, (_, i) => `team-${String(i)}`);
 const running: Sharder[] = [];
@@ -24,13 +28,6 @@ async function setup(shards: string[]) {
   return { kube, sharder, shardOf, drainOf };
 }
 
-async function until(what: string, fn: () => boolean): Promise<void> {
-  const end = Date.now() + 5_000;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe("Sharder", () => {
   it("assigns every object to its namespace's shard, and a new one as it comes", async () => {

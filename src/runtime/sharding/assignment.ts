@@ -8,6 +8,8 @@ import type { HashRing } from "./ring.ts";
 
 /** The shard an object is assigned to (the replica's identity): the label each shard's watches select. */
 export const SHARD_LABEL = "linode.operator.dev/shard";
+/** The label selector of a shard's caches: the objects assigned to `identity`. */
+export const shardSelector = (identity: string): string => `${SHARD_LABEL}=${identity}`;
 /** Set by the sharder on an object that is to move: its shard lets it go (removes both labels). */
 export const DRAIN_LABEL = "linode.operator.dev/drain";
 
