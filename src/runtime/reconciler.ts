@@ -508,6 +508,12 @@ export class ManagedReconciler {
     // Found by a create it announced: recorded before the delete, so the pass after it knows
     // which object to see gone instead of waiting out the announcement.
     if (observed.externalId !== m.externalId) await this.writes.recordExternalId(m, pass.status, observed.externalId);
+    // What this look recorded of the object (the account whose credentials see it now, after a
+    // token rotation; the ownership proof) is written before the delete: the pass after it finds
+    // the object gone with these credentials, and only this record says that was theirs to see
+    // (with the old one it would hold the resource as AccountChanged for good).
+    pass.status.merge(observed.status as Record<string, unknown>);
+    await pass.status.write([], pass.generation);
     const { gone } = await writer.delete(m, observed, signal);
     if (!gone) return { type: "deleting" };
     this.deps.events.normal(m.obj, EventReasons.Deleted, EventActions.Delete, `deleted ${this.kind.type.kind} ${observed.externalId} from Linode`);

@@ -126,6 +126,22 @@ describe("credentialsRef and pause", () => {
     await ready(mdb, "rotated");
   });
 
+  it("a token rotated before the resource's deletion is the first pass to use it: the database is deleted with it and the resource goes (not held as AccountChanged)", async () => {
+    await tokenSecret("rotating-away", TEAM_A);
+    await create(mdb, "rotated-away", { ...base, credentialsRef: { name: "rotating-away" } });
+    const id = (await ready(mdb, "rotated-away")).status?.id as number;
+    // Paused, nothing is looked at: the rotation and the deletion meet in one pass once it resumes.
+    await annotate(mdb, "rotated-away", "true");
+    await condWith(mdb, "rotated-away", "Synced", "Paused");
+    await tokenSecret("rotating-away", TEAM_A_ROTATED);
+    await env.deps.kube.deleteCustom(mdb, { namespace: ns(), name: "rotated-away" });
+    await annotate(mdb, "rotated-away", null);
+    await gone(mdb, "rotated-away");
+    const deletes = env.emulator.mutations().filter((x) => x.method === "DELETE" && x.path.endsWith(`/instances/${String(id)}`));
+    expect(deletes.map((d) => [d.token, d.status])).toEqual([[`${TEAM_A_ROTATED.slice(0, 4)}…`, 200]]);
+    expect(await ids(as(TEAM_A))).not.toContain(id);
+  });
+
   it("a missing Secret is CredentialsNotFound and a refused token CredentialsInvalid, each without a loop; a good token then proceeds", async () => {
     // Refused, "late" waits for its Secret to change and is not looked at again: a database
     // polled every drift poll (2 s) shows the operator's time going by meanwhile.
