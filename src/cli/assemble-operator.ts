@@ -40,7 +40,9 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
   const events = new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: config.identity, log, entries: metrics.cacheEntries });
   const client = (token: string): LinodeClient => new LinodeClient({
     token, baseUrl: config.linodeApiUrl, registry: metrics.registry, rateLimit: { share: config.linodeApiShare },
-    logger: log.child({ component: "linode" }), userAgent: "linode-operator",
+    // The replica in the User-Agent: with several (shards, a standby taking over), the API's
+    // side can tell which one sent a call.
+    logger: log.child({ component: "linode" }), userAgent: `linode-operator (${config.identity.replace(/[^\x20-\x7e]/g, "?")})`,
   });
   const linode = config.linodeToken === undefined ? undefined : client(config.linodeToken);
   // Beside the Lease, as its namespace is the operator's own: what proves the records it writes.

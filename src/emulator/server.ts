@@ -82,6 +82,8 @@ export interface MutationRecord {
   user: string;
   /** The token's first characters only. */
   token: string;
+  /** The client's User-Agent (the operator names its replica there: which one sent a write). */
+  userAgent: string;
 }
 
 /** The mutation log keeps this many entries (the oldest go first). */
@@ -212,7 +214,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     Object.assign(headers, err.headers);
   }
   if (method !== "GET") {
-    deps.mutations.push({ receivedAt, answeredAt: Date.now(), method, route: routeKey, path, status, user: principal.user.username, token: `${principal.token.slice(0, 4)}…` });
+    deps.mutations.push({ receivedAt, answeredAt: Date.now(), method, route: routeKey, path, status, user: principal.user.username, token: `${principal.token.slice(0, 4)}…`, userAgent: req.headers["user-agent"] ?? "" });
     if (deps.mutations.length > MUTATION_LOG_SIZE) deps.mutations.splice(0, deps.mutations.length - MUTATION_LOG_SIZE);
   }
   if (fault?.drop === true) {
