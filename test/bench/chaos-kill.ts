@@ -29,11 +29,11 @@ import { Timings } from "../../src/runtime/timings.ts";
 import type { OperatorProcess } from "../harness/operator-process.ts";
 import { startBench } from "./bench-setup.ts";
 import {
-  ActionLedger, actionViolation, createMdb, createNb, createSnap, killPhases, operations, outcomes, phaseAtKill, secretOf, shortNames, stuckDetail,
-  titles, trigger, verdict, type OpName, type Trial,
+  ActionLedger, createMdb, createNb, createSnap, killPhases, operations, outcomes, phaseAtKill, shortNames, titles, trigger, type OpName, type Trial,
 } from "./chaos/operations.ts";
 import { invariants, killTable, outcomeTable, summarize, textTable, type Violation } from "./chaos/report.ts";
-import { recorded, audit, CLUSTER_ID, look, settled, statusId, type World } from "./chaos/world.ts";
+import { lateViolations, roundViolations, settleTrials, trialName } from "./chaos/rounds.ts";
+import { recorded, CLUSTER_ID, look, settled, statusId, type World } from "./chaos/world.ts";
 import { saveResult, type Figure } from "./report/result.ts";
 
 const trialsPerOp = Number(process.argv[2] ?? 100);
@@ -143,28 +143,7 @@ try {
     return out;
   };
 
-  /** Polls until every trial has its verdict (or its deadline passed); `from(t)`: what its settle time counts from. */
-  const settle = async (round: Trial[], from: (t: Trial) => number): Promise<World> => {
-    for (;;) {
-      ledger.scan(emulator.mutations());
-      const w = await look(kube, emulator, round.flatMap((t) => secretOf(t) ?? []));
-      const now = Date.now();
-      for (const t of round) {
-        if (t.outcome !== undefined) continue;
-        const v = verdict(w, t);
-        if (v !== undefined) {
-          t.outcome = v.outcome;
-          t.detail = v.detail;
-          t.settledAfterMs = now - from(t);
-        } else if (now > (t.deadline ?? Infinity)) {
-          t.outcome = t.op.startsWith("delete-") ? "stuck finalizer" : "needs a human";
-          t.detail = stuckDetail(w, t);
-        }
-      }
-      if (round.every((t) => t.outcome !== undefined)) return w;
-      await sleep(POLL_MS);
-    }
-  };
+  const settle = (round: Trial[], from: (t: Trial) => number): Promise<World> => settleTrials(kube, emulator, ledger, round, from);
 
   // Calibration: each operation's step time T, fault-free, under the same load (all triggered at once).
   const measured = new Map<OpName, number[]>();
@@ -186,7 +165,6 @@ try {
     say(`  VIOLATION ${v.invariant}: ${v.op !== undefined ? titles[v.op] : "(no trial)"}, round ${String(v.round)}, ${v.trial}: ${v.detail}`);
     say(`    reproduce: node test/bench/chaos-kill.ts ${String(trialsPerOp)} ${String(seed)} (CHAOS_PER_ROUND=${String(perRound)}; seed ${String(seed)}, round ${String(v.round)}, ${v.trial})`);
   };
-  const trialName = (t: Trial): string => `${t.op} slot ${String(t.slot)} (${t.name}${t.db !== undefined && t.db !== t.name ? ` on ${t.db}` : ""}, killed ${String(t.killOffsetMs)} ms after its trigger, ${t.atKill ?? "?"})`;
 
   for (let r = 0; r < rounds; r++) {
     const roundStart = Date.now();
@@ -239,22 +217,7 @@ try {
     const w = await settle(round, () => restartAt);
 
     const before = violations.length;
-    for (const t of round) {
-      if (t.outcome === "needs a human" || t.outcome === "stuck finalizer") {
-        record({ invariant: t.outcome === "needs a human" ? "needs a human" : "stuck finalizers", op: t.op, round: r, trial: trialName(t), detail: t.detail ?? "" });
-      }
-      const a = actionViolation(t);
-      if (a !== undefined) record({ ...a, op: t.op, round: r, trial: trialName(t) });
-    }
-    for (const f of audit(w, names)) {
-      if (reportedFindings.has(f.what)) continue;
-      reportedFindings.add(f.what);
-      const t = round.find((x) => x.name === f.name) ?? round.find((x) => x.db === f.name);
-      record({ invariant: f.kind === "duplicate" ? "duplicates" : "orphans", op: t?.op, round: r, trial: t !== undefined ? trialName(t) : f.name ?? "?", detail: f.what });
-    }
-    for (const s of ledger.strays.splice(0)) {
-      record({ invariant: "repeated actions", op: undefined, round: r, trial: "?", detail: `an action no trial asked for: ${s.method} ${s.path} (${String(s.status)})` });
-    }
+    for (const v of roundViolations(r, round, w, names, ledger, reportedFindings)) record(v);
     if (violations.length > before) {
       await mkdir(logDir, { recursive: true });
       await writeFile(join(logDir, `round-${String(r)}-killed.jsonl`), killed.logs.map((l) => JSON.stringify(l)).join("\n"));
@@ -274,13 +237,7 @@ try {
   // Late repeats: an action sent again after its round was checked.
   await sleep(3_000);
   ledger.scan(emulator.mutations());
-  for (const t of trials) {
-    const a = actionViolation(t);
-    if (a !== undefined && !violations.some((v) => v.invariant === a.invariant && v.trial === trialName(t))) {
-      record({ ...a, op: t.op, round: t.round, trial: trialName(t), detail: `${a.detail} (seen after its round)` });
-    }
-  }
-  for (const s of ledger.strays.splice(0)) record({ invariant: "repeated actions", op: undefined, round: rounds - 1, trial: "?", detail: `an action no trial asked for: ${s.method} ${s.path}` });
+  for (const v of lateViolations(trials, violations, ledger, rounds - 1)) record(v);
 
   const elapsedMs = Date.now() - started;
   const summary = summarize(trials, violations, stepMs, heldRounds);

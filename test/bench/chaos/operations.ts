@@ -9,7 +9,7 @@ import { managedDatabaseType as mdbType } from "../../../src/resources/managed-d
 import { nodeBalancerType as nbType } from "../../../src/resources/node-balancer/index.ts";
 import type { ManagedObject } from "../../../src/runtime/managed.ts";
 import {
-  recorded, backupIdOf, condition, dbByLabel, describe, isTrue, labelFor, NAMESPACE, nbByLabel, settled, statusId, type World,
+  recorded, backupIdOf, condition, dbByLabel, describe, isTrue, labelFor, namespaceOf, nbByLabel, settled, statusId, type World,
 } from "./world.ts";
 
 export const operations = [
@@ -93,13 +93,13 @@ export const nbSpec = (c: NbChange = { throttle: 0, algorithm: "roundrobin", wei
 });
 
 const manifest = (kind: string, name: string, spec: Record<string, unknown>): KubeObject =>
-  ({ apiVersion: "linode.operator.dev/v1alpha1", kind, metadata: { name, namespace: NAMESPACE }, spec });
-export const createMdb = (kube: KubeClient, name: string): Promise<unknown> => kube.createCustom(mdbType, NAMESPACE, manifest("ManagedDatabase", name, mdbSpec()));
-export const createNb = (kube: KubeClient, name: string): Promise<unknown> => kube.createCustom(nbType, NAMESPACE, manifest("NodeBalancer", name, nbSpec()));
+  ({ apiVersion: "linode.operator.dev/v1alpha1", kind, metadata: { name, namespace: namespaceOf(name) }, spec });
+export const createMdb = (kube: KubeClient, name: string): Promise<unknown> => kube.createCustom(mdbType, namespaceOf(name), manifest("ManagedDatabase", name, mdbSpec()));
+export const createNb = (kube: KubeClient, name: string): Promise<unknown> => kube.createCustom(nbType, namespaceOf(name), manifest("NodeBalancer", name, nbSpec()));
 export const createSnap = (kube: KubeClient, name: string, db: string): Promise<unknown> =>
-  kube.createCustom(snapType, NAMESPACE, manifest("DatabaseSnapshot", name, { databaseRef: { name: db } }));
+  kube.createCustom(snapType, namespaceOf(name), manifest("DatabaseSnapshot", name, { databaseRef: { name: db } }));
 
-const key = (name: string): { namespace: string; name: string } => ({ namespace: NAMESPACE, name });
+const key = (name: string): { namespace: string; name: string } => ({ namespace: namespaceOf(name), name });
 const need = <T>(v: T | undefined, what: string): T => { if (v === undefined) throw new Error(`trial without ${what}`); return v; };
 
 /** The trigger: one write to the API server. */

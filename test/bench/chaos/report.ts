@@ -33,8 +33,9 @@ function quantiles(xs: number[]): { min: number; median: number; max: number } {
   return { min: s[0] ?? 0, median: s[Math.floor((s.length - 1) / 2)] ?? 0, max: s[s.length - 1] ?? 0 };
 }
 
-export function summarize(trials: readonly Trial[], violations: readonly Violation[], stepMs: Record<OpName, number>, heldRounds: ReadonlySet<number>): OpSummary[] {
-  return operations.map((op) => {
+export function summarize(trials: readonly Trial[], violations: readonly Violation[], stepMs: Partial<Record<OpName, number>>, heldRounds: ReadonlySet<number>,
+  ops: readonly OpName[] = operations): OpSummary[] {
+  return ops.map((op) => {
     const mine = trials.filter((t) => t.op === op);
     const phases = zero(killPhases);
     const ends = zero(outcomes);
@@ -45,7 +46,7 @@ export function summarize(trials: readonly Trial[], violations: readonly Violati
     const counts = zero(invariants);
     for (const v of violations) if (v.op === op) counts[v.invariant] += 1;
     return {
-      op, trials: mine.length, held: mine.filter((t) => heldRounds.has(t.round)).length, stepMs: stepMs[op],
+      op, trials: mine.length, held: mine.filter((t) => heldRounds.has(t.round)).length, stepMs: stepMs[op] ?? 0,
       kill: quantiles(mine.map((t) => t.killOffsetMs ?? 0)), phases, outcomes: ends, violations: counts,
     };
   });

@@ -1,5 +1,4 @@
-// What the chaos benchmark looks at: every resource of the three kinds in the bench namespace
-// (from the API server) and every cloud object (from the emulator's state, in-process, settled
+// What the chaos benchmark looks at: every resource of the three kinds (from the API server) and every cloud object (from the emulator's state, in-process, settled
 // as any API read would settle it), plus the ownership audit: cloud objects two of which
 // belong to one resource (duplicates), and cloud objects no resource owns (orphans).
 import type { RunningEmulator } from "../../../src/emulator/index.ts";
@@ -17,11 +16,21 @@ import type { ManagedObject } from "../../../src/runtime/managed.ts";
 export const NAMESPACE = "bench";
 export const CLUSTER_ID = "chaos-bench";
 
+/**
+ * Where a resource lives, by its name: `t<N>-…` in the tenant namespace `tenant-<N>` (the
+ * shards' chaos bench spreads its objects over namespaces, which are what shards split), any
+ * other name in NAMESPACE. Names are unique across namespaces, so the world is keyed by name.
+ */
+export const namespaceOf = (name: string): string => {
+  const tenant = /^t(\d+)-/.exec(name)?.[1];
+  return tenant === undefined ? NAMESPACE : `tenant-${tenant}`;
+};
+
 /** The cloud label a resource gets by default (the operator runs with --cluster-id CLUSTER_ID). */
 export const labelFor = {
-  mdb: (name: string): string => derivedLabel({ clusterId: CLUSTER_ID, namespace: NAMESPACE, name }),
-  nb: (name: string): string => derivedLabel({ clusterId: CLUSTER_ID, namespace: NAMESPACE, name }),
-  snap: (name: string): string => derivedLabel({ clusterId: CLUSTER_ID, namespace: NAMESPACE, name }, { max: 30, allowed: /[^a-zA-Z0-9]/g, separator: "" }),
+  mdb: (name: string): string => derivedLabel({ clusterId: CLUSTER_ID, namespace: namespaceOf(name), name }),
+  nb: (name: string): string => derivedLabel({ clusterId: CLUSTER_ID, namespace: namespaceOf(name), name }),
+  snap: (name: string): string => derivedLabel({ clusterId: CLUSTER_ID, namespace: namespaceOf(name), name }, { max: 30, allowed: /[^a-zA-Z0-9]/g, separator: "" }),
 };
 
 export interface World {
@@ -39,7 +48,7 @@ async function listAll(kube: KubeClient, t: ResourceType): Promise<Map<string, M
   const out = new Map<string, ManagedObject>();
   let token: string | undefined;
   do {
-    const page = await kube.list<ManagedObject>(t, { namespace: NAMESPACE, ...(token !== undefined ? { continueToken: token } : {}) });
+    const page = await kube.list<ManagedObject>(t, token !== undefined ? { continueToken: token } : {});
     for (const o of page.items) out.set(o.metadata.name, o);
     token = page.continueToken;
   } while (token !== undefined);
@@ -52,7 +61,7 @@ export async function look(kube: KubeClient, emulator: RunningEmulator, secretNa
   const secrets = new Map<string, SecretObject>();
   await Promise.all(secretNames.map(async (name) => {
     try {
-      secrets.set(name, await kube.getSecret({ namespace: NAMESPACE, name }));
+      secrets.set(name, await kube.getSecret({ namespace: namespaceOf(name), name }));
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

@@ -5,7 +5,7 @@ import type { BenchResult, Figure, Table } from "./result.ts";
 
 /** The sections' order: the scale runs first, then failures, then one kind at a time. */
 export const ORDER = [
-  "scale-three-kinds", "scale-10k", "soak", "chaos-kill", "chaos-faults", "chaos-failover", "chaos-apiserver-outage",
+  "scale-three-kinds", "scale-10k", "soak", "chaos-kill", "chaos-faults", "chaos-failover", "chaos-apiserver-outage", "chaos-shards",
   "managed-database-scale", "database-snapshot-queue", "node-balancer-calls",
 ] as const;
 
