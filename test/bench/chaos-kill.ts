@@ -29,11 +29,11 @@ import { Timings } from "../../src/runtime/timings.ts";
 import type { OperatorProcess } from "../harness/operator-process.ts";
 import { startBench } from "./bench-setup.ts";
 import {
-  ActionLedger, createMdb, createNb, createSnap, killPhases, operations, outcomes, phaseAtKill, shortNames, titles, trigger, type OpName, type Trial,
+  ActionLedger, createMdb, createNb, createSnap, killPhases, operations, outcomes, shortNames, titles, trigger, type OpName, type Trial,
 } from "./chaos/operations.ts";
 import { invariants, killTable, outcomeTable, summarize, textTable, type Violation } from "./chaos/report.ts";
-import { lateViolations, roundViolations, settleTrials, trialName } from "./chaos/rounds.ts";
-import { recorded, CLUSTER_ID, look, settled, statusId, type World } from "./chaos/world.ts";
+import { faultMidStep, lookUntil, HOLD_MS, lateViolations, roundViolations, setDeadline, settleTrials, trialName } from "./chaos/rounds.ts";
+import { CLUSTER_ID, look, settled, statusId, type World } from "./chaos/world.ts";
 import { saveResult, type Figure } from "./report/result.ts";
 
 const trialsPerOp = Number(process.argv[2] ?? 100);
@@ -44,10 +44,7 @@ if (!Number.isInteger(trialsPerOp) || trialsPerOp < 1 || !Number.isInteger(seed)
 }
 const rounds = Math.ceil(trialsPerOp / perRound);
 const HELD_SHARE = Number(process.env.CHAOS_HELD_SHARE ?? 1 / 3);
-const HOLD_MS = 1_500;
-const HELD_ROUTES = ["POST /", "PUT /", "DELETE /"];
 const TIMEOUT_MS = Number(process.env.CHAOS_TIMEOUT_SECONDS ?? 60) * 1000;
-const POLL_MS = 200;
 const CALIBRATION_ROUNDS = 2;
 
 const say = (s: string): void => { process.stdout.write(`${s}\n`); };
@@ -68,16 +65,7 @@ let exitCode = 0;
 const startOperator = async (): Promise<OperatorProcess> =>
   (await bench.operator(["--poll-pending-seconds", "0.5", "--poll-ready-seconds", "5", "--cluster-id", CLUSTER_ID], { LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? "info" })).proc;
 
-/** Polls until `done` holds for the world, or throws after `timeoutMs`. */
-async function until(what: string, done: (w: World) => boolean, timeoutMs = 120_000): Promise<World> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const w = await look(kube, emulator);
-    if (done(w)) return w;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(POLL_MS);
-  }
-}
+const until = (what: string, done: (w: World) => boolean, timeoutMs?: number): Promise<World> => lookUntil(kube, emulator, what, done, timeoutMs);
 
 try {
   let operator = await startOperator();
@@ -172,48 +160,15 @@ try {
     if (held) heldRounds.add(r);
     const round = plan(r, `r${String(r)}`, await look(kube, emulator), () => rng.next(), (op) => stepMs[op]);
     trials.push(...round);
-    const horizon = Math.max(...round.map((t) => t.delayMs));
-    const zero = Date.now() + 20;
-    if (held) emulator.setFaults({ latencyMs: HOLD_MS, routes: HELD_ROUTES });
-    const triggered = round.map(async (t) => {
-      await sleep(zero + horizon - t.delayMs - Date.now());
-      t.triggerAt = Date.now();
-      await trigger(kube, t);
+    const { atFault: atKill, horizon } = await faultMidStep(kube, emulator, ledger, round, held, async () => {
+      operator.child.kill("SIGKILL");
+      await operator.exited;
     });
-    await sleep(zero + horizon - Date.now());
-    const killedAt = Date.now();
     const killed = operator;
-    killed.child.kill("SIGKILL");
-    await killed.exited;
-    await Promise.all(triggered);
-    for (const t of round) t.killOffsetMs = killedAt - t.triggerAt;
-    if (held) {
-      emulator.setFaults({ latencyMs: 0, routes: [] });
-      // What was sent before the kill lands now, as a slow API would apply it.
-      await sleep(HOLD_MS + 300);
-    }
-    ledger.scan(emulator.mutations());
-    const atKill = await look(kube, emulator);
-    for (const t of round) {
-      const p = phaseAtKill(atKill, t);
-      t.atKill = p.phase;
-      t.atKillDetail = p.detail;
-      t.intentAtKill = p.intent === true;
-      t.acceptedAtKill = t.accepted;
-    }
 
     const restartAt = Date.now();
     operator = await startOperator();
-    for (const t of round) {
-      t.deadline = restartAt + TIMEOUT_MS;
-      // A create announced and not seen is not sent again before the documented grace period.
-      const o = (t.op === "create-mdb" ? atKill.mdbs : t.op === "create-nb" ? atKill.nbs : t.op === "snapshot" ? atKill.snaps : undefined)?.get(t.name);
-      const pending = Date.parse(recorded(o, "createPending") ?? "");
-      if (Number.isFinite(pending) && recorded(o, "externalId") === undefined && t.atKill === "before send") {
-        t.graceWait = true;
-        t.deadline = Math.max(t.deadline, pending + Timings.createGraceMillis + TIMEOUT_MS);
-      }
-    }
+    for (const t of round) setDeadline(t, atKill, restartAt, TIMEOUT_MS);
     const w = await settle(round, () => restartAt);
 
     const before = violations.length;

@@ -24,13 +24,12 @@ import type { MutationRecord } from "../../src/emulator/server.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
 import { HashRing } from "../../src/runtime/sharding/ring.ts";
-import { Timings } from "../../src/runtime/timings.ts";
 import type { OperatorProcess } from "../harness/operator-process.ts";
 import { startBench } from "./bench-setup.ts";
-import { ActionLedger, createMdb, createSnap, killPhases, phaseAtKill, titles, trigger, type OpName, type Trial } from "./chaos/operations.ts";
+import { ActionLedger, createMdb, createSnap, killPhases, titles, trigger, type OpName, type Trial } from "./chaos/operations.ts";
 import { invariants, outcomeTable, summarize, textTable, type Violation } from "./chaos/report.ts";
-import { lateViolations, roundViolations, settleTrials, trialName } from "./chaos/rounds.ts";
-import { CLUSTER_ID, look, namespaceOf, recorded, settled, statusId, type World } from "./chaos/world.ts";
+import { faultMidStep, lookUntil, lateViolations, roundViolations, setDeadline, settleTrials, trialName } from "./chaos/rounds.ts";
+import { CLUSTER_ID, look, namespaceOf, settled, statusId, type World } from "./chaos/world.ts";
 import { kubectl, say, sleep } from "./common.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
 
@@ -40,7 +39,6 @@ const EVENTS = ["death", "join", "leave", "rolling"] as const;
 type Event = (typeof EVENTS)[number];
 const OPS: readonly OpName[] = ["create-mdb", "update-mdb", "delete-mdb", "snapshot", "delete-snapshot", "restore", "reset-credentials", "patch"];
 const HELD_SHARE = 1 / 3;
-const HOLD_MS = 1_500;
 const TIMEOUT_MS = 90_000;
 const LEASE_NS = "bench";
 const { figures, tables, notes, figure } = resultCollector(say);
@@ -83,15 +81,7 @@ const onLiveRing = (w: World): boolean => {
   return [...w.mdbs.values(), ...w.snaps.values()].every((o: ManagedObject) =>
     o.metadata.labels?.[SHARD_LABEL] === now.owner(o.metadata.namespace ?? "") && o.metadata.labels?.[DRAIN_LABEL] === undefined);
 };
-async function until(what: string, done: (w: World) => boolean, timeoutMs = 120_000): Promise<World> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const w = await look(kube, emulator);
-    if (done(w)) return w;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(500);
-  }
-}
+const until = (what: string, done: (w: World) => boolean, timeoutMs?: number): Promise<World> => lookUntil(kube, emulator, what, done, timeoutMs);
 
 /** Two replicas' writes to one database in flight at once (the emulator's log: received → answered, by the User-Agent that names the replica). */
 function twoWriters(log: readonly MutationRecord[], since: number): string[] {
@@ -220,40 +210,14 @@ try {
     if (held) heldRounds.add(r);
     const ownersBefore = ring();
     const round = plan(r, `r${String(r)}`, await look(kube, emulator), () => rng.next(), (op) => stepMs[op]);
-    const horizon = Math.max(...round.map((t) => t.delayMs));
-    const zero = Date.now() + 20;
-    if (held) emulator.setFaults({ latencyMs: HOLD_MS, routes: ["POST /", "PUT /", "DELETE /"] });
-    const triggered = round.map(async (t) => {
-      await sleep(zero + horizon - t.delayMs - Date.now());
-      t.triggerAt = Date.now();
-      await trigger(kube, t);
-    });
-    await sleep(zero + horizon - Date.now());
-    const changedAt = Date.now();
-    const { killed, detail } = await change(event);
-    await Promise.all(triggered);
-    for (const t of round) t.killOffsetMs = changedAt - t.triggerAt;
-    if (held) {
-      emulator.setFaults({ latencyMs: 0, routes: [] });
-      await sleep(HOLD_MS + 300);
-    }
-    ledger.scan(emulator.mutations());
-    const atChange = await look(kube, emulator);
+    const { outcome: { killed, detail }, atFault, horizon } = await faultMidStep(kube, emulator, ledger, round, held, () => change(event));
     const changedAtEnd = Date.now();
     for (const t of round) {
-      const p = phaseAtKill(atChange, t);
-      t.atKill = p.phase;
-      t.atKillDetail = p.detail;
-      // Only a process that died cannot have seen its request's answer; a drained or SIGTERMed one finishes its pass.
-      t.intentAtKill = killed.has(namespaceOf(t.name)) && p.intent === true;
-      t.acceptedAtKill = t.accepted;
-      t.deadline = changedAtEnd + TIMEOUT_MS;
-      const o = t.op === "create-mdb" ? atChange.mdbs.get(t.name) : t.op === "snapshot" ? atChange.snaps.get(t.name) : undefined;
-      const pending = Date.parse(recorded(o, "createPending") ?? "");
-      if (killed.has(namespaceOf(t.name)) && Number.isFinite(pending) && recorded(o, "externalId") === undefined && t.atKill === "before send") {
-        t.graceWait = true;
-        t.deadline = Math.max(t.deadline, pending + Timings.createGraceMillis + TIMEOUT_MS);
-      }
+      // Only a process that died cannot have seen its request's answer, nor announced a create it never sent; a drained or SIGTERMed one finishes its pass.
+      const died = killed.has(namespaceOf(t.name));
+      t.intentAtKill &&= died;
+      if (died) setDeadline(t, atFault, changedAtEnd, TIMEOUT_MS);
+      else t.deadline = changedAtEnd + TIMEOUT_MS;
     }
     const w = await settleTrials(kube, emulator, ledger, round, () => changedAtEnd);
     await until("the shards settled", onLiveRing, TIMEOUT_MS);
