@@ -1,7 +1,7 @@
 // Shards benchmark (issue 46): R `linode-operator run` replicas with --shards on a real API
 // server and the emulator (150 ms median latency by default), D ManagedDatabases spread over K
-// namespaces. Each replica has a token of its own in the one account, so the emulator's
-// mutation log says which replica sent every write. Measured: time to converge and each
+// namespaces. The replicas share one token, as the chart's do, and each names itself in its
+// User-Agent, so the emulator's mutation log says which replica sent every write. Measured: time to converge and each
 // replica's RSS and objects; a replica SIGKILLed: time until its objects are on the others and
 // re-observed; a rolling restart of every replica (SIGTERM, a new one started): Ready flaps.
 // Throughout: duplicates and orphans (cloud databases against resources), creates sent twice,
@@ -26,16 +26,14 @@ import { resultCollector, saveResult } from "./report/result.ts";
 const [D, K, R] = [600, 60, 3].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number];
 if (![D, K, R].every((n) => Number.isInteger(n) && n > 0)) throw new Error("usage: node test/bench/shards.ts [databases=600] [namespaces=60] [replicas=3]");
 const sharded = R > 1;
-const MAX_REPLICAS = 2 * R + 2;
-const tokenOf = (i: number): string => `r${String(i).padStart(2, "0")}-token`;
 const { figures, tables, notes, figure } = resultCollector(say);
-const bench = await startBench({ provisionSeconds: 5, tokens: ["bench-token", ...Array.from({ length: MAX_REPLICAS }, (_, i) => tokenOf(i + 1))] });
+const bench = await startBench({ provisionSeconds: 5 });
 const { cp, emulator } = bench;
 const kube = new KubeClient(loadKubeConfigFromFile(cp.adminKubeconfig), { fieldManager: "bench" });
 const namespaces = Array.from({ length: K }, (_, i) => `tenant-${String(i)}`);
 const LEASE_NS = "bench";
 
-interface Replica { name: string; token: string; proc: OperatorProcess; metricsUrl?: string }
+interface Replica { name: string; proc: OperatorProcess; metricsUrl?: string }
 let seq = 0;
 const live: Replica[] = [];
 /** Replicas this bench stops on purpose: any other exit is reported. */
@@ -43,13 +41,12 @@ const expectedExits = new Set<string>();
 async function startReplica(): Promise<Replica> {
   seq++;
   const name = `replica-${String(seq)}`;
-  const token = tokenOf(seq);
   const proc = bench.spawnOperator(["--linode-api-share", String(0.5 / R)], {
     // Every namespace watched (the chart's default: one watch per type); a list of sixty makes a
     // watch per namespace and type, which with three replicas overloaded the API server here.
-    LINODE_TOKEN: token, LEADER_ELECT: "true", SHARDS: String(sharded), POD_NAMESPACE: LEASE_NS, POD_NAME: name,
+    LEADER_ELECT: "true", SHARDS: String(sharded), POD_NAMESPACE: LEASE_NS, POD_NAME: name,
   });
-  const r: Replica = { name, token, proc };
+  const r: Replica = { name, proc };
   live.push(r);
   void proc.exited.then((code) => {
     live.splice(live.indexOf(r), 1);
@@ -93,17 +90,17 @@ async function until(what: string, fn: () => Promise<boolean>, limitMillis: numb
 const successes = async (r: Replica): Promise<number> => sum(await scrape(r.metricsUrl ?? ""), "linode_operator_reconcile_total", (l) => l.get("result") === "success");
 const objectsOf = async (r: Replica): Promise<number> => sum(await scrape(r.metricsUrl ?? ""), "linode_operator_resources", (l) => l.get("kind") === "ManagedDatabase");
 
-/** Database writes (not reads) in the mutation log by replica token, and pairs of replicas writing one database within a second. */
+/** Database writes (not reads) in the mutation log by replica (its User-Agent), and pairs of replicas writing one database within a second. */
 function writeAudit(since: number): { creates: Map<string, number>; twoWriters: string[] } {
-  const byDb = new Map<string, { token: string; at: number }[]>();
+  const byDb = new Map<string, { writer: string; at: number }[]>();
   const creates = new Map<string, number>();
   for (const m of emulator.mutations()) {
     if (m.receivedAt < since || !m.path.includes("/databases/")) continue;
-    if (m.method === "POST" && /\/instances$/.test(m.path)) creates.set(m.token, (creates.get(m.token) ?? 0) + 1);
+    if (m.method === "POST" && /\/instances$/.test(m.path)) creates.set(m.userAgent, (creates.get(m.userAgent) ?? 0) + 1);
     const db = /\/databases\/[a-z]+\/instances\/(\d+)/.exec(m.path)?.[1];
     if (db === undefined) continue;
     const list = byDb.get(db) ?? [];
-    list.push({ token: m.token, at: m.receivedAt });
+    list.push({ writer: m.userAgent, at: m.receivedAt });
     byDb.set(db, list);
   }
   const twoWriters: string[] = [];
@@ -111,7 +108,7 @@ function writeAudit(since: number): { creates: Map<string, number>; twoWriters: 
     writes.sort((a, b) => a.at - b.at);
     for (let i = 1; i < writes.length; i++) {
       const [a, b] = [writes[i - 1], writes[i]];
-      if (a !== undefined && b !== undefined && a.token !== b.token && b.at - a.at < 1_000) twoWriters.push(`database ${db}: ${a.token} and ${b.token} ${String(b.at - a.at)} ms apart`);
+      if (a !== undefined && b !== undefined && a.writer !== b.writer && b.at - a.at < 1_000) twoWriters.push(`database ${db}: ${a.writer} and ${b.writer} ${String(b.at - a.at)} ms apart`);
     }
   }
   return { creates, twoWriters };
@@ -200,7 +197,7 @@ try {
   figure("databases in the account no resource records (duplicates, orphans)", orphans, undefined, "0", orphans === 0);
   figure("two-writer events (a database written by two replicas within 1 s)", all.twoWriters.length, undefined, "0", all.twoWriters.length === 0);
   if (all.twoWriters.length > 0) notes.push(`Two writers: ${all.twoWriters.slice(0, 10).join("; ")}`);
-  notes.push(`Each replica runs the chart's defaults (concurrency 4) with --linode-api-share ${String(0.5 / R)} (half of the API's limit shared among the replicas: one account, one budget) and its own token, so the emulator's mutation log says which replica sent each write. The emulator provisions a database in 5 s.`);
+  notes.push(`Each replica runs the chart's defaults (concurrency 4) with --linode-api-share ${String(0.5 / R)} (half of the API's limit shared among the replicas: one account, one budget) and the one token, naming itself in its User-Agent, so the emulator's mutation log says which replica sent each write. The emulator provisions a database in 5 s.`);
   await saveResult({ name: `shards-${String(R)}`, title: `Shards: ${String(D)} ManagedDatabases over ${String(K)} namespaces, ${String(R)} replica(s)`, command: `npm run bench:shards -- ${String(D)} ${String(K)} ${String(R)}`, figures, tables, charts: [], notes });
 } finally {
   for (const r of live) expectedExits.add(r.name);
