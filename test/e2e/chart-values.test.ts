@@ -75,14 +75,6 @@ describe("the chart's values", () => {
     await refused("poll.readySeconds=5", /readySeconds/);
   });
 
-  it("linode.apiShare: each replica's own without shards; with shards divided among the replicas, which spend one token", async () => {
-    const share = (docs: Obj[]): number => Number(container(docs).env.find((e) => e.name === "LINODE_API_SHARE")?.value);
-    expect(share(await template())).toBe(0.5);
-    expect(share(await template("replicaCount=3"))).toBe(0.5);
-    expect(share(await template("replicaCount=3", "sharding.enabled=true"))).toBeCloseTo(0.5 / 3, 12);
-    expect(share(await template("replicaCount=4", "sharding.enabled=true"))).toBeCloseTo(0.125, 12);
-  });
-
   it("volumes, volumeMounts and extraEnv are added beside the chart's own; the schema keeps tmp the chart's", async () => {
     const docs = await template("volumes[0].name=proxy-ca", "volumes[0].configMap.name=proxy-ca",
       "volumeMounts[0].name=proxy-ca", "volumeMounts[0].mountPath=/etc/proxy-ca", "volumeMounts[0].readOnly=true",
