@@ -41,7 +41,7 @@ const expectedExits = new Set<string>();
 async function startReplica(): Promise<Replica> {
   seq++;
   const name = `replica-${String(seq)}`;
-  const proc = bench.spawnOperator(["--linode-api-share", String(0.5 / R)], {
+  const proc = bench.spawnOperator(["--linode-api-share", "0.5"], {
     // Every namespace watched (the chart's default: one watch per type); a list of sixty makes a
     // watch per namespace and type, which with three replicas overloaded the API server here.
     LEADER_ELECT: "true", SHARDS: String(sharded), POD_NAMESPACE: LEASE_NS, POD_NAME: name,
@@ -197,7 +197,7 @@ try {
   figure("databases in the account no resource records (duplicates, orphans)", orphans, undefined, "0", orphans === 0);
   figure("two-writer events (a database written by two replicas within 1 s)", all.twoWriters.length, undefined, "0", all.twoWriters.length === 0);
   if (all.twoWriters.length > 0) notes.push(`Two writers: ${all.twoWriters.slice(0, 10).join("; ")}`);
-  notes.push(`Each replica runs the chart's defaults (concurrency 4) with --linode-api-share ${String(0.5 / R)} (half of the API's limit shared among the replicas: one account, one budget) and the one token, naming itself in its User-Agent, so the emulator's mutation log says which replica sent each write. The emulator provisions a database in 5 s.`);
+  notes.push(`Each replica runs the chart's defaults (concurrency 4) with the chart's --linode-api-share 0.5 and the one token (each stops where the API's X-RateLimit-Remaining says half the limit is spent, by any of them: one token, one budget), naming itself in its User-Agent, so the emulator's mutation log says which replica sent each write. The emulator provisions a database in 5 s.`);
   await saveResult({ name: `shards-${String(R)}`, title: `Shards: ${String(D)} ManagedDatabases over ${String(K)} namespaces, ${String(R)} replica(s)`, command: `npm run bench:shards -- ${String(D)} ${String(K)} ${String(R)}`, figures, tables, charts: [], notes });
 } finally {
   for (const r of live) expectedExits.add(r.name);

@@ -75,6 +75,12 @@ describe("the chart's values", () => {
     await refused("poll.readySeconds=5", /readySeconds/);
   });
 
+  it("linode.apiShare is every replica's, shards or not: replicas spending one token stop together where the API's remaining says the rest is not theirs (divided, they would stop at 1/N of it)", async () => {
+    const share = (docs: Obj[]): string | undefined => container(docs).env.find((e) => e.name === "LINODE_API_SHARE")?.value;
+    expect(share(await template())).toBe("0.5");
+    expect(share(await template("replicaCount=3", "sharding.enabled=true"))).toBe("0.5");
+  });
+
   it("volumes, volumeMounts and extraEnv are added beside the chart's own; the schema keeps tmp the chart's", async () => {
     const docs = await template("volumes[0].name=proxy-ca", "volumes[0].configMap.name=proxy-ca",
       "volumeMounts[0].name=proxy-ca", "volumeMounts[0].mountPath=/etc/proxy-ca", "volumeMounts[0].readOnly=true",
