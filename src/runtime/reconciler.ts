@@ -513,7 +513,7 @@ export class ManagedReconciler {
     // the object gone with these credentials, and only this record says that was theirs to see
     // (with the old one it would hold the resource as AccountChanged for good).
     pass.status.merge(observed.status as Record<string, unknown>);
-    await pass.status.write([], pass.generation);
+    await pass.status.write([], undefined);
     const { gone } = await writer.delete(m, observed, signal);
     if (!gone) return { type: "deleting" };
     this.deps.events.normal(m.obj, EventReasons.Deleted, EventActions.Delete, `deleted ${this.kind.type.kind} ${observed.externalId} from Linode`);
