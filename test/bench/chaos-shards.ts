@@ -29,7 +29,7 @@ import { startBench } from "./bench-setup.ts";
 import { ActionLedger, createMdb, createSnap, killPhases, titles, trigger, type OpName, type Trial } from "./chaos/operations.ts";
 import { invariants, outcomeTable, summarize, textTable, type Violation } from "./chaos/report.ts";
 import { faultMidStep, lookUntil, lateViolations, roundViolations, setDeadline, settleTrials, trialName } from "./chaos/rounds.ts";
-import { CLUSTER_ID, look, namespaceOf, settled, statusId, type World } from "./chaos/world.ts";
+import { CLUSTER_ID, look, namespaceOf, settled, statusId, tenantNamespace, type World } from "./chaos/world.ts";
 import { kubectl, say, sleep } from "./common.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
 
@@ -48,7 +48,7 @@ const bench = await startBench({ provisionSeconds: 0.5, rateLimits: false });
 const { cp, emulator } = bench;
 const kube = new KubeClient(loadKubeConfigFromFile(cp.adminKubeconfig), { fieldManager: "chaos-shards" });
 const tenants = Array.from({ length: K }, (_, i) => i);
-const nsName = (i: number): string => namespaceOf(`t${String(i)}-x`);
+const nsName = tenantNamespace;
 
 interface Replica { name: string; proc: OperatorProcess }
 let seq = 0;
@@ -254,6 +254,9 @@ try {
   figure("trials whose namespace changed shard mid-step", moved, undefined, "> 0", moved > 0);
   for (const i of invariants) figure(i, total(i), undefined, "0", total(i) === 0);
   figure("two-writer events (two replicas' writes to one database in flight at once)", twoWriterEvents.length, undefined, "0", twoWriterEvents.length === 0);
+  // The two-writer check can only fail if the log tells the replicas apart (each names itself in its User-Agent).
+  const writers = new Set(emulator.mutations().map((m) => m.userAgent)).size;
+  figure("replicas told apart in the emulator's log (distinct User-Agents among the writes)", writers, undefined, "≥ 2", writers >= 2);
   figure("replicas that exited unbidden", unexpected.length, undefined, "0", unexpected.length === 0);
   figure("reported unknown (RequestOutcomeUnknown, the documented outcome of a step whose process died)", trials.filter((t) => t.outcome === "reported unknown").length);
   figure("elapsed", Math.round((Date.now() - started) / 6_000) / 10, "min");
@@ -279,7 +282,7 @@ try {
     "Rounds cycle death (the replica owning the most namespaces SIGKILLed, a replacement started), join (a replica added), leave (one SIGTERMed) and rolling (each replica replaced: a new one started, then the old one SIGTERMed); each round's triggers are placed a seeded fraction of their operation's step time before the change, and in a third of the rounds (seeded) every mutating request is held 1.5 s.",
     "A false record is checked only where the owner died (a SIGTERMed or drained replica finishes its passes and may record what it saw); repeated actions come from the emulator's log of accepted restore and patch requests; two writers from its log of which replica (its User-Agent) sent each write.",
   );
-  if (violations.length > 0 || twoWriterEvents.length > 0 || unexpected.length > 0) {
+  if (violations.length > 0 || twoWriterEvents.length > 0 || unexpected.length > 0 || writers < 2) {
     exitCode = 1;
     say(`FAILED: seed ${String(SEED)}`);
   }

@@ -195,6 +195,9 @@ try {
   figure("database creates sent in all", totalCreates, undefined, `${String(D)} (one each, whatever moved)`, totalCreates === D);
   figure("resources with a database id", ids.size, undefined, String(D), ids.size === D);
   figure("databases in the account no resource records (duplicates, orphans)", orphans, undefined, "0", orphans === 0);
+  // The two-writer check can only fail if the log tells the replicas apart (each names itself in its User-Agent).
+  const writers = new Set(emulator.mutations().filter((m) => m.receivedAt >= tApply).map((m) => m.userAgent)).size;
+  if (sharded) figure("replicas told apart in the emulator's log (distinct User-Agents among the writes)", writers, undefined, "≥ 2", writers >= 2);
   figure("two-writer events (a database written by two replicas within 1 s)", all.twoWriters.length, undefined, "0", all.twoWriters.length === 0);
   if (all.twoWriters.length > 0) notes.push(`Two writers: ${all.twoWriters.slice(0, 10).join("; ")}`);
   notes.push(`Each replica runs the chart's defaults (concurrency 4) with the chart's --linode-api-share 0.5 and the one token (each stops where the API's X-RateLimit-Remaining says half the limit is spent, by any of them: one token, one budget), naming itself in its User-Agent, so the emulator's mutation log says which replica sent each write. The emulator provisions a database in 5 s.`);

@@ -23,8 +23,10 @@ export const CLUSTER_ID = "chaos-bench";
  */
 export const namespaceOf = (name: string): string => {
   const tenant = /^t(\d+)-/.exec(name)?.[1];
-  return tenant === undefined ? NAMESPACE : `tenant-${tenant}`;
+  return tenant === undefined ? NAMESPACE : tenantNamespace(Number(tenant));
 };
+/** The namespace of tenant `i`: where `t<i>-…` names live. */
+export const tenantNamespace = (i: number): string => `tenant-${String(i)}`;
 
 /** The cloud label a resource gets by default (the operator runs with --cluster-id CLUSTER_ID). */
 export const labelFor = {
