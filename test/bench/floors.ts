@@ -53,8 +53,10 @@ const PAGE = 500;
 /**
  * The workload-only floor: per database its create, credentials and CA; per NodeBalancer its
  * create (configs and nodes inline), one configs list (the backends' health Ready reports) and
- * one nodes list per config (the node ids and states status shows); per snapshot its create and
- * the backups list that finds it (the create answers {}); per kind and account ceil(N ÷ 500) list pages
+ * one nodes list per config (the node ids and states status shows); per snapshot its create,
+ * the backups list that finds it (the create answers {}) and its database's credentials read
+ * again (the backup moves the database's `updated`, the API's only sign of a credentials reset:
+ * a Secret kept true reads them again; the CA only if they changed); per kind and account ceil(N ÷ 500) list pages
  * per sweep, a sweep every pending poll while the kind converges. The time floor sends those
  * calls as fast as the budget allows (the general window's and the paginated class's); databases
  * then wait out provisioning (twice with snapshots: a backup can be taken only of a database
@@ -66,9 +68,9 @@ export function workloadFloor(w: Workload, b: Budget): WorkloadFloor {
   const perObject: [string, number][] = [
     ["databases: create, credentials, CA", 3 * databases],
     ["NodeBalancers: create, configs list, a nodes list per config", w.nodeBalancers * (2 + w.configsPerNodeBalancer)],
-    ["snapshots: create, the backups list that finds it", 2 * w.snapshots],
+    ["snapshots: create, the backups list that finds it, the database's credentials read again", 3 * w.snapshots],
   ];
-  const dbOwn = 3 * databases + 2 * w.snapshots;
+  const dbOwn = 3 * databases + 3 * w.snapshots;
   const fixed = perObject.reduce((a, [, n]) => a + n, 0);
   // A NodeBalancer's configs list and each config's nodes list are paginated GETs, as is the
   // backups list that finds a snapshot (its create answers {}): the API's 200-a-minute class, of
@@ -104,6 +106,6 @@ export function workloadFloor(w: Workload, b: Budget): WorkloadFloor {
   return {
     calls: fixed + lists, lists, paginated: paginatedOwn + lists, sweeps: all.sweeps, seconds: all.seconds,
     parts: [...perObject, [`list pages: databases ${String(dbPages)} a sweep × ${String(db.sweeps)} sweeps, NodeBalancers ${String(nbPages)} × ${String(nbSweeps)}`, lists]],
-    formula: `3 a database (create, credentials, CA) + (2 + configs) a NodeBalancer (create with configs and nodes inline, configs list, a nodes list per config) + 2 a snapshot (create, the backups list that finds it) + ceil(N ÷ ${String(PAGE)}) list pages per kind and engine per sweep, a sweep every ${String(w.pendingPollSeconds)} s (or as often as half the paginated class allows) while the kind converges; time floor: (ceil(max(calls ÷ ${String(b.perWindow)}, paginated GETs ÷ ${String(b.listsPerWindow)})) − 1) × ${String(b.windowSeconds)} s, and for databases + provisioning (${String(w.provisionSeconds)} s, twice with snapshots) + a sweep (${String(w.pendingPollSeconds)} s)`,
+    formula: `3 a database (create, credentials, CA) + (2 + configs) a NodeBalancer (create with configs and nodes inline, configs list, a nodes list per config) + 3 a snapshot (create, the backups list that finds it, its database's credentials read again: the backup moved \`updated\`, the API's only sign of a reset) + ceil(N ÷ ${String(PAGE)}) list pages per kind and engine per sweep, a sweep every ${String(w.pendingPollSeconds)} s (or as often as half the paginated class allows) while the kind converges; time floor: (ceil(max(calls ÷ ${String(b.perWindow)}, paginated GETs ÷ ${String(b.listsPerWindow)})) − 1) × ${String(b.windowSeconds)} s, and for databases + provisioning (${String(w.provisionSeconds)} s, twice with snapshots) + a sweep (${String(w.pendingPollSeconds)} s)`,
   };
 }

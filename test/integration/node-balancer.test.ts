@@ -314,3 +314,31 @@ describe("NodeBalancer: the way to Ready", () => {
     expect({ configs: count("GET", CONFIGS) - before.configs, nodes: count("GET", NODES) - before.nodes, firewalls: count("GET", `${ONE}/firewalls`) - before.firewalls }).toEqual({ configs: 1, nodes: 2, firewalls: 0 });
   });
 });
+
+// A settled NodeBalancer is looked at once a drift window, against the one NodeBalancer list
+// the looks share (up to a window old). A change made outside just after a list would be seen
+// only at the look after the next list, up to two windows on: instead, the list that finds its
+// `updated` moved wakes it.
+describe("NodeBalancer: drift found by the shared list", () => {
+  const s = nodeBalancerEnv("nb-list-drift", { pendingMillis: 300, readyMillis: 40_000 });
+  const { create, settled, status } = s;
+
+  it("a node weight changed outside is put back at the next list another look makes, not at its own look a window later", async () => {
+    await create("steady", { configs: [{ ...http80, nodes: http80.nodes.map((n) => ({ ...n, weight: 50 })) }] });
+    const nb = await settled("steady", (o) => status(o).configs?.every((c) => c.nodes?.every((n) => n.status === "UP") === true) === true);
+    // Its next look is at least 36 s away (the window less its jitter).
+    const lookedAt = Date.now();
+    const id = status(nb).id ?? 0;
+    const config = status(nb).configs?.[0];
+    const node = config?.nodes?.[0];
+    expect(node?.id).toBeDefined();
+    await s.env.linode.nodeBalancers.updateNode(id, config?.id ?? 0, node?.id ?? 0, { weight: 7 });
+    // A new NodeBalancer, on its way to Ready, lists the account's NodeBalancers every pending poll.
+    await create("newcomer", { configs: [http80] });
+    const putBack = await waitFor("the weight put back", async () => {
+      const n = await s.env.linode.nodeBalancers.getNode(id, config?.id ?? 0, node?.id ?? 0);
+      return n.weight !== 7 ? Date.now() : undefined;
+    }, 60_000, 200);
+    expect(putBack - lookedAt).toBeLessThan(20_000);
+  });
+});

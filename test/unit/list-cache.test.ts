@@ -116,6 +116,41 @@ describe("ListCache", () => {
     expect(changed).toEqual([]);
   });
 
+  it("a kind's own comparison decides what counts as changed (a counter moving on its own wakes no one)", async () => {
+    interface Counted { id: number; updated: string; transfer: number }
+    const state = new Map<number, Counted>([[1, { id: 1, updated: "a", transfer: 1 }], [2, { id: 2, updated: "a", transfer: 1 }]]);
+    const changed: number[] = [];
+    const cache = new ListCache<Counted>({
+      listAll: () => Promise.resolve([...state.values()].map((o) => ({ ...o }))),
+      get: (id) => Promise.resolve({ id, updated: "a", transfer: 0, ...state.get(id) }),
+      onChange: (id) => changed.push(id),
+      differs: (a, b) => a.updated !== b.updated,
+    });
+    await cache.get(1, 1, signal);
+    state.set(1, { id: 1, updated: "a", transfer: 99 });
+    state.set(2, { id: 2, updated: "b", transfer: 1 });
+    elapsed(5);
+    await cache.get(1, 1, signal);
+    expect(changed).toEqual([2]);
+  });
+
+  it("what we invalidated is compared with the API's last answer, not read as new: a refused change wakes nothing, a real one does", async () => {
+    const changed: number[] = [];
+    const s = source((id) => changed.push(id));
+    await s.cache.get(1, 1, signal);
+    // We tried to change 1 and the API refused: its state did not move.
+    s.cache.invalidate(1);
+    elapsed(5);
+    await s.cache.get(2, 1, signal);
+    expect(changed).toEqual([]);
+    // It did move (ours or not): the list says so.
+    s.cache.invalidate(1);
+    s.state.set(1, { id: 1, status: "resizing" });
+    elapsed(5);
+    await s.cache.get(2, 1, signal);
+    expect(changed).toEqual([1]);
+  });
+
   it("keeps invalidations only while a read is on its way (one that started before them could bring the old state back)", async () => {
     const s = source();
     const open = s.hold();

@@ -56,6 +56,8 @@ export interface NodeBalancerExternalDeps {
   firewallRule: FirewallRule;
   /** spec.deletionProtection's lock, and the locks that hold a deletion. */
   locks: NodeBalancerLocks;
+  /** Which resource manages a NodeBalancer (undefined: none now): a list that finds it changed wakes that resource. */
+  seen(id: number, key: string | undefined): void;
 }
 
 /**
@@ -139,7 +141,9 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
   async observe(m: Managed<NodeBalancerSpec>, signal: AbortSignal): Promise<Observation<ObservedNodeBalancer, NodeBalancerObservedStatus, NodeBalancerPlan>> {
     const deleting = m.obj.metadata.deletionTimestamp !== undefined;
     const settled = readyAtGeneration(m.obj);
-    // One NodeBalancer list per poll interval serves every look (our own changes invalidate it).
+    // One NodeBalancer list per poll interval serves every look (our own changes invalidate it); a
+    // list that finds a NodeBalancer's `updated` moved wakes its resource at once, so a change
+    // made just after a list is seen at the next list, not at the look after it (two windows).
     const maxAge = settled ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis;
     const api = this.deps.linode.nodeBalancers;
     const nb = await locateOwned(m, {
@@ -148,7 +152,11 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       byId: (id) => this.deps.cache.get(id, maxAge, signal),
       byLabel: (label) => api.findByLabel(label, { signal }),
     });
-    if (nb === undefined) return { exists: false };
+    if (nb === undefined) {
+      if (m.externalId !== undefined) this.deps.seen(Number(m.externalId), undefined);
+      return { exists: false };
+    }
+    this.deps.seen(nb.id, `${m.key.namespace}/${m.key.name}`);
     if (deleting) {
       // Only its existence matters now: no config reads.
       const external = { nb, configs: [], firewalls: [], vpcs: [] };

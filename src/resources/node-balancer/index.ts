@@ -2,7 +2,7 @@
 // (a reference: a renewed certificate wakes the NodeBalancers that use it), statistics as
 // metrics. The runtime does the rest.
 import type { NodeBalancer } from "../../linode/index.ts";
-import { legacyIdFromStatusId, settingValue, type Managed, type KindParts } from "../../runtime/contract.ts";
+import { legacyIdFromStatusId, readyAtGeneration, settingValue, type Managed, type KindParts } from "../../runtime/contract.ts";
 import { nodeChanged } from "../shared/nodes.ts";
 import { backendReads, withFollowedBackends, type BackendSources, type BackendSubnet, type EffectiveSpec, type NodesFrom } from "./backends-from.ts";
 import { VpcCatalog } from "./vpcs.ts";
@@ -28,7 +28,7 @@ export { nodeBalancerDefinition, nodeBalancerType } from "./definition.ts";
 export const nodeBalancerKind: OperatorKind = {
   definition: nodeBalancerDefinition,
   type: nodeBalancerType,
-  build: ({ deps, stores, events }) => {
+  build: ({ deps, stores, events, wake }) => {
     const namedId = (spec: NodeBalancerSpec): string | undefined => (spec.nodeBalancerId !== undefined ? String(spec.nodeBalancerId) : undefined);
     const scope = new AccountScope<NodeBalancerSpec>({
       accounts: deps.accounts, wanted: (m) => m.spec, namedId, what: "NodeBalancer", idField: "spec.nodeBalancerId",
@@ -60,11 +60,23 @@ export const nodeBalancerKind: OperatorKind = {
       const namespace = o.metadata.namespace ?? "";
       return parsed.success && parsed.data.some((c) => c.nodesFrom !== undefined && test(c.nodesFrom, namespace)) ? [`${namespace}/${o.metadata.name}`] : [];
     });
+    // Which resource manages each NodeBalancer: a list that finds one changed wakes it.
+    const keyOf = new Map<number, string>();
+    const seen = (id: number, key: string | undefined): void => { if (key === undefined) keyOf.delete(id); else keyOf.set(id, key); };
+    // Only a settled one: one still on its way is looked at every pending poll anyway, and each such look reads the configs.
+    const changed = (id: number): void => {
+      const key = keyOf.get(id);
+      const [namespace = "", name = ""] = key?.split("/") ?? [];
+      const obj = key !== undefined ? stores.self.get(namespace, name) : undefined;
+      if (key !== undefined && obj !== undefined && readyAtGeneration(obj)) wake(key);
+    };
+    deps.cacheEntries?.track("NodeBalancer.keyOf", () => keyOf.size);
     // The list cache and what is read per NodeBalancer are per account: one account's list never answers for another's.
     const clients = new PerAccount((account) => {
       const { linode } = account;
       const api = linode.nodeBalancers;
-      const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }) });
+      // The month's transfer counts up with traffic and moves nothing else: a list finding only that changed wakes no one.
+      const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }), onChange: changed, differs: (a, b) => JSON.stringify({ ...a, transfer: null }) !== JSON.stringify({ ...b, transfer: null }) });
       const configs = new ConfigReader(linode, settingValue(nodeBalancerSettings.rereadSeconds, deps.settings) * 1000);
       account.track("NodeBalancer.listCache", () => cache.size);
       account.track("NodeBalancer.listCache.invalidated", () => cache.invalidations);
@@ -93,7 +105,7 @@ export const nodeBalancerKind: OperatorKind = {
       const mayNameHere = (m: Managed<NodeBalancerSpec>, doing: string): void => { scope.mayName(m, doing); };
       const locks = new NodeBalancerLocks(linode, deps.poll);
       account.track("NodeBalancer.locks", () => locks.size);
-      const external = new NodeBalancerExternal({ linode, cache, configs, stats, transfer, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends, vpcs, mayName: mayNameHere, firewallRule, locks, ...(deps.log !== undefined ? { log: deps.log } : {}) });
+      const external = new NodeBalancerExternal({ linode, cache, configs, stats, transfer, poll: deps.poll, healthMillis, clusterId: deps.clusterId, events, backends, vpcs, mayName: mayNameHere, firewallRule, locks, seen, ...(deps.log !== undefined ? { log: deps.log } : {}) });
       account.track("NodeBalancer.firewallsAssignedUnrecorded", () => external.assignedUnrecorded);
       return external;
     });
@@ -109,7 +121,10 @@ export const nodeBalancerKind: OperatorKind = {
       forget: (obj, externalId) => {
         stats.forget(obj.metadata.namespace ?? "", obj.metadata.name);
         transfer.forget(obj.metadata.namespace ?? "", obj.metadata.name);
-        if (externalId !== undefined) clients.peek(deps.accounts.recordedBy(obj))?.forget(Number(externalId));
+        if (externalId === undefined) return;
+        const id = Number(externalId);
+        if (keyOf.get(id) === `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`) keyOf.delete(id);
+        clients.peek(deps.accounts.recordedBy(obj))?.forget(id);
       },
       watches: [
         // Any Node may be a Service's backend (Cluster policy) or selected: every follower looks again (coalesced by the queue).

@@ -14,11 +14,23 @@ export interface ListSource<T> {
    * since) the previous list: the sweep that finds drift, so a settled object need not poll.
    */
   onChange?: (id: number) => void;
+  /**
+   * Whether an object differs between two lists, for onChange (default: any field). A kind whose
+   * objects carry counters that move on their own (a NodeBalancer's transfer) says what counts.
+   */
+  differs?: (before: T, now: T) => boolean;
 }
 
 export class ListCache<T extends { id: number }> {
   private readonly source: ListSource<T>;
   private snapshot: Snapshot<T> | undefined;
+  /**
+   * The last list as the API answered it (with what creates and GETs answered since): what
+   * onChange compares a new list with. Not the snapshot, which drops what we invalidated: compared with it, everything we changed (or only
+   * tried to: a refused update) would read as new at the next list and wake its object, whose
+   * pass would try again, at every list.
+   */
+  private listed: Map<number, T> | undefined;
   private inflight: Promise<Snapshot<T>> | undefined;
   /**
    * When each object (and, under key -1, all) was last invalidated: a list or GET that was
@@ -73,6 +85,7 @@ export class ListCache<T extends { id: number }> {
   put(obj: T): void {
     if (this.reading > 0) this.created.set(obj.id, { when: ++this.tick, obj });
     this.snapshot?.byId.set(obj.id, obj);
+    this.listed?.set(obj.id, obj);
   }
 
   /** Forget what we know (after we changed something): one object, or all. */
@@ -87,7 +100,10 @@ export class ListCache<T extends { id: number }> {
     this.reading++;
     try {
       const obj = await this.source.get(id, signal);
-      if ((this.invalidated.get(id) ?? 0) <= started) this.snapshot?.byId.set(id, obj);
+      if ((this.invalidated.get(id) ?? 0) <= started) {
+        this.snapshot?.byId.set(id, obj);
+        this.listed?.set(id, obj);
+      }
       return obj;
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -105,14 +121,15 @@ export class ListCache<T extends { id: number }> {
     }
   }
 
-  private changedSince(previous: Snapshot<T>, now: Snapshot<T>): void {
+  private changedSince(previous: Map<number, T>, now: Map<number, T>): void {
     const notify = this.source.onChange;
     if (notify === undefined) return;
-    for (const [id, o] of now.byId) {
-      const before = previous.byId.get(id);
-      if (before === undefined || JSON.stringify(before) !== JSON.stringify(o)) notify(id);
+    const differs = this.source.differs ?? ((a: T, b: T) => JSON.stringify(a) !== JSON.stringify(b));
+    for (const [id, o] of now) {
+      const before = previous.get(id);
+      if (before === undefined || differs(before, o)) notify(id);
     }
-    for (const id of previous.byId.keys()) if (!now.byId.has(id)) notify(id);
+    for (const id of previous.keys()) if (!now.has(id)) notify(id);
   }
 
   private refresh(signal: AbortSignal): Promise<Snapshot<T>> {
@@ -129,9 +146,11 @@ export class ListCache<T extends { id: number }> {
         for (const [id, c] of this.created) if (c.when > started && !byId.has(id) && (this.invalidated.get(id) ?? 0) < c.when) byId.set(id, c.obj);
         const snap = { at, byId };
         if (!whole) {
-          const previous = this.snapshot;
           this.snapshot = snap;
-          if (previous !== undefined) this.changedSince(previous, snap);
+          const previous = this.listed;
+          const listed = new Map(all.map((o) => [o.id, o]));
+          if (this.source.onChange !== undefined) this.listed = listed;
+          if (previous !== undefined) this.changedSince(previous, listed);
         }
         return snap;
       } finally {
