@@ -38,20 +38,24 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
   const clusterId = await clusterIdentity(config, kube);
   const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: opts.defaultMetrics ?? true, operator: `${config.leaderElectionNamespace}/${config.leaderElectionId}` });
   const events = new KubeEventRecorder(kube, { controller: "linode.operator.dev/linode-operator", instance: config.identity, log, entries: metrics.cacheEntries });
-  const client = (token: string): LinodeClient => new LinodeClient({
-    token, baseUrl: config.linodeApiUrl, registry: metrics.registry, rateLimit: { share: config.linodeApiShare },
+  // With shards, every replica spends the operator's token: the classes whose answers report no
+  // remaining of their own (paginated lists) are divided among the live shards (rate-limiter.ts).
+  // A tenant's token serves the shard its namespace hashes to, and is not divided.
+  const peers = { live: (): number => 1 };
+  const client = (token: string, shared = false): LinodeClient => new LinodeClient({
+    token, baseUrl: config.linodeApiUrl, registry: metrics.registry, rateLimit: { share: config.linodeApiShare, ...(shared ? { peers: () => peers.live() } : {}) },
     // The replica in the User-Agent: with several (shards, a standby taking over), the API's
     // side can tell which one sent a call.
     logger: log.child({ component: "linode" }), userAgent: `linode-operator (${config.identity.replace(/[^\x20-\x7e]/g, "?")})`,
   });
-  const linode = config.linodeToken === undefined ? undefined : client(config.linodeToken);
+  const linode = config.linodeToken === undefined ? undefined : client(config.linodeToken, true);
   // Beside the Lease, as its namespace is the operator's own: what proves the records it writes.
   const proofKey = await ownershipKey(kube, { namespace: config.leaderElectionNamespace, name: `${config.leaderElectionId}-ownership-key` }, log);
   const required = new Set(config.requireCredentialsRef);
   const adopting = new Set(config.adoptNamespaces);
   const accounts = new LinodeAccounts({
     ...(linode !== undefined && config.linodeToken !== undefined ? { operator: { token: config.linodeToken, client: linode } } : {}),
-    clientFor: client,
+    clientFor: (token) => client(token),
     requireRef: (namespace) => required.has("*") || required.has(namespace),
     adoptionAllowed: (namespace) => adopting.has("*") || adopting.has(namespace),
     entries: metrics.cacheEntries,
@@ -61,6 +65,7 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
   const sa = kube.serviceAccount();
   const owner = sa?.namespace === config.leaderElectionNamespace ? ownerReferenceTo(sa) : undefined;
   const sharding = config.shards ? shardingOf(config, kube, log, metrics) : undefined;
+  if (sharding !== undefined) peers.live = () => sharding.members.ring?.shards.length ?? 1;
   const manager = new Manager({
     kube, log, metrics,
     leaderElection: { enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId, identity: config.identity, owner },

@@ -180,7 +180,10 @@ export class HttpTransport implements Transport {
     if (this.ownsDispatcher) await this.dispatcher.close();
     // Its account's series would otherwise stay on a shared registry for as long as the process
     // lives (a rotated-away token's last figure, frozen).
-    for (const group of rateClasses) this.metrics.rateLimitRemaining.remove({ account: this.account, group });
+    for (const group of rateClasses) {
+      this.metrics.rateLimitRemaining.remove({ account: this.account, group });
+      this.metrics.rateLimitOwn.remove({ account: this.account, group });
+    }
   }
 
   async request<S extends z.ZodType>(spec: RequestSpec<S>, opts: CallOptions = {}): Promise<Camelize<z.output<S>>> {
@@ -251,6 +254,8 @@ export class HttpTransport implements Transport {
         }
         throttledMs += got;
       }
+      // What binds this class here: its own bucket or the token's budget, whichever is smaller.
+      if (bucket !== undefined) this.metrics.rateLimitOwn.set({ account: this.account, group: rateClass }, Math.min(...buckets.map((b) => b.limit)));
       // Checked here so that a cancellation before dispatch is known to be one (undici's own abort is not).
       signal?.throwIfAborted();
     } catch (err) {

@@ -7,6 +7,7 @@ export interface LinodeClientMetrics {
   requests: Counter<"route" | "method" | "status">;
   duration: Histogram<"route" | "method">;
   rateLimitRemaining: Gauge<"account" | "group">;
+  rateLimitOwn: Gauge<"account" | "group">;
   retries: Counter<"route" | "method" | "reason">;
 }
 
@@ -32,6 +33,12 @@ export function createLinodeClientMetrics(registry: Registry = new Registry()): 
     rateLimitRemaining: reuse("linode_api_ratelimit_remaining", () => new Gauge({
       name: "linode_api_ratelimit_remaining",
       help: "Requests left in the current Linode rate-limit window (X-RateLimit-Remaining, else the client bucket), by account (a hash of its token) and route class.",
+      labelNames: ["account", "group"],
+      registers,
+    })),
+    rateLimitOwn: reuse("linode_api_ratelimit_own", () => new Gauge({
+      name: "linode_api_ratelimit_own",
+      help: "Requests a window this process allows itself, by account (a hash of its token) and route class: its share of the API's limit; for a class whose answers report no remaining of their own (list), divided among the shards that spend the operator's token.",
       labelNames: ["account", "group"],
       registers,
     })),

@@ -44,6 +44,13 @@ export interface TokenBucketOptions {
    * reports the class's own limit (one no larger than `maxLimit`).
    */
   sliding?: boolean;
+  /**
+   * How many processes spend this bucket's class with the same token (replicas sharing the work):
+   * while no header reports the class's own remaining (a sliding bucket), nothing tells one
+   * replica what the others sent, so each takes that part of the share. Once headers report the
+   * class, their remaining counts every replica's calls and the whole share is kept.
+   */
+  peers?: () => number;
   now?: () => number;
 }
 
@@ -57,6 +64,9 @@ export class TokenBucket {
   private lastRefill: number;
   private readonly now: () => number;
   private readonly share: number;
+  /** The capacity the share is taken of: the documented or default limit, until a header reports one. */
+  private readonly baseCapacity: number;
+  private readonly peers: (() => number) | undefined;
   private readonly largestLimitOnly: boolean;
   private readonly maxLimit: number;
   /**
@@ -72,7 +82,9 @@ export class TokenBucket {
     this.largestLimitOnly = opts.largestLimitOnly ?? false;
     this.maxLimit = opts.maxLimit ?? Number.POSITIVE_INFINITY;
     this.sent = opts.sliding === true ? [] : undefined;
-    this.capacity = Math.max(1, Math.floor(opts.capacity * this.share));
+    this.baseCapacity = opts.capacity;
+    this.peers = opts.peers;
+    this.capacity = Math.max(1, Math.floor(opts.capacity * this.ownShare()));
     this.tokens = this.capacity;
     this.windowMs = opts.windowMs;
     this.now = opts.now ?? Date.now;
@@ -86,6 +98,7 @@ export class TokenBucket {
   }
 
   get limit(): number {
+    if (this.peers !== undefined) this.resize();
     return this.capacity;
   }
 
@@ -144,11 +157,7 @@ export class TokenBucket {
     if (obs.limit !== undefined && obs.limit > 0) {
       this.serverLimit = obs.limit;
       this.sent = undefined;
-      const capacity = Math.max(1, Math.floor(obs.limit * this.share));
-      if (capacity !== this.capacity) {
-        this.capacity = capacity;
-        this.tokens = Math.min(this.tokens, this.capacity);
-      }
+      this.resize();
     }
     let spent = true;
     if (obs.remaining !== undefined && obs.remaining >= 0) {
@@ -175,7 +184,23 @@ export class TokenBucket {
     return this.capacity / this.windowMs;
   }
 
+  /** This process's part of the share: all of it, unless peers spend the class unseen. */
+  private ownShare(): number {
+    const peers = this.sent !== undefined && this.peers !== undefined ? Math.max(1, Math.floor(this.peers())) : 1;
+    return this.share / peers;
+  }
+
+  /** Sized from the server's limit (else the base) and this process's part of the share: peers come and go. */
+  private resize(): void {
+    const capacity = Math.max(1, Math.floor((this.serverLimit ?? this.baseCapacity) * this.ownShare()));
+    if (capacity !== this.capacity) {
+      this.capacity = capacity;
+      this.tokens = Math.min(this.tokens, this.capacity);
+    }
+  }
+
   private refill(): void {
+    if (this.peers !== undefined) this.resize();
     const now = this.now();
     if (this.serverResetAt > 0 && now >= this.serverResetAt) {
       this.serverResetAt = 0;
@@ -203,6 +228,8 @@ export interface RateLimiterOptions {
    * as an emulator run at many times the product's polling pace.
    */
   listLimitPerMinute?: number;
+  /** How many replicas spend this token (TokenBucketOptions.peers): the classes no header reports are divided among them. Default 1. */
+  peers?: () => number;
   now?: () => number;
 }
 
@@ -217,10 +244,10 @@ export const LIST_LIMIT_PER_MINUTE = 200;
  */
 export class RateLimiter {
   private readonly buckets = new Map<string, TokenBucket>();
-  private readonly opts: Required<Omit<RateLimiterOptions, "now">> & Pick<RateLimiterOptions, "now">;
+  private readonly opts: Required<Omit<RateLimiterOptions, "now" | "peers">> & Pick<RateLimiterOptions, "now" | "peers">;
 
   constructor(opts: RateLimiterOptions = {}) {
-    this.opts = { capacity: opts.capacity ?? 800, windowMs: opts.windowMs ?? 60_000, share: opts.share ?? 1, listLimitPerMinute: opts.listLimitPerMinute ?? LIST_LIMIT_PER_MINUTE, now: opts.now };
+    this.opts = { capacity: opts.capacity ?? 800, windowMs: opts.windowMs ?? 60_000, share: opts.share ?? 1, listLimitPerMinute: opts.listLimitPerMinute ?? LIST_LIMIT_PER_MINUTE, now: opts.now, peers: opts.peers };
   }
 
   /** The paginated-GET class's documented limit a minute. */
@@ -238,7 +265,7 @@ export class RateLimiter {
   bucket(token: string, group = "default", own?: { documentedLimit: number }): TokenBucket {
     return own === undefined
       ? this.make(`${tokenFingerprint(token)}:${group}`, 1)
-      : this.make(`${tokenFingerprint(token)}:${group}`, this.opts.share, false, own.documentedLimit, { maxLimit: own.documentedLimit, sliding: true });
+      : this.make(`${tokenFingerprint(token)}:${group}`, this.opts.share, false, own.documentedLimit, { maxLimit: own.documentedLimit, sliding: true, ...(this.opts.peers !== undefined ? { peers: this.opts.peers } : {}) });
   }
 
   /** The token's budget across classes: `share` of the API's limit, whatever the route. */
@@ -246,7 +273,7 @@ export class RateLimiter {
     return this.make(`${tokenFingerprint(token)}:budget`, this.opts.share, true);
   }
 
-  private make(key: string, share: number, largestLimitOnly = false, capacity = this.opts.capacity, own: Pick<TokenBucketOptions, "maxLimit" | "sliding"> = {}): TokenBucket {
+  private make(key: string, share: number, largestLimitOnly = false, capacity = this.opts.capacity, own: Pick<TokenBucketOptions, "maxLimit" | "sliding" | "peers"> = {}): TokenBucket {
     let b = this.buckets.get(key);
     if (!b) {
       b = new TokenBucket({ capacity, windowMs: this.opts.windowMs, share, largestLimitOnly, ...own, ...(this.opts.now ? { now: this.opts.now } : {}) });

@@ -80,11 +80,20 @@ describe("shards between operator processes", () => {
     expect(new Set([...first.values()].map((l) => l[SHARD_LABEL])).size).toBe(2);
     const leases = await kube.listLeases(cluster.namespace, "linode.operator.dev/shard-ring=linode-operator");
     expect(leases.map((l) => l.spec?.holderIdentity).sort()).toEqual(["shard-a", "shard-b"]);
-    // Each sees two shards alive; the leader's sharder counted its assignments.
+    // Each sees two shards alive (the one that is not leading once its next look at the Leases
+    // finds the other's: the sharder may label by a ring it has not seen yet); the leader's
+    // sharder counted its assignments.
+    for (const p of [a, b]) await waitFor("two shards alive", async () => (/^linode_operator_shards\{[^}]*\} 2$/m.test(await metricsOf(p)) ? true : undefined), 30_000, 200);
     const scraped = await Promise.all([a, b].map(metricsOf));
-    for (const text of scraped) expect(text).toMatch(/^linode_operator_shards\{[^}]*\} 2$/m);
     const assigned = scraped.map((t) => Number(/^linode_operator_shard_moves_total\{[^}]*action="assign"[^}]*\} (\d+)$/m.exec(t)?.[1] ?? 0)).reduce((x, y) => x + y, 0);
     expect(assigned).toBeGreaterThanOrEqual(tenants.length);
+    // The operator's token's paginated class (answers that report no remaining of their own) is
+    // divided between the two: 200 a minute × the share 0.5 ÷ 2, on each replica's next list.
+    const listBudget = async (p: OperatorProcess): Promise<number | undefined> => {
+      const m = /^linode_api_ratelimit_own\{[^}]*group="list"[^}]*\} (\d+)$/m.exec(await metricsOf(p));
+      return m?.[1] !== undefined ? Number(m[1]) : undefined;
+    };
+    for (const p of [a, b]) await waitFor("a list budget of 50", async () => (await listBudget(p)) === 50 ? true : undefined, 60_000, 500);
 
     // b dies: its Lease expires (15 s), the sharder gives its objects to a directly.
     const killedAt = Date.now();
@@ -92,6 +101,8 @@ describe("shards between operator processes", () => {
     await waitFor("all on a", settledOn(["shard-a"]), 45_000, 200);
     const takeover = Date.now() - killedAt;
     expect(takeover).toBeLessThan(30_000);
+    // Alone, a takes the whole share of it again.
+    await waitFor("a list budget of 100", async () => (await listBudget(a)) === 100 ? true : undefined, 60_000, 500);
 
     // c joins: what hashes to it is drained from a, let go by a, then assigned to c.
     const c = start("shard-c");

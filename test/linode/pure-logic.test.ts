@@ -186,6 +186,29 @@ describe("token bucket", () => {
     expect(b.limit).toBe(10);
   });
 
+  it("replicas spending one token divide a class no header reports: each sends its part of the share, the whole again when alone or once the class reports itself", () => {
+    let now = 0;
+    let peers = 3;
+    const b = new TokenBucket({ capacity: 200, windowMs: 60_000, share: 0.5, maxLimit: 200, sliding: true, peers: () => peers, now: () => now });
+    const sendsWithin = (until: number): number => {
+      let n = 0;
+      for (; now < until; now += 100) while (b.tryTake() === 0) n++;
+      return n;
+    };
+    // Three replicas: 100 a minute of the paginated class between them, 33 each.
+    expect(b.limit).toBe(33);
+    expect(sendsWithin(60_000)).toBe(33);
+    // A replica gone: half each.
+    peers = 2;
+    expect(b.limit).toBe(50);
+    // Headers of the general window change nothing.
+    b.observe({ limit: 1840, remaining: 1800, resetAtMs: 120_000 });
+    expect(b.limit).toBe(50);
+    // The class's own headers: their remaining counts every replica's calls, so the whole share is this one's to pace.
+    b.observe({ limit: 200, remaining: 150 });
+    expect(b.limit).toBe(100);
+  });
+
   it("parses rate-limit headers (seconds and HTTP dates)", () => {
     const obs = parseRateLimitHeaders({ "x-ratelimit-limit": "1840", "x-ratelimit-remaining": "12", "x-ratelimit-reset": "1700000000", "retry-after": "3" });
     expect(obs).toEqual({ limit: 1840, remaining: 12, resetAtMs: 1_700_000_000_000, retryAfterMs: 3000 });
