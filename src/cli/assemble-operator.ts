@@ -14,6 +14,9 @@ import { ownershipKey } from "../runtime/ownership-key.ts";
 import { buildControllers, kinds } from "../resources/index.ts";
 import { ShardMembers } from "../runtime/sharding/membership.ts";
 import { Sharder } from "../runtime/sharding/sharder.ts";
+import { AccountShardKeys } from "../resources/shard-keys.ts";
+import { tokenId } from "../linode/token-id.ts";
+import type { KubeObject } from "../kube/types.ts";
 import { LinodeAccounts } from "../resources/shared/credentials.ts";
 
 export interface AssembledOperator {
@@ -73,7 +76,7 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
     onLostLeadership: opts.onLostLeadership,
     ...(sharding !== undefined ? { sharding } : {}),
   });
-  const shard = sharding !== undefined ? { identity: config.identity, owns: (namespace: string) => sharding.members.ring?.owner(namespace) === config.identity } : undefined;
+  const shard = sharding !== undefined ? { identity: config.identity, owns: async (obj: KubeObject) => sharding.members.ring?.owner(await sharding.keyOf(obj)) === config.identity } : undefined;
   for (const c of buildControllers({ config, clusterId, kube, accounts, events, log, metrics, ...(shard !== undefined ? { shard } : {}) })) manager.add(c);
   return {
     manager,
@@ -87,12 +90,19 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
 }
 
 /** Replicas sharing the work: who is alive (the shards' Leases beside the leader's), and the sharder the leader runs. */
-function shardingOf(config: OperatorConfig, kube: KubeClient, log: Logger, metrics: OperatorMetrics): { members: ShardMembers; sharder: Sharder } {
+function shardingOf(config: OperatorConfig, kube: KubeClient, log: Logger, metrics: OperatorMetrics): { members: ShardMembers; sharder: Sharder; keyOf: (obj: KubeObject) => Promise<string> } {
   if (!config.leaderElect) throw new Error("--shards needs leader election (--leader-elect true): the shards' Leases and the sharder's leader are how replicas agree");
-  const sharder = new Sharder(kube, { types: kinds.map((k) => k.type), namespaces: config.namespaces, log: log.child({ component: "sharder" }), onMove: (action) => { metrics.shards.moved(action); } });
+  // By account: the sharder and this replica's controllers read one token's id alike (shard-keys.ts).
+  const accountKeys = config.shardBy === "account" ? new AccountShardKeys(kube, config.linodeToken !== undefined ? { operatorTokenId: tokenId(config.linodeToken) } : {}) : undefined;
+  if (accountKeys !== undefined) metrics.cacheEntries.track("shards.accountKeys", () => accountKeys.size);
+  const keyOf = accountKeys !== undefined ? (obj: KubeObject) => accountKeys.keyOf(obj) : (obj: KubeObject) => Promise.resolve(obj.metadata.namespace ?? "");
+  const sharder = new Sharder(kube, {
+    types: kinds.map((k) => k.type), namespaces: config.namespaces, log: log.child({ component: "sharder" }), onMove: (action) => { metrics.shards.moved(action); },
+    ...(accountKeys !== undefined ? { keyOf } : {}),
+  });
   const members = new ShardMembers(kube, {
     namespace: config.leaderElectionNamespace, ring: config.leaderElectionId, log: log.child({ component: "shards" }),
     onChange: (ring) => { metrics.shards.alive(ring.shards.length); sharder.setRing(ring); },
   });
-  return { members, sharder };
+  return { members, sharder, keyOf };
 }

@@ -40,7 +40,7 @@ export interface OperatorDeps {
   log: Logger;
   metrics: OperatorMetrics;
   /** This replica's shard when replicas share the work (--shards): its caches and passes are its objects only. */
-  shard?: { identity: string; owns: (namespace: string) => boolean };
+  shard?: { identity: string; owns: (obj: ManagedObject) => boolean | Promise<boolean> };
 }
 
 export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[] {

@@ -57,7 +57,7 @@ export interface ControllerOptions {
    * labelled to it): it acts on an object only while its own ring gives it the object's
    * namespace too, and lets go of one the sharder drains once no pass of it runs.
    */
-  shard?: { identity: string; owns: (namespace: string) => boolean };
+  shard?: { identity: string; owns: (obj: ManagedObject) => boolean | Promise<boolean> };
 }
 
 
@@ -246,9 +246,11 @@ export class Controller<D = unknown> {
       await this.letGo(key, obj, shard.identity);
       return false;
     }
-    if (!shard.owns(obj.metadata.namespace ?? "")) {
+    const owns = await Promise.resolve(shard.owns(obj)).catch(() => false);
+    if (!owns) {
       // The sharder's ring and this shard's disagree for now (a membership change seen first
-      // by one of them): looked at again once this shard's view has had time to catch up.
+      // by one of them; with --shard-by account, a token rotated into another account, or not
+      // readable now): looked at again once this shard's view has had time to catch up.
       this.queue.addAfter(key, Timings.retryPeriodMillis);
       return false;
     }

@@ -74,6 +74,13 @@ export async function startBench(opts: { provisionSeconds: number; rateLimits?: 
       ...launch.env, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MALLOC_") || k === "LINODE_OPERATOR_V8_DEFAULTS")), ...env,
     }, { ...(launch.cli !== undefined ? { cli: launch.cli } : {}), ...(launch.nodeArgs !== undefined ? { nodeArgs: launch.nodeArgs } : {}) });
     procs.push(proc);
+    // An operator that exits without the bench having signalled it is a finding: say how, with
+    // what it last said, before the bench's next look at it fails for want of a process.
+    proc.child.once("exit", (code, signal) => {
+      if (proc.child.killed) return;
+      const tail = proc.logs.slice(-30).map((l) => JSON.stringify(l)).join("\n");
+      process.stderr.write(`operator pid ${String(proc.child.pid)} exited unbidden (code ${String(code)}, signal ${String(signal)}); stderr:\n${proc.stderr.join("").slice(-8_000)}\nits last log lines:\n${tail}\n`);
+    });
     return proc;
   };
   return {

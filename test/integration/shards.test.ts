@@ -14,6 +14,7 @@ import { waitFor } from "../harness/operator-runtime.ts";
 import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
+import { tokenId } from "../../src/linode/token-id.ts";
 
 /**
  * Eight namespaces, two of each way they hash onto shard-a/shard-b and onto shard-a/shard-c, so
@@ -33,23 +34,37 @@ function pickTenants(prefix: string): string[] {
   return [...picked.values()].flat();
 }
 
-describe("shards between operator processes", () => {
-  const cluster = useTestCluster("shards");
+/**
+ * The describe's tenant namespaces, each with a ManagedDatabase "db" (`prepare` makes what its
+ * namespace needs and returns spec fields to add), and the operator processes it starts, killed
+ * after it.
+ */
+function useTenants(cluster: ReturnType<typeof useTestCluster>, tenants: string[], prepare: (kube: KubeClient, namespace: string) => Promise<Record<string, unknown>>) {
   const procs: OperatorProcess[] = [];
-  const tenants = pickTenants(cluster.namespace);
-  let kube: KubeClient;
+  let kube: KubeClient | undefined;
   afterAll(async () => {
     for (const p of procs) p.child.kill("SIGKILL");
     for (const ns of tenants) await cluster.core.deleteNamespace({ name: ns }).catch(() => undefined);
   });
   beforeAll(async () => {
     await installCrds(cluster);
-    kube = new KubeClient(loadKubeConfigFromFile(cluster.adminKubeconfig), { fieldManager: "shards-test" });
+    const k = new KubeClient(loadKubeConfigFromFile(cluster.adminKubeconfig), { fieldManager: "shards-test" });
+    kube = k;
     for (const ns of tenants) {
       await cluster.core.createNamespace({ body: { metadata: { name: ns } } });
-      await kube.createCustom(managedDatabaseType, ns, { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "db" }, spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1" } });
+      const extra = await prepare(k, ns);
+      await k.createCustom(managedDatabaseType, ns, { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: "db" }, spec: { engine: "mysql", version: "8", region: "us-east", type: "g6-nanode-1", ...extra } });
     }
   });
+  return { procs, kube: (): KubeClient => { if (kube === undefined) throw new Error("tenants not set up"); return kube; } };
+}
+
+describe("shards between operator processes", () => {
+  const cluster = useTestCluster("shards");
+  const tenants = pickTenants(cluster.namespace);
+  const { procs, kube: kubeOf } = useTenants(cluster, tenants, () => Promise.resolve({}));
+  let kube: KubeClient;
+  beforeAll(() => { kube = kubeOf(); });
 
   const start = (identity: string): OperatorProcess => {
     const p = startOperator([], {
@@ -121,5 +136,50 @@ describe("shards between operator processes", () => {
     process.stdout.write(`shards: a killed shard's objects moved in ${String(takeover)} ms; ${String(movedToC)} of ${String(tenants.length)} drained to a joining shard; a SIGTERM'd shard's moved in ${String(handover)} ms\n`);
     c.child.kill("SIGTERM");
     expect(await c.exited).toBe(0);
+  });
+});
+
+// --shard-by account: the key is the account an object's token is in, not its namespace. Two
+// tokens each named in two namespaces, and a namespace on the operator's own token: every
+// object of one account on one shard, and that shard acts on it (its own view agrees).
+describe("shards by account", () => {
+  const cluster = useTestCluster("shards-acct");
+  const ring = new HashRing(["shard-x", "shard-y"]);
+  // Two tokens whose accounts land on different shards.
+  const tokA = "token-a-0";
+  let tokB = "token-b-0";
+  for (let i = 1; ring.owner(tokenId(tokB)) === ring.owner(tokenId(tokA)); i++) tokB = `token-b-${String(i)}`;
+  const tenants = ["a0", "a1", "b0", "b1", "op"].map((t) => `${cluster.namespace}-${t}`);
+  const tokenOf = (ns: string): string | undefined => (ns.endsWith("-a0") || ns.endsWith("-a1") ? tokA : ns.endsWith("-op") ? undefined : tokB);
+  const { procs, kube: kubeOf } = useTenants(cluster, tenants, async (k, ns) => {
+    const token = tokenOf(ns);
+    if (token === undefined) return {};
+    await k.applySecret({ metadata: { namespace: ns, name: "linode", labels: { "linode.operator.dev/credentials": "true" } }, data: { token: Buffer.from(token).toString("base64") } });
+    return { credentialsRef: { name: "linode" } };
+  });
+  let kube: KubeClient;
+  beforeAll(() => { kube = kubeOf(); });
+
+  it("places each object by its token's account: one account's namespaces on one shard, the operator's token on one, and the owning shard acts", async () => {
+    for (const identity of ["shard-x", "shard-y"]) {
+      procs.push(startOperator([], {
+        KUBECONFIG: cluster.adminKubeconfig, LINODE_TOKEN: "unused-token", LINODE_API_URL: "http://127.0.0.1:9/v4",
+        WATCH_NAMESPACES: tenants.join(","), SHARDS: "true", SHARD_BY: "account",
+        POD_NAMESPACE: cluster.namespace, POD_NAME: identity, HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1",
+      }));
+    }
+    const want = (ns: string): string | undefined => { const t = tokenOf(ns); return ring.owner(t === undefined ? "operator" : tokenId(t)); };
+    const placed = await waitFor("placed by account", async () => {
+      const objs = await Promise.all(tenants.map((ns) => kube.getCustom<ManagedObject>(managedDatabaseType, { namespace: ns, name: "db" })));
+      return objs.every((o) => o.metadata.labels?.[SHARD_LABEL] === want(o.metadata.namespace ?? "") && o.metadata.labels?.[DRAIN_LABEL] === undefined) ? objs : undefined;
+    }, 60_000, 200);
+    expect(new Set(placed.map((o) => o.metadata.labels?.[SHARD_LABEL])).size).toBe(2);
+    // The owning shard's own view agrees: it acts (a pass writes its conditions; the API is not there).
+    await waitFor("every object acted on", async () => {
+      const objs = await Promise.all(tenants.map((ns) => kube.getCustom<ManagedObject>(managedDatabaseType, { namespace: ns, name: "db" })));
+      return objs.every((o) => (o.status?.conditions?.length ?? 0) > 0) ? true : undefined;
+    }, 60_000, 200);
+    for (const p of procs) p.child.kill("SIGTERM");
+    for (const p of procs) expect(await p.exited).toBe(0);
   });
 });

@@ -3,6 +3,7 @@
 // shard let go is assigned to it; a dead shard's objects move at once; a write decided on a
 // stale version is a conflict, decided again.
 import { afterEach, describe, expect, it } from "vitest";
+import type { KubeObject } from "../../src/kube/types.ts";
 import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
 import { HashRing } from "../../src/runtime/sharding/ring.ts";
 import { Sharder } from "../../src/runtime/sharding/sharder.ts";
@@ -40,6 +41,21 @@ describe("Sharder", () => {
     await until("the new one assigned", () => s.kube.peek(gadgetType, { namespace: "team-5", name: "late" })?.metadata.labels?.[SHARD_LABEL] === ring.owner("team-5"));
     // Its other labels are kept.
     expect(s.kube.peek(gadgetType, { namespace: namespaces[0] ?? "", name: "g" })?.metadata.labels?.app).toBe("x");
+  });
+
+  it("by account (keyOf): objects whose key is one are on one shard whatever their namespaces; the sweep lists whole objects", async () => {
+    const kube = new MemoryKube();
+    for (const ns of namespaces) await kube.createCustom(gadgetType, ns, { metadata: { name: "g" }, spec: { size: Number(ns.split("-")[1]) % 2 } });
+    const seen: unknown[] = [];
+    const keyOf = (o: KubeObject): Promise<string> => { const spec = (o as { spec?: { size: number } }).spec; seen.push(spec); return Promise.resolve(`account-${String(spec?.size)}`); };
+    const sharder = new Sharder(kube, { types: [gadgetType], namespaces, sweepMillis: 60_000, keyOf });
+    running.push(sharder);
+    const ring = new HashRing(["op-a", "op-b", "op-c"]);
+    await sharder.start(ring);
+    const shardOf = (ns: string): string | undefined => kube.peek(gadgetType, { namespace: ns, name: "g" })?.metadata.labels?.[SHARD_LABEL];
+    for (const ns of namespaces) expect(shardOf(ns)).toBe(ring.owner(`account-${String(Number(ns.split("-")[1]) % 2)}`));
+    expect(new Set(namespaces.filter((ns) => Number(ns.split("-")[1]) % 2 === 0).map(shardOf)).size).toBe(1);
+    expect(seen.every((spec) => spec !== undefined)).toBe(true);
   });
 
   it("a shard joining: what moves to it is drained first, and assigned to it once its old shard lets go", async () => {

@@ -23,7 +23,7 @@ export type ShardAction =
   | { type: "undrain" };
 
 /**
- * `key`: what is hashed (the object's namespace); `alive`: the shards whose Leases are live (the
+ * `key`: what is hashed (the object's namespace, or its account's key with --shard-by account); `alive`: the shards whose Leases are live (the
  * ring's own). With no shard alive nothing is done: an object is never assigned to nobody.
  */
 export function planShard(labels: Record<string, string> | undefined, key: string, ring: HashRing): ShardAction {

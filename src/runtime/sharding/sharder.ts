@@ -1,8 +1,9 @@
 // The sharder, run by the leader when replicas share the work: it labels each object of the
-// operator's kinds with the shard its namespace hashes to (ring.ts), and moves one between live
-// shards only by draining it first (assignment.ts: the old shard lets go, then it is assigned).
-// It keeps no cache of the objects, so the leader's memory does not grow with them: it lists
-// their metadata in pages when the ring changes and every sweep period, and watches only the
+// operator's kinds with the shard its namespace (or, with --shard-by account, its account)
+// hashes to (ring.ts), and moves one between live shards only by draining it first
+// (assignment.ts: the old shard lets go, then it is assigned). It keeps no cache of the
+// objects, so the leader's memory does not grow with them: it lists them (their metadata only
+// when hashing namespaces) in pages when the ring changes and every sweep period, and watches only the
 // unassigned ones (new objects, and those a shard let go), which are few.
 // Every label write carries the resourceVersion it was decided on: an object changed meanwhile
 // (a shard letting go, a tenant's edit) is a 409, and decided again from what it is now.
@@ -21,6 +22,11 @@ export interface SharderOptions {
   /** A full sweep this often, whatever happened (a missed event, a label a tenant removed). */
   sweepMillis?: number;
   log?: Logger;
+  /**
+   * What is hashed to place an object (default: its namespace). Given, the sweeps list whole
+   * objects (the key may need the spec), not their metadata only.
+   */
+  keyOf?: (obj: KubeObject) => Promise<string>;
   /** Each label write made (assign, drain, undrain): a metric. */
   onMove?: (action: ShardAction["type"]) => void;
 }
@@ -97,7 +103,7 @@ export class Sharder {
             for (const namespace of this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined]) {
               let continueToken: string | undefined;
               do {
-                const page = await this.kube.list<KubeObject>(t, { metadataOnly: true, limit: PAGE, ...(namespace !== undefined ? { namespace } : {}), ...(continueToken !== undefined ? { continueToken } : {}) });
+                const page = await this.kube.list<KubeObject>(t, { metadataOnly: this.opts.keyOf === undefined, limit: PAGE, ...(namespace !== undefined ? { namespace } : {}), ...(continueToken !== undefined ? { continueToken } : {}) });
                 for (const o of page.items) counts[await this.act(t, o)]++;
                 continueToken = page.continueToken;
               } while (continueToken !== undefined && !this.stopped);
@@ -117,14 +123,22 @@ export class Sharder {
     return this.sweeping;
   }
 
+  /** Stopped (read after an await: set from outside meanwhile). */
+  private halted(): boolean {
+    return this.stopped;
+  }
+
   private askedAgain(): boolean {
     return this.sweepAgain;
   }
 
   private async act(t: ResourceType, o: KubeObject): Promise<ShardAction["type"]> {
+    if (this.ring === undefined || this.stopped) return "none";
+    const key = this.opts.keyOf !== undefined ? await this.opts.keyOf(o) : o.metadata.namespace ?? "";
+    // The ring as it is once the key is known (it may have changed meanwhile).
     const ring = this.ring;
-    if (ring === undefined || this.stopped) return "none";
-    const action = planShard(o.metadata.labels, o.metadata.namespace ?? "", ring);
+    if (this.halted()) return "none";
+    const action = planShard(o.metadata.labels, key, ring);
     const labels = action.type === "assign" ? { [SHARD_LABEL]: action.shard, [DRAIN_LABEL]: null }
       : action.type === "drain" ? { [DRAIN_LABEL]: "true" }
       : action.type === "undrain" ? { [DRAIN_LABEL]: null }
