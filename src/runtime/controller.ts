@@ -246,7 +246,8 @@ export class Controller<D = unknown> {
       await this.letGo(key, obj, shard.identity);
       return false;
     }
-    const owns = await Promise.resolve(shard.owns(obj)).catch(() => false);
+    // Unknown (its key could not be read now) is not ours yet: looked at again below.
+    const owns = await (async () => shard.owns(obj))().catch(() => false);
     if (!owns) {
       // The sharder's ring and this shard's disagree for now (a membership change seen first
       // by one of them; with --shard-by account, a token rotated into another account, or not

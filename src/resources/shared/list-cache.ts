@@ -26,9 +26,9 @@ export class ListCache<T extends { id: number }> {
   private snapshot: Snapshot<T> | undefined;
   /**
    * The last list as the API answered it (with what creates and GETs answered since): what
-   * onChange compares a new list with. Not the snapshot, which drops what we invalidated: compared with it, everything we changed (or only
-   * tried to: a refused update) would read as new at the next list and wake its object, whose
-   * pass would try again, at every list.
+   * onChange compares a new list with. Not the snapshot, which drops what we invalidated:
+   * compared with it, everything we changed (or only tried to: a refused update) would read as
+   * new at the next list and wake its object, whose pass would try again, at every list.
    */
   private listed: Map<number, T> | undefined;
   private inflight: Promise<Snapshot<T>> | undefined;
