@@ -183,7 +183,10 @@ try {
   const t0 = Date.now();
   const sampler = (async () => {
     while (sampling) {
-      rssOverTime.push([secs(Date.now() - t0), Math.round((await rssMiB(pidOf())).rss)]);
+      // A process gone (the bench giving up and stopping it) ends the sampling; the reason is the bench's to tell.
+      const rss = await rssMiB(pidOf()).catch(() => undefined);
+      if (rss === undefined) break;
+      rssOverTime.push([secs(Date.now() - t0), Math.round(rss.rss)]);
       peak.apiserver.see(await openConnections(pidOf(), Number(new URL(cp.server).port)));
       peak.linode.see(await openConnections(pidOf(), emulator.port));
       await sleep(1_000);
@@ -200,6 +203,7 @@ try {
   ]);
   const appliedMillis = Date.now() - t0;
   const readyAt: Partial<Record<CallKind, number>> = {};
+  const giveUpMillis = Math.max(45 * 60_000, 2 * floor.seconds * 1000);
   for (;;) {
     let all = true;
     for (const k of kinds) {
@@ -209,7 +213,8 @@ try {
       if (ready >= k.n) readyAt[k.kind] = Date.now() - t0; else all = false;
     }
     if (all) break;
-    if (Date.now() - t0 > 45 * 60_000) throw new Error(`not all Ready after 45 min: ${JSON.stringify(readyOverTime)}`);
+    // Given up on at twice the time floor (45 min at least): at 10k the floor alone is 39 min.
+    if (Date.now() - t0 > giveUpMillis) { sampling = false; throw new Error(`not all Ready after ${String(Math.round(giveUpMillis / 60_000))} min: ${JSON.stringify(readyOverTime)}`); }
     await sleep(2_000);
   }
   const convergeMillis = Date.now() - t0;
