@@ -31,6 +31,7 @@ export class AccountShardKeys {
   private readonly opts: ShardKeyOptions;
   private readonly secrets = new Map<string, Cached>();
   private readonly databases = new Map<string, Cached>();
+  private sweptAt = 0;
 
   constructor(kube: KubeApi, opts: ShardKeyOptions = {}) {
     this.kube = kube;
@@ -79,6 +80,7 @@ export class AccountShardKeys {
       key = OPERATOR_KEY;
     }
     this.databases.set(id, { key, at: this.now() });
+    this.forgetStale();
     return key;
   }
 
@@ -108,11 +110,15 @@ export class AccountShardKeys {
     return key;
   }
 
-  /** Entries past their time are dropped once in a while: a deleted namespace's are not kept. */
+  /**
+   * Entries past their time are dropped, at most once a time-to-live: what a namespace names
+   * (however many Secrets or databases) is held no longer than that after it was last read.
+   */
   private forgetStale(): void {
     const ttl = this.opts.ttlMillis ?? 30_000;
-    if ((this.secrets.size + this.databases.size) % 256 !== 0) return;
     const now = this.now();
+    if (now - this.sweptAt < ttl) return;
+    this.sweptAt = now;
     for (const map of [this.secrets, this.databases]) for (const [k, c] of map) if (now - c.at > ttl) map.delete(k);
   }
 }

@@ -69,4 +69,14 @@ describe("AccountShardKeys", () => {
     w.later(30_001);
     expect(await w.keys.keyOf(o)).toBe(tokenId("tok-9"));
   });
+
+  it("what a namespace names is held no longer than the time-to-live after its last read (a flood of names does not stay)", async () => {
+    const w = world();
+    for (let i = 0; i < 300; i++) await w.keys.keyOf(w.obj("team-a", { credentialsRef: { name: `s-${String(i)}` } }));
+    w.later(30_001);
+    await w.keys.keyOf(w.obj("team-a", { credentialsRef: { name: "s-0" } }));
+    w.later(30_001);
+    await w.keys.keyOf(w.obj("team-a", { credentialsRef: { name: "s-1" } }));
+    expect(w.keys.size).toBeLessThanOrEqual(2);
+  });
 });
