@@ -51,6 +51,26 @@ describe("ConfigReader", () => {
     expect(calls).toEqual(["configs", "nodes 2"]);
   });
 
+  it("a config changed outside while `updated` is the one held (a list older than the change) reads every config's nodes and the firewalls again", async () => {
+    const { linode, calls, state } = fake();
+    const r = new ConfigReader(linode, 0);
+    await r.read(nb(T1), signal, every);
+    calls.splice(0);
+    // Config 2's certificate changed outside, and config 1's nodes (which move no field of config 1).
+    state.configs = [config(1), { ...config(2), sslFingerprint: "other" }];
+    await r.read(nb(T1), signal, every);
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+    // A config added or gone outside, alike.
+    state.configs = [config(1)];
+    await r.read(nb(T1), signal, every);
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "firewalls"]);
+    // What we changed ourselves reads only its nodes.
+    r.changed(1, [1]);
+    state.configs = [{ ...config(1), sslFingerprint: "ours" }];
+    await r.read(nb(T2), signal, every);
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1"]);
+  });
+
   it("our own change reads only the configs we changed; firewalls after a firewall change", async () => {
     const { linode, calls } = fake();
     const r = new ConfigReader(linode, 0);

@@ -9,7 +9,8 @@
 //    every drift window), or at once when `updated` moved: it carries each config's
 //    `nodes_status` counts, the backend health the API updates on its own;
 //  - a config's nodes are read again only when the config (or its counts) changed, when we
-//    changed it, or when `updated` moved without our doing;
+//    changed it, or when `updated` moved without our doing; a config whose settings changed
+//    without our doing counts as `updated` moving (the list a look trusts may predate it);
 //  - firewalls are read after we assigned or removed one, and on every look at a NodeBalancer
 //    whose spec names one (an assignment removed outside is put back within the drift window);
 //  - after a restart, what status recorded is trusted while the NodeBalancer's `updated` is the
@@ -67,6 +68,24 @@ function unchanged(a: NodeBalancerConfig, b: ObservedConfig): boolean {
   return JSON.stringify(a) === JSON.stringify(old);
 }
 
+/** Same config settings, whatever its health counts (the API moves those on its own). */
+function sameSettings(a: NodeBalancerConfig, b: ObservedConfig): boolean {
+  const { nodes: _nodes, nodesStatus: _was, ...old } = b;
+  const { nodesStatus: _now, ...now } = a;
+  return JSON.stringify(now) === JSON.stringify(old);
+}
+
+/** A config (not one we changed) differs in its settings, is new, or has gone. */
+function changedOutside(listed: readonly NodeBalancerConfig[], before: readonly ObservedConfig[], ours: ReadonlySet<number>): boolean {
+  const was = new Map(before.map((c) => [c.id, c]));
+  const now = new Set(listed.map((c) => c.id));
+  const differs = (c: NodeBalancerConfig): boolean => {
+    const b = was.get(c.id);
+    return b === undefined || !sameSettings(c, b);
+  };
+  return listed.some((c) => !ours.has(c.id) && differs(c)) || before.some((c) => !ours.has(c.id) && !now.has(c.id));
+}
+
 /** `updated` is to the second: a read this long after it (its second, and 2 s for clocks) saw every change that shares it. */
 const TRUST_AFTER_MILLIS = 3_000;
 /**
@@ -108,21 +127,27 @@ export class ConfigReader {
     }
     // After a restart, status's record stands in for the last read while `updated` says nothing changed since.
     const recorded = prev === undefined && opts.recorded?.updated === nb.updated ? opts.recorded : undefined;
-    const known = full ? new Map<number, ObservedConfig>() : new Map(prev.configs.map((c) => [c.id, c]));
     const stale = prev?.ours?.configIds ?? new Set<number>();
+    const listed = await api.listAllConfigs(nb.id, { signal });
+    // A settled look trusts a NodeBalancer list up to a window old, so `updated` may predate a
+    // change the configs list shows: a config changed (or added, or gone) without our doing means
+    // the NodeBalancer changed outside, its other configs' nodes perhaps with it (they move no
+    // field of their config): all is read again, as when `updated` moves.
+    const whole = full || changedOutside(listed, prev.configs, stale);
+    const known = whole ? new Map<number, ObservedConfig>() : new Map(prev.configs.map((c) => [c.id, c]));
     const configs: ObservedConfig[] = [];
-    for (const c of await api.listAllConfigs(nb.id, { signal })) {
+    for (const c of listed) {
       const before = known.get(c.id);
       const reuse = before !== undefined && !stale.has(c.id) && unchanged(c, before) ? before.nodes : recordedNodes(recorded, nb.id, c);
       configs.push({ ...c, nodes: reuse ?? await api.listAllNodes(nb.id, c.id, { signal }) });
     }
     configs.sort((a, b) => a.port - b.port);
     const bare = this.createdBare.delete(nb.id) && prev === undefined && !opts.firewallsNow ? [] : undefined;
-    const firewalls = bare ?? await this.firewalls(nb.id, prev, full, recorded, opts.firewallsNow, signal);
+    const firewalls = bare ?? await this.firewalls(nb.id, prev, whole, recorded, opts.firewallsNow, signal);
     // The first read's next full one falls anywhere in the period: NodeBalancers first read
     // together (a start, a restart) are then re-read a few at a time, not all in one window.
     const period = this.fullRefreshMillis;
-    const nextFullAt = period === 0 ? Infinity : prev !== undefined && !full ? prev.nextFullAt : at + period * (prev === undefined ? this.random() : 1);
+    const nextFullAt = period === 0 ? Infinity : prev !== undefined && !whole ? prev.nextFullAt : at + period * (prev === undefined ? this.random() : 1);
     const trusted = at - parseApiTime(nb.updated) > TRUST_AFTER_MILLIS;
     const seen: Seen = { at: nb.updated, trusted, ...(trusted ? { updated: nb.updated } : {}), configsAt: at, nextFullAt, configs, firewalls };
     this.seen.set(nb.id, seen);
