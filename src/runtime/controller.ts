@@ -114,6 +114,8 @@ export class Controller<D = unknown> {
    * id after a create) would queue another pass, a configs list and nodes lists more.
    */
   private readonly heldEvents = new Map<string, { events: { resourceVersion: string | undefined; relevant: boolean }[]; overflow: boolean }>();
+  /** Keys whose shard could not be told (their key unreadable now), with the error last logged: said once, not every retry. */
+  private readonly ownerUnknown = new Map<string, string>();
   private workers: Promise<void>[] = [];
   private resyncTimer: NodeJS.Timeout | undefined;
   private warming: Promise<void> | undefined;
@@ -184,6 +186,7 @@ export class Controller<D = unknown> {
         this.terminal.delete(key);
         this.ownWrites.delete(key);
         this.heldEvents.delete(key);
+        this.ownerUnknown.delete(key);
         this.reconciler.forget(key);
         deps.events.forget?.(obj);
         const id = recordedIdOf(this.kind, obj);
@@ -247,7 +250,17 @@ export class Controller<D = unknown> {
       return false;
     }
     // Unknown (its key could not be read now) is not ours yet: looked at again below.
-    const owns = await (async () => shard.owns(obj))().catch(() => false);
+    const owns = await (async () => shard.owns(obj))().then((yes) => {
+      if (this.ownerUnknown.delete(key)) this.log.info({ namespace: obj.metadata.namespace, name: obj.metadata.name }, "the object's shard is known again");
+      return yes;
+    }, (err: unknown) => {
+      const said = errorChain(err);
+      if (this.ownerUnknown.get(key) !== said) {
+        this.ownerUnknown.set(key, said);
+        this.log.warn({ namespace: obj.metadata.namespace, name: obj.metadata.name, err: said, retryInMillis: Timings.retryPeriodMillis }, "cannot tell which shard owns this object now (its shard key could not be read); no shard acts on it until it can");
+      }
+      return false;
+    });
     if (!owns) {
       // The sharder's ring and this shard's disagree for now (a membership change seen first
       // by one of them; with --shard-by account, a token rotated into another account, or not

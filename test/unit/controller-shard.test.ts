@@ -20,11 +20,12 @@ const ns = "tenant";
 const running: Controller[] = [];
 afterEach(async () => { await Promise.all(running.splice(0).map((c) => c.stop())); });
 
-async function shard(identity: string, owns: () => boolean) {
+async function shard(identity: string, owns: () => boolean, lines: Record<string, unknown>[] = []) {
   const kube = new MemoryKube();
   const cloud = new GadgetCloud();
+  const log = createLogger({ level: "info" }, { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>); } });
   const controller = new Controller(cloud.kind({ pendingMillis: 40, readyMillis: 60_000 }), {
-    kube, log: createLogger({ level: "silent" }), events: new KubeEventRecorder(kube, { controller: "test", instance: identity }),
+    kube, log, events: new KubeEventRecorder(kube, { controller: "test", instance: identity }),
   }, { concurrency: 2, namespaces: [ns], coalesceMillis: 0, shard: { identity, owns } });
   running.push(controller);
   await controller.start();
@@ -58,6 +59,28 @@ describe("a Controller as one shard", () => {
     expect(s.cloud.creates).toHaveLength(0);
     owns = true;
     await until("Ready once its ring agrees", () => s.ready("forged"));
+  });
+
+  it("an object whose shard cannot be told now (its key unreadable) is not acted on, and the log says so once, not at every retry", async () => {
+    let failing = true;
+    const lines: Record<string, unknown>[] = [];
+    const s = await shard("op-a", () => {
+      if (failing) throw new Error("secrets \"team-token\" is forbidden");
+      return true;
+    }, lines);
+    await s.create("unknown", { [SHARD_LABEL]: "op-a" });
+    const said = () => lines.filter((l) => String(l.msg).startsWith("cannot tell which shard owns this object"));
+    await until("said", () => said().length > 0);
+    // Looked at again a retry period later (2 s): a second look must not say it again.
+    s.controller.queue.add(`${ns}/unknown`);
+    await until("looked at again", () => (s.controller.queue.dueIn(`${ns}/unknown`) ?? 0) > 0 && !s.controller.queue.isProcessing(`${ns}/unknown`));
+    expect(said()).toHaveLength(1);
+    expect(said()[0]).toMatchObject({ level: "warn", namespace: ns, name: "unknown", err: expect.stringContaining("forbidden") as unknown });
+    expect(s.observes("unknown")).toBe(0);
+    failing = false;
+    s.controller.queue.add(`${ns}/unknown`);
+    await until("Ready once its key is read", () => s.ready("unknown"));
+    expect(lines.some((l) => l.msg === "the object's shard is known again")).toBe(true);
   });
 
   it("lets go of a drained object: both labels removed by it, out of its cache, no pass after", async () => {
