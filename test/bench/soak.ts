@@ -19,6 +19,7 @@ import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
 import { LinodeClient } from "../../src/linode/index.ts";
 import { startBench } from "./bench-setup.ts";
 import { kubectl, quantile, say, sleep } from "./common.ts";
+import { workloadFloor } from "./floors.ts";
 import { scrape, sum, type CallKind } from "./metrics.ts";
 import { resultCollector, saveResult, type Chart } from "./report/result.ts";
 import {
@@ -76,12 +77,19 @@ try {
   const objects = soakObjects(M, B, S, TEAMS);
   const total = objects.length;
   say(`== convergence: ${String(M)} ManagedDatabases + ${String(B)} NodeBalancers + ${String(S)} DatabaseSnapshots, a fifth in ${String(TEAMS.length)} team namespaces with their own token`);
+  // Given up on at twice the time floor of the whole workload on one account (an upper bound:
+  // the teams' objects spend their own accounts' budgets), 45 min at least.
+  const floor = workloadFloor({
+    databasesByEngine: [Math.ceil(M / 2), Math.floor(M / 2)], nodeBalancers: B, configsPerNodeBalancer: 2, snapshots: S,
+    provisionSeconds: PROVISION_SECONDS, pendingPollSeconds: 5,
+  }, { perWindow: 1840 * apiShare, windowSeconds: 60, listsPerWindow: 200 * apiShare });
+  const giveUpMillis = Math.max(45 * 60_000, 2 * floor.seconds * 1000);
   const tc = Date.now();
   await Promise.all(kinds.map((k) => (async () => { for (const o of objects.filter((x) => x.kind === k)) await kube.createCustom(o.type, o.namespace, manifest(o)); })()));
   for (;;) {
     const waiting = notReady(await listResources(kube, namespaces));
     if (waiting.length === 0) break;
-    if (Date.now() - tc > 45 * 60_000) throw new Error(`not all Ready after 45 min: ${waiting.slice(0, 10).join(", ")}`);
+    if (Date.now() - tc > giveUpMillis) throw new Error(`not all Ready after ${String(Math.round(giveUpMillis / 60_000))} min: ${waiting.slice(0, 10).join(", ")}`);
     await sleep(5_000);
   }
   figure("all objects Ready after", Math.round((Date.now() - tc) / 1000), "s");
