@@ -25,6 +25,7 @@ import { ManagedDatabaseEvents, ManagedDatabaseReasons } from "./reasons.ts";
 import type { DatabaseDiff } from "./diff.ts";
 import { databaseAsSpec } from "./late-init.ts";
 import { ObjectFigures } from "../shared/object-figures.ts";
+import { ListWakes } from "../shared/list-wakes.ts";
 
 export { managedDatabaseDefinition, managedDatabaseType } from "./definition.ts";
 
@@ -57,10 +58,9 @@ export const managedDatabaseKind: OperatorKind = {
     const snapshots = stores.kind(databaseSnapshotType);
     const pools = stores.kind(databaseConnectionPoolType);
     // Which resource manages each cloud database: a list that finds one changed wakes it.
-    const keyOf = new Map<number, string>();
-    const seen = (id: number, key: string | undefined): void => { if (key === undefined) keyOf.delete(id); else keyOf.set(id, key); };
-    const changed = (id: number): void => { const key = keyOf.get(id); if (key !== undefined) wake(key); };
-    deps.cacheEntries?.track("ManagedDatabase.keyOf", () => keyOf.size);
+    const wakes = new ListWakes(wake);
+    const { seen, changed } = wakes;
+    deps.cacheEntries?.track("ManagedDatabase.keyOf", () => wakes.size);
     // Only the backups they hold, as they observed them: a snapshot moving through Pending and BackingUp changes no backup list.
     const snapshotBackups = (m: Managed<ManagedDatabaseSpec>, databaseId: number): DatabaseBackup[] =>
       snapshotBackupsOf(snapshots.list().filter((s) => s.metadata.namespace === m.key.namespace && snapshotDatabase(s) === m.key.name), databaseId);
@@ -132,7 +132,7 @@ export const managedDatabaseKind: OperatorKind = {
         restoreWindow.forget(obj.metadata.namespace ?? "", obj.metadata.name);
         if (externalId === undefined) return;
         const id = Number(externalId);
-        if (keyOf.get(id) === `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`) keyOf.delete(id);
+        wakes.forget(id, `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`);
         parts.peek(deps.accounts.recordedBy(obj))?.external.forget(id);
       },
     };

@@ -11,6 +11,7 @@ import { specRefName } from "../shared/schema.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import type { OperatorKind } from "../shared/deps.ts";
 import { ListCache } from "../shared/list-cache.ts";
+import { ListWakes } from "../shared/list-wakes.ts";
 import { ConfigReader } from "./configs.ts";
 import { NodeBalancerLocks } from "./locks.ts";
 import type { NodeBalancerPlan, ObservedNodeBalancer } from "./diff.ts";
@@ -60,17 +61,15 @@ export const nodeBalancerKind: OperatorKind = {
       const namespace = o.metadata.namespace ?? "";
       return parsed.success && parsed.data.some((c) => c.nodesFrom !== undefined && test(c.nodesFrom, namespace)) ? [`${namespace}/${o.metadata.name}`] : [];
     });
-    // Which resource manages each NodeBalancer: a list that finds one changed wakes it.
-    const keyOf = new Map<number, string>();
-    const seen = (id: number, key: string | undefined): void => { if (key === undefined) keyOf.delete(id); else keyOf.set(id, key); };
-    // Only a settled one: one still on its way is looked at every pending poll anyway, and each such look reads the configs.
-    const changed = (id: number): void => {
-      const key = keyOf.get(id);
-      const [namespace = "", name = ""] = key?.split("/") ?? [];
-      const obj = key !== undefined ? stores.self.get(namespace, name) : undefined;
-      if (key !== undefined && obj !== undefined && readyAtGeneration(obj)) wake(key);
-    };
-    deps.cacheEntries?.track("NodeBalancer.keyOf", () => keyOf.size);
+    // Which resource manages each NodeBalancer: a list that finds one changed wakes it. Only a
+    // settled one: one still on its way is looked at every pending poll anyway, and each such look reads the configs.
+    const wakes = new ListWakes(wake, (key) => {
+      const [namespace = "", name = ""] = key.split("/");
+      const obj = stores.self.get(namespace, name);
+      return obj !== undefined && readyAtGeneration(obj);
+    });
+    const { seen, changed } = wakes;
+    deps.cacheEntries?.track("NodeBalancer.keyOf", () => wakes.size);
     // The list cache and what is read per NodeBalancer are per account: one account's list never answers for another's.
     const clients = new PerAccount((account) => {
       const { linode } = account;
@@ -123,7 +122,7 @@ export const nodeBalancerKind: OperatorKind = {
         transfer.forget(obj.metadata.namespace ?? "", obj.metadata.name);
         if (externalId === undefined) return;
         const id = Number(externalId);
-        if (keyOf.get(id) === `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`) keyOf.delete(id);
+        wakes.forget(id, `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`);
         clients.peek(deps.accounts.recordedBy(obj))?.forget(id);
       },
       watches: [
