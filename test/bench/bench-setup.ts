@@ -41,11 +41,24 @@ export async function startBench(opts: { provisionSeconds: number; rateLimits?: 
     ...(opts.rateLimits === false ? { rateLimits: false } : {}), ...(opts.accountTokens !== undefined ? { accountTokens: opts.accountTokens } : {}),
   });
   const procs: OperatorProcess[] = [];
+  // However this process ends (an uncaught error, a rejection nothing awaited, Ctrl-C) before
+  // stop() has run, what it started goes with it: an etcd or API server left behind holds its
+  // memory and ports until someone finds it.
+  const orphans = (): void => {
+    const running = procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null).map((p) => p.child.pid);
+    for (const pid of [...running, ...cp.pids()]) {
+      if (pid === undefined) continue;
+      try { process.kill(pid, "SIGKILL"); } catch { /* gone already */ }
+    }
+  };
+  process.once("exit", orphans);
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => { process.exit(128 + (sig === "SIGINT" ? 2 : 15)); });
   const dist = await mkdtemp(join(tmpdir(), "linode-operator-bench-dist-"));
   const stop = async (): Promise<void> => {
     for (const p of procs) { p.child.kill("SIGTERM"); await p.exited; }
     await emulator.close();
     await cp.stop();
+    process.removeListener("exit", orphans);
     await rm(dist, { recursive: true, force: true });
   };
   let launch: { cli?: string; nodeArgs?: string[]; env: Record<string, string> } = { env: {} };
