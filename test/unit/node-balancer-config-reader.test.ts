@@ -64,8 +64,11 @@ describe("ConfigReader", () => {
     state.configs = [config(1)];
     await r.read(nb(T1), signal, every);
     expect(calls.splice(0)).toEqual(["configs", "nodes 1", "firewalls"]);
-    // What we changed ourselves reads only its nodes.
-    r.changed(1, [1]);
+    // What we changed ourselves reads only its nodes; a config we removed, nothing more.
+    state.configs = [config(1), config(2)];
+    await r.read(nb(T1), signal, every);
+    calls.splice(0);
+    r.changed(1, [1, 2]);
     state.configs = [{ ...config(1), sslFingerprint: "ours" }];
     await r.read(nb(T2), signal, every);
     expect(calls.splice(0)).toEqual(["configs", "nodes 1"]);

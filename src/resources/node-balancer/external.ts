@@ -335,6 +335,8 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
       const update = plan.update;
       if (update !== undefined) await attempt("updating the NodeBalancer", () => api.update(id, update, { signal }));
       for (const c of plan.remove) {
+        // Ours too: the next read must not take its absence for a change made outside.
+        touched.push(c.id);
         await attempt(`removing config ${String(c.port)}`, () => api.deleteConfig(id, c.id, { signal }).catch((err: unknown) => {
           if (!isNotFound(err)) throw err;
         }));
