@@ -1,0 +1,29 @@
+// Two replicas writing one database: the one check bench:shards and bench:chaos:shards share,
+// read from the emulator's mutation log (each replica names itself in its User-Agent). What
+// counts is overlap: a write received before another replica's write to that database was
+// answered. Writes one after another by different replicas are a handover (the old owner let
+// go first), not two writers, however close.
+import type { MutationRecord } from "../../src/emulator/server.ts";
+
+export const TWO_WRITERS_MEANING = "two replicas' writes to one database in flight at once";
+
+/** Each such pair among the writes received since `since`, said in a line. */
+export function twoWriters(log: readonly MutationRecord[], since: number): string[] {
+  const byDb = new Map<string, MutationRecord[]>();
+  for (const m of log) {
+    const db = /\/databases\/[a-z]+\/instances\/(\d+)/.exec(m.path)?.[1];
+    if (m.receivedAt < since || db === undefined) continue;
+    byDb.set(db, [...(byDb.get(db) ?? []), m]);
+  }
+  const found: string[] = [];
+  for (const [db, writes] of byDb) {
+    writes.sort((a, b) => a.receivedAt - b.receivedAt);
+    writes.forEach((a, i) => {
+      for (const b of writes.slice(i + 1)) {
+        if (b.receivedAt >= a.answeredAt) break;
+        if (b.userAgent !== a.userAgent) found.push(`database ${db}: ${a.method} ${a.path} by ${a.userAgent} and ${b.method} ${b.path} by ${b.userAgent} in flight at once`);
+      }
+    });
+  }
+  return found;
+}
