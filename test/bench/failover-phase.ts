@@ -11,7 +11,7 @@ import { managedDatabaseType as mdbType } from "../../src/resources/managed-data
 import type { OperatorProcess } from "../harness/operator-process.ts";
 import type { startBench } from "./bench-setup.ts";
 import { isReady, say, secs, sleep, watchKind } from "./common.ts";
-import { callsByRoute, linodeCalls, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
+import { callsByRoute, linodeCalls, reconciles, rssMiB, type CallKind } from "./metrics.ts";
 import type { FigureFn, Table } from "./report/result.ts";
 
 type Bench = Awaited<ReturnType<typeof startBench>>;
@@ -47,10 +47,7 @@ export function firstCreateAfter(mutations: readonly { receivedAt: number; metho
   return mutations.find((m) => m.receivedAt >= from && m.method === "POST" && /^POST \/databases\/[a-z]+\/instances$/.test(m.route));
 }
 
-async function successes(metricsUrl: string, kinds: FailoverInput["kinds"]): Promise<Record<string, number>> {
-  const s = await scrape(metricsUrl);
-  return Object.fromEntries(kinds.map((k) => [k.kind, sum(s, "linode_operator_reconcile_total", (l) => l.get("kind") === k.kind && l.get("result") === "success")]));
-}
+const successes = (metricsUrl: string, kinds: FailoverInput["kinds"]): Promise<Record<string, number>> => reconciles(metricsUrl, "success", kinds.map((k) => k.kind));
 
 /** Runs the phase; returns the new leader (the process the bench goes on with). */
 export async function failoverPhase(input: FailoverInput): Promise<{ proc: OperatorProcess; metricsUrl: string }> {

@@ -41,6 +41,15 @@ export function parseSamples(text: string): Sample[] {
 export const sum = (samples: Sample[], name: string, match: (labels: Map<string, string>) => boolean = () => true): number =>
   samples.filter((s) => s.name === name && match(s.labels)).reduce((a, s) => a + s.value, 0);
 
+/** Reconcile passes with this result (success, deferred, …) as the operator counts them: per kind named, or (no kinds) in all. */
+export async function reconciles(url: string, result: string): Promise<number>;
+export async function reconciles(url: string, result: string, kinds: readonly string[]): Promise<Record<string, number>>;
+export async function reconciles(url: string, result: string, kinds?: readonly string[]): Promise<number | Record<string, number>> {
+  const s = await scrape(url);
+  const of = (kind?: string): number => sum(s, "linode_operator_reconcile_total", (l) => l.get("result") === result && (kind === undefined || l.get("kind") === kind));
+  return kinds === undefined ? of() : Object.fromEntries(kinds.map((k) => [k, of(k)]));
+}
+
 export type CallKind = "ManagedDatabase" | "DatabaseSnapshot" | "NodeBalancer";
 export type CallClass = "lists" | "reads" | "writes";
 export interface CallCounts { byKind: Record<CallKind, Record<CallClass, number>>; total: number; refused429: number; serverErrors: number }

@@ -24,7 +24,7 @@ import { openConnections } from "../harness/sockets.ts";
 import { apiserverWrites, writesBetween } from "./apiserver-writes.ts";
 import { startBench } from "./bench-setup.ts";
 import { isReady, kubectl, listAll, quantile, say, secs, sleep, watchKind } from "./common.ts";
-import { callsByRoute, callsOf, linodeCalls, minus, Peak, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
+import { callsByRoute, callsOf, linodeCalls, minus, Peak, reconciles as reconcilesOf, rssMiB, scrape, sum, type CallKind } from "./metrics.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
 import { benchLatency, latencyFlag } from "./bench-latency.ts";
 import { failoverPhase } from "./failover-phase.ts";
@@ -71,10 +71,7 @@ function since(now: Map<string, number>, base: Map<string, number>): Map<string,
 }
 
 /** Reconciles per kind by result, as the operator counts them. */
-async function reconciles(url: string, result: string): Promise<Record<string, number>> {
-  const s = await scrape(url);
-  return Object.fromEntries(kinds.map((k) => [k.kind, sum(s, "linode_operator_reconcile_total", (l) => l.get("kind") === k.kind && l.get("result") === result)]));
-}
+const reconciles = (url: string, result: string): Promise<Record<string, number>> => reconcilesOf(url, result, kinds.map((k) => k.kind));
 
 /**
  * Until each kind has as many completed passes as objects since a (re)start. A pass held back by

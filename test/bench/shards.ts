@@ -20,7 +20,7 @@ import { HashRing } from "../../src/runtime/sharding/ring.ts";
 import type { OperatorProcess } from "../harness/operator-process.ts";
 import { startBench } from "./bench-setup.ts";
 import { isReady, kubectl, say, secs, sleep, watchKind } from "./common.ts";
-import { rssMiB, scrape, sum } from "./metrics.ts";
+import { reconciles, rssMiB, scrape, sum } from "./metrics.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
 import { TWO_WRITERS_MEANING, twoWriters } from "./two-writers.ts";
 
@@ -88,7 +88,7 @@ async function until(what: string, fn: () => Promise<boolean>, limitMillis: numb
   }
   return Date.now() - t0;
 }
-const successes = async (r: Replica): Promise<number> => sum(await scrape(r.metricsUrl ?? ""), "linode_operator_reconcile_total", (l) => l.get("result") === "success");
+const successes = (r: Replica): Promise<number> => reconciles(r.metricsUrl ?? "", "success");
 const objectsOf = async (r: Replica): Promise<number> => sum(await scrape(r.metricsUrl ?? ""), "linode_operator_resources", (l) => l.get("kind") === "ManagedDatabase");
 
 /** Database creates in the mutation log by replica (its User-Agent), and pairs of replicas writing one database. */

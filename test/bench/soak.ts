@@ -20,7 +20,7 @@ import { LinodeClient } from "../../src/linode/index.ts";
 import { startBench } from "./bench-setup.ts";
 import { kubectl, quantile, say, sleep } from "./common.ts";
 import { workloadFloor } from "./floors.ts";
-import { scrape, sum, type CallKind } from "./metrics.ts";
+import { reconciles, type CallKind } from "./metrics.ts";
 import { resultCollector, saveResult, type Chart } from "./report/result.ts";
 import {
   auditCloud, BENCH_NS, CREDENTIALS_LABEL, deleteAndRecreate, listResources, lowestPerBucket, manifest, mapsNotBack, notReady, pick, random, slopePerHour,
@@ -116,7 +116,7 @@ try {
   const sampler = (async () => { while (sampling) { await sampleNow(); await sleep(SAMPLE_MILLIS); } })();
   /** When each process had converged (seconds since the soak began): its memory trend counts from then. */
   const convergedAt = new Map<number, number>([[0, 0]]);
-  const successes = async (url: string): Promise<number> => sum(await scrape(url), "linode_operator_reconcile_total", (l) => l.get("result") === "success");
+  const successes = (url: string): Promise<number> => reconciles(url, "success");
 
   const rand = random(32);
   type Step = { at: number; what: "churn"; round: number } | { at: number; what: "restart" };
