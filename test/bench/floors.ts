@@ -12,6 +12,9 @@ export interface Budget {
   listsPerWindow: number;
 }
 
+/** The emulator's recorded limits (1,840 calls a minute, 200 paginated GETs a minute) at the operator's share. */
+export const budgetAt = (apiShare: number): Budget => ({ perWindow: 1840 * apiShare, windowSeconds: 60, listsPerWindow: 200 * apiShare });
+
 /**
  * Least seconds to send `calls` of which `lists` are paginated: the first window's budget at
  * once, each later window's at its start (the client's bucket, as large as a window's share and

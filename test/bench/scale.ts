@@ -28,7 +28,7 @@ import { callsByRoute, callsOf, linodeCalls, minus, Peak, reconciles as reconcil
 import { resultCollector, saveResult } from "./report/result.ts";
 import { benchLatency, latencyFlag } from "./bench-latency.ts";
 import { failoverPhase } from "./failover-phase.ts";
-import { workloadFloor } from "./floors.ts";
+import { budgetAt, workloadFloor } from "./floors.ts";
 
 const [M, B, S, steadyMinutes, readySeconds] = [1000, 200, 300, 60, 300].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number, number];
 const PROVISION_SECONDS = 5;
@@ -142,7 +142,7 @@ async function eventsSince(since: number): Promise<Map<string, number>> {
 }
 
 // The API's general limit (the emulator's, as recorded) and its paginated class, at the operator's share.
-const budget = { perWindow: 1840 * apiShare, windowSeconds: 60, listsPerWindow: 200 * apiShare };
+const budget = budgetAt(apiShare);
 const floor = workloadFloor({
   databasesByEngine: [Math.ceil(M / 2), Math.floor(M / 2)], nodeBalancers: B, configsPerNodeBalancer: 4, snapshots: S,
   provisionSeconds: PROVISION_SECONDS, pendingPollSeconds: PENDING_POLL_SECONDS,

@@ -19,7 +19,7 @@ import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
 import { LinodeClient } from "../../src/linode/index.ts";
 import { startBench } from "./bench-setup.ts";
 import { kubectl, quantile, say, sleep } from "./common.ts";
-import { workloadFloor } from "./floors.ts";
+import { budgetAt, workloadFloor } from "./floors.ts";
 import { reconciles, type CallKind } from "./metrics.ts";
 import { resultCollector, saveResult, type Chart } from "./report/result.ts";
 import {
@@ -82,7 +82,7 @@ try {
   const floor = workloadFloor({
     databasesByEngine: [Math.ceil(M / 2), Math.floor(M / 2)], nodeBalancers: B, configsPerNodeBalancer: 2, snapshots: S,
     provisionSeconds: PROVISION_SECONDS, pendingPollSeconds: 5,
-  }, { perWindow: 1840 * apiShare, windowSeconds: 60, listsPerWindow: 200 * apiShare });
+  }, budgetAt(apiShare));
   const giveUpMillis = Math.max(45 * 60_000, 2 * floor.seconds * 1000);
   const tc = Date.now();
   await Promise.all(kinds.map((k) => (async () => { for (const o of objects.filter((x) => x.kind === k)) await kube.createCustom(o.type, o.namespace, manifest(o)); })()));

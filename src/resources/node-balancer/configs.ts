@@ -64,8 +64,7 @@ interface Seen extends Attached {
 
 /** Same config, same health counts: its nodes as last read still stand. */
 function unchanged(a: NodeBalancerConfig, b: ObservedConfig): boolean {
-  const { nodes: _nodes, ...old } = b;
-  return JSON.stringify(a) === JSON.stringify(old);
+  return sameSettings(a, b) && a.nodesStatus.up === b.nodesStatus.up && a.nodesStatus.down === b.nodesStatus.down;
 }
 
 /** Same config settings, whatever its health counts (the API moves those on its own). */
