@@ -84,7 +84,10 @@ export async function startBench(opts: { provisionSeconds: number; rateLimits?: 
       KUBECONFIG: cp.adminKubeconfig, LINODE_TOKEN: "bench-token", LINODE_API_URL: emulator.url,
       LEADER_ELECT: "false", HEALTH_PORT: "0", METRICS_PORT: "0", BIND_ADDRESS: "127.0.0.1", LOG_LEVEL: "info",
       // glibc malloc tuning to compare (e.g. MALLOC_ARENA_MAX=2) reaches the operator as set.
-      ...launch.env, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MALLOC_") || k === "LINODE_OPERATOR_V8_DEFAULTS")), ...env,
+      ...launch.env, ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MALLOC_") || k === "LINODE_OPERATOR_V8_DEFAULTS")),
+      // Node options for the operator alone, not the bench's own node: e.g. --max-old-space-size=128
+      // (how small a heap suffices) or --heapsnapshot-signal=SIGUSR2 (what a heap holds). Saved in the result's flags.
+      ...(process.env.OPERATOR_NODE_OPTIONS !== undefined ? { NODE_OPTIONS: process.env.OPERATOR_NODE_OPTIONS } : {}), ...env,
     }, { ...(launch.cli !== undefined ? { cli: launch.cli } : {}), ...(launch.nodeArgs !== undefined ? { nodeArgs: launch.nodeArgs } : {}) });
     procs.push(proc);
     // An operator that exits without the bench having signalled it is a finding: say how, with

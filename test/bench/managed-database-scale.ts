@@ -29,10 +29,7 @@ const say = (s: string): void => { process.stdout.write(`${s}\n`); };
 const bench = await startBench({ provisionSeconds: 5, ...(unlimited ? { rateLimits: false as const } : {}) });
 const { cp, emulator } = bench;
 try {
-  const { proc: op, metricsUrl } = await bench.operator(["--concurrency", "8", "--poll-ready-seconds", String(readySeconds), ...(unlimited ? ["--linode-api-share", "1"] : [])], {
-    // e.g. OPERATOR_NODE_OPTIONS=--max-old-space-size=128 to see how small a heap suffices.
-    ...(process.env.OPERATOR_NODE_OPTIONS !== undefined ? { NODE_OPTIONS: process.env.OPERATOR_NODE_OPTIONS } : {}),
-  });
+  const { proc: op, metricsUrl } = await bench.operator(["--concurrency", "8", "--poll-ready-seconds", String(readySeconds), ...(unlimited ? ["--linode-api-share", "1"] : [])]);
   const opMetric = async (name: string, match?: (labels: Map<string, string>) => boolean): Promise<number> => sum(await scrape(metricsUrl), name, match);
   const mutation = (l: Map<string, string>): boolean => l.get("method") !== "GET";
   /** Linode calls so far by class: engine lists, backups lists, single reads, writes; and 429s. */
