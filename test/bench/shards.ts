@@ -5,7 +5,7 @@
 // replica's RSS and objects; a replica SIGKILLed: time until its objects are on the others and
 // re-observed; a rolling restart of every replica (SIGTERM, a new one started): Ready flaps.
 // Throughout: duplicates and orphans (cloud databases against resources), creates sent twice,
-// and two-writer events (two-writers.ts: two replicas' writes to one database in flight at once or within a second).
+// and two-writer events (two-writers.ts: two replicas' writes to one database in flight at once).
 // R = 1 runs the default (one leader, no shards) for the side-by-side row.
 // Namespaces are what is hashed: with few of them the shares can be uneven (12 over 3 replicas
 // once gave one replica none), so the default spreads the databases over 60.
@@ -94,10 +94,11 @@ const objectsOf = async (r: Replica): Promise<number> => sum(await scrape(r.metr
 /** Database creates in the mutation log by replica (its User-Agent), and pairs of replicas writing one database. */
 function writeAudit(since: number): { creates: Map<string, number>; twoWriters: string[] } {
   const creates = new Map<string, number>();
-  for (const m of emulator.mutations()) {
+  const log = emulator.mutations();
+  for (const m of log) {
     if (m.receivedAt >= since && m.method === "POST" && /\/databases\/[a-z]+\/instances$/.test(m.path)) creates.set(m.userAgent, (creates.get(m.userAgent) ?? 0) + 1);
   }
-  return { creates, twoWriters: twoWriters(emulator.mutations(), since) };
+  return { creates, twoWriters: twoWriters(log, since) };
 }
 
 try {

@@ -13,7 +13,9 @@ export function twoWriters(log: readonly MutationRecord[], since: number): strin
   for (const m of log) {
     const db = /\/databases\/[a-z]+\/instances\/(\d+)/.exec(m.path)?.[1];
     if (m.receivedAt < since || db === undefined) continue;
-    byDb.set(db, [...(byDb.get(db) ?? []), m]);
+    const writes = byDb.get(db);
+    if (writes === undefined) byDb.set(db, [m]);
+    else writes.push(m);
   }
   const found: string[] = [];
   for (const [db, writes] of byDb) {
