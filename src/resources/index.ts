@@ -9,7 +9,6 @@ import type { EventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { ManagedObject } from "../runtime/managed.ts";
 import { API_GROUP, type KindDefinition } from "../runtime/kind-definition.ts";
-import { shardSelector } from "../runtime/sharding/assignment.ts";
 import { ReferenceProtection } from "../runtime/protection.ts";
 import { InformerPool } from "../runtime/stores.ts";
 import { databaseConnectionPoolKind } from "./database-connection-pool/index.ts";
@@ -46,7 +45,7 @@ export interface OperatorDeps {
 export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[] {
   const informers = new InformerPool(deps.kube, {
     namespaces: deps.config.namespaces,
-    ...(deps.shard !== undefined ? { shard: { group: API_GROUP, labelSelector: shardSelector(deps.shard.identity) } } : {}),
+    ...(deps.shard !== undefined ? { shard: { group: API_GROUP, identity: deps.shard.identity } } : {}),
     informer: { logger: deps.log },
     onRestart: (informer, reason) => deps.metrics.informerRestarts.inc({ informer, reason }),
     onUnexpectedError: (where) => { deps.metrics.unexpectedErrors.inc({ where }); },

@@ -52,11 +52,14 @@ export class ConnectionSecrets {
   private readonly cache: SharedStore<SecretObject>;
   private readonly ownerType: ResourceType;
   private readonly index: string;
+  /** Set on every Secret written besides ours: the shard whose cache holds it (the sharder moves it with its owner). */
+  private readonly extraLabels: Record<string, string>;
 
-  constructor(kube: KubeApi, cache: SharedStore<SecretObject>, ownerType: ResourceType) {
+  constructor(kube: KubeApi, cache: SharedStore<SecretObject>, ownerType: ResourceType, extraLabels: Record<string, string> = {}) {
     this.kube = kube;
     this.cache = cache;
     this.ownerType = ownerType;
+    this.extraLabels = extraLabels;
     this.index = `controller-uid:${ownerType.kind}`;
     // The cache keeps Secrets controlled by this kind (and the other kinds that publish).
     cache.keepOwnedBy(ownerType);
@@ -66,57 +69,58 @@ export class ConnectionSecrets {
     });
   }
 
-  /** What the Secret holds now, if it exists, this owner controls it and the cache holds its content. */
-  read(owner: KubeObject, name: string): PublishedConnection | undefined {
-    const cached = this.controlled(owner, name);
-    // Larger than the operator writes (someone added to it): nothing of it is trusted; it is replaced.
-    if (cached === undefined || this.cache.unreadable(cached) !== undefined) return undefined;
-    const data = Object.fromEntries(Object.entries(cached.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
-    return { data, annotations: { ...cached.metadata.annotations } };
-  }
-
   /**
-   * Why the Secret cannot be ours, if it cannot: one of that name exists and something else
-   * controls it (or nothing does: a user's Secret). Our own published Secret is answered from
-   * the cache; only a name not yet ours costs a read.
+   * What is under the name: our Secret (from the cache, or read by name when the cache does not
+   * hold it: just written, or labelled to the shard its owner was on before), none, or someone
+   * else's (a conflict: one of that name that something else controls, or nothing does: a
+   * user's Secret). Ours read by name is trusted as the cache would trust it (its bound applied).
    */
-  async conflict(owner: KubeObject, name: string): Promise<string | undefined> {
-    if (this.controlled(owner, name) !== undefined) return undefined;
+  async find(owner: KubeObject, name: string): Promise<{ conflict: string } | { ours: SecretObject | undefined }> {
+    const cached = this.controlled(owner, name);
+    if (cached !== undefined) return { ours: cached };
     let existing: SecretObject;
     try {
       existing = await this.kube.getSecret({ namespace: owner.metadata.namespace ?? "", name });
     } catch (err) {
-      if (isNotFound(err)) return undefined;
+      if (isNotFound(err)) return { ours: undefined };
       throw err;
     }
-    if (controllerUid(existing) === owner.metadata.uid) return undefined;
+    // One the cache would not keep (its owner reference names another kind) is taken as absent:
+    // publishing then finds it again by name, as before the cache was split.
+    if (controllerUid(existing) === owner.metadata.uid) return { ours: this.cache.asCached(existing) };
     const ref = existing.metadata.ownerReferences?.find((r) => r.controller === true);
     const holder = ref !== undefined ? `it belongs to ${ref.kind} ${ref.name}` : "the operator did not create it";
-    return `a Secret named ${name} already exists in namespace ${owner.metadata.namespace ?? ""} and ${holder}; it is never overwritten: remove or rename it, or set spec.connectionSecret.name to another name`;
+    return { conflict: `a Secret named ${name} already exists in namespace ${owner.metadata.namespace ?? ""} and ${holder}; it is never overwritten: remove or rename it, or set spec.connectionSecret.name to another name` };
+  }
+
+  /** What our Secret (as find() answered it) holds, unless it is larger than the operator writes (someone added to it): then nothing of it is trusted, and it is replaced. */
+  contentOf(ours: SecretObject | undefined): PublishedConnection | undefined {
+    if (ours === undefined || this.cache.unreadable(ours) !== undefined) return undefined;
+    const data = Object.fromEntries(Object.entries(ours.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
+    return { data, annotations: { ...ours.metadata.annotations } };
   }
 
   /**
    * Publishes the details: creates the Secret when it does not exist (failing, not
-   * overwriting, if someone else created one meanwhile), applies it when it is ours and
-   * differs, and does nothing when the cached copy already has this content.
+   * overwriting, if someone else created one meanwhile), applies it when it is ours (`ours`,
+   * as find() answered it) and differs, and does nothing when ours already has this content.
    */
-  async publish(owner: KubeObject, name: string, details: ConnectionDetails): Promise<Publication> {
+  async publish(owner: KubeObject, name: string, details: ConnectionDetails, ours: SecretObject | undefined): Promise<Publication> {
     const desired = this.manifest(owner, name, details);
-    const cached = this.controlled(owner, name);
-    if (cached !== undefined) {
+    if (ours !== undefined) {
       // Someone grew ours past what the operator writes: an apply would leave their fields (they
       // are another manager's), so it is made anew with exactly what it should hold.
-      if (this.cache.unreadable(cached) !== undefined) {
+      if (this.cache.unreadable(ours) !== undefined) {
         await this.replace(desired);
         return "written";
       }
-      if ((cached.type ?? "Opaque") !== desired.type) {
+      if ((ours.type ?? "Opaque") !== desired.type) {
         // A Secret's type cannot change: ours is replaced. A pod that mounts it keeps the files it
         // has until the new one appears (the kubelet does not empty a volume whose Secret is gone).
         await this.replace(desired);
         return "written";
       }
-      if (sameContent(cached, desired)) return "unchanged";
+      if (sameContent(ours, desired)) return "unchanged";
       await this.kube.applySecret(desired);
       return "written";
     }
@@ -180,7 +184,7 @@ export class ConnectionSecrets {
       metadata: {
         name,
         namespace: owner.metadata.namespace ?? "",
-        labels: { ...details.labels, [MANAGED_BY_LABEL]: MANAGED_BY, [OWNER_LABEL]: labelValueFor(owner.metadata.name) },
+        labels: { ...details.labels, ...this.extraLabels, [MANAGED_BY_LABEL]: MANAGED_BY, [OWNER_LABEL]: labelValueFor(owner.metadata.name) },
         ...(details.annotations !== undefined ? { annotations: details.annotations } : {}),
         ownerReferences: [{
           apiVersion: apiVersionOf(this.ownerType), kind: this.ownerType.kind, name: owner.metadata.name,

@@ -107,7 +107,8 @@ export function wireKind<D>(module: KindModule<D>, deps: ControllerDeps<D>, pool
     const secrets = pool.store<SecretObject>(secretsType, ownedSecretSelectors);
     // The runtime's own read (the chart's Secrets rule grants it), not the kind's: no declaration.
     wireWatch({ target: { type: secretsType, scope: "namespaces", selectors: ownedSecretSelectors, why: "connection Secrets" }, map: (s) => ownerKeys(s, module.type) }, storeOf, hooks.enqueue);
-    connections = new ConnectionSecrets(deps.kube, secrets, module.type);
+    // Labelled to this replica's shard, if it shards: its cache of them holds its own only.
+    connections = new ConnectionSecrets(deps.kube, secrets, module.type, pool.shardLabels);
   }
   const reconciler = new ManagedReconciler(kind, {
     kube: deps.kube, events: deps.events, protection, recorders,

@@ -28,7 +28,7 @@ import { RECORDED_ID_INDEX, wireKind, type ControllerDeps } from "./controller-b
 export type { ControllerDeps };
 import { Timings, jittered } from "./timings.ts";
 import { WorkQueue, trackQueue, type BackoffPolicy } from "./workqueue.ts";
-import { DRAIN_LABEL, SHARD_LABEL, shardSelector } from "./sharding/assignment.ts";
+import { DRAIN_LABEL, SHARD_LABEL } from "./sharding/assignment.ts";
 
 export interface ControllerOptions {
   concurrency: number;
@@ -137,7 +137,7 @@ export class Controller<D = unknown> {
     m?.countObjects(this.kindName, () => (this.active ? this.list() : []));
     this.pool = deps.informers ?? new InformerPool(deps.kube, {
       namespaces: opts.namespaces,
-      ...(opts.shard !== undefined ? { shard: { group: module.type.group, labelSelector: shardSelector(opts.shard.identity) } } : {}),
+      ...(opts.shard !== undefined ? { shard: { group: module.type.group, identity: opts.shard.identity } } : {}),
       informer: { logger: this.log, ...(opts.watchdogMillis !== undefined ? { watchdogMillis: opts.watchdogMillis } : {}) },
       onRestart: (informer, reason) => m?.informerRestarts.inc({ informer, reason }),
       onUnexpectedError: (where) => { m?.unexpectedErrors.inc({ where }); },

@@ -28,7 +28,7 @@ import { planLateInit } from "./late-init.ts";
 import type { ConnectionSecrets } from "./connection-secrets.ts";
 import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
-import { canWrite, type AnyManagedKind, type CreatePending, type Deferral, type ExternalClient, type Managed, type ManagedObject, type ManagedStatus, type Observation, type Observed } from "./managed.ts";
+import { canWrite, type AnyManagedKind, type CreatePending, type Deferral, type ExternalClient, type Managed, type ManagedObject, type ManagedStatus, type Observation, type Observed, type PublishedConnection } from "./managed.ts";
 import { ObjectWrites } from "./object-writes.ts";
 import { conditionsOf, settled, type Findings, type Outcome } from "./outcome.ts";
 import { Ownership, recordedIdOf } from "./ownership.ts";
@@ -369,14 +369,15 @@ export class ManagedReconciler {
     if (source === undefined || publisher === undefined || pass.observed === undefined || pass.after?.notReady !== undefined) return undefined;
     const { m } = pass;
     const name = source.secretName(m);
+    let published: PublishedConnection | undefined;
     try {
-      const conflict = await publisher.conflict(m.obj, name);
-      if (conflict !== undefined) return unpublished(pass, { reason: R.SecretConflict, message: conflict });
-      const published = publisher.read(m.obj, name);
+      const found = await publisher.find(m.obj, name);
+      if ("conflict" in found) return unpublished(pass, { reason: R.SecretConflict, message: found.conflict });
+      published = publisher.contentOf(found.ours);
       const details = await source.details(m, pass.observed, published, signal);
       if (details === undefined && published === undefined) return unpublished(pass, { reason: R.SecretPending, message: "the connection Secret is not published yet" });
       if (details !== undefined) {
-        const outcome = await publisher.publish(m.obj, name, details);
+        const outcome = await publisher.publish(m.obj, name, details, found.ours);
         if (outcome === "conflict") return unpublished(pass, { reason: R.SecretConflict, message: `a Secret named ${name} was created by someone else meanwhile; it is not written` });
         if (outcome === "written") this.deps.events.normal(m.obj, EventReasons.ConnectionSecretPublished, EventActions.PublishSecret, `wrote the connection Secret ${name}`);
         for (const old of await publisher.removeOthers(m.obj, name)) {
@@ -385,7 +386,7 @@ export class ManagedReconciler {
       }
     } catch (err) {
       // A pass that could not publish the first one must not write Ready=True on its way out.
-      if (publisher.read(m.obj, name) === undefined) pass.unpublished = { reason: R.SecretPending, message: `the connection Secret is not published yet: ${errorMessage(err)}` };
+      if (published === undefined) pass.unpublished = { reason: R.SecretPending, message: `the connection Secret is not published yet: ${errorMessage(err)}` };
       throw err;
     }
     // binding.name: the Service Binding spec's Provisioned Service, so a ServiceBinding can name this resource.

@@ -21,6 +21,7 @@ import { errorChain, isNotFound } from "../kube/errors.ts";
 import { Informer, resourceSource, type InformerEvent, type InformerFailure, type InformerHandler, type InformerLogger, type InformerOptions } from "../kube/informer.ts";
 import { apiVersionOf, objectKey, type KubeApi, type KubeObject, type ObjectKey, type ObjectMeta, type OwnerReference, type ResourceType } from "../kube/types.ts";
 import type { CacheEntries } from "../metrics/cache-entries.ts";
+import { SHARD_LABEL, shardSelector } from "./sharding/assignment.ts";
 
 /** What a kind may do with a cache: read it. */
 export interface ReadStore<T extends KubeObject> {
@@ -68,13 +69,16 @@ export class SharedStore<T extends KubeObject> implements ReadStore<T> {
 
   /** The kinds whose controlled objects an owned store keeps ("apiVersion/kind"); undefined: not an owned store. */
   private readonly owners: Set<string> | undefined;
+  /** What an owned store keeps of an object (its informers' transform). */
+  private readonly keep: ((obj: T) => T | undefined) | undefined;
 
-  constructor(name: string, informers: Informer<T>[], entries?: CacheEntries, owned?: { unread: WeakMap<object, string>; owners: Set<string> }) {
+  constructor(name: string, informers: Informer<T>[], entries?: CacheEntries, owned?: { unread: WeakMap<object, string>; owners: Set<string>; keep: (obj: T) => T | undefined }) {
     this.name = name;
     this.informers = informers;
     this.entries = entries;
     this.unread = owned?.unread ?? new WeakMap();
     this.owners = owned?.owners;
+    this.keep = owned?.keep;
     entries?.track(`informer.${name}`, () => this.size);
   }
 
@@ -82,6 +86,15 @@ export class SharedStore<T extends KubeObject> implements ReadStore<T> {
   keepOwnedBy(t: ResourceType): void {
     if (this.owners === undefined) throw new Error(`${this.name} keeps what its policy says, not what a kind owns`);
     this.owners.add(ownerId(apiVersionOf(t), t.kind));
+  }
+
+  /**
+   * What this cache would hold of `obj`, read by name from the API (not from the cache): an
+   * owned store's bound and owners applied, so it is trusted no more than a cached one
+   * (unreadable() says why its content is not kept). Undefined: the cache would not keep it.
+   */
+  asCached(obj: T): T | undefined {
+    return this.keep !== undefined ? this.keep(obj) : obj;
   }
 
   /** Objects cached. */
@@ -490,10 +503,11 @@ export interface InformerPoolOptions {
   /** Where each store's objects and index entries are counted (linode_operator_cache_entries). */
   cacheEntries?: CacheEntries;
   /**
-   * A shard's selector: every cache of a type in `group` (the operator's own kinds) holds only
-   * the objects labelled `labelSelector` (this replica's shard), so caches split across shards.
+   * This replica's shard: every cache of a type in `group` (the operator's own kinds), and of
+   * the Secrets the operator publishes (ContentPolicy.owned, labelled like their owner), holds
+   * only the objects labelled to `identity`, so caches split across shards.
    */
-  shard?: { group: string; labelSelector: string };
+  shard?: { group: string; identity: string };
 }
 
 /** Resources whose content is anyone's to fill: a cache of them must say what it keeps (ContentPolicy). */
@@ -520,6 +534,11 @@ export class InformerPool {
     this.opts = opts;
   }
 
+  /** The labels an object this replica writes carries to be in its own caches (its shard's), if it shards. */
+  get shardLabels(): Record<string, string> {
+    return this.opts.shard !== undefined ? { [SHARD_LABEL]: this.opts.shard.identity } : {};
+  }
+
   store<T extends KubeObject>(t: ResourceType, selectors: Selectors = {}): SharedStore<T> {
     return this.make(t, selectors, this.opts.namespaces !== undefined && this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined]);
   }
@@ -530,7 +549,8 @@ export class InformerPool {
   }
 
   private make<T extends KubeObject>(t: ResourceType, given: Selectors, namespaces: (string | undefined)[]): SharedStore<T> {
-    const shard = this.opts.shard !== undefined && t.group === this.opts.shard.group ? this.opts.shard.labelSelector : undefined;
+    const sharded = this.opts.shard !== undefined && (t.group === this.opts.shard.group || (given.content !== undefined && "owned" in given.content));
+    const shard = sharded && this.opts.shard !== undefined ? shardSelector(this.opts.shard.identity) : undefined;
     const labelSelector = [given.labelSelector, shard].filter((x) => x !== undefined && x !== "").join(",");
     const selectors: Selectors = { ...given, ...(labelSelector !== "" ? { labelSelector } : {}) };
     const policy = selectors.content;
@@ -541,7 +561,8 @@ export class InformerPool {
     const byName = policy !== undefined && "byName" in policy ? policy.byName : undefined;
     const owned = policy !== undefined && "owned" in policy ? policy.owned : undefined;
     const ownership = owned !== undefined ? { unread: new WeakMap<object, string>(), owners: new Set<string>() } : undefined;
-    const transform = byName !== undefined ? keepMetadata<T> : owned !== undefined && ownership !== undefined ? keepOwned<T>(owned, ownership) : undefined;
+    const keep = owned !== undefined && ownership !== undefined ? keepOwned<T>(owned, ownership) : undefined;
+    const transform = byName !== undefined ? keepMetadata<T> : keep;
     const informers = namespaces.map((namespace) => {
       const source = resourceSource<T>(this.kube, t, {
         namespace,
@@ -565,7 +586,7 @@ export class InformerPool {
         read: (key) => (t.plural === "secrets" && t.group === "" ? this.kube.getSecret(key) : this.kube.getCustom(t, key)),
         policy: byName, logger: this.opts.informer?.logger, onUnexpectedError: this.opts.onUnexpectedError,
       })
-      : new SharedStore<T>(name, informers, this.opts.cacheEntries, ownership);
+      : new SharedStore<T>(name, informers, this.opts.cacheEntries, ownership !== undefined && keep !== undefined ? { ...ownership, keep } : undefined);
     this.stores.set(id, store as unknown as SharedStore<KubeObject>);
     return store;
   }

@@ -12,8 +12,10 @@
 //   node test/bench/shards.ts [D=600] [K=60] [R=3]
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
+import { secretsType, type KubeObject } from "../../src/kube/types.ts";
 import { LinodeClient } from "../../src/linode/index.ts";
 import { managedDatabaseType as mdbType } from "../../src/resources/managed-database/index.ts";
+import { MANAGED_BY, MANAGED_BY_LABEL } from "../../src/runtime/connection-secrets.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
 import { HashRing } from "../../src/runtime/sharding/ring.ts";
@@ -90,6 +92,8 @@ async function until(what: string, fn: () => Promise<boolean>, limitMillis: numb
 }
 const successes = (r: Replica): Promise<number> => reconciles(r.metricsUrl ?? "", "success");
 const objectsOf = async (r: Replica): Promise<number> => sum(await scrape(r.metricsUrl ?? ""), "linode_operator_resources", (l) => l.get("kind") === "ManagedDatabase");
+/** The connection Secrets a replica's cache holds (each shard's: its own objects' alone). */
+const secretsCachedBy = async (r: Replica): Promise<number> => sum(await scrape(r.metricsUrl ?? ""), "linode_operator_cache_entries", (l) => /^informer\.secrets\{app\.kubernetes\.io\/managed-by=linode-operator[,}]/.test(l.get("map") ?? "") && !(l.get("map") ?? "").includes("}."));
 
 /** Database creates in the mutation log by replica (its User-Agent), and pairs of replicas writing one database. */
 function writeAudit(since: number): { creates: Map<string, number>; twoWriters: string[] } {
@@ -118,11 +122,14 @@ try {
   const rows: (string | number)[][] = [];
   for (const r of live) {
     const mem = await rssMiB(r.proc.child.pid ?? 0);
-    rows.push([r.name, Math.round(mem.rss), Math.round(mem.peak), await objectsOf(r)]);
+    rows.push([r.name, Math.round(mem.rss), Math.round(mem.peak), await objectsOf(r), await secretsCachedBy(r)]);
   }
-  tables.push({ title: "Each replica once converged", columns: ["replica", "RSS (MiB)", "peak RSS (MiB)", "objects it works on"], rows });
+  tables.push({ title: "Each replica once converged", columns: ["replica", "RSS (MiB)", "peak RSS (MiB)", "objects it works on", "connection Secrets it caches"], rows });
   for (const row of rows) say(`    ${row.map(String).join("  ")}`);
   figure("largest replica RSS once converged", Math.max(...rows.map((r) => Number(r[1]))), "MiB");
+  // Each replica caches its own objects' connection Secrets alone: together, each Secret once.
+  const cachedSecrets = rows.reduce((n, r) => n + Number(r[4]), 0);
+  if (sharded) figure("connection Secrets cached, summed over the replicas", cachedSecrets, undefined, `${String(D)} (each by one replica)`, cachedSecrets === D);
   const converging = writeAudit(tApply);
   const createsSent = [...converging.creates.values()].reduce((a, b) => a + b, 0);
   figure("database creates sent while converging", createsSent, undefined, `${String(D)} (one each)`, createsSent === D);
@@ -172,6 +179,24 @@ try {
 
   // ---- The cloud against the resources, and the mutation log ----
   const resources = await everything();
+  if (sharded) {
+    // Whatever moved, each connection Secret is labelled to its database's shard (so in that shard's cache alone).
+    const shardOf = new Map(resources.map((o) => [o.metadata.uid ?? "", o.metadata.labels?.[SHARD_LABEL]]));
+    let secrets = 0;
+    let astray = 0;
+    let token: string | undefined;
+    do {
+      const page = await kube.list<KubeObject>(secretsType, { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, metadataOnly: true, limit: 500, ...(token !== undefined ? { continueToken: token } : {}) });
+      for (const sec of page.items) {
+        const owner = sec.metadata.ownerReferences?.find((r) => r.controller === true)?.uid ?? "";
+        secrets++;
+        if (sec.metadata.labels?.[SHARD_LABEL] === undefined || sec.metadata.labels[SHARD_LABEL] !== shardOf.get(owner)) astray++;
+      }
+      token = page.continueToken;
+    } while (token !== undefined);
+    figure("connection Secrets at the end", secrets, undefined, String(D), secrets === D);
+    figure("… labelled to another shard than their database's (after the kill and the rolling restart)", astray, undefined, "0", astray === 0);
+  }
   const ids = new Set(resources.map((o) => o.status?.id).filter((id) => id !== undefined).map(String));
   const linode = new LinodeClient({ token: "bench-token", baseUrl: emulator.url, rateLimit: false });
   const inCloud = [...await linode.databases.mysql.listAll(), ...await linode.databases.postgresql.listAll()];

@@ -4,6 +4,8 @@
 // On the in-memory Kubernetes API (whose label-selected watches, like the API server's, drop
 // an object that leaves the selector) and the in-memory Gadget cloud.
 import { afterEach, describe, expect, it } from "vitest";
+import { apiVersionOf, secretsType } from "../../src/kube/types.ts";
+import { MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL } from "../../src/runtime/connection-secrets.ts";
 import { Controller } from "../../src/runtime/controller.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
@@ -20,11 +22,11 @@ const ns = "tenant";
 const running: Controller[] = [];
 afterEach(async () => { await Promise.all(running.splice(0).map((c) => c.stop())); });
 
-async function shard(identity: string, owns: () => boolean, lines: Record<string, unknown>[] = []) {
+async function shard(identity: string, owns: () => boolean, lines: Record<string, unknown>[] = [], kindOpts: { connection?: boolean } = {}) {
   const kube = new MemoryKube();
   const cloud = new GadgetCloud();
   const log = createLogger({ level: "info" }, { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>); } });
-  const controller = new Controller(cloud.kind({ pendingMillis: 40, readyMillis: 60_000 }), {
+  const controller = new Controller(cloud.kind({ pendingMillis: 40, readyMillis: 60_000 }, kindOpts), {
     kube, log, events: new KubeEventRecorder(kube, { controller: "test", instance: identity }),
   }, { concurrency: 2, namespaces: [ns], coalesceMillis: 0, shard: { identity, owns } });
   running.push(controller);
@@ -97,5 +99,25 @@ describe("a Controller as one shard", () => {
     expect(s.observes("moving")).toBe(passes);
     // Its cloud object stays: letting go is not deleting.
     expect(s.cloud.deletes).toHaveLength(0);
+  });
+
+  it("labels the connection Secrets it writes to itself, and takes one over that a move left labelled to another shard", async () => {
+    const s = await shard("op-a", () => true, [], { connection: true });
+    await s.create("mine", { [SHARD_LABEL]: "op-a" });
+    await until("mine Ready", () => s.ready("mine"));
+    const secretOf = (name: string) => s.kube.peek(secretsType, { namespace: ns, name });
+    expect(secretOf("mine-gadget")?.metadata.labels).toMatchObject({ [SHARD_LABEL]: "op-a", [MANAGED_BY_LABEL]: MANAGED_BY });
+    // Moved in with its Secret still labelled to its old shard (the sharder's relabel missed it):
+    // out of this shard's cache, found by name, and written with this shard's label; never another's.
+    await s.create("moved", {});
+    const moved = s.get("moved");
+    await s.kube.createSecret({
+      type: "Opaque", data: { size: Buffer.from("0").toString("base64") },
+      metadata: { name: "moved-gadget", namespace: ns, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [OWNER_LABEL]: "moved", [SHARD_LABEL]: "op-b" }, ownerReferences: [{ apiVersion: apiVersionOf(gadgetType), kind: "Gadget", name: "moved", uid: moved?.metadata.uid ?? "", controller: true }] },
+    });
+    await s.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "moved" }, { metadata: { labels: { [SHARD_LABEL]: "op-a" } } });
+    await until("moved Ready", () => s.ready("moved"));
+    expect(secretOf("moved-gadget")?.metadata.labels?.[SHARD_LABEL]).toBe("op-a");
+    expect(Buffer.from((await s.kube.getSecret({ namespace: ns, name: "moved-gadget" })).data?.size ?? "", "base64").toString()).toBe("1");
   });
 });

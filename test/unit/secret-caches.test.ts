@@ -245,19 +245,48 @@ describe("caches of Secrets and ConfigMaps", () => {
     const publisher = new ConnectionSecrets(kube, store, gadgetType);
     const owner: KubeObject = { metadata: { name: "g", namespace: ns, uid: "u1" } };
     await pool.startAndSync();
-    expect(await publisher.publish(owner, "g-conn", { data: { password: "p" } })).toBe("written");
-    await eventually(() => { expect(publisher.read(owner, "g-conn")?.data).toEqual({ password: "p" }); });
-    expect(await publisher.publish(owner, "g-conn", { data: { password: "p" } })).toBe("unchanged");
+    const ours = async (): Promise<SecretObject | undefined> => { const found = await publisher.find(owner, "g-conn"); return "ours" in found ? found.ours : undefined; };
+    expect(await publisher.publish(owner, "g-conn", { data: { password: "p" } }, await ours())).toBe("written");
+    await eventually(() => { expect(publisher.contentOf(store.get(ns, "g-conn"))?.data).toEqual({ password: "p" }); });
+    expect(await publisher.publish(owner, "g-conn", { data: { password: "p" } }, await ours())).toBe("unchanged");
 
     // Someone adds to it (another field manager: an apply of ours would leave their key).
     const current = await kube.getSecret({ namespace: ns, name: "g-conn" });
     await kube.applySecret({ ...current, metadata: { ...current.metadata, namespace: ns }, data: { ...current.data, junk: b64("j".repeat(OWNED_SECRET_MAX_BYTES)) } });
     await eventually(() => { expect(store.unreadable(store.get(ns, "g-conn") as SecretObject)).toBeDefined(); });
-    expect(publisher.read(owner, "g-conn")).toBeUndefined();
+    expect(publisher.contentOf(await ours())).toBeUndefined();
     const before = kube.writesTo("secrets").length;
-    expect(await publisher.publish(owner, "g-conn", { data: { password: "p" } })).toBe("written");
+    expect(await publisher.publish(owner, "g-conn", { data: { password: "p" } }, await ours())).toBe("written");
     expect(kube.writesTo("secrets").slice(before).map((w) => w.method)).toEqual(["delete", "create"]);
     expect(Object.keys((await kube.getSecret({ namespace: ns, name: "g-conn" })).data ?? {})).toEqual(["password"]);
+  });
+});
+
+describe("a connection Secret the cache does not hold", () => {
+  it("is read by name: ours is trusted as the cache would trust it, someone else's is a conflict, none is none", async () => {
+    const { kube, pool } = setup();
+    const store = pool.store<SecretObject>(secretsType, ownedSecretSelectors);
+    const publisher = new ConnectionSecrets(kube, store, gadgetType);
+    const owner: KubeObject = { metadata: { name: "g", namespace: ns, uid: "u1" } };
+    const controlledBy = (uid: string) => [{ apiVersion: `${gadgetType.group}/${gadgetType.version}`, kind: "Gadget", name: "g", uid, controller: true }];
+    // Outside the cache's selector (as one labelled to the shard its owner was on before is).
+    await kube.applySecret(secret("moved", { password: "p" }, { labels: { elsewhere: "yes" }, ownerReferences: controlledBy("u1") }));
+    await kube.applySecret(secret("grown", { password: "p", junk: "j".repeat(OWNED_SECRET_MAX_BYTES) }, { ownerReferences: controlledBy("u1") }));
+    await kube.applySecret(secret("other", { password: "q" }, { ownerReferences: controlledBy("u9") }));
+    await kube.applySecret(secret("users", { password: "r" }));
+    await pool.startAndSync();
+    expect(store.size).toBe(0);
+    const moved = await publisher.find(owner, "moved");
+    expect("ours" in moved && publisher.contentOf(moved.ours)?.data).toEqual({ password: "p" });
+    // Its content as it should be: nothing to write but what differs (its labels: the cache's own).
+    const before = kube.writesTo("secrets").length;
+    expect(await publisher.publish(owner, "moved", { data: { password: "p" } }, "ours" in moved ? moved.ours : undefined)).toBe("written");
+    expect(kube.writesTo("secrets").slice(before).map((w) => w.method)).toEqual(["apply"]);
+    const grown = await publisher.find(owner, "grown");
+    expect("ours" in grown && grown.ours !== undefined && publisher.contentOf(grown.ours)).toBeUndefined();
+    expect(await publisher.find(owner, "other")).toEqual({ conflict: expect.stringContaining("it belongs to Gadget g") as unknown });
+    expect(await publisher.find(owner, "users")).toEqual({ conflict: expect.stringContaining("the operator did not create it") as unknown });
+    expect(await publisher.find(owner, "none")).toEqual({ ours: undefined });
   });
 });
 

@@ -3,7 +3,9 @@
 // shard let go is assigned to it; a dead shard's objects move at once; a write decided on a
 // stale version is a conflict, decided again.
 import { afterEach, describe, expect, it } from "vitest";
-import type { KubeObject } from "../../src/kube/types.ts";
+import { secretsType, type KubeObject, type ListOptions, type ResourceType } from "../../src/kube/types.ts";
+import { FINALIZER } from "../../src/runtime/annotations.ts";
+import { MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL } from "../../src/runtime/connection-secrets.ts";
 import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
 import { HashRing } from "../../src/runtime/sharding/ring.ts";
 import { Sharder } from "../../src/runtime/sharding/sharder.ts";
@@ -89,6 +91,38 @@ describe("Sharder", () => {
     expect(counts.assign).toBe(orphaned.length);
     expect(counts.drain).toBe(0);
     for (const ns of namespaces) expect(["op-a", "op-b"]).toContain(s.shardOf(ns));
+  });
+
+  it("an object worked on is assigned after the connection Secrets it controls are labelled to the same shard; a new one's are not looked for", async () => {
+    const kube = new MemoryKube();
+    const ns = "team-1";
+    const worked = await kube.createCustom(gadgetType, ns, { metadata: { name: "g", finalizers: [FINALIZER], labels: { [SHARD_LABEL]: "op-dead" } }, spec: { size: 1 } });
+    const published = (name: string, uid: string) => kube.createSecret({
+      type: "Opaque", data: {},
+      metadata: { name, namespace: ns, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [OWNER_LABEL]: "g", [SHARD_LABEL]: "op-dead" }, ownerReferences: [{ apiVersion: "x/v1", kind: "Other", name: "g", uid, controller: true }] },
+    });
+    await published("g-gadget", worked.metadata.uid ?? "");
+    // Another kind's object named g: its Secret carries the same owner label, and is not this one's.
+    await published("g-other", "another-uid");
+    const secretLists: string[] = [];
+    const list = kube.list.bind(kube);
+    kube.list = <T extends KubeObject>(t: ResourceType, o?: ListOptions) => { if (t.plural === "secrets") secretLists.push(o?.labelSelector ?? ""); return list<T>(t, o); };
+    const sharder = new Sharder(kube, { types: [gadgetType], namespaces: [ns], sweepMillis: 60_000 });
+    running.push(sharder);
+    // op-dead's Lease is gone: the object is assigned to op-a directly.
+    await sharder.start(new HashRing(["op-a"]));
+    const label = (name: string): string | undefined => kube.peek(secretsType, { namespace: ns, name })?.metadata.labels?.[SHARD_LABEL];
+    expect(kube.peek(gadgetType, { namespace: ns, name: "g" })?.metadata.labels?.[SHARD_LABEL]).toBe("op-a");
+    expect(label("g-gadget")).toBe("op-a");
+    expect(label("g-other")).toBe("op-dead");
+    // The Secret first, then its owner: the new shard's cache has it when the owner reaches it.
+    const order = kube.writes.map((w) => w.plural);
+    expect(order.lastIndexOf("secrets")).toBeLessThan(order.lastIndexOf(gadgetType.plural));
+    expect(secretLists).toEqual([`${MANAGED_BY_LABEL}=${MANAGED_BY},${OWNER_LABEL}=g`]);
+    // A new object (no finalizer: nothing published yet) costs no list of Secrets.
+    await kube.createCustom(gadgetType, ns, { metadata: { name: "fresh" }, spec: { size: 1 } });
+    await until("the new one assigned", () => kube.peek(gadgetType, { namespace: ns, name: "fresh" })?.metadata.labels?.[SHARD_LABEL] === "op-a");
+    expect(secretLists).toHaveLength(1);
   });
 
   it("with no shard alive nothing is assigned", async () => {

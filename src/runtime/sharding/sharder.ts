@@ -7,8 +7,14 @@
 // unassigned ones (new objects, and those a shard let go), which are few.
 // Every label write carries the resourceVersion it was decided on: an object changed meanwhile
 // (a shard letting go, a tenant's edit) is a 409, and decided again from what it is now.
+// The connection Secrets an object's kind publishes are cached by its shard alone too (labelled
+// like it): an object assigned after it was worked on (moved, its shard dead, or sharded for
+// the first time) has its Secrets labelled to the new shard first, so that shard's cache holds
+// them when it first acts on the object.
 import { errorChain, isConflict, isNotFound } from "../../kube/errors.ts";
-import type { KubeApi, KubeObject, ResourceType } from "../../kube/types.ts";
+import { secretsType, type KubeApi, type KubeObject, type ResourceType } from "../../kube/types.ts";
+import { FINALIZER } from "../annotations.ts";
+import { labelValueFor, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL } from "../connection-secrets.ts";
 import type { Logger } from "../logger.ts";
 import { InformerPool } from "../stores.ts";
 import { DRAIN_LABEL, planShard, SHARD_LABEL, type ShardAction } from "./assignment.ts";
@@ -145,6 +151,7 @@ export class Sharder {
       : undefined;
     if (labels === undefined) return "none";
     try {
+      if (action.type === "assign") await this.labelSecrets(o, action.shard);
       await this.kube.mergePatchCustom(t, { namespace: o.metadata.namespace ?? "", name: o.metadata.name }, { metadata: { resourceVersion: o.metadata.resourceVersion, labels } });
     } catch (err) {
       // Changed or gone since it was read: decided again from its next event or sweep.
@@ -153,5 +160,33 @@ export class Sharder {
     }
     this.opts.onMove?.(action.type);
     return action.type;
+  }
+
+  /**
+   * The connection Secrets `o` controls, labelled to `shard` (before `o` is). One its kind never
+   * worked on (no finalizer yet: a new object) has none, and costs nothing. Whatever this
+   * misses (a Secret written meanwhile by the old shard's last pass, a failed patch) its new
+   * shard finds by name when it publishes, and labels itself.
+   */
+  private async labelSecrets(o: KubeObject, shard: string): Promise<void> {
+    const uid = o.metadata.uid;
+    const namespace = o.metadata.namespace;
+    if (uid === undefined || namespace === undefined || o.metadata.finalizers?.includes(FINALIZER) !== true) return;
+    const labelSelector = `${MANAGED_BY_LABEL}=${MANAGED_BY},${OWNER_LABEL}=${labelValueFor(o.metadata.name)}`;
+    const path = `/metadata/labels/${SHARD_LABEL.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+    let continueToken: string | undefined;
+    do {
+      const page = await this.kube.list<KubeObject>(secretsType, { namespace, labelSelector, metadataOnly: true, limit: PAGE, ...(continueToken !== undefined ? { continueToken } : {}) });
+      for (const s of page.items) {
+        // The label selects by name; the owner reference says whose it is (another kind's object of that name has its own).
+        if (s.metadata.ownerReferences?.find((r) => r.controller === true)?.uid !== uid || s.metadata.labels?.[SHARD_LABEL] === shard) continue;
+        try {
+          await this.kube.jsonPatchSecret({ namespace, name: s.metadata.name }, [{ op: "add", path, value: shard }]);
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+      continueToken = page.continueToken;
+    } while (continueToken !== undefined && !this.halted());
   }
 }
