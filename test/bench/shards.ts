@@ -9,11 +9,16 @@
 // R = 1 runs the default (one leader, no shards) for the side-by-side row.
 // Namespaces are what is hashed: with few of them the shares can be uneven (12 over 3 replicas
 // once gave one replica none), so the default spreads the databases over 60.
-//   node test/bench/shards.ts [D=600] [K=60] [R=3]
+// With A > 1 accounts (the fourth argument), namespace i acts with account i mod A's token (its
+// Secret named in spec.credentialsRef) and the replicas shard by account (--shard-by account):
+// one account's objects on one replica, so its call budget is spent by one.
+//   node test/bench/shards.ts [D=600] [K=60] [R=3] [A=1]
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
 import { secretsType, type KubeObject } from "../../src/kube/types.ts";
 import { LinodeClient } from "../../src/linode/index.ts";
+import { tokenId } from "../../src/linode/token-id.ts";
+import { OPERATOR_KEY } from "../../src/resources/shard-keys.ts";
 import { managedDatabaseType as mdbType } from "../../src/resources/managed-database/index.ts";
 import { MANAGED_BY, MANAGED_BY_LABEL } from "../../src/runtime/connection-secrets.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
@@ -26,11 +31,15 @@ import { reconciles, rssMiB, scrape, sum } from "./metrics.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
 import { TWO_WRITERS_MEANING, twoWriters } from "./two-writers.ts";
 
-const [D, K, R] = [600, 60, 3].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number];
-if (![D, K, R].every((n) => Number.isInteger(n) && n > 0)) throw new Error("usage: node test/bench/shards.ts [databases=600] [namespaces=60] [replicas=3]");
+const [D, K, R, A] = [600, 60, 3, 1].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number];
+if (![D, K, R, A].every((n) => Number.isInteger(n) && n > 0) || A > K) throw new Error("usage: node test/bench/shards.ts [databases=600] [namespaces=60] [replicas=3] [accounts=1, at most the namespaces]");
 const sharded = R > 1;
+const byAccount = A > 1;
+/** Account j's token, for namespace i: account i mod A (one account: the operator's own token). */
+const accountToken = (j: number): string => `bench-account-${String(j)}`;
+const namespaceToken = (i: number): string | undefined => (byAccount ? accountToken(i % A) : undefined);
 const { figures, tables, notes, figure } = resultCollector(say);
-const bench = await startBench({ provisionSeconds: 5 });
+const bench = await startBench({ provisionSeconds: 5, ...(byAccount ? { accountTokens: Object.fromEntries(Array.from({ length: A }, (_, j) => [`account-${String(j)}`, [accountToken(j)]])) } : {}) });
 const { cp, emulator } = bench;
 const kube = new KubeClient(loadKubeConfigFromFile(cp.adminKubeconfig), { fieldManager: "bench" });
 const namespaces = Array.from({ length: K }, (_, i) => `tenant-${String(i)}`);
@@ -47,7 +56,7 @@ async function startReplica(): Promise<Replica> {
   const proc = bench.spawnOperator(["--linode-api-share", "0.5"], {
     // Every namespace watched (the chart's default: one watch per type); a list of sixty makes a
     // watch per namespace and type, which with three replicas overloaded the API server here.
-    LEADER_ELECT: "true", SHARDS: String(sharded), POD_NAMESPACE: LEASE_NS, POD_NAME: name,
+    LEADER_ELECT: "true", SHARDS: String(sharded), POD_NAMESPACE: LEASE_NS, POD_NAME: name, ...(byAccount && sharded ? { SHARD_BY: "account" } : {}),
   });
   const r: Replica = { name, proc };
   live.push(r);
@@ -75,12 +84,17 @@ const everything = async (): Promise<ManagedObject[]> => {
   return out;
 };
 const liveNames = (): Set<string> => new Set(live.map((r) => r.name));
-/** Every object Ready and (with shards) on the live replica its namespace hashes to, none draining. */
+/** What the sharder hashes for a namespace's objects: the namespace, or its token's account. */
+const shardKeyOf = (ns: string): string => {
+  const token = namespaceToken(namespaces.indexOf(ns));
+  return !byAccount ? ns : token === undefined ? OPERATOR_KEY : tokenId(token);
+};
+/** Every object Ready and (with shards) on the live replica its key hashes to, none draining. */
 const settled = async (): Promise<boolean> => {
   const all = await everything();
   const ring = new HashRing(liveNames());
   return all.length === D && all.every((o) => isReady(o)
-    && (!sharded || (o.metadata.labels?.[SHARD_LABEL] === ring.owner(o.metadata.namespace ?? "") && o.metadata.labels?.[DRAIN_LABEL] === undefined)));
+    && (!sharded || (o.metadata.labels?.[SHARD_LABEL] === ring.owner(shardKeyOf(o.metadata.namespace ?? "")) && o.metadata.labels?.[DRAIN_LABEL] === undefined)));
 };
 async function until(what: string, fn: () => Promise<boolean>, limitMillis: number): Promise<number> {
   const t0 = Date.now();
@@ -106,14 +120,19 @@ function writeAudit(since: number): { creates: Map<string, number>; twoWriters: 
 }
 
 try {
-  for (const ns of namespaces) await kubectl(cp, ["create", "namespace", ns]);
+  for (const [i, ns] of namespaces.entries()) {
+    await kubectl(cp, ["create", "namespace", ns]);
+    const token = namespaceToken(i);
+    if (token !== undefined) await kube.applySecret({ metadata: { namespace: ns, name: "linode-token", labels: { "linode.operator.dev/credentials": "true" } }, data: { token: Buffer.from(token).toString("base64") } });
+  }
   const t0 = Date.now();
   for (let r = 0; r < R; r++) await startReplica();
-  say(`== convergence: ${String(D)} ManagedDatabases over ${String(K)} namespaces, ${String(R)} replica(s)${sharded ? " with --shards" : " (the default: one leader)"}`);
+  say(`== convergence: ${String(D)} ManagedDatabases over ${String(K)} namespaces${byAccount ? ` and ${String(A)} accounts` : ""}, ${String(R)} replica(s)${sharded ? ` with --shards${byAccount ? " --shard-by account" : ""}` : " (the default: one leader)"}`);
   const tApply = Date.now();
   for (let i = 0; i < D; i++) {
     const ns = namespaces[i % K] ?? "";
-    await kube.createCustom(mdbType, ns, { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: `db-${String(i)}` }, spec: { engine: i % 2 === 0 ? "mysql" : "postgresql", version: i % 2 === 0 ? "8" : "16", region: "us-east", type: "g6-nanode-1", allowList: ["203.0.113.0/24"] } });
+    const credentials = namespaceToken(i % K) !== undefined ? { credentialsRef: { name: "linode-token" } } : {};
+    await kube.createCustom(mdbType, ns, { apiVersion: "linode.operator.dev/v1alpha1", kind: "ManagedDatabase", metadata: { name: `db-${String(i)}` }, spec: { engine: i % 2 === 0 ? "mysql" : "postgresql", version: i % 2 === 0 ? "8" : "16", region: "us-east", type: "g6-nanode-1", allowList: ["203.0.113.0/24"], ...credentials } });
   }
   await until("all Ready", settled, 60 * 60_000);
   figure("all Ready after the first apply", secs(Date.now() - tApply), "s");
@@ -198,9 +217,13 @@ try {
     figure("… labelled to another shard than their database's (after the kill and the rolling restart)", astray, undefined, "0", astray === 0);
   }
   const ids = new Set(resources.map((o) => o.status?.id).filter((id) => id !== undefined).map(String));
-  const linode = new LinodeClient({ token: "bench-token", baseUrl: emulator.url, rateLimit: false });
-  const inCloud = [...await linode.databases.mysql.listAll(), ...await linode.databases.postgresql.listAll()];
-  await linode.close();
+  // Every account's databases (each token sees its own account's).
+  const inCloud: { id: number }[] = [];
+  for (const token of byAccount ? Array.from({ length: A }, (_, j) => accountToken(j)) : ["bench-token"]) {
+    const linode = new LinodeClient({ token, baseUrl: emulator.url, rateLimit: false });
+    inCloud.push(...await linode.databases.mysql.listAll(), ...await linode.databases.postgresql.listAll());
+    await linode.close();
+  }
   const orphans = inCloud.filter((db) => !ids.has(String(db.id))).length;
   const all = writeAudit(tApply);
   const totalCreates = [...all.creates.values()].reduce((a, b) => a + b, 0);
@@ -212,8 +235,13 @@ try {
   if (sharded) figure("replicas told apart in the emulator's log (distinct User-Agents among the writes)", writers, undefined, "≥ 2", writers >= 2);
   figure(`two-writer events (${TWO_WRITERS_MEANING})`, all.twoWriters.length, undefined, "0", all.twoWriters.length === 0);
   if (all.twoWriters.length > 0) notes.push(`Two writers: ${all.twoWriters.slice(0, 10).join("; ")}`);
-  notes.push(`Each replica runs the chart's defaults (concurrency 4) with the chart's --linode-api-share 0.5 and the one token (each stops where the API's X-RateLimit-Remaining says half the limit is spent, by any of them: one token, one budget), naming itself in its User-Agent, so the emulator's mutation log says which replica sent each write. The emulator provisions a database in 5 s.`);
-  await saveResult({ name: `shards-${String(R)}`, title: `Shards: ${String(D)} ManagedDatabases over ${String(K)} namespaces, ${String(R)} replica(s)`, command: `npm run bench:shards -- ${String(D)} ${String(K)} ${String(R)}`, figures, tables, charts: [], notes });
+  notes.push(`Each replica runs the chart's defaults (concurrency 4) with the chart's --linode-api-share 0.5 and ${byAccount ? "each account's token" : "the one token"} (each stops where the API's X-RateLimit-Remaining says half the limit is spent, by any of them: one token, one budget), naming itself in its User-Agent, so the emulator's mutation log says which replica sent each write. The emulator provisions a database in 5 s.`);
+  if (byAccount) notes.push(`Namespace i acts with account i mod ${String(A)}'s token (a Secret its databases name in spec.credentialsRef)${sharded ? "; the replicas shard by account (--shard-by account), so each account's calls come from one replica" : ""}.`);
+  const accounts = byAccount ? `, ${String(A)} accounts` : "";
+  await saveResult({
+    name: `shards-${String(R)}${byAccount ? `-accounts-${String(A)}` : ""}`, title: `Shards: ${String(D)} ManagedDatabases over ${String(K)} namespaces${accounts}, ${String(R)} replica(s)`,
+    command: `npm run bench:shards -- ${String(D)} ${String(K)} ${String(R)}${byAccount ? ` ${String(A)}` : ""}`, figures, tables, charts: [], notes,
+  });
 } finally {
   for (const r of live) expectedExits.add(r.name);
   await bench.stop();
