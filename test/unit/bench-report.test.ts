@@ -220,6 +220,20 @@ describe("renderReport", () => {
     expect(await snapshot()).toEqual(first);
   });
 
+  it("sums up every result's targets at the top: met, not met (missing data too) and the commit it ran at", () => {
+    const md = renderMarkdown([
+      result("scale-10k", { commit: "0123456789abcdef0123456789abcdef01234567" }),
+      result("soak", { figures: [{ label: "RSS trend", value: "no data", unit: "MiB/h", target: "≤ 5", met: true }, { label: "lag", value: 3, target: "≤ 50", met: true }] }),
+      result("emulator", { figures: [{ label: "requests", value: 10 }, { label: "an expectation", value: 3, target: "a few" }] }),
+    ]);
+    const glance = md.slice(md.indexOf("## Targets at a glance"), md.indexOf("<a id="));
+    expect(glance).toContain("| [Title of scale-10k](#scale-10k) | 2025-06-01 12:34 UTC, 0123456 | 1 of 2 | 429 answers |");
+    // A figure saved as met whose data is missing is not met.
+    expect(glance).toContain("| [Title of soak](#soak) | 2025-06-01 12:34 UTC, not recorded | 1 of 2 | RSS trend |");
+    // No target judged (an expectation with no verdict is not one): not listed.
+    expect(glance).not.toContain("emulator");
+  });
+
   it("puts unknown names after the known ones, alphabetically", () => {
     const md = renderMarkdown(["zeta", "alpha", "chaos-kill", "scale-10k"].map((n) => result(n)));
     const at = (n: string): number => md.indexOf(`## Title of ${n}`);

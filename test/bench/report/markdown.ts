@@ -43,9 +43,29 @@ export function renderMarkdown(results: BenchResult[]): string {
   const sorted = sortResults(results);
   const lines = [...INTRO, ""];
   if (sorted.length === 0) lines.push("No results yet.", "");
-  else lines.push(...sorted.map((r) => `- [${inline(r.title)}](#${r.name})`), "");
+  else lines.push(...sorted.map((r) => `- [${inline(r.title)}](#${r.name})`), "", ...glance(sorted));
   for (const r of sorted) lines.push(...section(r));
   return `${lines.join("\n").trimEnd()}\n`;
+}
+
+/**
+ * Every result with targets in one table: how many it met, which it did not (a missing figure
+ * counts as not met), and the commit it ran at, so a reader sees what fails and how old each
+ * measurement is before reading the sections.
+ */
+function glance(results: BenchResult[]): string[] {
+  const judged = results.filter((r) => r.figures.some((f) => f.target !== undefined && metOf(f) !== "—"));
+  if (judged.length === 0) return [];
+  const rows = judged.map((r) => {
+    // A target given as an expectation with no judgement (met not saved, data present) is not counted.
+    const targets = r.figures.filter((f) => f.target !== undefined && metOf(f) !== "—");
+    const missed = targets.filter((f) => metOf(f) !== "✅");
+    const commit = r.commit === undefined ? "not recorded" : r.commit.slice(0, 7);
+    // The first cell is a link (row() would escape its brackets): its text escaped here instead.
+    const rest = row([`${when(r.ranAt)}, ${commit}`, `${String(targets.length - missed.length)} of ${String(targets.length)}`, missed.length === 0 ? "—" : missed.map((f) => f.label).join("; ")]);
+    return `| [${inline(r.title)}](#${r.name}) ${rest}`;
+  });
+  return ["## Targets at a glance", "", "| Result | Ran (commit) | Targets met | Not met |", "|---|---|---|---|", ...rows, ""];
 }
 
 function section(r: BenchResult): string[] {
