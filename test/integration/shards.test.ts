@@ -120,9 +120,12 @@ describe("shards between operator processes", () => {
     await waitFor("a list budget of 100", async () => (await listBudget(a)) === 100 ? true : undefined, 60_000, 500);
 
     // c joins: what hashes to it is drained from a, let go by a, then assigned to c.
+    // Counted from here: at the start a may have held b's share for a moment (the sharder can
+    // label by a ring in which b is not yet alive) and let go of it then.
+    const logsBefore = a.logs.length;
     const c = start("shard-c");
     await waitFor("a and c", settledOn(["shard-a", "shard-c"]), 60_000, 200);
-    const letGo = a.logs.filter((l) => l.msg === "let go of an object the sharder moves to another shard").length;
+    const letGo = a.logs.slice(logsBefore).filter((l) => l.msg === "let go of an object the sharder moves to another shard").length;
     const movedToC = [...(await labels()).values()].filter((l) => l[SHARD_LABEL] === "shard-c").length;
     expect(movedToC).toBeGreaterThan(0);
     expect(letGo).toBe(movedToC);

@@ -93,36 +93,49 @@ describe("Sharder", () => {
     for (const ns of namespaces) expect(["op-a", "op-b"]).toContain(s.shardOf(ns));
   });
 
-  it("an object worked on is assigned after the connection Secrets it controls are labelled to the same shard; a new one's are not looked for", async () => {
+  it("an object worked on is assigned after the connection Secrets it controls are labelled to the same shard; a sweep lists a namespace's Secrets once, a new object's are not looked for", async () => {
     const kube = new MemoryKube();
     const ns = "team-1";
-    const worked = await kube.createCustom(gadgetType, ns, { metadata: { name: "g", finalizers: [FINALIZER], labels: { [SHARD_LABEL]: "op-dead" } }, spec: { size: 1 } });
-    const published = (name: string, uid: string) => kube.createSecret({
+    const published = (name: string, owner: string, uid: string) => kube.createSecret({
       type: "Opaque", data: {},
-      metadata: { name, namespace: ns, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [OWNER_LABEL]: "g", [SHARD_LABEL]: "op-dead" }, ownerReferences: [{ apiVersion: "x/v1", kind: "Other", name: "g", uid, controller: true }] },
+      metadata: { name, namespace: ns, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [OWNER_LABEL]: owner, [SHARD_LABEL]: "op-dead" }, ownerReferences: [{ apiVersion: "x/v1", kind: "Other", name: owner, uid, controller: true }] },
     });
-    await published("g-gadget", worked.metadata.uid ?? "");
+    const worked = async (name: string, labels: Record<string, string>) => {
+      const o = await kube.createCustom(gadgetType, ns, { metadata: { name, finalizers: [FINALIZER], labels }, spec: { size: 1 } });
+      await published(`${name}-gadget`, name, o.metadata.uid ?? "");
+      return o;
+    };
+    for (const name of ["g", "h", "i"]) await worked(name, { [SHARD_LABEL]: "op-dead" });
     // Another kind's object named g: its Secret carries the same owner label, and is not this one's.
-    await published("g-other", "another-uid");
+    await published("g-other", "g", "another-uid");
     const secretLists: string[] = [];
     const list = kube.list.bind(kube);
     kube.list = <T extends KubeObject>(t: ResourceType, o?: ListOptions) => { if (t.plural === "secrets") secretLists.push(o?.labelSelector ?? ""); return list<T>(t, o); };
     const sharder = new Sharder(kube, { types: [gadgetType], namespaces: [ns], sweepMillis: 60_000 });
     running.push(sharder);
-    // op-dead's Lease is gone: the object is assigned to op-a directly.
+    // op-dead's Lease is gone: its objects are assigned to op-a directly.
     await sharder.start(new HashRing(["op-a"]));
     const label = (name: string): string | undefined => kube.peek(secretsType, { namespace: ns, name })?.metadata.labels?.[SHARD_LABEL];
-    expect(kube.peek(gadgetType, { namespace: ns, name: "g" })?.metadata.labels?.[SHARD_LABEL]).toBe("op-a");
-    expect(label("g-gadget")).toBe("op-a");
+    for (const name of ["g", "h", "i"]) {
+      expect(kube.peek(gadgetType, { namespace: ns, name })?.metadata.labels?.[SHARD_LABEL]).toBe("op-a");
+      expect(label(`${name}-gadget`)).toBe("op-a");
+      // Its Secret first, then itself: the new shard's cache has the Secret when the object reaches it.
+      const writes = kube.writes.map((w) => w.key);
+      expect(writes.lastIndexOf(`${ns}/${name}-gadget`)).toBeLessThan(writes.lastIndexOf(`${ns}/${name}`));
+    }
     expect(label("g-other")).toBe("op-dead");
-    // The Secret first, then its owner: the new shard's cache has it when the owner reaches it.
-    const order = kube.writes.map((w) => w.plural);
-    expect(order.lastIndexOf("secrets")).toBeLessThan(order.lastIndexOf(gadgetType.plural));
-    expect(secretLists).toEqual([`${MANAGED_BY_LABEL}=${MANAGED_BY},${OWNER_LABEL}=g`]);
+    // The sweep listed the namespace's connection Secrets once for its three objects.
+    expect(secretLists).toEqual([`${MANAGED_BY_LABEL}=${MANAGED_BY}`]);
     // A new object (no finalizer: nothing published yet) costs no list of Secrets.
     await kube.createCustom(gadgetType, ns, { metadata: { name: "fresh" }, spec: { size: 1 } });
     await until("the new one assigned", () => kube.peek(gadgetType, { namespace: ns, name: "fresh" })?.metadata.labels?.[SHARD_LABEL] === "op-a");
     expect(secretLists).toHaveLength(1);
+    // One let go by its shard (unlabelled, worked on) is assigned from its event: its own Secrets listed, by its owner label.
+    await worked("later", { [SHARD_LABEL]: "op-a" });
+    await kube.mergePatchCustom(gadgetType, { namespace: ns, name: "later" }, { metadata: { labels: { [SHARD_LABEL]: null } } });
+    await until("the let-go one assigned", () => kube.peek(gadgetType, { namespace: ns, name: "later" })?.metadata.labels?.[SHARD_LABEL] === "op-a");
+    expect(label("later-gadget")).toBe("op-a");
+    expect(secretLists.slice(1)).toEqual([`${MANAGED_BY_LABEL}=${MANAGED_BY},${OWNER_LABEL}=later`]);
   });
 
   it("with no shard alive nothing is assigned", async () => {

@@ -40,7 +40,32 @@ export interface SharderOptions {
 export type SweepCounts = Record<ShardAction["type"], number>;
 
 const PAGE = 500;
+/**
+ * Secrets per page of a metadata-only list: a tenant can fill a Secret's annotations (256 KiB),
+ * so a page is kept small, and only each one's name, owner and shard are kept from it (as the
+ * caches do: stores.ts METADATA_PAGE_SIZE).
+ */
+const SECRET_PAGE = 20;
+/** Objects a sweep decides at once: a dead shard's objects move in seconds, not one round trip after another. */
+const SWEEP_CONCURRENCY = 8;
 const DEFAULT_SWEEP_MILLIS = 60_000;
+
+/** What the sharder keeps of a connection Secret: enough to relabel it. */
+interface SecretRef { name: string; controllerUid: string | undefined; shard: string | undefined }
+/** A namespace's connection Secrets, listed once per sweep for every object the sweep assigns there. */
+type SecretsByNamespace = Map<string, Promise<SecretRef[]>>;
+
+/** Runs `fn` over `items`, at most `limit` at once. */
+async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
 
 export class Sharder {
   private readonly kube: KubeApi;
@@ -105,12 +130,13 @@ export class Sharder {
       try {
         do {
           this.sweepAgain = false;
+          const secrets: SecretsByNamespace = new Map();
           for (const t of this.opts.types) {
             for (const namespace of this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined]) {
               let continueToken: string | undefined;
               do {
                 const page = await this.kube.list<KubeObject>(t, { metadataOnly: this.opts.keyOf === undefined, limit: PAGE, ...(namespace !== undefined ? { namespace } : {}), ...(continueToken !== undefined ? { continueToken } : {}) });
-                for (const o of page.items) counts[await this.act(t, o)]++;
+                await eachLimited(page.items, SWEEP_CONCURRENCY, async (o) => { counts[await this.act(t, o, secrets)]++; });
                 continueToken = page.continueToken;
               } while (continueToken !== undefined && !this.stopped);
             }
@@ -138,7 +164,8 @@ export class Sharder {
     return this.sweepAgain;
   }
 
-  private async act(t: ResourceType, o: KubeObject): Promise<ShardAction["type"]> {
+  /** `secrets`: a sweep's lists of Secrets by namespace (an object's own event lists its own). */
+  private async act(t: ResourceType, o: KubeObject, secrets?: SecretsByNamespace): Promise<ShardAction["type"]> {
     if (this.ring === undefined || this.stopped) return "none";
     const key = this.opts.keyOf !== undefined ? await this.opts.keyOf(o) : o.metadata.namespace ?? "";
     // The ring as it is once the key is known (it may have changed meanwhile).
@@ -151,7 +178,7 @@ export class Sharder {
       : undefined;
     if (labels === undefined) return "none";
     try {
-      if (action.type === "assign") await this.labelSecrets(o, action.shard);
+      if (action.type === "assign") await this.labelSecrets(o, action.shard, secrets);
       await this.kube.mergePatchCustom(t, { namespace: o.metadata.namespace ?? "", name: o.metadata.name }, { metadata: { resourceVersion: o.metadata.resourceVersion, labels } });
     } catch (err) {
       // Changed or gone since it was read: decided again from its next event or sweep.
@@ -168,25 +195,44 @@ export class Sharder {
    * misses (a Secret written meanwhile by the old shard's last pass, a failed patch) its new
    * shard finds by name when it publishes, and labels itself.
    */
-  private async labelSecrets(o: KubeObject, shard: string): Promise<void> {
+  private async labelSecrets(o: KubeObject, shard: string, sweep: SecretsByNamespace | undefined): Promise<void> {
     const uid = o.metadata.uid;
     const namespace = o.metadata.namespace;
     if (uid === undefined || namespace === undefined || o.metadata.finalizers?.includes(FINALIZER) !== true) return;
-    const labelSelector = `${MANAGED_BY_LABEL}=${MANAGED_BY},${OWNER_LABEL}=${labelValueFor(o.metadata.name)}`;
+    let refs: SecretRef[];
+    if (sweep !== undefined) {
+      // One list of the namespace's for every object this sweep assigns in it.
+      let listed = sweep.get(namespace);
+      if (listed === undefined) {
+        listed = this.secretRefs(namespace, `${MANAGED_BY_LABEL}=${MANAGED_BY}`);
+        sweep.set(namespace, listed);
+      }
+      refs = await listed;
+    } else {
+      refs = await this.secretRefs(namespace, `${MANAGED_BY_LABEL}=${MANAGED_BY},${OWNER_LABEL}=${labelValueFor(o.metadata.name)}`);
+    }
     const path = `/metadata/labels/${SHARD_LABEL.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+    // The label selects by name; the owner reference says whose it is (another kind's object of that name has its own).
+    for (const ref of refs) {
+      if (ref.controllerUid !== uid || ref.shard === shard) continue;
+      try {
+        await this.kube.jsonPatchSecret({ namespace, name: ref.name }, [{ op: "add", path, value: shard }]);
+        ref.shard = shard;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+  }
+
+  /** The connection Secrets `labelSelector` selects in `namespace`: name, controller and shard of each. */
+  private async secretRefs(namespace: string, labelSelector: string): Promise<SecretRef[]> {
+    const refs: SecretRef[] = [];
     let continueToken: string | undefined;
     do {
-      const page = await this.kube.list<KubeObject>(secretsType, { namespace, labelSelector, metadataOnly: true, limit: PAGE, ...(continueToken !== undefined ? { continueToken } : {}) });
-      for (const s of page.items) {
-        // The label selects by name; the owner reference says whose it is (another kind's object of that name has its own).
-        if (s.metadata.ownerReferences?.find((r) => r.controller === true)?.uid !== uid || s.metadata.labels?.[SHARD_LABEL] === shard) continue;
-        try {
-          await this.kube.jsonPatchSecret({ namespace, name: s.metadata.name }, [{ op: "add", path, value: shard }]);
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-        }
-      }
+      const page = await this.kube.list<KubeObject>(secretsType, { namespace, labelSelector, metadataOnly: true, limit: SECRET_PAGE, ...(continueToken !== undefined ? { continueToken } : {}) });
+      for (const s of page.items) refs.push({ name: s.metadata.name, controllerUid: s.metadata.ownerReferences?.find((r) => r.controller === true)?.uid, shard: s.metadata.labels?.[SHARD_LABEL] });
       continueToken = page.continueToken;
     } while (continueToken !== undefined && !this.halted());
+    return refs;
   }
 }
