@@ -119,6 +119,9 @@ try {
   say(`steady state over ${String(steadyMinutes)} min: ${String(calls)} Linode calls (${(calls / n / hours).toFixed(2)} per database per hour, ${String(mutations)} mutations), ${writes === undefined ? "no data on" : String(writes)} Kubernetes writes${writes === undefined ? "" : ` (${(writes / hours).toFixed(1)} per hour)`}`);
   const { rss: steadyRss, peak: peakRss } = await rssMiB(pid);
   say(`operator peak RSS: ${peakRss.toFixed(1)} MiB; current RSS ${steadyRss.toFixed(1)} MiB`);
+  // Its whole life's CPU (converging and the steady window): what bench:memory-by-start compares between starts.
+  const cpu = (await scrape(metricsUrl)).filter((x) => x.name === "process_cpu_seconds_total");
+  say(`operator CPU: ${cpu.length === 0 ? "no data" : `${sum(cpu, "process_cpu_seconds_total").toFixed(1)} s`}`);
   say(`operator memory now: ${await heap()} (RSS beyond these: the node binary and V8 code, malloc arenas, thread stacks)`);
   const memTarget = n > 1000 ? 256 : 160;
   const figures: Figure[] = [

@@ -1,0 +1,53 @@
+// What reading one page of the Linode API's answers costs the operator's event loop: a page of
+// 500 databases (each the recorded real answer in test/fixtures/recorded/TestDatabase_List.json, with its own id and label)
+// parsed from JSON, validated with the client's schema and converted to camelCase, as the
+// client does it (src/linode/http.ts). Nothing else runs on the loop meanwhile, so each figure
+// is how long the loop is blocked by one page: the part of the soak's event-loop lag a list
+// sweep can cause. Saved to docs/benchmarks/results/answer-parse.json (BENCH_NO_SAVE=1 skips).
+// Usage: node test/bench/answer-parse.ts [pages=300]  (npm run bench:answer-parse)
+import { readFile } from "node:fs/promises";
+import { applyMemorySettings } from "../../src/cli/main.ts";
+import { camelize } from "../../src/linode/case.ts";
+import { databaseListSchema } from "../../src/linode/schemas/databases.ts";
+import { quantile, say } from "./common.ts";
+import { resultCollector, saveResult } from "./report/result.ts";
+
+// The V8 settings the operator runs with (its garbage collector's pauses are part of a page's cost).
+const v8Flags = applyMemorySettings();
+const PAGES = Number(process.argv[2] ?? 300);
+if (!Number.isInteger(PAGES) || PAGES < 100) throw new Error("usage: node test/bench/answer-parse.ts [pages, at least 100]");
+const ITEMS = 500;
+/** A page must leave the event loop free well within the soak's lag target (50 ms at p99). */
+const TARGET_P99_MS = 10;
+
+const recorded = JSON.parse(await readFile(new URL("../fixtures/recorded/TestDatabase_List.json", import.meta.url), "utf8")) as { method: string; responseBody: { data?: Record<string, unknown>[] } }[];
+const one = recorded.find((r) => r.method === "GET")?.responseBody.data?.[0];
+if (one === undefined) throw new Error("TestDatabase_List.json: no GET answer with a database in it");
+const page = { data: Array.from({ length: ITEMS }, (_, i) => ({ ...one, id: 100_000 + i, label: `db-${String(i)}` })), page: 1, pages: 20, results: ITEMS * 20 };
+// Each page its own text (a page read afresh, as a sweep reads it): no string the engine has seen.
+const texts = Array.from({ length: PAGES }, (_, p) => JSON.stringify({ ...page, page: p + 1 }));
+
+const read = (text: string): unknown => {
+  const result = databaseListSchema.safeParse(JSON.parse(text));
+  if (!result.success) throw new Error(`the page does not validate: ${result.error.message}`);
+  return camelize(result.data);
+};
+const timed = (fn: () => unknown): number => { const t = performance.now(); fn(); return performance.now() - t; };
+const round2 = (n: number): number => Math.round(n * 100) / 100;
+
+const { figures, tables, notes, figure } = resultCollector(say);
+say(`== reading ${String(PAGES)} pages of ${String(ITEMS)} databases (${String(Math.round((texts[0]?.length ?? 0) / 1024))} KiB each)`);
+const cpu0 = process.cpuUsage();
+const first = timed(() => read(texts[0] ?? ""));
+const warm = texts.slice(1).map((t) => timed(() => read(t)));
+const cpu = process.cpuUsage(cpu0);
+// The same pages, JSON.parse alone: the floor no client can go below.
+const parseOnly = texts.slice(1).map((t) => timed(() => JSON.parse(t)));
+figure("first page, the code not yet optimized", round2(first), "ms");
+figure("a page once warm: p50", round2(quantile(warm, 0.5)), "ms");
+figure("a page once warm: p99 (the event loop blocked this long)", round2(quantile(warm, 0.99)), "ms", `≤ ${String(TARGET_P99_MS)} ms`, (v) => v <= TARGET_P99_MS);
+figure("a page once warm: worst", round2(Math.max(...warm)), "ms");
+figure("JSON.parse alone: p50 / p99", `${String(round2(quantile(parseOnly, 0.5)))} / ${String(round2(quantile(parseOnly, 0.99)))}`, "ms");
+figure("CPU per page (user + system)", round2((cpu.user + cpu.system) / 1000 / PAGES), "ms");
+notes.push(`Each page is the recorded real answer of GET /databases/instances (test/fixtures/recorded/TestDatabase_List.json) with ${String(ITEMS)} databases, serialized afresh per page; the client's pipeline is JSON.parse, its zod schema (databaseListSchema), then camelize. V8 runs with the operator's own settings (${v8Flags.length > 0 ? v8Flags.join(" ") : "as started"}), so its garbage collections are the operator's.`);
+await saveResult({ name: "answer-parse", title: `Reading a page of ${String(ITEMS)} databases: parse, validate, camelCase`, command: "npm run bench:answer-parse", figures, tables, charts: [], notes });
