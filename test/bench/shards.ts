@@ -207,7 +207,10 @@ try {
     do {
       const page = await kube.list<KubeObject>(secretsType, { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, metadataOnly: true, limit: 500, ...(token !== undefined ? { continueToken: token } : {}) });
       for (const sec of page.items) {
-        const owner = sec.metadata.ownerReferences?.find((r) => r.controller === true)?.uid ?? "";
+        // Connection Secrets only: the operator's own ownership-key Secret carries the label too.
+        const controller = sec.metadata.ownerReferences?.find((r) => r.controller === true);
+        if (controller?.kind !== mdbType.kind) continue;
+        const owner = controller.uid;
         secrets++;
         if (sec.metadata.labels?.[SHARD_LABEL] === undefined || sec.metadata.labels[SHARD_LABEL] !== shardOf.get(owner)) astray++;
       }
