@@ -28,7 +28,7 @@ import { RECORDED_ID_INDEX, wireKind, type ControllerDeps } from "./controller-b
 export type { ControllerDeps };
 import { Timings, jittered } from "./timings.ts";
 import { WorkQueue, trackQueue, type BackoffPolicy } from "./workqueue.ts";
-import { DRAIN_LABEL, SHARD_LABEL } from "./sharding/assignment.ts";
+import { DRAIN_LABEL, labelPointer, SHARD_LABEL } from "./sharding/assignment.ts";
 
 export interface ControllerOptions {
   concurrency: number;
@@ -272,12 +272,11 @@ export class Controller<D = unknown> {
   }
 
   private async letGo(key: string, obj: ManagedObject, identity: string): Promise<void> {
-    const label = (name: string): string => `/metadata/labels/${name.replaceAll("~", "~0").replaceAll("/", "~1")}`;
     try {
       await this.kube.jsonPatchCustom(this.kind.type, { namespace: obj.metadata.namespace ?? "", name: obj.metadata.name }, [
-        { op: "test", path: label(SHARD_LABEL), value: identity },
-        { op: "remove", path: label(SHARD_LABEL) },
-        { op: "remove", path: label(DRAIN_LABEL) },
+        { op: "test", path: labelPointer(SHARD_LABEL), value: identity },
+        { op: "remove", path: labelPointer(SHARD_LABEL) },
+        { op: "remove", path: labelPointer(DRAIN_LABEL) },
       ]);
       this.queue.forget(key);
       this.log.info({ namespace: obj.metadata.namespace, name: obj.metadata.name }, "let go of an object the sharder moves to another shard");

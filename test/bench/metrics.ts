@@ -41,6 +41,15 @@ export function parseSamples(text: string): Sample[] {
 export const sum = (samples: Sample[], name: string, match: (labels: Map<string, string>) => boolean = () => true): number =>
   samples.filter((s) => s.name === name && match(s.labels)).reduce((a, s) => a + s.value, 0);
 
+/**
+ * The connection Secrets a process's cache holds (with --shards, its shard's alone): the owned
+ * store's own count under linode_operator_cache_entries, not its indexes' ("…}.index.…").
+ */
+export const connectionSecretsCached = (samples: Sample[]): number => sum(samples, "linode_operator_cache_entries", (l) => {
+  const map = l.get("map") ?? "";
+  return /^informer\.secrets\{app\.kubernetes\.io\/managed-by=linode-operator[,}]/.test(map) && !map.includes("}.");
+});
+
 /** Reconcile passes with this result (success, deferred, …) as the operator counts them: per kind named, or (no kinds) in all. */
 export async function reconciles(url: string, result: string): Promise<number>;
 export async function reconciles(url: string, result: string, kinds: readonly string[]): Promise<Record<string, number>>;

@@ -15,7 +15,7 @@
 //   node test/bench/shards.ts [D=600] [K=60] [R=3] [A=1]
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
-import { secretsType, type KubeObject } from "../../src/kube/types.ts";
+import { secretsType, type KubeObject, type ListOptions, type ResourceType } from "../../src/kube/types.ts";
 import { LinodeClient } from "../../src/linode/index.ts";
 import { tokenId } from "../../src/linode/token-id.ts";
 import { OPERATOR_KEY } from "../../src/resources/shard-keys.ts";
@@ -27,7 +27,7 @@ import { HashRing } from "../../src/runtime/sharding/ring.ts";
 import type { OperatorProcess } from "../harness/operator-process.ts";
 import { startBench } from "./bench-setup.ts";
 import { isReady, kubectl, say, secs, sleep, watchKind } from "./common.ts";
-import { reconciles, rssMiB, scrape, sum } from "./metrics.ts";
+import { connectionSecretsCached, reconciles, rssMiB, scrape, sum } from "./metrics.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
 import { TWO_WRITERS_MEANING, twoWriters } from "./two-writers.ts";
 
@@ -73,16 +73,18 @@ async function startReplica(): Promise<Replica> {
   r.metricsUrl = `http://127.0.0.1:${String(started.metricsPort)}/metrics`;
   return r;
 }
-const everything = async (): Promise<ManagedObject[]> => {
-  const out: ManagedObject[] = [];
+/** Every object of a type, in pages of 500 (`opts`: a selector, metadata only). */
+const listEvery = async <T extends KubeObject>(t: ResourceType, opts: ListOptions = {}): Promise<T[]> => {
+  const out: T[] = [];
   let token: string | undefined;
   do {
-    const page = await kube.list<ManagedObject>(mdbType, { limit: 500, ...(token !== undefined ? { continueToken: token } : {}) });
+    const page = await kube.list<T>(t, { ...opts, limit: 500, ...(token !== undefined ? { continueToken: token } : {}) });
     out.push(...page.items);
     token = page.continueToken;
   } while (token !== undefined);
   return out;
 };
+const everything = (): Promise<ManagedObject[]> => listEvery<ManagedObject>(mdbType);
 const liveNames = (): Set<string> => new Set(live.map((r) => r.name));
 /** What the sharder hashes for a namespace's objects: the namespace, or its token's account. */
 const shardKeyOf = (ns: string): string => {
@@ -107,7 +109,7 @@ async function until(what: string, fn: () => Promise<boolean>, limitMillis: numb
 const successes = (r: Replica): Promise<number> => reconciles(r.metricsUrl ?? "", "success");
 const objectsOf = async (r: Replica): Promise<number> => sum(await scrape(r.metricsUrl ?? ""), "linode_operator_resources", (l) => l.get("kind") === "ManagedDatabase");
 /** The connection Secrets a replica's cache holds (each shard's: its own objects' alone). */
-const secretsCachedBy = async (r: Replica): Promise<number> => sum(await scrape(r.metricsUrl ?? ""), "linode_operator_cache_entries", (l) => /^informer\.secrets\{app\.kubernetes\.io\/managed-by=linode-operator[,}]/.test(l.get("map") ?? "") && !(l.get("map") ?? "").includes("}."));
+const secretsCachedBy = async (r: Replica): Promise<number> => connectionSecretsCached(await scrape(r.metricsUrl ?? ""));
 
 /** Database creates in the mutation log by replica (its User-Agent), and pairs of replicas writing one database. */
 function writeAudit(since: number): { creates: Map<string, number>; twoWriters: string[] } {
@@ -203,19 +205,13 @@ try {
     const shardOf = new Map(resources.map((o) => [o.metadata.uid ?? "", o.metadata.labels?.[SHARD_LABEL]]));
     let secrets = 0;
     let astray = 0;
-    let token: string | undefined;
-    do {
-      const page = await kube.list<KubeObject>(secretsType, { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, metadataOnly: true, limit: 500, ...(token !== undefined ? { continueToken: token } : {}) });
-      for (const sec of page.items) {
-        // Connection Secrets only: the operator's own ownership-key Secret carries the label too.
-        const controller = sec.metadata.ownerReferences?.find((r) => r.controller === true);
-        if (controller?.kind !== mdbType.kind) continue;
-        const owner = controller.uid;
-        secrets++;
-        if (sec.metadata.labels?.[SHARD_LABEL] === undefined || sec.metadata.labels[SHARD_LABEL] !== shardOf.get(owner)) astray++;
-      }
-      token = page.continueToken;
-    } while (token !== undefined);
+    for (const sec of await listEvery<KubeObject>(secretsType, { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`, metadataOnly: true })) {
+      // Connection Secrets only: the operator's own ownership-key Secret carries the label too.
+      const controller = sec.metadata.ownerReferences?.find((r) => r.controller === true);
+      if (controller?.kind !== mdbType.kind) continue;
+      secrets++;
+      if (sec.metadata.labels?.[SHARD_LABEL] === undefined || sec.metadata.labels[SHARD_LABEL] !== shardOf.get(controller.uid)) astray++;
+    }
     figure("connection Secrets at the end", secrets, undefined, String(D), secrets === D);
     figure("… labelled to another shard than their database's (after the kill and the rolling restart)", astray, undefined, "0", astray === 0);
   }

@@ -16,6 +16,7 @@ import { useTestCluster } from "../harness/cluster.ts";
 import { installCrds } from "../harness/crds.ts";
 import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
+import { connectionSecretsCached, scrape, sum } from "../bench/metrics.ts";
 
 describe("connection Secrets split by shard", () => {
   const cluster = useTestCluster("shard-secrets");
@@ -66,21 +67,12 @@ describe("connection Secrets split by shard", () => {
     }
     return out;
   };
-  /** The sum of a replica's samples of `name` whose labels pass `labels` (their text between the braces). */
-  const metric = async (p: OperatorProcess, name: string, labels: (text: string) => boolean): Promise<number> => {
+  const metricsOf = async (p: OperatorProcess) => {
     const started = await p.waitForLog((l) => l.msg === "operator started");
-    const text = await (await fetch(`http://127.0.0.1:${String(started.metricsPort)}/metrics`)).text();
-    let total = 0;
-    for (const line of text.split("\n")) {
-      if (!line.startsWith(`${name}{`)) continue;
-      const end = line.lastIndexOf("} ");
-      if (labels(line.slice(name.length + 1, end))) total += Number(line.slice(end + 2));
-    }
-    return total;
+    return scrape(`http://127.0.0.1:${String(started.metricsPort)}/metrics`);
   };
-  /** The connection Secrets a replica's cache holds (the owned store's own count, not its indexes'). */
-  const cachedSecrets = (p: OperatorProcess): Promise<number> =>
-    metric(p, "linode_operator_cache_entries", (l) => l.startsWith(`map="informer.secrets{${MANAGED_BY_LABEL}=${MANAGED_BY},${SHARD_LABEL}=`) && l.endsWith('}"'));
+  /** The connection Secrets a replica's cache holds. */
+  const cachedSecrets = async (p: OperatorProcess): Promise<number> => connectionSecretsCached(await metricsOf(p));
 
   /** Credentials read from Linode, all databases. */
   const credentialReads = (): number => Object.entries(emulator.requestCounts()).filter(([route]) => route.startsWith("GET ") && route.endsWith("/credentials")).reduce((n, [, c]) => n + c, 0);
@@ -123,7 +115,7 @@ describe("connection Secrets split by shard", () => {
     await waitFor("every Secret labelled to a", async () => ([...(await secretShards()).values()].every((s) => s === "shard-a") ? true : undefined), 15_000, 250);
     await waitFor("a caches all six", async () => ((await cachedSecrets(a)) === tenants.length ? true : undefined), 15_000, 250);
     // a works on all six now, and nothing was made or changed again in Linode.
-    await waitFor("a works on all six", async () => ((await metric(a, "linode_operator_resources", (l) => l.includes('kind="ManagedDatabase"'))) === tenants.length ? true : undefined), 15_000, 250);
+    await waitFor("a works on all six", async () => (sum(await metricsOf(a), "linode_operator_resources", (l) => l.get("kind") === "ManagedDatabase") === tenants.length ? true : undefined), 15_000, 250);
     expect((await objects()).every(ready)).toBe(true);
     expect(creates()).toBe(tenants.length);
     expect(emulator.mutations().length).toBe(writesBefore);

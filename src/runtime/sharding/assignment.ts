@@ -12,6 +12,8 @@ export const SHARD_LABEL = "linode.operator.dev/shard";
 export const shardSelector = (identity: string): string => `${SHARD_LABEL}=${identity}`;
 /** Set by the sharder on an object that is to move: its shard lets it go (removes both labels). */
 export const DRAIN_LABEL = "linode.operator.dev/drain";
+/** A label's JSON Pointer (RFC 6901: "~" and "/" escaped), for the JSON patches that move the shard labels. */
+export const labelPointer = (name: string): string => `/metadata/labels/${name.replaceAll("~", "~0").replaceAll("/", "~1")}`;
 
 export type ShardAction =
   | { type: "none" }

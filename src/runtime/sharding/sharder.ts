@@ -17,7 +17,7 @@ import { FINALIZER } from "../annotations.ts";
 import { labelValueFor, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL } from "../connection-secrets.ts";
 import type { Logger } from "../logger.ts";
 import { InformerPool } from "../stores.ts";
-import { DRAIN_LABEL, planShard, SHARD_LABEL, type ShardAction } from "./assignment.ts";
+import { DRAIN_LABEL, labelPointer, planShard, SHARD_LABEL, type ShardAction } from "./assignment.ts";
 import type { HashRing } from "./ring.ts";
 
 export interface SharderOptions {
@@ -211,12 +211,11 @@ export class Sharder {
     } else {
       refs = await this.secretRefs(namespace, `${MANAGED_BY_LABEL}=${MANAGED_BY},${OWNER_LABEL}=${labelValueFor(o.metadata.name)}`);
     }
-    const path = `/metadata/labels/${SHARD_LABEL.replaceAll("~", "~0").replaceAll("/", "~1")}`;
     // The label selects by name; the owner reference says whose it is (another kind's object of that name has its own).
     for (const ref of refs) {
       if (ref.controllerUid !== uid || ref.shard === shard) continue;
       try {
-        await this.kube.jsonPatchSecret({ namespace, name: ref.name }, [{ op: "add", path, value: shard }]);
+        await this.kube.jsonPatchSecret({ namespace, name: ref.name }, [{ op: "add", path: labelPointer(SHARD_LABEL), value: shard }]);
         ref.shard = shard;
       } catch (err) {
         if (!isNotFound(err)) throw err;
