@@ -288,6 +288,17 @@ describe("a connection Secret the cache does not hold", () => {
     expect(await publisher.find(owner, "users")).toEqual({ conflict: expect.stringContaining("the operator did not create it") as unknown });
     expect(await publisher.find(owner, "none")).toEqual({ ours: undefined });
   });
+
+  it("a Secret whose controller reference carries the owner's uid under another kind is not trusted as ours: taken as absent, so publishing finds it again by name", async () => {
+    const { kube, pool } = setup();
+    const store = pool.store<SecretObject>(secretsType, ownedSecretSelectors);
+    const publisher = new ConnectionSecrets(kube, store, gadgetType);
+    const owner: KubeObject = { metadata: { name: "g", namespace: ns, uid: "u1" } };
+    // A tenant's forgery: the uid of the owner, the kind of something the operator does not run.
+    await kube.applySecret(secret("forged", { password: "x".repeat(OWNED_SECRET_MAX_BYTES) }, { ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "g", uid: "u1", controller: true }] }));
+    await pool.startAndSync();
+    expect(await publisher.find(owner, "forged")).toEqual({ ours: undefined });
+  });
 });
 
 describe("an informer's transform", () => {
