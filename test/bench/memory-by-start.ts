@@ -3,7 +3,8 @@
 // (the #! line gives V8 --optimize-for-size), `node dist/cli/main.js run` (no flag on the
 // command line: the program applies it itself), and that same plain start with the program
 // told to leave V8's defaults (LINODE_OPERATOR_V8_DEFAULTS=1: how a plain start behaved before),
-// and a candidate set of V8 flags without --optimize-for-size (CANDIDATE below). Prints and saves
+// a candidate set of V8 flags without --optimize-for-size (CANDIDATE below), and the bin with
+// glibc's arenas capped at two. Prints and saves
 // peak and steady RSS and the operator's CPU seconds per start.
 //   node test/bench/memory-by-start.ts [N] [steadyMinutes]
 import { spawn } from "node:child_process";
@@ -28,6 +29,9 @@ const starts: Start[] = [
   { name: "node dist/cli/main.js run", env: { BENCH_LAUNCH: "plain" } },
   { name: "node dist/cli/main.js run, V8 defaults", env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1" } },
   { name: `node ${CANDIDATE} dist/cli/main.js run (no --optimize-for-size)`, env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1", OPERATOR_NODE_OPTIONS: CANDIDATE } },
+  // glibc gives each thread that allocates its own arena (up to 8 per core); V8's helper threads
+  // and libuv's pool fill theirs over the first hour (the soak's smaps series), which this caps.
+  { name: "the bin, MALLOC_ARENA_MAX=2", env: { MALLOC_ARENA_MAX: "2" } },
 ];
 
 interface Measured { peakMiB: number; steadyMiB: number; cpuSeconds: number }
@@ -75,6 +79,6 @@ await saveResult({
   tables: [{ title: "RSS and CPU by start", columns: ["start", "peak RSS (MiB)", "steady RSS (MiB)", "CPU, converging and steady (s)"], rows }],
   notes: [
     `Each start runs bench:mdb (${n} ManagedDatabases, ${steady} min of steady state, 60 s drift window); peak is the process's VmHWM, steady its VmRSS at the end.`,
-    "The program applies V8's --optimize-for-size itself when the start did not, and --heap-growing-percent=10 (src/cli/main.ts applyMemorySettings); the third row turns both off to show what they save, the last gives V8 a small young generation and the slow old-generation growth instead of --optimize-for-size.",
+    "The program applies V8's --optimize-for-size itself when the start did not, and --heap-growing-percent=10 (src/cli/main.ts applyMemorySettings); the third row turns both off to show what they save, the fourth gives V8 a small young generation and the slow old-generation growth instead of --optimize-for-size; the last caps glibc's malloc arenas at two (MALLOC_ARENA_MAX=2).",
   ],
 });
