@@ -67,8 +67,10 @@ export async function startBench(opts: { provisionSeconds: number; rateLimits?: 
       const built = await execCapture(process.execPath, [join(root, "scripts/build.ts"), dist]);
       if (built.code !== 0) throw new Error(`npm run build failed: ${built.stderr}`);
       const cli = join(dist, "cli/main.js");
-      // BENCH_LAUNCH=plain: `node dist/cli/main.js`, bypassing the #! line's flags (how memory depends on the start).
-      launch = { cli, ...(await launcherOf(cli)), ...(process.env.BENCH_LAUNCH === "plain" ? { nodeArgs: [] } : {}) };
+      // BENCH_LAUNCH=plain: `node dist/cli/main.js`, bypassing the #! line's flags (how memory depends on the start),
+      // with BENCH_NODE_ARGS before the script: V8 flags node refuses in NODE_OPTIONS (--heap-growing-percent).
+      const plainArgs = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
+      launch = { cli, ...(await launcherOf(cli)), ...(process.env.BENCH_LAUNCH === "plain" ? { nodeArgs: plainArgs } : {}) };
     }
     const kubectl = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cp.binDir, "kubectl"), ["--kubeconfig", cp.adminKubeconfig, ...args]);
     const files = await crdFiles();

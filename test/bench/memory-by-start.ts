@@ -28,7 +28,7 @@ const starts: Start[] = [
   { name: "the bin (#! line)", env: {} },
   { name: "node dist/cli/main.js run", env: { BENCH_LAUNCH: "plain" } },
   { name: "node dist/cli/main.js run, V8 defaults", env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1" } },
-  { name: `node ${CANDIDATE} dist/cli/main.js run (no --optimize-for-size)`, env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1", OPERATOR_NODE_OPTIONS: CANDIDATE } },
+  { name: `node ${CANDIDATE} dist/cli/main.js run (no --optimize-for-size)`, env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1", BENCH_NODE_ARGS: CANDIDATE } },
   // glibc gives each thread that allocates its own arena (up to 8 per core); V8's helper threads
   // and libuv's pool fill theirs over the first hour (the soak's smaps series), which this caps.
   { name: "the bin, MALLOC_ARENA_MAX=2", env: { MALLOC_ARENA_MAX: "2" } },
