@@ -70,7 +70,8 @@ export async function startBench(opts: { provisionSeconds: number; rateLimits?: 
       // BENCH_LAUNCH=plain: `node dist/cli/main.js`, bypassing the #! line's flags (how memory depends on the start),
       // with BENCH_NODE_ARGS before the script: V8 flags node refuses in NODE_OPTIONS (--heap-growing-percent).
       const plainArgs = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter((a) => a !== "");
-      launch = { cli, ...(await launcherOf(cli)), ...(process.env.BENCH_LAUNCH === "plain" ? { nodeArgs: plainArgs } : {}) };
+      // A plain start has neither the #! line's node flags nor its environment (MALLOC_ARENA_MAX).
+      launch = { cli, ...(process.env.BENCH_LAUNCH === "plain" ? { env: {}, nodeArgs: plainArgs } : await launcherOf(cli)) };
     }
     const kubectl = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cp.binDir, "kubectl"), ["--kubeconfig", cp.adminKubeconfig, ...args]);
     const files = await crdFiles();

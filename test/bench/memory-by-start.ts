@@ -1,13 +1,15 @@
 // Memory however the operator is started: the same scale run (bench:mdb, 600 ManagedDatabases,
-// 2 min of steady state, a 60 s drift window) with the operator started three ways — its bin
-// (the #! line gives V8 --optimize-for-size), `node dist/cli/main.js run` (no flag on the
-// command line: the program applies it itself), and that same plain start with the program
-// told to leave V8's defaults (LINODE_OPERATOR_V8_DEFAULTS=1: how a plain start behaved before),
-// a candidate set of V8 flags without --optimize-for-size (CANDIDATE below), and the bin with
-// glibc's arenas capped at two. Prints and saves
-// peak and steady RSS and the operator's CPU seconds per start.
+// 2 min of steady state, a 60 s drift window) with the operator started five ways — its bin
+// (the #! line: glibc's MALLOC_ARENA_MAX=2, V8's --max-semi-space-size=2
+// --heap-growing-percent=10), `node dist/cli/main.js run` (no flag on the command line: the
+// program applies what V8 still takes after start), that same plain start with the program told
+// to leave V8's defaults (LINODE_OPERATOR_V8_DEFAULTS=1), the #! line with --optimize-for-size
+// instead of the small young generation (the flag the bin used before: less memory, more CPU),
+// and the bin with glibc's default arenas. Prints and saves peak and steady RSS and the
+// operator's CPU seconds per start.
 //   node test/bench/memory-by-start.ts [N] [steadyMinutes]
 import { spawn } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { saveResult, type Figure } from "./report/result.ts";
 
@@ -17,21 +19,15 @@ const say = (s: string): void => { process.stdout.write(`${s}\n`); };
 const scale = fileURLToPath(new URL("./managed-database-scale.ts", import.meta.url));
 
 interface Start { name: string; env: Record<string, string> }
-/**
- * A young generation of 2 MiB and the old generation's growth at 10 %, without
- * --optimize-for-size: that flag also makes V8 spend about three times the CPU per page of
- * answers it reads (npm run bench:answer-parse, run with each), which this row weighs against
- * the memory it saves.
- */
-const CANDIDATE = "--max-semi-space-size=2 --heap-growing-percent=10";
+/** The bin's former V8 flags: as small, but about three times the CPU per page of answers read (npm run bench:answer-parse). */
+const FORMER = "--optimize-for-size --heap-growing-percent=10";
 const starts: Start[] = [
   { name: "the bin (#! line)", env: {} },
   { name: "node dist/cli/main.js run", env: { BENCH_LAUNCH: "plain" } },
   { name: "node dist/cli/main.js run, V8 defaults", env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1" } },
-  { name: `node ${CANDIDATE} dist/cli/main.js run (no --optimize-for-size)`, env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1", BENCH_NODE_ARGS: CANDIDATE } },
-  // glibc gives each thread that allocates its own arena (up to 8 per core); V8's helper threads
-  // and libuv's pool fill theirs over the first hour (the soak's smaps series), which this caps.
-  { name: "the bin, MALLOC_ARENA_MAX=2", env: { MALLOC_ARENA_MAX: "2" } },
+  { name: `MALLOC_ARENA_MAX=2 node ${FORMER} dist/cli/main.js run (the former #! line)`, env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1", BENCH_NODE_ARGS: FORMER, MALLOC_ARENA_MAX: "2" } },
+  // glibc's default: 8 arenas per core on 64-bit; V8's helper threads and libuv's pool fill theirs.
+  { name: "the bin with glibc's default arenas", env: { MALLOC_ARENA_MAX: String(8 * availableParallelism()) } },
 ];
 
 interface Measured { peakMiB: number; steadyMiB: number; cpuSeconds: number }
@@ -79,6 +75,6 @@ await saveResult({
   tables: [{ title: "RSS and CPU by start", columns: ["start", "peak RSS (MiB)", "steady RSS (MiB)", "CPU, converging and steady (s)"], rows }],
   notes: [
     `Each start runs bench:mdb (${n} ManagedDatabases, ${steady} min of steady state, 60 s drift window); peak is the process's VmHWM, steady its VmRSS at the end.`,
-    "The program applies V8's --optimize-for-size itself when the start did not, and --heap-growing-percent=10 (src/cli/main.ts applyMemorySettings); the third row turns both off to show what they save, the fourth gives V8 a small young generation and the slow old-generation growth instead of --optimize-for-size; the last caps glibc's malloc arenas at two (MALLOC_ARENA_MAX=2).",
+    "The program applies --max-semi-space-size=2 and --heap-growing-percent=10 itself when the start did not (src/cli/main.ts applyMemorySettings), though V8 sizes the young generation as it starts; a plain start also keeps glibc's default arenas. The third row turns the program's settings off to show what they save; the fourth is the bin's former #! line (--optimize-for-size instead of the small young generation); the last lifts the #! line's cap of two malloc arenas.",
   ],
 });
