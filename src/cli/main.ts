@@ -2,15 +2,15 @@
 // The `linode-operator` command. Each subcommand lives in its own module and is loaded only
 // when asked for, so `linode-operator emulator` never pays for the Kubernetes client.
 // The #! line (which the image's entrypoint also goes through) keeps the operator small and
-// steady: with V8's defaults it peaked at 326 MiB converging 600 databases and stayed at 178 MiB;
-// with a 2 MiB young generation and the old generation growing 10 % between full collections it
-// peaks at 148 and stays at 140 (`npm run bench:memory-by-start`). --optimize-for-size did as
-// well for memory (160/138) but tripled the CPU of reading a page of answers
-// (`npm run bench:answer-parse`). MALLOC_ARENA_MAX=2: glibc gives each thread that allocates
-// its own arena (8 per core), and V8's helper threads filled theirs over a soak's first hour
-// (a restarted process's RSS climbed 22→27 MiB in thread arenas); two hold 13 MiB less at 600
-// databases and cost no CPU there. A start that bypasses the #! line (`node dist/cli/main.js
-// run`) gets what V8 still takes after start from applyMemorySettings.
+// steady at little CPU (converging 600 databases, `npm run bench:memory-by-start`):
+// - a 2 MiB young generation and the old generation grown 10 % between full collections: peak
+//   ~147 MiB where V8's defaults peak at ~330. --optimize-for-size held as little but about
+//   tripled the CPU of reading a page of answers (`npm run bench:answer-parse`).
+// - MALLOC_ARENA_MAX=2: glibc gives each thread that allocates its own arena (8 per core); V8's
+//   helper threads filled theirs over a soak's first hour (a restarted process's thread arenas
+//   climbed 22→27 MiB). With two, 130 MiB steady where glibc's default held 159.
+// A start that bypasses the #! line (`node dist/cli/main.js
+// run`) gets what V8 still honours after start from applyMemorySettings.
 import { setFlagsFromString } from "node:v8";
 import { readFile } from "node:fs/promises";
 import { invokedDirectly, MIN_NODE, nodeAtLeast } from "./entry.ts";
@@ -52,13 +52,13 @@ export function usage(): string {
 
 /**
  * The V8 settings that keep the operator small and steady, applied by the program itself when
- * the process was started without them (`node dist/cli/main.js`, NODE_OPTIONS unset): V8 reads
- * the old generation's growth as it sizes the heap, so setting it before anything is allocated
- * has the #! line's effect; the young generation V8 sizes as the isolate starts, so a plain
- * start may keep more of it than the #! line's (the plain row of
- * docs/benchmarks.md#memory-by-start says what it gets), and glibc's arenas are the shell's.
- * LINODE_OPERATOR_V8_DEFAULTS=1 leaves V8 as started, to compare. Answers the flags it set.
- * - --max-semi-space-size=2 (MiB): see the top of this file.
+ * the process was started without them (`node dist/cli/main.js`, NODE_OPTIONS unset). V8 sizes
+ * the young generation as the isolate starts, so --max-semi-space-size set later does nothing (a
+ * plain start peaked at 276 MiB with it); --optimize-for-size it does honour after start (it
+ * shrinks the young generation as it goes: peak 141–155 MiB), at its CPU cost, so a start without
+ * the #! line's young generation gets that instead (docs/benchmarks.md#memory-by-start). glibc's
+ * arenas are the shell's. LINODE_OPERATOR_V8_DEFAULTS=1 leaves V8 as started, to compare.
+ * Answers the flags it set.
  * - --heap-growing-percent=10: how far the old generation may grow past what survived the last
  *   full collection before the next one. V8 chooses that itself (up to 30 % under
  *   --optimize-for-size, more without); at 1,500 objects, with ~40 MiB surviving, the reserved
@@ -69,7 +69,8 @@ export function usage(): string {
 export function applyMemorySettings(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): string[] {
   if (env.LINODE_OPERATOR_V8_DEFAULTS === "1") return [];
   const given = [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)].map((a) => a.replace(/_/g, "-").split("=")[0]);
-  const wanted = ["--max-semi-space-size=2", "--heap-growing-percent=10"].filter((f) => !given.includes(f.split("=")[0]));
+  const youngSized = given.includes("--max-semi-space-size") || given.includes("--optimize-for-size");
+  const wanted = [...(youngSized ? [] : ["--optimize-for-size"]), ...(given.includes("--heap-growing-percent") ? [] : ["--heap-growing-percent=10"])];
   for (const f of wanted) setFlagsFromString(f);
   return wanted;
 }

@@ -5,15 +5,23 @@
 // is how long the loop is blocked by one page: the part of the soak's event-loop lag a list
 // sweep can cause. Saved to docs/benchmarks/results/answer-parse.json (BENCH_NO_SAVE=1 skips).
 // Usage: node test/bench/answer-parse.ts [pages=300]  (npm run bench:answer-parse)
+import { spawnSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { applyMemorySettings } from "../../src/cli/main.ts";
+import { fileURLToPath } from "node:url";
+import { launcherOf } from "../harness/operator-process.ts";
 import { camelize } from "../../src/linode/case.ts";
 import { databaseListSchema } from "../../src/linode/schemas/databases.ts";
 import { quantile, say } from "./common.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
 
-// The V8 settings the operator runs with (its garbage collector's pauses are part of a page's cost).
-const v8Flags = applyMemorySettings();
+// The operator's V8 settings and malloc arenas (its garbage collector's pauses are part of a
+// page's cost): the bin's #! line, so this runs again under them.
+if (process.env.ANSWER_PARSE_UNDER_BIN !== "1") {
+  const bin = await launcherOf(fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url)));
+  const child = spawnSync(process.execPath, [...bin.nodeArgs, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit", env: { ...process.env, ...bin.env, ANSWER_PARSE_UNDER_BIN: "1" } });
+  process.exit(child.status ?? 1);
+}
+const v8Flags = process.execArgv;
 const PAGES = Number(process.argv[2] ?? 300);
 if (!Number.isInteger(PAGES) || PAGES < 100) throw new Error("usage: node test/bench/answer-parse.ts [pages, at least 100]");
 const ITEMS = 500;
@@ -49,5 +57,5 @@ figure("a page once warm: p99 (the event loop blocked this long)", round2(quanti
 figure("a page once warm: worst", round2(Math.max(...warm)), "ms");
 figure("JSON.parse alone: p50 / p99", `${String(round2(quantile(parseOnly, 0.5)))} / ${String(round2(quantile(parseOnly, 0.99)))}`, "ms");
 figure("CPU per page (user + system)", round2((cpu.user + cpu.system) / 1000 / PAGES), "ms");
-notes.push(`Each page is the recorded real answer of GET /databases/instances (test/fixtures/recorded/TestDatabase_List.json) with ${String(ITEMS)} databases, serialized afresh per page; the client's pipeline is JSON.parse, its zod schema (databaseListSchema), then camelize. V8 runs with the operator's own settings (${v8Flags.length > 0 ? v8Flags.join(" ") : "as started"}), so its garbage collections are the operator's.`);
+notes.push(`Each page is the recorded real answer of GET /databases/instances (test/fixtures/recorded/TestDatabase_List.json) with ${String(ITEMS)} databases, serialized afresh per page; the client's pipeline is JSON.parse, its zod schema (databaseListSchema), then camelize. It runs under the bin's #! line (node ${v8Flags.join(" ")}, MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? "unset"}), so its garbage collections are the operator's.`);
 await saveResult({ name: "answer-parse", title: `Reading a page of ${String(ITEMS)} databases: parse, validate, camelCase`, command: "npm run bench:answer-parse", figures, tables, charts: [], notes });
