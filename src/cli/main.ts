@@ -8,7 +8,8 @@
 //   tripled the CPU of reading a page of answers (`npm run bench:answer-parse`).
 // - MALLOC_ARENA_MAX=2: glibc gives each thread that allocates its own arena (8 per core); V8's
 //   helper threads filled theirs over a soak's first hour (a restarted process's thread arenas
-//   climbed 22→27 MiB). With two, 130 MiB steady where glibc's default held 159.
+//   climbed 22→27 MiB). Two held 12–29 MiB less steady than glibc's default in two runs.
+// A user's own MALLOC_ARENA_MAX is overridden here; `node dist/cli/main.js run` keeps it.
 // A start that bypasses the #! line (`node dist/cli/main.js
 // run`) gets what V8 still honours after start from applyMemorySettings.
 import { setFlagsFromString } from "node:v8";
