@@ -9,9 +9,9 @@
 // - MALLOC_ARENA_MAX=2: glibc gives each thread that allocates its own arena (8 per core); V8's
 //   helper threads filled theirs over a soak's first hour (a restarted process's thread arenas
 //   climbed 22→27 MiB). Two held 12–29 MiB less steady than glibc's default in two runs.
-// A user's own MALLOC_ARENA_MAX is overridden here; `node dist/cli/main.js run` keeps it.
-// A start that bypasses the #! line (`node dist/cli/main.js
-// run`) gets what V8 still honours after start from applyMemorySettings.
+// A user's own MALLOC_ARENA_MAX is overridden here. A start that bypasses the #! line
+// (`node dist/cli/main.js run`) keeps the user's arenas and gets what V8 still honours after
+// start from applyMemorySettings.
 import { setFlagsFromString } from "node:v8";
 import { readFile } from "node:fs/promises";
 import { invokedDirectly, MIN_NODE, nodeAtLeast } from "./entry.ts";

@@ -289,7 +289,7 @@ describe("a connection Secret the cache does not hold", () => {
     expect(await publisher.find(owner, "none")).toEqual({ ours: undefined });
   });
 
-  it("a Secret whose controller reference carries the owner's uid under another kind is not trusted as ours: taken as absent, so publishing finds it again by name", async () => {
+  it("a Secret whose controller reference carries the owner's uid under another kind is not trusted as ours (find answers none)", async () => {
     const { kube, pool } = setup();
     const store = pool.store<SecretObject>(secretsType, ownedSecretSelectors);
     const publisher = new ConnectionSecrets(kube, store, gadgetType);
