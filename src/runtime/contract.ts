@@ -3,7 +3,7 @@
 // controller, caches and leases stay the runtime's own (test/unit/architecture.test.ts checks
 // that kinds import the runtime only through this file).
 export {
-  canWrite, reference, referrersIndex,
+  cachedReadAge, canWrite, reference, referrersIndex,
   type AfterObserve, type ConfigMapObject, type EndpointSliceObject, type ServiceObject, type ConnectionDetails, type ConnectionSource, type Created, type Decoded, type Deferral, type ReadyToCreate,
   type ExternalClient, type ExternalReader, type KindModule, type KindParts, type LateInit, type KubeObject, type Managed, type ManagedKind,
   type ManagedObject, type ManagedStatus, type Observation, type Observed, type Policies, type PublishedConnection,

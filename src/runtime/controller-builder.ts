@@ -57,6 +57,8 @@ export interface WiringHooks {
   enqueue: (key: string) => void;
   /** The reconciler wrote the object (its status, when `status`): the watch event of it is no change. */
   ownWrite: (key: string, resourceVersion: string | undefined, status: boolean) => void;
+  /** When this process began to manage the object under `key`, if after it started. */
+  managedSince?: (key: string) => number | undefined;
 }
 
 export interface WiredKind {
@@ -115,6 +117,7 @@ export function wireKind<D>(module: KindModule<D>, deps: ControllerDeps<D>, pool
     ...(references !== undefined ? { references } : {}),
     ...(connections !== undefined ? { connections } : {}),
     onWrite: (write) => { hooks.ownWrite(write.key, write.resourceVersion, write.status); },
+    ...(hooks.managedSince !== undefined ? { managedSince: hooks.managedSince } : {}),
   });
   return { kind, self, reconciler, protection };
 }

@@ -114,6 +114,12 @@ export class Controller<D = unknown> {
    * id after a create) would queue another pass, a configs list and nodes lists more.
    */
   private readonly heldEvents = new Map<string, { events: { resourceVersion: string | undefined; relevant: boolean }[]; overflow: boolean }>();
+  /**
+   * Keys that came into this process's care after it started (a shard took them over), with
+   * when: Managed.managedSince. Kept no longer than a settled object's poll: a cached read older
+   * than that is refused anyway.
+   */
+  private readonly arrived = new Map<string, number>();
   /** Keys whose shard could not be told (their key unreadable now), with the error last logged: said once, not every retry. */
   private readonly ownerUnknown = new Map<string, string>();
   private workers: Promise<void>[] = [];
@@ -144,6 +150,7 @@ export class Controller<D = unknown> {
     });
     const wired = wireKind(module, deps, this.pool, {
       enqueue: (key) => { this.enqueue(key); },
+      managedSince: (key) => this.managedSince(key),
       ownWrite: (key, resourceVersion, status) => {
         this.rememberOwnWrite(key, resourceVersion);
         if (status) {
@@ -187,6 +194,7 @@ export class Controller<D = unknown> {
         this.ownWrites.delete(key);
         this.heldEvents.delete(key);
         this.ownerUnknown.delete(key);
+        this.arrived.delete(key);
         this.reconciler.forget(key);
         deps.events.forget?.(obj);
         const id = recordedIdOf(this.kind, obj);
@@ -197,6 +205,7 @@ export class Controller<D = unknown> {
       }
       // Before start() nothing is queued: start() queues every object it then finds.
       if (!this.active) return;
+      if (ev === "add") this.arrived.set(key, Date.now());
       if (ev === "update" && this.queue.isProcessing(key)) {
         const held = this.heldEvents.get(key) ?? { events: [], overflow: false };
         // Bounded whatever a tenant writes during a long pass: more events than own writes are
@@ -221,8 +230,18 @@ export class Controller<D = unknown> {
     entries.track(`${kind}.woken`, () => this.woken.size);
     entries.track(`${kind}.ownWrites`, () => this.ownWrites.size);
     entries.track(`${kind}.heldEvents`, () => this.heldEvents.size);
+    entries.track(`${kind}.arrived`, () => this.arrived.size);
     entries.track(`${kind}.answeredCreates`, () => this.reconciler.answeredCreateCount);
     entries.track(`${kind}.repeatedUpdates`, () => this.reconciler.repeatedUpdateCount);
+  }
+
+  private managedSince(key: string): number | undefined {
+    const at = this.arrived.get(key);
+    if (at !== undefined && Date.now() - at > this.kind.poll.readyMillis) {
+      this.arrived.delete(key);
+      return undefined;
+    }
+    return at;
   }
 
   private rememberOwnWrite(key: string, resourceVersion: string | undefined): void {

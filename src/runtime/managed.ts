@@ -58,6 +58,13 @@ export interface Managed<Spec> {
    * an object this resource created but never heard back about, and only for exactly that.
    */
   createPending: CreatePending | undefined;
+  /**
+   * When this process began to manage the object, if that was after it started (a shard took it
+   * over from another): a shared list of the account read before then was no guard of this
+   * object's (no change it held woke it here), so it must not stand for the cloud object; the
+   * previous owner may have seen newer, and written it to status. See `cachedReadAge`.
+   */
+  managedSince?: number;
   policies: Policies;
   refs: ResolvedRefs;
   /** One-shot actions (request tokens), checked and recorded against the API server, not the cache. */
@@ -423,3 +430,12 @@ export interface KindModule<Deps> {
 
 /** The name of the index on a kind's own store that maps a referenced object to its referrers. */
 export const referrersIndex = (reference: string): string => `ref:${reference}`;
+
+/**
+ * The oldest a cached read of this object's cloud object may be: `maxAgeMillis`, and no older
+ * than the moment this process began to manage it (`managedSince`). Never 0 (a list shared by
+ * every object taken over at once, not a GET each).
+ */
+export function cachedReadAge(m: Pick<Managed<unknown>, "managedSince">, maxAgeMillis: number, now = Date.now()): number {
+  return m.managedSince === undefined ? maxAgeMillis : Math.max(1, Math.min(maxAgeMillis, now - m.managedSince));
+}

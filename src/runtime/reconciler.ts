@@ -20,7 +20,7 @@
 // - adopting a cloud object it did not create sends nothing the user did not write: the fields
 //   the spec leaves unset take the object's values first, written to the spec once (lateInit).
 import { isConflict, isInvalid } from "../kube/errors.ts";
-import { keyOf, type KubeApi } from "../kube/types.ts";
+import { keyOf, objectKey, type KubeApi } from "../kube/types.ts";
 import { Actions, LAST_REQUESTS } from "./actions.ts";
 import { FINALIZER, INITIALIZED_FROM_ANNOTATION, isPaused } from "./annotations.ts";
 import { getCondition } from "./conditions.ts";
@@ -65,6 +65,8 @@ export interface ReconcilerDeps {
   recorders?: (id: string) => ManagedObject[];
   /** Keeps the objects protected references name (credentials Secrets) from going first. */
   protection?: ReferenceProtection;
+  /** When this process began to manage the object under `key`, if after it started (Managed.managedSince). */
+  managedSince?: (key: string) => number | undefined;
 }
 
 export interface OwnWrite { key: string; resourceVersion: string | undefined; status: boolean }
@@ -187,7 +189,7 @@ export class ManagedReconciler {
       pass = {
         status, generation, acting: false,
         observeOnly: policies.management === "Observe" || this.writer === undefined,
-        m: { obj, key: keyOf(obj), spec, externalId: recordedIdOf(this.kind, obj), createPending: createPendingOf(obj.status), policies, refs: {}, actions: new Actions(status) },
+        m: { obj, key: keyOf(obj), spec, externalId: recordedIdOf(this.kind, obj), createPending: createPendingOf(obj.status), managedSince: this.deps.managedSince?.(objectKey(obj)), policies, refs: {}, actions: new Actions(status) },
       };
       const outcome = deleting ? await this.reconcileDelete(pass, signal) : await this.run(this.live, pass, signal) ?? { type: "observed" };
       return await this.report(pass, outcome);

@@ -116,7 +116,12 @@ describe("connection Secrets split by shard", () => {
     await waitFor("a caches all six", async () => ((await cachedSecrets(a)) === tenants.length ? true : undefined), 15_000, 250);
     // a works on all six now, and nothing was made or changed again in Linode.
     await waitFor("a works on all six", async () => (sum(await metricsOf(a), "linode_operator_resources", (l) => l.get("kind") === "ManagedDatabase") === tenants.length ? true : undefined), 15_000, 250);
-    expect((await objects()).every(ready)).toBe(true);
+    const after = await objects();
+    for (const o of after.filter((x) => !ready(x))) {
+      process.stdout.write(`not Ready after takeover: ${o.metadata.namespace ?? ""} ${JSON.stringify(o.metadata.labels)} ${JSON.stringify(o.status?.conditions)}\n`);
+      for (const l of a.logs.filter((x) => JSON.stringify(x).includes(o.metadata.namespace ?? "")).slice(-15)) process.stdout.write(`a logged: ${JSON.stringify(l).slice(0, 600)}\n`);
+    }
+    expect(after.every(ready)).toBe(true);
     expect(creates()).toBe(tenants.length);
     expect(emulator.mutations().length).toBe(writesBefore);
     // The Secrets came with their objects: a kept them as they were (no write), and read no

@@ -3,7 +3,7 @@
 // delete and the request tokens; the runtime does everything else.
 import { z } from "zod";
 import { databasePlatform, isNotFound, type Database, type DatabaseBackup, type DatabasePlatform, type ForkInput, type LinodeClient, type MaintenanceWindow } from "../../linode/index.ts";
-import { ConditionReasons as R, getCondition, isTrue, problems, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals, type ReadyToCreate } from "../../runtime/contract.ts";
+import { cachedReadAge, ConditionReasons as R, getCondition, isTrue, problems, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed, type PollIntervals, type ReadyToCreate } from "../../runtime/contract.ts";
 import { KindLimits, KindTimings } from "../shared/constants.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import { isLabelTaken, labelInUse, linodeCall, translateLinodeError } from "../shared/linode-errors.ts";
@@ -98,7 +98,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
     // still changing a list up to a pending poll old. Our own changes invalidate the cache.
     // A cluster suspended as the spec asks is settled too: it is not looked at every few seconds for as long as it sleeps.
     const restingSuspended = m.spec.suspended && m.obj.status?.status === "suspended";
-    const maxAge = isTrue(m.obj.status?.conditions, "Ready") || restingSuspended ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis;
+    const maxAge = cachedReadAge(m, isTrue(m.obj.status?.conditions, "Ready") || restingSuspended ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis);
     const api = this.deps.linode.databases.engine(engine);
     const db = await locateOwned(m, {
       kind: "ManagedDatabase", what: `${engine} database`, idField: "databaseId", named: m.spec.databaseId, mismatchReason: ManagedDatabaseReasons.DatabaseIdMismatch,

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { isNotFound, type LinodeClient, type NodeBalancer, type NodeBalancerCreateRequest, type NodeBalancerVpcConfig } from "../../linode/index.ts";
 import {
-  ConditionReasons as R, getCondition, problems, readyAtGeneration, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed,
+  cachedReadAge, ConditionReasons as R, getCondition, problems, readyAtGeneration, RetryAfterError, TerminalError, type AfterObserve, type Created, type Deferral, type EventRecorder, type ExternalClient, type Managed, type Observation, type Observed,
   type Logger, type PollIntervals,
 } from "../../runtime/contract.ts";
 
@@ -144,7 +144,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
     // One NodeBalancer list per poll interval serves every look (our own changes invalidate it); a
     // list that finds a NodeBalancer's `updated` moved wakes its resource at once, so a change
     // made just after a list is seen at the next list, not at the look after it (two windows).
-    const maxAge = settled ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis;
+    const maxAge = cachedReadAge(m, settled ? this.deps.poll.readyMillis : this.deps.poll.pendingMillis);
     const api = this.deps.linode.nodeBalancers;
     const nb = await locateOwned(m, {
       kind: "NodeBalancer", what: "NodeBalancer", idField: "nodeBalancerId", named: m.spec.nodeBalancerId, mismatchReason: NodeBalancerReasons.NodeBalancerIdMismatch,
