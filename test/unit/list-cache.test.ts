@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { LinodeApiError } from "../../src/linode/index.ts";
 import { ListCache } from "../../src/resources/shared/list-cache.ts";
+import { cachedReadAge } from "../../src/runtime/managed.ts";
 
 interface Obj { id: number; status: string }
 
@@ -162,5 +163,87 @@ describe("ListCache", () => {
     // The list left 2 out, and nothing is on its way any more: no read can have started before it.
     expect(s.cache.size).toBe(1);
     expect(s.cache.invalidations).toBe(0);
+  });
+  it("an object taken over from another shard is not served a list older than its arrival, however settled it is", async () => {
+    const s = source();
+    const settled = 5 * 60_000;
+    // This process listed the account while object 1 was still being made (another shard's then).
+    s.state.set(1, { id: 1, status: "provisioning" });
+    await s.cache.get(2, settled, signal);
+    s.state.set(1, { id: 1, status: "active" });
+    elapsed(20_000);
+    // Its own objects still take that list: no change was missed for them (a list would have woken them).
+    expect((await s.cache.get(1, cachedReadAge({}, settled), signal))?.status).toBe("provisioning");
+    expect(s.lists).toBe(1);
+    // One that arrived since (its owner saw it active): a new list, shared, not a GET.
+    const taken = { managedSince: Date.now() - 1_000 };
+    expect((await s.cache.get(1, cachedReadAge(taken, settled), signal))?.status).toBe("active");
+    expect(s.lists).toBe(2);
+    expect(s.gets).toBe(0);
+    // That list serves it from then on, up to the settled age.
+    elapsed(60_000);
+    expect((await s.cache.get(1, cachedReadAge(taken, settled), signal))?.status).toBe("active");
+    expect(s.lists).toBe(2);
+  });
+
+  it("cachedReadAge: the kind's age, no older than the arrival, never 0", () => {
+    expect(cachedReadAge({}, 300_000, 1_000_000)).toBe(300_000);
+    expect(cachedReadAge({ managedSince: 990_000 }, 300_000, 1_000_000)).toBe(10_000);
+    expect(cachedReadAge({ managedSince: 500_000 }, 300_000, 1_000_000)).toBe(300_000);
+    expect(cachedReadAge({ managedSince: 1_000_000 }, 300_000, 1_000_000)).toBe(1);
+  });
+  it("a list of many pages is not waited for by a read that has the object: it is served the last list's and the new list wakes what changed; a failed list is waited for next", async () => {
+    const changed: number[] = [];
+    const state = new Map<number, Obj>([[1, { id: 1, status: "provisioning" }], [2, { id: 2, status: "provisioning" }], [3, { id: 3, status: "provisioning" }]]);
+    let lists = 0;
+    let fail = false;
+    let release: (() => void) | undefined;
+    const cache = new ListCache<Obj>({
+      pageSize: 2,
+      onChange: (id) => changed.push(id),
+      listAll: async () => {
+        lists++;
+        const snapshot = [...state.values()].map((o) => ({ ...o }));
+        await new Promise<void>((r) => { release = r; });
+        if (fail) throw new LinodeApiError(401, [{ reason: "Invalid Token" }], { method: "GET", route: "/things" });
+        return snapshot;
+      },
+      get: () => Promise.reject(new Error("no GET expected")),
+    });
+    const pending = 5_000;
+    // The first list is waited for: nothing is known before it.
+    const first = cache.get(1, pending, signal);
+    release?.();
+    expect((await first)?.status).toBe("provisioning");
+    state.set(1, { id: 1, status: "active" });
+    elapsed(6_000);
+    // Older than asked: served at once, and one new list (not one per read) is on its way.
+    expect((await cache.get(1, pending, signal))?.status).toBe("provisioning");
+    expect((await cache.get(2, pending, signal))?.status).toBe("provisioning");
+    expect(lists).toBe(2);
+    release?.();
+    await vi.waitFor(() => { expect(changed).toEqual([1]); });
+    expect((await cache.get(1, pending, signal))?.status).toBe("active");
+    // That list failed: the read after it waits for the next, and gets its failure.
+    elapsed(6_000);
+    fail = true;
+    void cache.get(2, pending, signal);
+    release?.();
+    await vi.waitFor(() => { expect(lists).toBe(3); });
+    await new Promise((r) => setImmediate(r));
+    elapsed(6_000);
+    const waited = cache.get(2, pending, signal);
+    expect(lists).toBe(4);
+    release?.();
+    await expect(waited).rejects.toThrow(/Invalid Token/);
+  });
+
+  it("a list of one page is waited for (one call, and the object read is as fresh as asked)", async () => {
+    const state = new Map<number, Obj>([[1, { id: 1, status: "provisioning" }]]);
+    const cache = new ListCache<Obj>({ pageSize: 500, onChange: () => undefined, listAll: () => Promise.resolve([...state.values()].map((o) => ({ ...o }))), get: () => Promise.reject(new Error("no GET expected")) });
+    await cache.get(1, 5_000, signal);
+    state.set(1, { id: 1, status: "active" });
+    elapsed(6_000);
+    expect((await cache.get(1, 5_000, signal))?.status).toBe("active");
   });
 });

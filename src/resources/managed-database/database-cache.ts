@@ -65,7 +65,7 @@ export class DatabaseListCache {
     if (c === undefined) {
       const api = this.linode.databases.engine(engine);
       const listeners = this.listeners;
-      c = new ListCache({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }), onChange: (id) => { for (const l of listeners) l(id); } });
+      c = new ListCache({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }), onChange: (id) => { for (const l of listeners) l(id); }, pageSize: MAX_PAGE_SIZE });
       this.caches.set(engine, c);
     }
     return c;

@@ -1,7 +1,7 @@
 // The NodeBalancer kind: configs and nodes inline, certificates from kubernetes.io/tls Secrets
 // (a reference: a renewed certificate wakes the NodeBalancers that use it), statistics as
 // metrics. The runtime does the rest.
-import type { NodeBalancer } from "../../linode/index.ts";
+import { MAX_PAGE_SIZE, type NodeBalancer } from "../../linode/index.ts";
 import { legacyIdFromStatusId, readyAtGeneration, settingValue, type Managed, type KindParts } from "../../runtime/contract.ts";
 import { nodeChanged } from "../shared/nodes.ts";
 import { backendReads, withFollowedBackends, type BackendSources, type BackendSubnet, type EffectiveSpec, type NodesFrom } from "./backends-from.ts";
@@ -75,7 +75,7 @@ export const nodeBalancerKind: OperatorKind = {
       const { linode } = account;
       const api = linode.nodeBalancers;
       // The month's transfer counts up with traffic and moves nothing else: a list finding only that changed wakes no one.
-      const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }), onChange: changed, differs: (a, b) => JSON.stringify({ ...a, transfer: null }) !== JSON.stringify({ ...b, transfer: null }) });
+      const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }), onChange: changed, pageSize: MAX_PAGE_SIZE, differs: (a, b) => JSON.stringify({ ...a, transfer: null }) !== JSON.stringify({ ...b, transfer: null }) });
       const configs = new ConfigReader(linode, settingValue(nodeBalancerSettings.rereadSeconds, deps.settings) * 1000);
       account.track("NodeBalancer.listCache", () => cache.size);
       account.track("NodeBalancer.listCache.invalidated", () => cache.invalidations);
