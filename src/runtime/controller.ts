@@ -233,6 +233,7 @@ export class Controller<D = unknown> {
     entries.track(`${kind}.arrived`, () => this.arrived.size);
     entries.track(`${kind}.answeredCreates`, () => this.reconciler.answeredCreateCount);
     entries.track(`${kind}.repeatedUpdates`, () => this.reconciler.repeatedUpdateCount);
+    entries.track(`${kind}.unsentCreates`, () => this.reconciler.unsentCreateCount);
   }
 
   private managedSince(key: string): number | undefined {

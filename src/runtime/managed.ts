@@ -59,6 +59,12 @@ export interface Managed<Spec> {
    */
   createPending: CreatePending | undefined;
   /**
+   * This process knows the create `createPending` announces was never sent (the call budget held
+   * it back before it left), and looked for what any earlier one may have made before announcing
+   * it: there is no lost create to look for, and a look by label (a paginated call) is not needed.
+   */
+  createUnsent?: boolean;
+  /**
    * When this process began to manage the object, if that was after it started (a shard took it
    * over from another): a shared list of the account read before then was no guard of this
    * object's (no change it held woke it here), so it must not stand for the cloud object; the

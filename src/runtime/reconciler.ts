@@ -106,6 +106,13 @@ export class ManagedReconciler {
   /** Keys whose last create this process sent got an answer (an error): nothing of it can still be in flight. */
   private readonly answeredCreates = new Set<string>();
   /**
+   * Keys whose announced create (createPending.at, the value) the call budget held back before it
+   * was sent: Managed.createUnsent. At 10,000 databases over three replicas, each such create's
+   * next pass looked by label first, a paginated call, and the paginated class (a third of 100 a
+   * minute each) held back the creates and the lists behind them.
+   */
+  private readonly unsentCreates = new Map<string, string>();
+  /**
    * Per key, the last update sent and how many passes running sent it unchanged: an update that
    * never takes (the API stores the value in another form, or someone puts it back) is sent
    * MAX_IDENTICAL_UPDATES times, then no more until something changes. Dropped once in step.
@@ -151,7 +158,13 @@ export class ManagedReconciler {
   /** The object is gone: nothing of it is kept. */
   forget(key: string): void {
     this.answeredCreates.delete(key);
+    this.unsentCreates.delete(key);
     this.repeats.delete(key);
+  }
+
+  /** Keys whose announced create was held back unsent. */
+  get unsentCreateCount(): number {
+    return this.unsentCreates.size;
   }
 
   /** Keys whose identical updates are being counted. */
@@ -186,10 +199,13 @@ export class ManagedReconciler {
         return await this.invalidSpec(obj, status, generation, err);
       }
       const policies = this.kind.policies(spec);
+      const createPending = createPendingOf(obj.status);
+      const unsent = this.unsentCreates.get(objectKey(obj));
+      if (unsent !== undefined && unsent !== createPending?.at) this.unsentCreates.delete(objectKey(obj));
       pass = {
         status, generation, acting: false,
         observeOnly: policies.management === "Observe" || this.writer === undefined,
-        m: { obj, key: keyOf(obj), spec, externalId: recordedIdOf(this.kind, obj), createPending: createPendingOf(obj.status), managedSince: this.deps.managedSince?.(objectKey(obj)), policies, refs: {}, actions: new Actions(status) },
+        m: { obj, key: keyOf(obj), spec, externalId: recordedIdOf(this.kind, obj), createPending, ...(unsent !== undefined && unsent === createPending?.at ? { createUnsent: true } : {}), managedSince: this.deps.managedSince?.(objectKey(obj)), policies, refs: {}, actions: new Actions(status) },
       };
       const outcome = deleting ? await this.reconcileDelete(pass, signal) : await this.run(this.live, pass, signal) ?? { type: "observed" };
       return await this.report(pass, outcome);
@@ -423,6 +439,8 @@ export class ManagedReconciler {
     await this.writes.markCreatePending(m, pass.status, writer.intent?.(m) ?? {});
     const key = `${m.key.namespace}/${m.key.name}`;
     this.answeredCreates.delete(key);
+    this.unsentCreates.delete(key);
+    m.createUnsent = false;
     // A create still waiting (for the call budget, a 429, a slow answer) after the deadline is
     // abandoned, so none is ever sent later than the grace period that keeps another from
     // being sent meanwhile (createMayBeInFlight) assumes.
@@ -438,6 +456,7 @@ export class ManagedReconciler {
       // The API refused it: nothing was created, so nothing may be looked for or adopted later.
       if (err instanceof TerminalError) await this.writes.clearCreatePending(m, pass.status).catch(() => undefined);
       else if (err instanceof RetryAfterError || answered(err)) this.answeredCreates.add(key);
+      if (err instanceof RetryAfterError && err.unsent && m.createPending !== undefined) this.unsentCreates.set(key, m.createPending.at);
       throw err;
     } finally {
       clearTimeout(timer);

@@ -185,6 +185,21 @@ describe("controller: what spans passes", () => {
     expect(h.condition("held", "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
   });
 
+  it("a create the call budget held back unsent is not looked for by label at the next pass (a paginated call), and is sent once", async () => {
+    const h = await harness();
+    h.cloud.createFails.push(new RetryAfterError("RateLimited", "creating: waiting for the call budget", 30, { unsent: true }));
+    await h.create("held", {});
+    await h.until("Ready", () => h.ready("held"));
+    expect(h.cloud.createAttempts).toEqual([key("held"), key("held")]);
+    expect(h.cloud.creates).toHaveLength(1);
+    expect(h.cloud.labelLookups).toEqual([]);
+    // A create that may have been sent (no answer) is still looked for.
+    h.cloud.createFails.push(new Error("socket hang up"));
+    await h.create("lost", {});
+    await h.until("looked for by label", () => h.cloud.labelLookups.includes(key("lost")));
+    expect(h.cloud.createAttempts.filter((k) => k === key("lost"))).toHaveLength(1);
+  });
+
   it("a conflict adding the finalizer is retried at once, unreported and without backoff", async () => {
     const h = await harness({ backoffBaseMillis: 5_000 });
     h.kube.failNext("jsonPatchCustom", new KubeApiError(409, "Conflict", "test of /metadata/resourceVersion failed"));

@@ -35,7 +35,7 @@ export async function locateOwned<Spec extends { label?: string | undefined }, T
     }
     return found;
   }
-  if (m.createPending !== undefined) {
+  if (m.createPending !== undefined && m.createUnsent !== true) {
     // The label the create was sent with, whatever the spec says now.
     const label = m.createPending.label ?? o.label;
     return linodeCall(`looking for a ${o.what} a lost create may have made`, () => o.byLabel(label));
