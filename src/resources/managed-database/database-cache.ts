@@ -3,7 +3,7 @@
 // database's state in the same list sweep that serves the ManagedDatabases.
 import { MAX_PAGE_SIZE, type Database, type DatabaseEngine, type LinodeClient } from "../../linode/index.ts";
 import { PerAccount } from "../shared/credentials.ts";
-import { ListCache } from "../shared/list-cache.ts";
+import { ListCache, SWEEP_PAGE_WAIT_MILLIS } from "../shared/list-cache.ts";
 
 export class DatabaseListCache {
   private readonly linode: LinodeClient;
@@ -65,7 +65,7 @@ export class DatabaseListCache {
     if (c === undefined) {
       const api = this.linode.databases.engine(engine);
       const listeners = this.listeners;
-      c = new ListCache({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }), onChange: (id) => { for (const l of listeners) l(id); }, pageSize: MAX_PAGE_SIZE });
+      c = new ListCache({ listAll: (signal) => api.listAll({ signal, retry: { maxRateLimitWaitMs: SWEEP_PAGE_WAIT_MILLIS } }), get: (id, signal) => api.get(id, { signal }), onChange: (id) => { for (const l of listeners) l(id); }, pageSize: MAX_PAGE_SIZE });
       this.caches.set(engine, c);
     }
     return c;

@@ -10,7 +10,7 @@ import { AccountScope, PerAccount, recordedAccount } from "../shared/credentials
 import { specRefName } from "../shared/schema.ts";
 import { labelOf } from "../shared/derived-label.ts";
 import type { OperatorKind } from "../shared/deps.ts";
-import { ListCache } from "../shared/list-cache.ts";
+import { ListCache, SWEEP_PAGE_WAIT_MILLIS } from "../shared/list-cache.ts";
 import { ListWakes } from "../shared/list-wakes.ts";
 import { ConfigReader } from "./configs.ts";
 import { NodeBalancerLocks } from "./locks.ts";
@@ -75,7 +75,7 @@ export const nodeBalancerKind: OperatorKind = {
       const { linode } = account;
       const api = linode.nodeBalancers;
       // The month's transfer counts up with traffic and moves nothing else: a list finding only that changed wakes no one.
-      const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal }), get: (id, signal) => api.get(id, { signal }), onChange: changed, pageSize: MAX_PAGE_SIZE, differs: (a, b) => JSON.stringify({ ...a, transfer: null }) !== JSON.stringify({ ...b, transfer: null }) });
+      const cache = new ListCache<NodeBalancer>({ listAll: (signal) => api.listAll({ signal, retry: { maxRateLimitWaitMs: SWEEP_PAGE_WAIT_MILLIS } }), get: (id, signal) => api.get(id, { signal }), onChange: changed, pageSize: MAX_PAGE_SIZE, differs: (a, b) => JSON.stringify({ ...a, transfer: null }) !== JSON.stringify({ ...b, transfer: null }) });
       const configs = new ConfigReader(linode, settingValue(nodeBalancerSettings.rereadSeconds, deps.settings) * 1000);
       account.track("NodeBalancer.listCache", () => cache.size);
       account.track("NodeBalancer.listCache.invalidated", () => cache.invalidations);
