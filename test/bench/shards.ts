@@ -6,6 +6,8 @@
 // re-observed; a rolling restart of every replica (SIGTERM, a new one started): Ready flaps.
 // Throughout: duplicates and orphans (cloud databases against resources), creates sent twice,
 // and two-writer events (two-writers.ts: two replicas' writes to one database in flight at once).
+// Convergence is held to the budget's time floor (floors.ts: the calls the workload needs at
+// each account's share, from the counts before the run), target ≤ 1.1× (issue 46).
 // R = 1 runs the default (one leader, no shards) for the side-by-side row.
 // Namespaces are what is hashed: with few of them the shares can be uneven (12 over 3 replicas
 // once gave one replica none), so the default spreads the databases over 60.
@@ -26,6 +28,7 @@ import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.
 import { HashRing } from "../../src/runtime/sharding/ring.ts";
 import type { OperatorProcess } from "../harness/operator-process.ts";
 import { startBench } from "./bench-setup.ts";
+import { budgetAt, workloadFloor } from "./floors.ts";
 import { isReady, kubectl, say, secs, sleep, watchKind } from "./common.ts";
 import { connectionSecretsCached, reconciles, rssMiB, scrape, sum } from "./metrics.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
@@ -39,7 +42,23 @@ const byAccount = A > 1;
 const accountToken = (j: number): string => `bench-account-${String(j)}`;
 const namespaceToken = (i: number): string | undefined => (byAccount ? accountToken(i % A) : undefined);
 const { figures, tables, notes, figure } = resultCollector(say);
-const bench = await startBench({ provisionSeconds: 5, ...(byAccount ? { accountTokens: Object.fromEntries(Array.from({ length: A }, (_, j) => [`account-${String(j)}`, [accountToken(j)]])) } : {}) });
+const PROVISION_SECONDS = 5;
+/** Each replica's --linode-api-share (the chart's default). */
+const API_SHARE = 0.5;
+/**
+ * The floor convergence is held to (floors.ts), computed from the counts before the run: each
+ * account's databases by engine (database i is in namespace i mod K, whose account is its index
+ * mod A), each account's budget its own, so the accounts converge side by side and the largest
+ * sets the time; the calls are every account's.
+ */
+const accountFloors = Array.from({ length: A }, (_, j) => {
+  const byEngine = [0, 0];
+  for (let i = 0; i < D; i++) if ((i % K) % A === j) byEngine[i % 2] = (byEngine[i % 2] ?? 0) + 1;
+  return workloadFloor({ databasesByEngine: byEngine, nodeBalancers: 0, configsPerNodeBalancer: 0, snapshots: 0, provisionSeconds: PROVISION_SECONDS, pendingPollSeconds: 5 }, budgetAt(API_SHARE));
+});
+const floorSeconds = Math.max(...accountFloors.map((f) => f.seconds));
+const floorCalls = accountFloors.reduce((n, f) => n + f.calls, 0);
+const bench = await startBench({ provisionSeconds: PROVISION_SECONDS, ...(byAccount ? { accountTokens: Object.fromEntries(Array.from({ length: A }, (_, j) => [`account-${String(j)}`, [accountToken(j)]])) } : {}) });
 const { cp, emulator } = bench;
 const kube = new KubeClient(loadKubeConfigFromFile(cp.adminKubeconfig), { fieldManager: "bench" });
 const namespaces = Array.from({ length: K }, (_, i) => `tenant-${String(i)}`);
@@ -53,7 +72,7 @@ const expectedExits = new Set<string>();
 async function startReplica(): Promise<Replica> {
   seq++;
   const name = `replica-${String(seq)}`;
-  const proc = bench.spawnOperator(["--linode-api-share", "0.5"], {
+  const proc = bench.spawnOperator(["--linode-api-share", String(API_SHARE)], {
     // Every namespace watched (the chart's default: one watch per type); a list of sixty makes a
     // watch per namespace and type, which with three replicas overloaded the API server here.
     LEADER_ELECT: "true", SHARDS: String(sharded), POD_NAMESPACE: LEASE_NS, POD_NAME: name, ...(byAccount && sharded ? { SHARD_BY: "account" } : {}),
@@ -133,6 +152,7 @@ try {
   const t0 = Date.now();
   for (let r = 0; r < R; r++) await startReplica();
   say(`== convergence: ${String(D)} ManagedDatabases over ${String(K)} namespaces${byAccount ? ` and ${String(A)} accounts` : ""}, ${String(R)} replica(s)${sharded ? ` with --shards${byAccount ? " --shard-by account" : ""}` : " (the default: one leader)"}`);
+  const callsBefore = Object.values(emulator.requestCounts()).reduce((a, b) => a + b, 0);
   const tApply = Date.now();
   for (let i = 0; i < D; i++) {
     const ns = namespaces[i % K] ?? "";
@@ -142,6 +162,13 @@ try {
   await until("all Ready", settled, 60 * 60_000);
   figure("all Ready after the first apply", secs(Date.now() - tApply), "s");
   figure("replicas started to all Ready", secs(Date.now() - t0), "s");
+  const convergedSeconds = (Date.now() - tApply) / 1000;
+  const calls = Object.values(emulator.requestCounts()).reduce((a, b) => a + b, 0) - callsBefore;
+  const floorFormula = accountFloors[0]?.formula.split("; time floor: ") ?? [];
+  figure(`converging: the budget's time floor (${A > 1 ? `the largest of ${String(A)} accounts' own; ` : ""}${floorFormula[1] ?? ""})`, floorSeconds, "s");
+  figure("converging: time against the budget's time floor", Math.round((convergedSeconds / floorSeconds) * 100) / 100, "×", "≤ 1.1", convergedSeconds <= 1.1 * floorSeconds);
+  figure(`converging: Linode calls (${floorFormula[0] ?? ""}: ${String(floorCalls)})`, calls);
+  figure("converging: Linode calls against that floor", Math.round((calls / floorCalls) * 100) / 100, "×");
   await sleep(10_000);
   const rows: (string | number)[][] = [];
   for (const r of live) {
