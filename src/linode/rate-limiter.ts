@@ -76,13 +76,6 @@ export class TokenBucket {
   private sent: number[] | undefined;
   /** The server's own limit, as last reported. */
   private serverLimit: number | undefined;
-  /**
-   * The earliest a caller told to come back later (acquireWithin's `wait`) is told to: each one
-   * a refill after the one before, so callers the bucket turns away together do not all return
-   * at once to find one token among them, and go away again (at 10,000 objects, eight passes
-   * held back per pass that ran).
-   */
-  private nextReturn = 0;
 
   constructor(opts: TokenBucketOptions) {
     this.share = opts.share ?? 1;
@@ -128,14 +121,6 @@ export class TokenBucket {
     return Math.max(wait, this.slidingWait(now));
   }
 
-  /** When a caller turned away now may come back (see nextReturn), in ms from now: at least `wait`. */
-  private returnAfter(wait: number): number {
-    const now = this.now();
-    const at = Math.max(now + wait, this.nextReturn);
-    this.nextReturn = at + 1 / this.refillPerMs();
-    return at - now;
-  }
-
   /** Until the oldest send that keeps the last window full leaves it (0 if it is not full). */
   private slidingWait(now: number): number {
     if (this.sent === undefined) return 0;
@@ -158,7 +143,7 @@ export class TokenBucket {
     for (;;) {
       const wait = this.tryTake();
       if (wait === 0) return waited;
-      if (waited + wait > maxWaitMs) return { wait: this.returnAfter(wait) };
+      if (waited + wait > maxWaitMs) return { wait };
       waited += wait;
       await sleep(wait, signal);
     }

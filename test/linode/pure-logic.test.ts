@@ -123,18 +123,6 @@ describe("token bucket", () => {
     expect(b.tryTake()).toBe(0);
   });
 
-  it("callers it turns away are told to come back a refill apart, not all at once", async () => {
-    let now = 0;
-    // 60 a minute: one token a second. The server says its window ends in 30 s, none left.
-    const b = new TokenBucket({ capacity: 60, windowMs: 60_000, now: () => now });
-    b.observe({ limit: 60, remaining: 0, resetAtMs: 30_000 });
-    const waits = await Promise.all([1, 2, 3].map(() => b.acquireWithin(5_000)));
-    expect(waits).toEqual([{ wait: 30_000 }, { wait: 31_000 }, { wait: 32_000 }]);
-    // Later, with nothing held back, the next one waits only what the bucket needs.
-    now = 120_000;
-    expect(await b.acquireWithin(5_000)).toBe(0);
-  });
-
   it("adapts to the server's limit and remaining, and blocks until reset at zero", () => {
     let now = 1_000_000;
     const b = new TokenBucket({ capacity: 800, windowMs: 60_000, now: () => now });
