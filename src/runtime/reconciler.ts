@@ -199,13 +199,16 @@ export class ManagedReconciler {
         return await this.invalidSpec(obj, status, generation, err);
       }
       const policies = this.kind.policies(spec);
+      const key = objectKey(obj);
       const createPending = createPendingOf(obj.status);
-      const unsent = this.unsentCreates.get(objectKey(obj));
-      if (unsent !== undefined && unsent !== createPending?.at) this.unsentCreates.delete(objectKey(obj));
+      // Remembered only for the announcement it was made for: a newer one (or none) forgets it.
+      const unsent = this.unsentCreates.get(key);
+      const createUnsent = unsent !== undefined && unsent === createPending?.at;
+      if (unsent !== undefined && !createUnsent) this.unsentCreates.delete(key);
       pass = {
         status, generation, acting: false,
         observeOnly: policies.management === "Observe" || this.writer === undefined,
-        m: { obj, key: keyOf(obj), spec, externalId: recordedIdOf(this.kind, obj), createPending, ...(unsent !== undefined && unsent === createPending?.at ? { createUnsent: true } : {}), managedSince: this.deps.managedSince?.(objectKey(obj)), policies, refs: {}, actions: new Actions(status) },
+        m: { obj, key: keyOf(obj), spec, externalId: recordedIdOf(this.kind, obj), createPending, ...(createUnsent ? { createUnsent } : {}), managedSince: this.deps.managedSince?.(key), policies, refs: {}, actions: new Actions(status) },
       };
       const outcome = deleting ? await this.reconcileDelete(pass, signal) : await this.run(this.live, pass, signal) ?? { type: "observed" };
       return await this.report(pass, outcome);
