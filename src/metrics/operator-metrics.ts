@@ -21,7 +21,12 @@ export interface OperatorMetrics {
   /** 1 while this replica holds the leader lease, else 0. */
   leader: { set(value: 0 | 1): void };
   /** With shards: how many this replica sees alive, and the sharder's label writes by action. */
-  shards: { alive(count: number): void; moved(action: string): void };
+  shards: {
+    alive(count: number): void;
+    moved(action: string): void;
+    /** An object another replica had worked on, first passed here `seconds` after it came into this replica's care. */
+    tookOver(kind: string, seconds: number): void;
+  };
   /** Where components register the per-object and per-token maps they keep (linode_operator_cache_entries). */
   cacheEntries: CacheEntries;
   /** Adds a kind whose objects the readiness gauges count at scrape time. */
@@ -92,6 +97,7 @@ export function createOperatorMetrics(registry = new Registry(), opts: { default
     shards: ((reg) => {
       let alive: Gauge<"operator"> | undefined;
       let moves: Counter<"operator" | "action"> | undefined;
+      let takeovers: Histogram<"kind"> | undefined;
       return {
         alive: (count: number) => {
           alive ??= new Gauge({ name: "linode_operator_shards", help: "Shards this replica sees alive (their Leases renewed), with --shards.", labelNames: ["operator"], registers: reg });
@@ -100,6 +106,14 @@ export function createOperatorMetrics(registry = new Registry(), opts: { default
         moved: (action: string) => {
           moves ??= new Counter({ name: "linode_operator_shard_moves_total", help: "The sharder's label writes by action: assign (an unassigned object, or a dead shard's), drain (a live shard's object that moves), undrain.", labelNames: ["operator", "action"], registers: reg });
           moves.inc({ operator, action });
+        },
+        tookOver: (kind: string, seconds: number) => {
+          takeovers ??= new Histogram({
+            name: "linode_operator_takeover_seconds",
+            help: "Seconds from an object another replica had worked on (it carries the finalizer: a dead or leaving shard's) coming into this replica's care to the end of this replica's first successful pass of it, by kind.",
+            labelNames: ["kind"], buckets: [1, 2.5, 5, 10, 20, 30, 60, 120, 300], registers: reg,
+          });
+          takeovers.observe({ kind }, seconds);
         },
       };
     })(registers),

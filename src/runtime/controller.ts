@@ -15,6 +15,7 @@ import { errorChain, isConflict, isInvalid } from "../kube/errors.ts";
 import { objectKey, type KubeApi } from "../kube/types.ts";
 import type { CacheEntries } from "../metrics/cache-entries.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
+import { FINALIZER } from "./annotations.ts";
 import { readyAtGeneration } from "./conditions.ts";
 import { RetryAfterError, TerminalError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
@@ -120,6 +121,12 @@ export class Controller<D = unknown> {
    * than that is refused anyway.
    */
   private readonly arrived = new Map<string, number>();
+  /**
+   * Keys that came into this process's care already worked on by another replica (they carry
+   * the finalizer: a shard's takeover), with when, until this process's first successful pass
+   * of each: linode_operator_takeover_seconds.
+   */
+  private readonly takenOver = new Map<string, number>();
   /** Keys whose shard could not be told (their key unreadable now), with the error last logged: said once, not every retry. */
   private readonly ownerUnknown = new Map<string, string>();
   private workers: Promise<void>[] = [];
@@ -195,6 +202,7 @@ export class Controller<D = unknown> {
         this.heldEvents.delete(key);
         this.ownerUnknown.delete(key);
         this.arrived.delete(key);
+        this.takenOver.delete(key);
         this.reconciler.forget(key);
         deps.events.forget?.(obj);
         const id = recordedIdOf(this.kind, obj);
@@ -205,7 +213,10 @@ export class Controller<D = unknown> {
       }
       // Before start() nothing is queued: start() queues every object it then finds.
       if (!this.active) return;
-      if (ev === "add") this.arrived.set(key, Date.now());
+      if (ev === "add") {
+        this.arrived.set(key, Date.now());
+        if (this.opts.shard !== undefined && obj.metadata.finalizers?.includes(FINALIZER) === true) this.takenOver.set(key, Date.now());
+      }
       if (ev === "update" && this.queue.isProcessing(key)) {
         const held = this.heldEvents.get(key) ?? { events: [], overflow: false };
         // Bounded whatever a tenant writes during a long pass: more events than own writes are
@@ -231,6 +242,7 @@ export class Controller<D = unknown> {
     entries.track(`${kind}.ownWrites`, () => this.ownWrites.size);
     entries.track(`${kind}.heldEvents`, () => this.heldEvents.size);
     entries.track(`${kind}.arrived`, () => this.arrived.size);
+    entries.track(`${kind}.takenOver`, () => this.takenOver.size);
     entries.track(`${kind}.answeredCreates`, () => this.reconciler.answeredCreateCount);
     entries.track(`${kind}.repeatedUpdates`, () => this.reconciler.repeatedUpdateCount);
     entries.track(`${kind}.unsentCreates`, () => this.reconciler.unsentCreateCount);
@@ -517,6 +529,11 @@ export class Controller<D = unknown> {
       this.terminal.delete(key);
       if (result.requeueAfterMillis !== undefined) this.queue.addAfter(key, result.requeueAfterMillis);
       this.metrics?.reconcileTotal.inc({ kind, result: "success" });
+      const since = this.takenOver.get(key);
+      if (since !== undefined) {
+        this.takenOver.delete(key);
+        this.metrics?.shards.tookOver(kind, (Date.now() - since) / 1000);
+      }
       log.debug({ requeueAfterMillis: result.requeueAfterMillis }, "reconciled");
     } catch (err) {
       if (this.abort.signal.aborted) return;

@@ -38,7 +38,7 @@ describe("operations kit: alerts and dashboard", () => {
   let emulator: RunningEmulator;
   let operator: OperatorProcess;
   let exported: Set<string>;
-  const SHARDS_ONLY = ["linode_operator_shards", "linode_operator_shard_moves_total"];
+  const SHARDS_ONLY = ["linode_operator_shards", "linode_operator_shard_moves_total", "linode_operator_takeover_seconds"];
   /** The running operator's /metrics, as scraped. */
   let exposition: string;
   const helm = (args: string[]): ReturnType<typeof execCapture> => execCapture(join(cluster.binDir, "helm"), args);

@@ -5,6 +5,9 @@
 // an object that leaves the selector) and the in-memory Gadget cloud.
 import { afterEach, describe, expect, it } from "vitest";
 import { apiVersionOf, secretsType } from "../../src/kube/types.ts";
+import { Registry } from "prom-client";
+import { createOperatorMetrics, type OperatorMetrics } from "../../src/metrics/operator-metrics.ts";
+import { FINALIZER } from "../../src/runtime/annotations.ts";
 import { MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL } from "../../src/runtime/connection-secrets.ts";
 import { Controller } from "../../src/runtime/controller.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
@@ -22,12 +25,12 @@ const ns = "tenant";
 const running: Controller[] = [];
 afterEach(async () => { await Promise.all(running.splice(0).map((c) => c.stop())); });
 
-async function shard(identity: string, owns: () => boolean, lines: Record<string, unknown>[] = [], kindOpts: { connection?: boolean } = {}) {
+async function shard(identity: string, owns: () => boolean, lines: Record<string, unknown>[] = [], kindOpts: { connection?: boolean } = {}, metrics?: OperatorMetrics) {
   const kube = new MemoryKube();
   const cloud = new GadgetCloud();
   const log = createLogger({ level: "info" }, { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>); } });
   const controller = new Controller(cloud.kind({ pendingMillis: 40, readyMillis: 60_000 }, kindOpts), {
-    kube, log, events: new KubeEventRecorder(kube, { controller: "test", instance: identity }),
+    kube, log, events: new KubeEventRecorder(kube, { controller: "test", instance: identity }), ...(metrics !== undefined ? { metrics } : {}),
   }, { concurrency: 2, namespaces: [ns], coalesceMillis: 0, shard: { identity, owns } });
   running.push(controller);
   await controller.start();
@@ -35,12 +38,32 @@ async function shard(identity: string, owns: () => boolean, lines: Record<string
   return {
     kube, cloud, controller, get,
     observes: (name: string): number => cloud.observeCalls.filter((c) => c.key === `${ns}/${name}`).length,
-    create: (name: string, labels: Record<string, string>) => kube.createCustom(gadgetType, ns, { metadata: { name, labels }, spec: { size: 1 } }),
+    create: (name: string, labels: Record<string, string>, finalizers?: string[]) => kube.createCustom(gadgetType, ns, { metadata: { name, labels, ...(finalizers !== undefined ? { finalizers } : {}) }, spec: { size: 1 } }),
     ready: (name: string): boolean => get(name)?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true,
   };
 }
 
 describe("a Controller as one shard", () => {
+  it("times an object another shard worked on (it carries the finalizer) from its arrival to the end of this shard's first successful pass (linode_operator_takeover_seconds); a new object is not a takeover", async () => {
+    const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: false });
+    const s = await shard("op-a", () => true, [], {}, metrics);
+    await s.create("new", { [SHARD_LABEL]: "op-a" });
+    await s.create("moved", { [SHARD_LABEL]: "op-b" }, [FINALIZER]);
+    await until("new Ready", () => s.ready("new"));
+    const count = async (): Promise<string> => (await metrics.registry.metrics()).split("\n").find((l) => l.startsWith("linode_operator_takeover_seconds_count")) ?? "";
+    expect(await count()).toBe("");
+    // The sharder hands it over: labelled to this shard, it arrives.
+    await s.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "moved" }, { metadata: { labels: { [SHARD_LABEL]: "op-a" } } });
+    await until("moved Ready", () => s.ready("moved"));
+    await until("idle", () => s.controller.queue.inFlight === 0);
+    expect(await count()).toBe(`linode_operator_takeover_seconds_count{kind="${gadgetType.kind}"} 1`);
+    // Counted once: its later passes are not takeovers, and nothing is kept of it.
+    s.controller.queue.add(`${ns}/moved`);
+    await until("passed again", () => s.observes("moved") >= 2 && s.controller.queue.inFlight === 0);
+    expect(await count()).toBe(`linode_operator_takeover_seconds_count{kind="${gadgetType.kind}"} 1`);
+    expect(metrics.cacheEntries.sizes().get(`${gadgetType.kind}.takenOver`)).toBe(0);
+  });
+
   it("holds and acts on only the objects labelled to it", async () => {
     const s = await shard("op-a", () => true);
     await s.create("mine", { [SHARD_LABEL]: "op-a" });
