@@ -24,7 +24,8 @@ import { OPERATOR_KEY } from "../../src/resources/shard-keys.ts";
 import { managedDatabaseType as mdbType } from "../../src/resources/managed-database/index.ts";
 import { MANAGED_BY, MANAGED_BY_LABEL } from "../../src/runtime/connection-secrets.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
-import { DEFAULT_POLL } from "../../src/runtime/timings.ts";
+import { DEFAULT_POLL, Timings } from "../../src/runtime/timings.ts";
+import { MAX_PAGE_SIZE } from "../../src/linode/pagination.ts";
 import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
 import { HashRing } from "../../src/runtime/sharding/ring.ts";
 import type { OperatorProcess } from "../harness/operator-process.ts";
@@ -223,6 +224,13 @@ try {
     }, scaled(120_000));
     figure(`a SIGKILLed replica's ${String(itsObjects)} objects on the others after`, secs(movedMillis), "s", "≤ 30 s", movedMillis <= 30_000);
     figure("… and each passed once by its new shard after (linode_operator_takeover_seconds)", secs(Date.now() - killedAt), "s");
+    // What the API's budget allows for that: a survivor judges a taken-over object only from a list
+    // of the account's databases begun after it arrived (a list begun before may predate the dead
+    // shard's last action), and each survivor lists for itself with its part of the paginated class.
+    const pages = [0, 1].reduce((n, engine) => n + Math.ceil(Math.ceil((D - engine) / 2) / MAX_PAGE_SIZE), 0);
+    const perSurvivor = budgetAt(API_SHARE).listsPerWindow / live.length;
+    const reobserveFloor = Timings.leaseDurationMillis / 1000 + (pages * 60) / perSurvivor;
+    figure(`… the floor for that: the Lease's ${String(Timings.leaseDurationMillis / 1000)} s, then one list of the account's databases by each survivor (${String(pages)} pages at its ${String(perSurvivor)} a minute of the paginated class)`, Math.round(reobserveFloor * 10) / 10, "s");
     // Where the time went, from the survivors' logs: its Lease seen expired, then the sharder's sweep.
     const logged = (msg: string): Record<string, unknown>[] => live.flatMap((r) => r.proc.logs)
       .filter((l) => l.msg === msg && Date.parse(String(l.time)) >= killedAt)
