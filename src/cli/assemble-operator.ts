@@ -13,7 +13,7 @@ import { Manager } from "../runtime/manager.ts";
 import { ownershipKey } from "../runtime/ownership-key.ts";
 import { buildControllers, kinds } from "../resources/index.ts";
 import { ShardMembers } from "../runtime/sharding/membership.ts";
-import { Sharder } from "../runtime/sharding/sharder.ts";
+import { Sharder, SWEEP_CONCURRENCY } from "../runtime/sharding/sharder.ts";
 import { AccountShardKeys } from "../resources/shard-keys.ts";
 import { tokenId } from "../linode/token-id.ts";
 import type { KubeObject } from "../kube/types.ts";
@@ -96,7 +96,9 @@ function shardingOf(config: OperatorConfig, kube: KubeClient, log: Logger, metri
   const accountKeys = config.shardBy === "account" ? new AccountShardKeys(kube, config.linodeToken !== undefined ? { operatorTokenId: tokenId(config.linodeToken) } : {}) : undefined;
   if (accountKeys !== undefined) metrics.cacheEntries.track("shards.accountKeys", () => accountKeys.size);
   const keyOf = accountKeys !== undefined ? (obj: KubeObject) => accountKeys.keyOf(obj) : (obj: KubeObject) => Promise.resolve(obj.metadata.namespace ?? "");
-  const sharder = new Sharder(kube, {
+  // Its own connections: handing a dead shard's thousands of objects over is a burst of label
+  // writes that would otherwise queue behind this replica's passes, and hold them up.
+  const sharder = new Sharder(kube.withOwnPool(SWEEP_CONCURRENCY), {
     types: kinds.map((k) => k.type), namespaces: config.namespaces, log: log.child({ component: "sharder" }), onMove: (action) => { metrics.shards.moved(action); },
     ...(accountKeys !== undefined ? { keyOf } : {}),
   });

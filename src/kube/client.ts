@@ -132,9 +132,11 @@ export class KubeClient implements KubeApi, ClusterInspection {
    * held one past its renew deadline, and the process stopped).
    */
   private readonly leaseOpts: ConfigurationOptions;
+  private readonly options: KubeClientOptions;
 
   constructor(kc: KubeConfig, options: KubeClientOptions) {
     this.kc = kc;
+    this.options = options;
     this.fieldManager = options.fieldManager;
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.core = kc.makeApiClient(CoreV1Api);
@@ -148,6 +150,15 @@ export class KubeClient implements KubeApi, ClusterInspection {
   /** The ServiceAccount these credentials belong to, when they are a bound ServiceAccount token. */
   serviceAccount(): ServiceAccountRef | undefined {
     return serviceAccountOf(this.kc);
+  }
+
+  /**
+   * A client on the same credentials with a pool of `connections` of its own: a burst of writes
+   * (the sharder handing a dead shard's objects to the others) neither waits behind this
+   * client's requests nor holds them up.
+   */
+  withOwnPool(connections: number): KubeClient {
+    return new KubeClient(this.kc, { ...this.options, connections });
   }
 
   /** One cheap call that fails fast when the server or the credentials are wrong. */

@@ -35,6 +35,8 @@ export interface SharderOptions {
   keyOf?: (obj: KubeObject) => Promise<string>;
   /** Each label write made (assign, drain, undrain): a metric. */
   onMove?: (action: ShardAction["type"]) => void;
+  /** Objects a sweep decides at once (default SWEEP_CONCURRENCY). */
+  concurrency?: number;
 }
 
 export type SweepCounts = Record<ShardAction["type"], number>;
@@ -47,7 +49,7 @@ const PAGE = 500;
  */
 const SECRET_PAGE = 20;
 /** Objects a sweep decides at once: a dead shard's objects move in seconds, not one round trip after another. */
-const SWEEP_CONCURRENCY = 8;
+export const SWEEP_CONCURRENCY = 8;
 const DEFAULT_SWEEP_MILLIS = 60_000;
 
 /** What the sharder keeps of a connection Secret: enough to relabel it. */
@@ -136,7 +138,7 @@ export class Sharder {
               let continueToken: string | undefined;
               do {
                 const page = await this.kube.list<KubeObject>(t, { metadataOnly: this.opts.keyOf === undefined, limit: PAGE, ...(namespace !== undefined ? { namespace } : {}), ...(continueToken !== undefined ? { continueToken } : {}) });
-                await eachLimited(page.items, SWEEP_CONCURRENCY, async (o) => { counts[await this.act(t, o, secrets)]++; });
+                await eachLimited(page.items, this.opts.concurrency ?? SWEEP_CONCURRENCY, async (o) => { counts[await this.act(t, o, secrets)]++; });
                 continueToken = page.continueToken;
               } while (continueToken !== undefined && !this.stopped);
             }
