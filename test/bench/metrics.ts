@@ -115,10 +115,11 @@ export const callsOf = (c: CallCounts, k: CallKind): number => c.byKind[k].lists
  * A process's resident and peak resident memory, in MiB; NaN for a field its status lacks (a
  * process that exited and was not reaped yet has none), which a figure shows as no data.
  */
-export async function rssMiB(pid: number): Promise<{ rss: number; peak: number }> {
+export async function rssMiB(pid: number): Promise<{ rss: number; peak: number; file: number }> {
   const status = await readFile(`/proc/${String(pid)}/status`, "utf8");
   const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
-  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+  // RssFile: pages of files mapped in (the node binary's code as it first runs), which the kernel can drop and read again.
+  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024, file: kb("RssFile") / 1024 };
 }
 
 /** The highest of a series of samples; one that could not be taken (undefined) makes it unknown, as it may have been the highest. */

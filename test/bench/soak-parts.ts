@@ -158,6 +158,8 @@ export interface Sample {
   /** Which operator process (0 before the restart, 1 after). */
   process: number;
   rss: number;
+  /** Of `rss`, the pages of mapped files (the node binary's code as it first runs): MiB. */
+  rssFile: number;
   heapUsed: number;
   /** V8's heap reserved (used or not) and memory held outside it (Buffers), in MiB: what RSS holds besides objects. */
   heapTotal: number;
@@ -176,7 +178,7 @@ export async function sampleOperator(metricsUrl: string, pid: number, t: number,
   const maps = new Map(s.filter((x) => x.name === "linode_operator_cache_entries").map((x): [string, number] => [x.labels.get("map") ?? "?", x.value]));
   const ready = (kind: CallKind): number => sum(s, "linode_operator_resources", (l) => l.get("kind") === kind && l.get("ready") === "True");
   return {
-    t, process, rss: mem.rss, heapUsed: sum(s, "nodejs_heap_size_used_bytes") / 1_048_576,
+    t, process, rss: mem.rss, rssFile: mem.file, heapUsed: sum(s, "nodejs_heap_size_used_bytes") / 1_048_576,
     heapTotal: sum(s, "nodejs_heap_size_total_bytes") / 1_048_576, external: sum(s, "nodejs_external_memory_bytes") / 1_048_576, lagP99: s.some((x) => x.name === LAG) ? sum(s, LAG) * 1000 : Number.NaN, maps,
     ready: { ManagedDatabase: ready("ManagedDatabase"), NodeBalancer: ready("NodeBalancer"), DatabaseSnapshot: ready("DatabaseSnapshot") },
   };

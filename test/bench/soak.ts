@@ -219,6 +219,7 @@ try {
   // What RSS holds besides V8's heap and Buffers: code, the allocator's arenas, native libraries.
   const nativeTrend = slopePerHour(counted, 0, (s) => s.rss - s.heapTotal - s.external);
   const reservedTrend = slopePerHour(counted, 0, (s) => s.heapTotal);
+  const fileTrend = slopePerHour(counted, 0, (s) => s.rssFile);
   const processes = [...new Set(samples.map((s) => s.process))];
   const perProcess = processes.map((p) => slopePerHour(counted.filter((s) => s.process === p), 0).slope);
   const lowest = slopePerHour(lowestPerBucket(counted, 0, 5 * 60), 0);
@@ -242,6 +243,7 @@ try {
   figure("RSS trend of each 5 min's lowest RSS (what stays after garbage collection)", round2(lowest.slope), "MiB/h");
   figure("JS heap used trend of every process from when it had converged (least squares)", round2(heapTrend.slope), "MiB/h");
   figure("RSS trend by part: JS heap reserved / outside the JS heap and Buffers (code, allocator, native)", `${round2(reservedTrend.slope).toFixed(2)} / ${round2(nativeTrend.slope).toFixed(2)}`, "MiB/h");
+  figure("RSS trend by part: pages of mapped files (the node binary's code as it first runs; the kernel can drop them) / the rest", `${round2(fileTrend.slope).toFixed(2)} / ${round2(slope - fileTrend.slope).toFixed(2)}`, "MiB/h");
   figure("RSS before the churn / at the end / peak", `${String(Math.round(base.rss))} / ${String(Math.round(last.rss))} / ${String(Math.round(Math.max(...samples.map((s) => s.rss))))}`, "MiB");
   figure("JS heap used before the churn / at the end", `${base.heapUsed.toFixed(1)} / ${last.heapUsed.toFixed(1)}`, "MiB");
   // No map before the churn: the gauge was not read, not a process without maps.
