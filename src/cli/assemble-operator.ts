@@ -76,7 +76,11 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
     onLostLeadership: opts.onLostLeadership,
     ...(sharding !== undefined ? { sharding } : {}),
   });
-  const shard = sharding !== undefined ? { identity: config.identity, owns: async (obj: KubeObject) => sharding.members.ring?.owner(await sharding.keyOf(obj)) === config.identity } : undefined;
+  const shard = sharding !== undefined ? {
+    identity: config.identity,
+    owns: async (obj: KubeObject) => sharding.members.ring?.owner(await sharding.keyOf(obj)) === config.identity,
+    diedAt: (s: string) => sharding.members.diedAt(s),
+  } : undefined;
   for (const c of buildControllers({ config, clusterId, kube, accounts, events, log, metrics, ...(shard !== undefined ? { shard } : {}) })) manager.add(c);
   return {
     manager,

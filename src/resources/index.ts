@@ -4,7 +4,7 @@
 import type { OperatorConfig } from "../config/operator-config.ts";
 import type { KubeApi } from "../kube/types.ts";
 import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
-import { Controller } from "../runtime/controller.ts";
+import { Controller, type ControllerOptions } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
 import type { ManagedObject } from "../runtime/managed.ts";
@@ -39,7 +39,7 @@ export interface OperatorDeps {
   log: Logger;
   metrics: OperatorMetrics;
   /** This replica's shard when replicas share the work (--shards): its caches and passes are its objects only. */
-  shard?: { identity: string; owns: (obj: ManagedObject) => boolean | Promise<boolean> };
+  shard?: ControllerOptions["shard"];
 }
 
 export function buildControllers(deps: OperatorDeps): Controller<ResourceDeps>[] {

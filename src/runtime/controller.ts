@@ -29,7 +29,7 @@ import { RECORDED_ID_INDEX, wireKind, type ControllerDeps } from "./controller-b
 export type { ControllerDeps };
 import { Timings, jittered } from "./timings.ts";
 import { WorkQueue, trackQueue, type BackoffPolicy } from "./workqueue.ts";
-import { DRAIN_LABEL, labelPointer, SHARD_LABEL } from "./sharding/assignment.ts";
+import { DRAIN_LABEL, labelPointer, SHARD_LABEL, TAKEN_FROM_ANNOTATION } from "./sharding/assignment.ts";
 
 export interface ControllerOptions {
   concurrency: number;
@@ -58,7 +58,12 @@ export interface ControllerOptions {
    * labelled to it): it acts on an object only while its own ring gives it the object's
    * namespace too, and lets go of one the sharder drains once no pass of it runs.
    */
-  shard?: { identity: string; owns: (obj: ManagedObject) => boolean | Promise<boolean> };
+  shard?: {
+    identity: string;
+    owns: (obj: ManagedObject) => boolean | Promise<boolean>;
+    /** When this replica saw `shard` dead, if it did lately (ShardMembers.diedAt). */
+    diedAt?: (shard: string) => number | undefined;
+  };
 }
 
 
@@ -117,10 +122,10 @@ export class Controller<D = unknown> {
   private readonly heldEvents = new Map<string, { events: { resourceVersion: string | undefined; relevant: boolean }[]; overflow: boolean }>();
   /**
    * Keys that came into this process's care after it started (a shard took them over), with
-   * when: Managed.managedSince. Kept no longer than a settled object's poll: a cached read older
-   * than that is refused anyway.
+   * when and the dead shard the sharder took them from, if it named one: Managed.managedSince.
+   * Kept no longer than a settled object's poll: a cached read older than that is refused anyway.
    */
-  private readonly arrived = new Map<string, number>();
+  private readonly arrived = new Map<string, { at: number; from: string | undefined }>();
   /**
    * Keys that came into this process's care already worked on by another replica (they carry
    * the finalizer: a shard's takeover), with when, until this process's first successful pass
@@ -214,7 +219,8 @@ export class Controller<D = unknown> {
       // Before start() nothing is queued: start() queues every object it then finds.
       if (!this.active) return;
       if (ev === "add") {
-        this.arrived.set(key, Date.now());
+        // Whose it was, as the sharder's assignment said: the event that brought it is that write.
+        this.arrived.set(key, { at: Date.now(), from: obj.metadata.annotations?.[TAKEN_FROM_ANNOTATION] });
         if (this.opts.shard !== undefined && obj.metadata.finalizers?.includes(FINALIZER) === true) this.takenOver.set(key, Date.now());
       }
       if (ev === "update" && this.queue.isProcessing(key)) {
@@ -248,13 +254,22 @@ export class Controller<D = unknown> {
     entries.track(`${kind}.unsentCreates`, () => this.reconciler.unsentCreateCount);
   }
 
+  /**
+   * The moment from which a read of the cloud holds everything the object's previous shard did:
+   * its arrival here, or earlier when it was a dead shard's (the sharder's assignment names it)
+   * that this replica saw dead: that shard had stopped acting before then. So every object a
+   * dead shard leaves can be judged from one list begun after its death, not each from a list
+   * begun after its own arrival (at 10,000 objects, lists of 20 pages one after another).
+   */
   private managedSince(key: string): number | undefined {
-    const at = this.arrived.get(key);
-    if (at !== undefined && Date.now() - at > this.kind.poll.readyMillis) {
+    const arrival = this.arrived.get(key);
+    if (arrival === undefined) return undefined;
+    if (Date.now() - arrival.at > this.kind.poll.readyMillis) {
       this.arrived.delete(key);
       return undefined;
     }
-    return at;
+    const died = arrival.from !== undefined ? this.opts.shard?.diedAt?.(arrival.from) : undefined;
+    return died !== undefined ? Math.min(arrival.at, died) : arrival.at;
   }
 
   private rememberOwnWrite(key: string, resourceVersion: string | undefined): void {

@@ -66,9 +66,10 @@ export interface Managed<Spec> {
   createUnsent?: boolean;
   /**
    * When this process began to manage the object, if that was after it started (a shard took it
-   * over from another): a shared list of the account read before then was no guard of this
-   * object's (no change it held woke it here), so it must not stand for the cloud object; the
-   * previous owner may have seen newer, and written it to status. See `cachedReadAge`.
+   * over from another), or earlier: when this replica saw the dead shard it came from dead
+   * (that shard had stopped acting by then). A shared list of the account begun before this
+   * moment may predate what the previous owner saw, and wrote to status, so it must not stand
+   * for the cloud object. See `cachedReadAge`.
    */
   managedSince?: number;
   policies: Policies;
@@ -438,9 +439,9 @@ export interface KindModule<Deps> {
 export const referrersIndex = (reference: string): string => `ref:${reference}`;
 
 /**
- * The oldest a cached read of this object's cloud object may be: `maxAgeMillis`, and no older
- * than the moment this process began to manage it (`managedSince`). Never 0 (a list shared by
- * every object taken over at once, not a GET each).
+ * The oldest a cached read of this object's cloud object may be: `maxAgeMillis`, and begun no
+ * earlier than `managedSince`. Never 0 (a list shared by every object taken over at once, not a
+ * GET each).
  */
 export function cachedReadAge(m: Pick<Managed<unknown>, "managedSince">, maxAgeMillis: number, now = Date.now()): number {
   return m.managedSince === undefined ? maxAgeMillis : Math.max(1, Math.min(maxAgeMillis, now - m.managedSince));

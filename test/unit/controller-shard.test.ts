@@ -13,7 +13,7 @@ import { Controller } from "../../src/runtime/controller.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
-import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
+import { DRAIN_LABEL, SHARD_LABEL, TAKEN_FROM_ANNOTATION } from "../../src/runtime/sharding/assignment.ts";
 import { GadgetCloud, gadgetType } from "../fixtures/gadget-kind.ts";
 import { MemoryKube } from "../fixtures/memory-kube.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
@@ -25,25 +25,51 @@ const ns = "tenant";
 const running: Controller[] = [];
 afterEach(async () => { await Promise.all(running.splice(0).map((c) => c.stop())); });
 
-async function shard(identity: string, owns: () => boolean, lines: Record<string, unknown>[] = [], kindOpts: { connection?: boolean } = {}, metrics?: OperatorMetrics) {
+async function shard(identity: string, owns: () => boolean, lines: Record<string, unknown>[] = [], kindOpts: { connection?: boolean } = {}, metrics?: OperatorMetrics, diedAt?: (shard: string) => number | undefined) {
   const kube = new MemoryKube();
   const cloud = new GadgetCloud();
   const log = createLogger({ level: "info" }, { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>); } });
   const controller = new Controller(cloud.kind({ pendingMillis: 40, readyMillis: 60_000 }, kindOpts), {
     kube, log, events: new KubeEventRecorder(kube, { controller: "test", instance: identity }), ...(metrics !== undefined ? { metrics } : {}),
-  }, { concurrency: 2, namespaces: [ns], coalesceMillis: 0, shard: { identity, owns } });
+  }, { concurrency: 2, namespaces: [ns], coalesceMillis: 0, shard: { identity, owns, ...(diedAt !== undefined ? { diedAt } : {}) } });
   running.push(controller);
   await controller.start();
   const get = (name: string): ManagedObject | undefined => kube.peek(gadgetType, { namespace: ns, name }) as ManagedObject | undefined;
   return {
     kube, cloud, controller, get,
     observes: (name: string): number => cloud.observeCalls.filter((c) => c.key === `${ns}/${name}`).length,
-    create: (name: string, labels: Record<string, string>, finalizers?: string[]) => kube.createCustom(gadgetType, ns, { metadata: { name, labels, ...(finalizers !== undefined ? { finalizers } : {}) }, spec: { size: 1 } }),
+    create: (name: string, labels: Record<string, string>, finalizers?: string[], annotations?: Record<string, string>) => kube.createCustom(gadgetType, ns, { metadata: { name, labels, ...(finalizers !== undefined ? { finalizers } : {}), ...(annotations !== undefined ? { annotations } : {}) }, spec: { size: 1 } }),
     ready: (name: string): boolean => get(name)?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true,
   };
 }
 
 describe("a Controller as one shard", () => {
+  it("an object taken from a dead shard (the sharder's taken-from) may be judged from reads begun after this replica saw that shard dead; any other arrival, from reads begun after it arrived", async () => {
+    const deaths = new Map([["op-dead", Date.now() - 30_000]]);
+    const s = await shard("op-a", () => true, [], {}, undefined, (name) => deaths.get(name));
+    const arrive = async (name: string, from?: string): Promise<number> => {
+      await s.create(name, { [SHARD_LABEL]: "op-b" }, [FINALIZER], from !== undefined ? { [TAKEN_FROM_ANNOTATION]: from } : undefined);
+      const at = Date.now();
+      await s.kube.mergePatchCustom(gadgetType, { namespace: ns, name }, { metadata: { labels: { [SHARD_LABEL]: "op-a" } } });
+      await until(`${name} observed`, () => s.observes(name) > 0);
+      return at;
+    };
+    const sinceOf = (name: string): number | undefined => s.cloud.observeCalls.find((c) => c.key === `${ns}/${name}`)?.managedSince;
+    await arrive("from-dead", "op-dead");
+    expect(sinceOf("from-dead")).toBe(deaths.get("op-dead"));
+    // A shard this replica never saw die (a forged or stale name), a drained one (no annotation): its arrival.
+    for (const [name, from] of [["from-unknown", "op-never"], ["drained", undefined]] as const) {
+      const at = await arrive(name, from);
+      expect(sinceOf(name)).toBeGreaterThanOrEqual(at);
+    }
+    // Never later than its arrival, whatever the death's moment says.
+    deaths.set("op-late", Date.now() + 60_000);
+    const at = await arrive("late", "op-late");
+    const since = sinceOf("late") ?? Number.NaN;
+    expect(since).toBeGreaterThanOrEqual(at);
+    expect(since).toBeLessThanOrEqual(Date.now());
+  });
+
   it("times an object another shard worked on (it carries the finalizer) from its arrival to the end of this shard's first successful pass (linode_operator_takeover_seconds); a new object is not a takeover", async () => {
     const metrics = createOperatorMetrics(new Registry(), { defaultMetrics: false });
     const s = await shard("op-a", () => true, [], {}, metrics);

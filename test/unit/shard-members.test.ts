@@ -45,6 +45,35 @@ describe("ShardMembers", () => {
     expect(changes).toEqual([["op-a", "op-b"], ["op-b"], ["op-a", "op-b"]]);
   });
 
+  it("diedAt: when this replica first saw a shard it had seen alive go dead; forgotten when it is back, or after ten minutes", async () => {
+    const kube = new MemoryKube();
+    await hold(kube, "op-a");
+    await hold(kube, "op-b");
+    await hold(kube, "op-c");
+    const { m, advance } = members(kube);
+    await m.refresh();
+    expect(m.diedAt("op-a")).toBeUndefined();
+    // a and c stop renewing; b goes on. Dead on the look after their duration.
+    advance(10_000); await hold(kube, "op-b"); await m.refresh();
+    expect(m.diedAt("op-a")).toBeUndefined();
+    advance(10_000); await hold(kube, "op-b"); await m.refresh();
+    const seenDead = 1_000_000 + 20_000;
+    expect(m.shards).toEqual(["op-b"]);
+    expect(m.diedAt("op-a")).toBe(seenDead);
+    expect(m.diedAt("op-c")).toBe(seenDead);
+    // Later looks keep the first moment.
+    advance(5_000); await hold(kube, "op-b"); await m.refresh();
+    expect(m.diedAt("op-a")).toBe(seenDead);
+    // a is back: no longer dead. c is forgotten ten minutes on.
+    await hold(kube, "op-a"); await m.refresh();
+    expect(m.diedAt("op-a")).toBeUndefined();
+    expect(m.diedAt("op-c")).toBe(seenDead);
+    advance(10 * 60_000); await hold(kube, "op-a"); await hold(kube, "op-b"); await m.refresh();
+    expect(m.diedAt("op-c")).toBeUndefined();
+    // A shard never seen alive has no death here (a replica started after it died).
+    expect(m.diedAt("op-z")).toBeUndefined();
+  });
+
   it("a cleared holder (a clean shutdown) is gone at once", async () => {
     const kube = new MemoryKube();
     await hold(kube, "op-a");

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { secretsType, type KubeObject, type ListOptions, type ResourceType } from "../../src/kube/types.ts";
 import { FINALIZER } from "../../src/runtime/annotations.ts";
 import { MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL } from "../../src/runtime/connection-secrets.ts";
-import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
+import { DRAIN_LABEL, SHARD_LABEL, TAKEN_FROM_ANNOTATION } from "../../src/runtime/sharding/assignment.ts";
 import { HashRing } from "../../src/runtime/sharding/ring.ts";
 import { Sharder } from "../../src/runtime/sharding/sharder.ts";
 import { gadgetType } from "../fixtures/gadget-kind.ts";
@@ -91,6 +91,21 @@ describe("Sharder", () => {
     expect(counts.assign).toBe(orphaned.length);
     expect(counts.drain).toBe(0);
     for (const ns of namespaces) expect(["op-a", "op-b"]).toContain(s.shardOf(ns));
+    // Each says whose it was (its new shard judges it from reads begun after it saw op-c dead);
+    // the first assignment of an unassigned object says nobody's.
+    const from = (ns: string): string | undefined => s.kube.peek(gadgetType, { namespace: ns, name: "g" })?.metadata.annotations?.[TAKEN_FROM_ANNOTATION];
+    for (const ns of namespaces) expect(from(ns)).toBe(orphaned.includes(ns) ? "op-c" : undefined);
+  });
+
+  it("an assignment of an unassigned object removes a taken-from annotation it carries (a tenant's, or a former takeover's)", async () => {
+    const kube = new MemoryKube();
+    await kube.createCustom(gadgetType, "team-1", { metadata: { name: "g", annotations: { [TAKEN_FROM_ANNOTATION]: "op-z" } }, spec: { size: 1 } });
+    const sharder = new Sharder(kube, { types: [gadgetType], namespaces, sweepMillis: 60_000 });
+    running.push(sharder);
+    await sharder.start(new HashRing(["op-a"]));
+    const o = kube.peek(gadgetType, { namespace: "team-1", name: "g" });
+    expect(o?.metadata.labels?.[SHARD_LABEL]).toBe("op-a");
+    expect(o?.metadata.annotations?.[TAKEN_FROM_ANNOTATION]).toBeUndefined();
   });
 
   it("an object worked on is assigned after the connection Secrets it controls are labelled to the same shard; a sweep lists a namespace's Secrets once, a new object's are not looked for", async () => {

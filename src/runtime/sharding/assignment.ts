@@ -12,6 +12,12 @@ export const SHARD_LABEL = "linode.operator.dev/shard";
 export const shardSelector = (identity: string): string => `${SHARD_LABEL}=${identity}`;
 /** Set by the sharder on an object that is to move: its shard lets it go (removes both labels). */
 export const DRAIN_LABEL = "linode.operator.dev/drain";
+/**
+ * Written by the sharder with each assignment: the dead shard the object was labelled to, or
+ * removed when it was unassigned. Its new shard then judges it from reads begun after it saw
+ * that shard dead, not only from reads begun after the object arrived.
+ */
+export const TAKEN_FROM_ANNOTATION = "linode.operator.dev/taken-from";
 /** A label's JSON Pointer (RFC 6901: "~" and "/" escaped), for the JSON patches that move the shard labels. */
 export const labelPointer = (name: string): string => `/metadata/labels/${name.replaceAll("~", "~0").replaceAll("/", "~1")}`;
 

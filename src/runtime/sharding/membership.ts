@@ -20,6 +20,9 @@ export const shardLeaseName = (ring: string, identity: string): string => `${rin
 
 interface Seen { resourceVersion: string | undefined; at: number }
 
+/** How long a shard's death is remembered: the sharder hands its objects over within a sweep or two (a minute each). */
+const DEATHS_KEPT_MILLIS = 10 * 60_000;
+
 export interface ShardMembersOptions {
   namespace: string;
   ring: string;
@@ -35,6 +38,8 @@ export class ShardMembers {
   private readonly kube: KubeApi;
   private readonly opts: ShardMembersOptions;
   private readonly seen = new Map<string, Seen>();
+  /** Shards this replica saw alive and then dead, with when it first saw each dead (pruned after DEATHS_KEPT_MILLIS). */
+  private readonly deaths = new Map<string, number>();
   private alive: string[] | undefined;
   private current: HashRing | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -48,6 +53,15 @@ export class ShardMembers {
   /** The alive shards as last listed (undefined before the first list). */
   get shards(): readonly string[] | undefined {
     return this.alive;
+  }
+
+  /**
+   * When this replica first saw `shard` dead after seeing it alive, if it did within the last
+   * ten minutes. A dead shard stopped acting (at its renew deadline) before its Lease expired,
+   * so before this moment: a read of the cloud begun after it holds everything that shard did.
+   */
+  diedAt(shard: string): number | undefined {
+    return this.deaths.get(shard);
   }
 
   /** The ring of the alive shards as last listed (undefined before the first list). */
@@ -98,6 +112,8 @@ export class ShardMembers {
     }
     for (const name of this.seen.keys()) if (!names.has(name)) this.seen.delete(name);
     alive.sort();
+    for (const shard of this.alive ?? []) if (!alive.includes(shard) && !this.deaths.has(shard)) this.deaths.set(shard, now);
+    for (const [shard, at] of this.deaths) if (alive.includes(shard) || now - at > DEATHS_KEPT_MILLIS) this.deaths.delete(shard);
     if (this.alive !== undefined && this.alive.length === alive.length && this.alive.every((s, i) => s === alive[i])) return;
     this.opts.log?.info({ shards: alive, before: this.alive ?? [] }, "shards changed");
     this.alive = alive;

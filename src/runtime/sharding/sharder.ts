@@ -17,7 +17,7 @@ import { FINALIZER } from "../annotations.ts";
 import { labelValueFor, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL } from "../connection-secrets.ts";
 import type { Logger } from "../logger.ts";
 import { InformerPool } from "../stores.ts";
-import { DRAIN_LABEL, labelPointer, planShard, SHARD_LABEL, type ShardAction } from "./assignment.ts";
+import { DRAIN_LABEL, labelPointer, planShard, SHARD_LABEL, TAKEN_FROM_ANNOTATION, type ShardAction } from "./assignment.ts";
 import type { HashRing } from "./ring.ts";
 
 export interface SharderOptions {
@@ -179,9 +179,12 @@ export class Sharder {
       : action.type === "undrain" ? { [DRAIN_LABEL]: null }
       : undefined;
     if (labels === undefined) return "none";
+    // An assignment says whose it was: a dead shard's (labelled to it still), or nobody's.
+    const from = o.metadata.labels?.[SHARD_LABEL];
+    const annotations = action.type === "assign" ? { [TAKEN_FROM_ANNOTATION]: from !== undefined && from !== "" ? from : null } : undefined;
     try {
       if (action.type === "assign") await this.labelSecrets(o, action.shard, secrets);
-      await this.kube.mergePatchCustom(t, { namespace: o.metadata.namespace ?? "", name: o.metadata.name }, { metadata: { resourceVersion: o.metadata.resourceVersion, labels } });
+      await this.kube.mergePatchCustom(t, { namespace: o.metadata.namespace ?? "", name: o.metadata.name }, { metadata: { resourceVersion: o.metadata.resourceVersion, labels, ...(annotations !== undefined ? { annotations } : {}) } });
     } catch (err) {
       // Changed or gone since it was read: decided again from its next event or sweep.
       if (isConflict(err) || isNotFound(err)) return "none";
