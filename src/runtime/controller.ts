@@ -220,8 +220,9 @@ export class Controller<D = unknown> {
       if (!this.active) return;
       if (ev === "add") {
         // Whose it was, as the sharder's assignment said: the event that brought it is that write.
-        this.arrived.set(key, { at: Date.now(), from: obj.metadata.annotations?.[TAKEN_FROM_ANNOTATION] });
-        if (this.opts.shard !== undefined && obj.metadata.finalizers?.includes(FINALIZER) === true) this.takenOver.set(key, Date.now());
+        const now = Date.now();
+        this.arrived.set(key, { at: now, from: obj.metadata.annotations?.[TAKEN_FROM_ANNOTATION] });
+        if (this.opts.shard !== undefined && obj.metadata.finalizers?.includes(FINALIZER) === true) this.takenOver.set(key, now);
       }
       if (ev === "update" && this.queue.isProcessing(key)) {
         const held = this.heldEvents.get(key) ?? { events: [], overflow: false };

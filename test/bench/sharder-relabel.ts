@@ -16,7 +16,7 @@ import { FINALIZER } from "../../src/runtime/annotations.ts";
 import { labelValueFor, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL } from "../../src/runtime/connection-secrets.ts";
 import { SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
 import { HashRing } from "../../src/runtime/sharding/ring.ts";
-import { Sharder, SWEEP_CONCURRENCY } from "../../src/runtime/sharding/sharder.ts";
+import { eachLimited, Sharder, SWEEP_CONCURRENCY } from "../../src/runtime/sharding/sharder.ts";
 import { startControlPlane } from "../harness/control-plane.ts";
 import { crdFiles } from "../harness/crds.ts";
 import { kubectl, say, secs } from "./common.ts";
@@ -27,11 +27,6 @@ const K = Number(process.argv[3] ?? 44);
 const concurrencies = (process.argv[4] ?? `${String(SWEEP_CONCURRENCY)},4,16`).split(",").map(Number);
 if (![N, K, ...concurrencies].every((n) => Number.isInteger(n) && n > 0)) throw new Error("usage: node test/bench/sharder-relabel.ts [objects=4400] [namespaces=44] [concurrencies=8,4,16]");
 const { figures, notes, figure } = resultCollector(say);
-
-async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => { while (next < items.length) await fn(items[next++] as T); }));
-}
 
 const cp = await startControlPlane({ controllerManager: false });
 try {

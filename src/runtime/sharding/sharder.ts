@@ -58,7 +58,7 @@ interface SecretRef { name: string; controllerUid: string | undefined; shard: st
 type SecretsByNamespace = Map<string, Promise<SecretRef[]>>;
 
 /** Runs `fn` over `items`, at most `limit` at once. */
-async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+export async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) {
