@@ -4,9 +4,10 @@
 // snake_case and the client's camelCase exactly here.
 import { Pool, type Dispatcher } from "undici";
 import type { z } from "zod";
+import { readAnswer } from "./answer.ts";
 import { camelize, snakify, type Camelize } from "./case.ts";
 import {
-  LinodeApiError, LinodeError, LinodeResponseError, LinodeTransportError, transportError, type ApiErrorItem,
+  LinodeApiError, LinodeError, LinodeTransportError, transportError, type ApiErrorItem,
 } from "./errors.ts";
 import { serializeFilter, type FilterObject } from "./filter.ts";
 import { createLinodeClientMetrics, type LinodeClientMetrics } from "./metrics.ts";
@@ -214,8 +215,7 @@ export class HttpTransport implements Transport {
     let sent = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        const parsed = await this.attempt(spec, path, body, logged, buckets, rateClass, policy.maxRateLimitWaitMs, attempt, sent, opts.signal);
-        return camelize(parsed);
+        return await this.attempt(spec, path, body, logged, buckets, rateClass, policy.maxRateLimitWaitMs, attempt, sent, opts.signal);
       } catch (caught) {
         const err = transportError(caught, spec.method, spec.route, opts.signal);
         sent = !err.neverSent;
@@ -241,7 +241,7 @@ export class HttpTransport implements Transport {
   private async attempt<S extends z.ZodType>(
     spec: RequestSpec<S>, path: string, body: string | undefined, logged: object, buckets: TokenBucket[],
     rateClass: RateClass, maxWaitMs: number, attempt: number, sentBefore: boolean, signal?: AbortSignal,
-  ): Promise<z.output<S>> {
+  ): Promise<Camelize<z.output<S>>> {
     let throttledMs = 0;
     const bucket = buckets[0];
     try {
@@ -304,7 +304,7 @@ export class HttpTransport implements Transport {
       this.metrics.duration.observe(labels, (performance.now() - started) / 1000);
       this.logger.debug({ ...logged, status, attempt, durationMs: Math.round(performance.now() - started), throttledMs }, "linode api request");
       if (status >= 200 && status < 300) {
-        const parsed = this.parse(spec, status, text);
+        const parsed = await readAnswer(spec.schema, text, { status, method: spec.method, route: spec.route });
         spec.onHeaders?.(res.headers);
         return parsed;
       }
@@ -326,22 +326,6 @@ export class HttpTransport implements Transport {
       clearTimeout(timer);
       signal?.removeEventListener("abort", forwardAbort);
     }
-  }
-
-  private parse<S extends z.ZodType>(spec: RequestSpec<S>, status: number, text: string): z.output<S> {
-    let json: unknown;
-    try {
-      json = text.trim() === "" ? {} : JSON.parse(text);
-    } catch {
-      throw new LinodeResponseError(status, ["body is not JSON"], { method: spec.method, route: spec.route });
-    }
-    const result = spec.schema.safeParse(json);
-    if (!result.success) {
-      // Paths and messages only: a value could be a password.
-      const issues = result.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
-      throw new LinodeResponseError(status, issues, { method: spec.method, route: spec.route });
-    }
-    return result.data;
   }
 
   private buildPath(spec: RequestSpec<z.ZodType>): string {
