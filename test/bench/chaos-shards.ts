@@ -7,7 +7,15 @@
 //           started, as a Deployment would: its objects move once its Lease expires;
 //   join    a replica added: what hashes to it is drained from its owner first;
 //   leave   a replica SIGTERMed: it hands over once its passes have ended;
-//   rolling every replica replaced in turn (a new one started, then the old one SIGTERMed).
+//   rolling every replica replaced in turn (a new one started, then the old one SIGTERMed);
+//   forged  a replica added, and as soon as it runs the tenants of the namespaces that move to
+//           it write its name into their objects' shard label themselves (drain label removed),
+//           before their old shard has let go: a tenant's label is not the sharder's handover,
+//           and the new shard may act while the old one's pass is in flight. What must hold is
+//           what the API server's resourceVersion fences: no at-most-once action twice, no
+//           duplicate, no false record. Two writers on those tenants' own databases are counted
+//           apart (expected, not a target); anywhere else they are a violation. After the
+//           round, the oldest replica is SIGTERMed, so the replicas at rest stay R.
 // Each trial's trigger is placed a seeded fraction of its operation's fault-free step time T
 // before the change; in a seeded third of the rounds the emulator holds every mutating request
 // 1.5 s, so the change lands between requests and their answers. Then everything must converge
@@ -16,13 +24,15 @@
 // human, and no two writers: the replicas share one token, as the chart's do, and each names
 // itself in its User-Agent, so the emulator's log says which replica sent each write; two
 // replicas' writes to one database in flight at once are counted.
-//   node test/bench/chaos-shards.ts [rounds=12] [namespaces=8] [replicas=2] [seed=1]
+//   node test/bench/chaos-shards.ts [rounds=15] [namespaces=8] [replicas=2] [seed=1]
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
 import { Random } from "../../src/emulator/random.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
 import { HashRing } from "../../src/runtime/sharding/ring.ts";
+import { databaseSnapshotType } from "../../src/resources/database-snapshot/index.ts";
+import { managedDatabaseType } from "../../src/resources/managed-database/index.ts";
 import type { OperatorProcess } from "../harness/operator-process.ts";
 import { startBench } from "./bench-setup.ts";
 import { ActionLedger, createMdb, createSnap, killPhases, titles, trigger, type OpName, type Trial } from "./chaos/operations.ts";
@@ -31,11 +41,11 @@ import { faultMidStep, lookUntil, lateViolations, roundViolations, setDeadline, 
 import { CLUSTER_ID, look, namespaceOf, settled, statusId, tenantNamespace, type World } from "./chaos/world.ts";
 import { kubectl, say, sleep } from "./common.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
-import { TWO_WRITERS_MEANING, twoWriters } from "./two-writers.ts";
+import { TWO_WRITERS_MEANING, twoWriterPairs } from "./two-writers.ts";
 
-const [ROUNDS, K, R, SEED] = [12, 8, 2, 1].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number];
-if (![ROUNDS, K, R, SEED].every((n) => Number.isInteger(n) && n > 0)) throw new Error("usage: node test/bench/chaos-shards.ts [rounds=12] [namespaces=8] [replicas=2] [seed=1]");
-const EVENTS = ["death", "join", "leave", "rolling"] as const;
+const [ROUNDS, K, R, SEED] = [15, 8, 2, 1].map((d, i) => Number(process.argv[2 + i] ?? d)) as [number, number, number, number];
+if (![ROUNDS, K, R, SEED].every((n) => Number.isInteger(n) && n > 0)) throw new Error("usage: node test/bench/chaos-shards.ts [rounds=15] [namespaces=8] [replicas=2] [seed=1]");
+const EVENTS = ["death", "join", "leave", "rolling", "forged"] as const;
 type Event = (typeof EVENTS)[number];
 const OPS: readonly OpName[] = ["create-mdb", "update-mdb", "delete-mdb", "snapshot", "delete-snapshot", "restore", "reset-credentials", "patch"];
 const HELD_SHARE = 1 / 3;
@@ -83,8 +93,30 @@ const onLiveRing = (w: World): boolean => {
 };
 const until = (what: string, done: (w: World) => boolean, timeoutMs?: number): Promise<World> => lookUntil(kube, emulator, what, done, timeoutMs);
 
-/** The membership change; returns the namespaces whose owner died with it (their steps were cut off). */
-async function change(event: Event): Promise<{ killed: Set<string>; detail: string }> {
+/**
+ * A tenant's own edit: every ManagedDatabase and DatabaseSnapshot in `namespaces` labelled to
+ * `shard`, its drain label removed (a merge patch with no precondition, as `kubectl label
+ * --overwrite` writes it). Answers how many it relabelled.
+ */
+async function forgeShardLabels(namespaces: ReadonlySet<string>, shard: string): Promise<number> {
+  let n = 0;
+  await Promise.all([managedDatabaseType, databaseSnapshotType].flatMap((t) => [...namespaces].map(async (namespace) => {
+    const page = await kube.list<ManagedObject>(t, { namespace });
+    await Promise.all(page.items.map(async (o) => {
+      try {
+        await kube.mergePatchCustom(t, { namespace, name: o.metadata.name }, { metadata: { labels: { [SHARD_LABEL]: shard, [DRAIN_LABEL]: null } } });
+        n++;
+      } catch { /* deleted meanwhile: nothing to forge */ }
+    }));
+  })));
+  return n;
+}
+
+/**
+ * The membership change; returns the namespaces whose owner died with it (their steps were cut
+ * off) and those whose tenants forged their shard labels.
+ */
+async function change(event: Event): Promise<{ killed: Set<string>; forged: Set<string>; forgedObjects: number; detail: string }> {
   const before = ring();
   switch (event) {
     case "death": {
@@ -93,19 +125,26 @@ async function change(event: Event): Promise<{ killed: Set<string>; detail: stri
       if (victim === undefined) throw new Error("no replica");
       await stopReplica(victim, "SIGKILL");
       const replacement = await startReplica();
-      return { killed: new Set(tenants.map(nsName).filter((ns) => before.owner(ns) === victim.name)), detail: `${victim.name} (${String(owned(victim))} namespaces) SIGKILLed, ${replacement.name} started` };
+      return { killed: new Set(tenants.map(nsName).filter((ns) => before.owner(ns) === victim.name)), forged: new Set(), forgedObjects: 0, detail: `${victim.name} (${String(owned(victim))} namespaces) SIGKILLed, ${replacement.name} started` };
     }
-    case "join": return { killed: new Set(), detail: `${(await startReplica()).name} joined` };
+    case "join": return { killed: new Set(), forged: new Set(), forgedObjects: 0, detail: `${(await startReplica()).name} joined` };
+    case "forged": {
+      const joined = await startReplica();
+      const after = ring();
+      const moving = new Set(tenants.map(nsName).filter((ns) => after.owner(ns) === joined.name));
+      const n = await forgeShardLabels(moving, joined.name);
+      return { killed: new Set(), forged: moving, forgedObjects: n, detail: `${joined.name} joined; the tenants of its ${String(moving.size)} namespaces labelled their ${String(n)} objects to it themselves` };
+    }
     case "leave": {
       const leaving = live[0];
       if (leaving === undefined) throw new Error("no replica");
       await stopReplica(leaving, "SIGTERM");
-      return { killed: new Set(), detail: `${leaving.name} SIGTERMed` };
+      return { killed: new Set(), forged: new Set(), forgedObjects: 0, detail: `${leaving.name} SIGTERMed` };
     }
     case "rolling": {
       const old = [...live];
       for (const r of old) { await startReplica(); await stopReplica(r, "SIGTERM"); }
-      return { killed: new Set(), detail: `${old.map((r) => r.name).join(", ")} replaced one by one` };
+      return { killed: new Set(), forged: new Set(), forgedObjects: 0, detail: `${old.map((r) => r.name).join(", ")} replaced one by one` };
     }
   }
 }
@@ -136,7 +175,10 @@ try {
   const heldRounds = new Set<number>();
   const reported = new Set<string>();
   const twoWriterEvents: string[] = [];
-  const byEvent = new Map<Event, { rounds: number; trials: Trial[]; moved: Trial[]; violations: number; twoWriters: number }>(EVENTS.map((e) => [e, { rounds: 0, trials: [], moved: [], violations: 0, twoWriters: 0 }]));
+  /** Two writers on a database whose tenant forged its objects' shard labels: counted apart. */
+  const forgedTwoWriters: string[] = [];
+  let forgedObjects = 0;
+  const byEvent = new Map<Event, { rounds: number; trials: Trial[]; moved: Trial[]; violations: number; twoWriters: number; forgedTwoWriters: number }>(EVENTS.map((e) => [e, { rounds: 0, trials: [], moved: [], violations: 0, twoWriters: 0, forgedTwoWriters: 0 }]));
   let seqNo = 0;
   const plan = (round: number, tag: string, w: World, fraction: () => number, stepMs: (op: OpName) => number): Trial[] => {
     seqNo += 1;
@@ -188,8 +230,9 @@ try {
     const held = rng.next() < HELD_SHARE;
     if (held) heldRounds.add(r);
     const ownersBefore = ring();
-    const round = plan(r, `r${String(r)}`, await look(kube, emulator), () => rng.next(), (op) => stepMs[op]);
-    const { outcome: { killed, detail }, atFault, horizon } = await faultMidStep(kube, emulator, ledger, round, held, () => change(event));
+    const beforeRound = await look(kube, emulator);
+    const round = plan(r, `r${String(r)}`, beforeRound, () => rng.next(), (op) => stepMs[op]);
+    const { outcome: { killed, forged, forgedObjects: relabelled, detail }, atFault, horizon } = await faultMidStep(kube, emulator, ledger, round, held, () => change(event));
     const changedAtEnd = Date.now();
     for (const t of round) {
       // Only a process that died cannot have seen its request's answer, nor announced a create it never sent; a drained or SIGTERMed one finishes its pass.
@@ -202,9 +245,16 @@ try {
     await until("the shards settled", onLiveRing, TIMEOUT_MS);
     const before = violations.length;
     for (const v of roundViolations(r, round, w, names, ledger, reported)) record(v);
-    const writers = twoWriters(emulator.mutations(), roundStart);
+    // The databases of the namespaces whose tenants forged their labels, as they were before the round and after it.
+    const forgedDbs = new Set([...beforeRound.mdbs.values(), ...w.mdbs.values()].filter((o) => forged.has(o.metadata.namespace ?? "")).map((o) => statusId(o)));
+    const pairs = twoWriterPairs(emulator.mutations(), roundStart);
+    const writers = pairs.filter((p) => !forgedDbs.has(p.db)).map((p) => p.said);
+    const onForged = pairs.filter((p) => forgedDbs.has(p.db)).map((p) => p.said);
     for (const x of writers) say(`  TWO WRITERS round ${String(r)}: ${x}`);
+    for (const x of onForged) say(`  two writers on a database whose tenant forged its shard label, round ${String(r)}: ${x}`);
     twoWriterEvents.push(...writers);
+    forgedTwoWriters.push(...onForged);
+    forgedObjects += relabelled;
     const after = ring();
     const moved = round.filter((t) => ownersBefore.owner(namespaceOf(t.name)) !== after.owner(namespaceOf(t.name)));
     const tally = byEvent.get(event);
@@ -214,11 +264,18 @@ try {
       tally.moved.push(...moved);
       tally.violations += violations.length - before;
       tally.twoWriters += writers.length;
+      tally.forgedTwoWriters += onForged.length;
     }
     trials.push(...round);
     const count = (o: string): number => round.filter((t) => t.outcome === o).length;
     say(`round ${String(r + 1)}/${String(ROUNDS)} ${event}${held ? " (held)" : ""}: ${detail}, ${String(horizon)} ms after the first trigger; ${String(moved.length)}/${String(round.length)} trials on a namespace that changed shard; ${String(count("converged"))} converged, ${String(count("reported unknown"))} reported unknown, ${String(violations.length - before)} violations, ${String(writers.length)} two-writer; round ${((Date.now() - roundStart) / 1000).toFixed(1)} s`);
     if (process.env.CHAOS_VERBOSE === "1") for (const t of round) say(`    ${trialName(t)} → ${t.outcome ?? "?"}: ${t.detail ?? ""}`);
+    if (event === "forged" && live.length > R) {
+      // Back to R replicas at rest, once nothing is in flight: the oldest hands over and leaves.
+      const oldest = live[0];
+      if (oldest !== undefined) await stopReplica(oldest, "SIGTERM");
+      await until("the shards settled", onLiveRing, TIMEOUT_MS);
+    }
   }
 
   await sleep(3_000);
@@ -228,11 +285,14 @@ try {
 
   const total = (i: (typeof invariants)[number]): number => violations.filter((v) => v.invariant === i).length;
   const moved = [...byEvent.values()].reduce((n, e) => n + e.moved.length, 0);
-  figure("rounds (death / join / leave / rolling)", EVENTS.map((e) => byEvent.get(e)?.rounds ?? 0).join(" / "));
+  figure(`rounds (${EVENTS.join(" / ")})`, EVENTS.map((e) => byEvent.get(e)?.rounds ?? 0).join(" / "));
   figure("trials", trials.length);
   figure("trials whose namespace changed shard mid-step", moved, undefined, "> 0", moved > 0);
   for (const i of invariants) figure(i, total(i), undefined, "0", total(i) === 0);
-  figure(`two-writer events (${TWO_WRITERS_MEANING})`, twoWriterEvents.length, undefined, "0", twoWriterEvents.length === 0);
+  figure(`two-writer events (${TWO_WRITERS_MEANING}), but for the databases whose tenants forged their shard labels`, twoWriterEvents.length, undefined, "0", twoWriterEvents.length === 0);
+  const forgedRounds = byEvent.get("forged")?.rounds ?? 0;
+  figure("objects whose tenants labelled them to the joining shard themselves, before their old shard let go", forgedObjects, undefined, forgedRounds > 0 ? "> 0" : undefined, forgedRounds > 0 ? forgedObjects > 0 : undefined);
+  figure("two-writer events on those tenants' own databases (what a forged label can do: the resourceVersion fences the rest)", forgedTwoWriters.length);
   // The two-writer check can only fail if the log tells the replicas apart (each names itself in its User-Agent).
   const writers = new Set(emulator.mutations().map((m) => m.userAgent)).size;
   figure("replicas told apart in the emulator's log (distinct User-Agents among the writes)", writers, undefined, "≥ 2", writers >= 2);
@@ -241,10 +301,10 @@ try {
   figure("elapsed", Math.round((Date.now() - started) / 6_000) / 10, "min");
   tables.push({
     title: "By membership change",
-    columns: ["change", "rounds", "trials", "on a namespace that changed shard", "converged", "reported unknown", "violations", "two-writer events"],
+    columns: ["change", "rounds", "trials", "on a namespace that changed shard", "converged", "reported unknown", "violations", "two-writer events", "two-writer events on forged databases"],
     rows: EVENTS.map((e) => {
-      const x = byEvent.get(e) ?? { rounds: 0, trials: [], moved: [], violations: 0, twoWriters: 0 };
-      return [e, x.rounds, x.trials.length, x.moved.length, x.trials.filter((t) => t.outcome === "converged").length, x.trials.filter((t) => t.outcome === "reported unknown").length, x.violations, x.twoWriters];
+      const x = byEvent.get(e) ?? { rounds: 0, trials: [], moved: [], violations: 0, twoWriters: 0, forgedTwoWriters: 0 };
+      return [e, x.rounds, x.trials.length, x.moved.length, x.trials.filter((t) => t.outcome === "converged").length, x.trials.filter((t) => t.outcome === "reported unknown").length, x.violations, x.twoWriters, x.forgedTwoWriters];
     }),
   });
   tables.push({
@@ -258,7 +318,8 @@ try {
   say(textTable(ends.columns, ends.rows));
   notes.push(
     `Seed ${String(SEED)}; ${String(K)} namespaces, ${String(R)} replicas at rest (--shards, leader election, the chart's Lease timings), sharing one token, each named in its User-Agent; emulator provisioning 0.5 s, no rate limit; operator --poll-pending-seconds 0.5 --poll-ready-seconds 5.`,
-    "Rounds cycle death (the replica owning the most namespaces SIGKILLed, a replacement started), join (a replica added), leave (one SIGTERMed) and rolling (each replica replaced: a new one started, then the old one SIGTERMed); each round's triggers are placed a seeded fraction of their operation's step time before the change, and in a third of the rounds (seeded) every mutating request is held 1.5 s.",
+    "Rounds cycle death (the replica owning the most namespaces SIGKILLed, a replacement started), join (a replica added), leave (one SIGTERMed), rolling (each replica replaced: a new one started, then the old one SIGTERMed) and forged (a replica added, and the tenants of the namespaces that move to it label their objects to it themselves before their old shard lets go; after the round the oldest replica is SIGTERMed); each round's triggers are placed a seeded fraction of their operation's step time before the change, and in a third of the rounds (seeded) every mutating request is held 1.5 s.",
+    "A forged shard label is a tenant's own edit of their own objects: the new shard may act while the old one's pass is in flight, so two writers on those databases are counted apart, without a target; what must still hold there is what the API server's resourceVersion fences (each at-most-once action's intent, each create's pending record): no action twice, no duplicate, no orphan.",
     "A false record is checked only where the owner died (a SIGTERMed or drained replica finishes its passes and may record what it saw); repeated actions come from the emulator's log of accepted restore and patch requests; two writers from its log of which replica (its User-Agent) sent each write.",
   );
   if (violations.length > 0 || twoWriterEvents.length > 0 || unexpected.length > 0 || writers < 2) {
@@ -267,8 +328,8 @@ try {
   }
   await saveResult({
     name: "chaos-shards",
-    title: "Shards joining, dying, leaving and rolling mid-step: duplicates, orphans, repeated actions, two writers",
-    command: `npm run bench:chaos:shards${ROUNDS !== 12 || K !== 8 || R !== 2 || SEED !== 1 ? ` -- ${String(ROUNDS)} ${String(K)} ${String(R)} ${String(SEED)}` : ""}`,
+    title: "Shards joining, dying, leaving and rolling mid-step, and tenants forging the shard label: duplicates, orphans, repeated actions, two writers",
+    command: `npm run bench:chaos:shards${ROUNDS !== 15 || K !== 8 || R !== 2 || SEED !== 1 ? ` -- ${String(ROUNDS)} ${String(K)} ${String(R)} ${String(SEED)}` : ""}`,
     figures, tables, charts: [], notes,
   });
 } finally {

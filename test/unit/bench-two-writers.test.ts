@@ -2,7 +2,7 @@
 // (one replica's write after another's was answered) and one replica's overlapping writes do not.
 import { describe, expect, it } from "vitest";
 import type { MutationRecord } from "../../src/emulator/server.ts";
-import { twoWriters } from "../bench/two-writers.ts";
+import { twoWriterPairs, twoWriters } from "../bench/two-writers.ts";
 
 const write = (userAgent: string, receivedAt: number, answeredAt: number, id = 7): MutationRecord => ({
   receivedAt, answeredAt, method: "PUT", route: "/databases/mysql/instances/{instanceId}", path: `/databases/mysql/instances/${String(id)}`, status: 200, user: "u", token: "t", userAgent,
@@ -17,5 +17,11 @@ describe("twoWriters", () => {
     expect(twoWriters([write("op-a", 100, 300), write("op-a", 200, 400), write("op-b", 150, 250, 8)], 0)).toEqual([]);
     // Before `since`: not this round's.
     expect(twoWriters([write("op-a", 100, 300), write("op-b", 200, 400)], 150)).toEqual([]);
+  });
+
+  it("names each pair's database, so a round can tell the databases a tenant forged a shard label on from the rest", () => {
+    const pairs = twoWriterPairs([write("op-a", 100, 300, 7), write("op-b", 200, 400, 7), write("op-a", 100, 300, 9), write("op-c", 150, 350, 9)], 0);
+    expect(pairs.map((p) => p.db).sort()).toEqual([7, 9]);
+    expect(pairs.find((p) => p.db === 9)?.said).toContain("by op-c");
   });
 });
