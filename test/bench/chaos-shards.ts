@@ -63,6 +63,8 @@ const nsName = tenantNamespace;
 interface Replica { name: string; proc: OperatorProcess }
 let seq = 0;
 const live: Replica[] = [];
+/** Every replica started, exited ones too: a violation's object is looked up in their logs. */
+const everyReplica: Replica[] = [];
 const expectedExits = new Set<string>();
 const unexpected: string[] = [];
 async function startReplica(): Promise<Replica> {
@@ -71,6 +73,7 @@ async function startReplica(): Promise<Replica> {
     LEADER_ELECT: "true", SHARDS: "true", POD_NAMESPACE: LEASE_NS, POD_NAME: `replica-${String(seq)}`,
   }) };
   live.push(r);
+  everyReplica.push(r);
   void r.proc.exited.then((code) => {
     live.splice(live.indexOf(r), 1);
     if (!expectedExits.has(r.name)) unexpected.push(`${r.name} exited unexpectedly (code ${String(code)})`);
@@ -212,6 +215,12 @@ try {
   const record = (v: Violation): void => {
     violations.push(v);
     say(`  VIOLATION ${v.invariant}: ${v.op !== undefined ? titles[v.op] : "(no trial)"}, round ${String(v.round)}, ${v.trial}: ${v.detail}`);
+    // What each replica logged about the object: enough to tell what happened without a rerun.
+    const object = /\((t\d+-[a-z0-9-]+)/.exec(v.trial)?.[1];
+    if (object === undefined) return;
+    const lines = everyReplica.flatMap((r) => r.proc.logs.filter((l) => JSON.stringify(l).includes(`"${object}"`)).map((l) => ({ r: r.name, l })))
+      .sort((a, b) => Date.parse(String(a.l.time)) - Date.parse(String(b.l.time)));
+    for (const { r, l } of lines.slice(-40)) say(`    ${r}: ${JSON.stringify(l)}`);
   };
 
   // Calibration: each operation's step time T with the replicas steady (all triggered at once).

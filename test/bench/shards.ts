@@ -28,6 +28,7 @@ import { DEFAULT_POLL, Timings } from "../../src/runtime/timings.ts";
 import { MAX_PAGE_SIZE } from "../../src/linode/pagination.ts";
 import { DRAIN_LABEL, SHARD_LABEL } from "../../src/runtime/sharding/assignment.ts";
 import { HashRing } from "../../src/runtime/sharding/ring.ts";
+import { TOOK_OVER } from "../../src/runtime/sharding/sharder.ts";
 import type { OperatorProcess } from "../harness/operator-process.ts";
 import { startBench } from "./bench-setup.ts";
 import { budgetAt, workloadFloor } from "./floors.ts";
@@ -242,7 +243,10 @@ try {
     const seenAt = seen !== undefined ? Date.parse(String(seen.time)) : Number.NaN;
     const sweptAt = swept !== undefined ? Date.parse(String(swept.time)) : Number.NaN;
     figure("… of which: its Lease seen expired by the others", Number.isNaN(seenAt) ? undefined : secs(seenAt - killedAt), "s");
-    figure(`… the sharder's sweep after that (${typeof swept?.assign === "number" ? String(swept.assign) : "?"} objects and their Secrets labelled to their new shard)`, Number.isNaN(sweptAt - seenAt) ? undefined : secs(sweptAt - seenAt), "s");
+    const took = logged(TOOK_OVER).find((l) => Array.isArray(l.shards) && (l.shards as unknown[]).includes(victim.name));
+    figure(`… the sharder's takeover after that: its ${typeof took?.assigned === "number" ? String(took.assigned) : "?"} objects listed by their label and assigned to their new shards`, typeof took?.objectsMillis === "number" ? secs(took.objectsMillis) : undefined, "s");
+    figure("… then their connection Secrets labelled to the same shards", typeof took?.secretsMillis === "number" ? secs(took.secretsMillis) : undefined, "s");
+    figure(`… the sharder's whole sweep after the Lease was seen expired (the takeover, then every object decided again: ${typeof swept?.assign === "number" ? String(swept.assign) : "?"} assigned)`, Number.isNaN(sweptAt - seenAt) ? undefined : secs(sweptAt - seenAt), "s");
 
     // ---- Rolling restart: each replica in turn SIGTERMed and replaced ----
     const flaps: string[] = [];

@@ -153,6 +153,47 @@ describe("Sharder", () => {
     expect(secretLists.slice(1)).toEqual([`${MANAGED_BY_LABEL}=${MANAGED_BY},${OWNER_LABEL}=later`]);
   });
 
+  it("a shard that left the ring is taken over first: only its objects listed (by their label), all of them assigned before any of their connection Secrets is labelled, then each Secret to its object's new shard", async () => {
+    const kube = new MemoryKube();
+    for (const ns of namespaces) {
+      const o = await kube.createCustom(gadgetType, ns, { metadata: { name: "g", finalizers: [FINALIZER] }, spec: { size: 1 } });
+      await kube.createSecret({
+        type: "Opaque", data: {},
+        metadata: { name: "g-gadget", namespace: ns, labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [OWNER_LABEL]: "g" }, ownerReferences: [{ apiVersion: "x/v1", kind: "Gadget", name: "g", uid: o.metadata.uid ?? "", controller: true }] },
+      });
+    }
+    const sharder = new Sharder(kube, { types: [gadgetType], namespaces, sweepMillis: 60_000 });
+    running.push(sharder);
+    await sharder.start(new HashRing(["op-a", "op-b", "op-c"]));
+    const shardOf = (ns: string, plural = gadgetType.plural): string | undefined =>
+      kube.peek(plural === "secrets" ? secretsType : gadgetType, { namespace: ns, name: plural === "secrets" ? "g-gadget" : "g" })?.metadata.labels?.[SHARD_LABEL];
+    const theirs = namespaces.filter((ns) => shardOf(ns) === "op-c");
+    expect(theirs.length).toBeGreaterThan(1);
+    for (const ns of namespaces) expect(shardOf(ns, "secrets")).toBe(shardOf(ns));
+
+    const gadgetLists: string[] = [];
+    const list = kube.list.bind(kube);
+    kube.list = <T extends KubeObject>(t: ResourceType, o?: ListOptions) => { if (t.plural === gadgetType.plural) gadgetLists.push(o?.labelSelector ?? ""); return list<T>(t, o); };
+    const from = kube.writes.length;
+    sharder.setRing(new HashRing(["op-a", "op-b"]));
+    const counts = await sharder.sweep();
+    expect(counts.assign).toBe(theirs.length);
+    // The takeover's lists select op-c's objects; the full sweep's come after.
+    expect(gadgetLists[0]).toBe(`${SHARD_LABEL} in (op-c)`);
+    expect(gadgetLists.slice(namespaces.length).every((sel) => sel === "")).toBe(true);
+    const writes = kube.writes.slice(from);
+    // Only op-c's objects and their Secrets were written; every object before any Secret.
+    expect(new Set(writes.map((w) => w.key))).toEqual(new Set(theirs.flatMap((ns) => [`${ns}/g`, `${ns}/g-gadget`])));
+    const lastObject = Math.max(...writes.map((w, i) => (w.plural === gadgetType.plural ? i : -1)));
+    const firstSecret = writes.findIndex((w) => w.plural === "secrets");
+    expect(lastObject).toBeLessThan(firstSecret);
+    for (const ns of theirs) {
+      expect(["op-a", "op-b"]).toContain(shardOf(ns));
+      expect(shardOf(ns, "secrets")).toBe(shardOf(ns));
+      expect(kube.peek(gadgetType, { namespace: ns, name: "g" })?.metadata.annotations?.[TAKEN_FROM_ANNOTATION]).toBe("op-c");
+    }
+  });
+
   it("with no shard alive nothing is assigned", async () => {
     const s = await setup([]);
     expect(namespaces.map(s.shardOf).every((x) => x === undefined)).toBe(true);

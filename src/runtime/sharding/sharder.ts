@@ -8,11 +8,16 @@
 // Every label write carries the resourceVersion it was decided on: an object changed meanwhile
 // (a shard letting go, a tenant's edit) is a 409, and decided again from what it is now.
 // The connection Secrets an object's kind publishes are cached by its shard alone too (labelled
-// like it): an object assigned after it was worked on (moved, its shard dead, or sharded for
-// the first time) has its Secrets labelled to the new shard first, so that shard's cache holds
-// them when it first acts on the object.
+// like it): an object assigned after it was worked on (moved, or sharded for the first time)
+// has its Secrets labelled to the new shard first, so that shard's cache holds them when it
+// first acts on the object. A shard that left the ring (dead, or stopped) is taken over first,
+// before the full sweep: only its objects are listed (by their label), each is assigned, and
+// only then are their Secrets labelled. Its objects are on live shards in half the writes'
+// time, and their new shards wait for a list of the account begun after the death before they
+// first act on them (controller.ts managedSince) in which the Secrets are labelled; one that is
+// not yet is found by name and labelled by the shard that publishes it.
 import { errorChain, isConflict, isNotFound } from "../../kube/errors.ts";
-import { secretsType, type KubeApi, type KubeObject, type ResourceType } from "../../kube/types.ts";
+import { secretsType, type KubeApi, type KubeObject, type ListPage, type ResourceType } from "../../kube/types.ts";
 import { FINALIZER } from "../annotations.ts";
 import { labelValueFor, MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL } from "../connection-secrets.ts";
 import type { Logger } from "../logger.ts";
@@ -51,6 +56,8 @@ const SECRET_PAGE = 20;
 /** Objects a sweep decides at once: a dead shard's objects move in seconds, not one round trip after another. */
 export const SWEEP_CONCURRENCY = 8;
 const DEFAULT_SWEEP_MILLIS = 60_000;
+/** The log line of a takeover: the shards, the objects assigned, and how long the objects and then their Secrets took. */
+export const TOOK_OVER = "took over the objects of shards that left";
 
 /** What the sharder keeps of a connection Secret: enough to relabel it. */
 interface SecretRef { name: string; controllerUid: string | undefined; shard: string | undefined }
@@ -80,6 +87,8 @@ export class Sharder {
   private stopped = false;
   /** Leading: a ring change sweeps from then on (before, it is only remembered). */
   private started = false;
+  /** Shards that left the ring since the last sweep began: their objects are taken over first. */
+  private gone = new Set<string>();
 
   constructor(kube: KubeApi, opts: SharderOptions) {
     this.kube = kube;
@@ -117,6 +126,8 @@ export class Sharder {
 
   /** The alive shards changed: every object is decided again. */
   setRing(ring: HashRing): void {
+    for (const shard of this.ring?.shards ?? []) if (!ring.shards.includes(shard)) this.gone.add(shard);
+    for (const shard of ring.shards) this.gone.delete(shard);
     this.ring = ring;
     if (this.started && !this.stopped) void this.sweep();
   }
@@ -132,17 +143,11 @@ export class Sharder {
       try {
         do {
           this.sweepAgain = false;
+          const gone = [...this.gone];
+          this.gone.clear();
+          if (gone.length > 0) await this.takeOver(gone, counts);
           const secrets: SecretsByNamespace = new Map();
-          for (const t of this.opts.types) {
-            for (const namespace of this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined]) {
-              let continueToken: string | undefined;
-              do {
-                const page = await this.kube.list<KubeObject>(t, { metadataOnly: this.opts.keyOf === undefined, limit: PAGE, ...(namespace !== undefined ? { namespace } : {}), ...(continueToken !== undefined ? { continueToken } : {}) });
-                await eachLimited(page.items, this.opts.concurrency ?? SWEEP_CONCURRENCY, async (o) => { counts[await this.act(t, o, secrets)]++; });
-                continueToken = page.continueToken;
-              } while (continueToken !== undefined && !this.stopped);
-            }
-          }
+          await this.eachObject(undefined, async (t, o) => { counts[(await this.act(t, o, secrets)).type]++; });
           // Asked for again while this one ran (set from outside during the awaits above).
         } while (this.askedAgain() && !this.stopped);
       } catch (err) {
@@ -166,32 +171,85 @@ export class Sharder {
     return this.sweepAgain;
   }
 
-  /** `secrets`: a sweep's lists of Secrets by namespace (an object's own event lists its own). */
-  private async act(t: ResourceType, o: KubeObject, secrets?: SecretsByNamespace): Promise<ShardAction["type"]> {
-    if (this.ring === undefined || this.stopped) return "none";
+  /**
+   * Every object of the operator's kinds (those `labelSelector` selects), listed in pages (the
+   * next page asked for while this one's objects are decided), `fn` run on each, at most the
+   * sweep's concurrency at once.
+   */
+  private async eachObject(labelSelector: string | undefined, fn: (t: ResourceType, o: KubeObject) => Promise<void>): Promise<void> {
+    for (const t of this.opts.types) {
+      for (const namespace of this.opts.namespaces.length > 0 ? this.opts.namespaces : [undefined]) {
+        const list = (continueToken: string | undefined): Promise<ListPage<KubeObject>> => this.kube.list<KubeObject>(t, {
+          metadataOnly: this.opts.keyOf === undefined, limit: PAGE,
+          ...(namespace !== undefined ? { namespace } : {}), ...(labelSelector !== undefined ? { labelSelector } : {}), ...(continueToken !== undefined ? { continueToken } : {}),
+        });
+        let next: Promise<ListPage<KubeObject>> | undefined = list(undefined);
+        while (next !== undefined) {
+          const page: ListPage<KubeObject> = await next;
+          next = page.continueToken !== undefined && !this.halted() ? list(page.continueToken) : undefined;
+          // A failed prefetch is the sweep's failure once awaited, not an unhandled rejection meanwhile.
+          next?.catch(() => undefined);
+          await eachLimited(page.items, this.opts.concurrency ?? SWEEP_CONCURRENCY, (o) => fn(t, o));
+        }
+      }
+    }
+  }
+
+  /**
+   * The objects of shards that left the ring, assigned to their new shards before anything else
+   * is decided, then their connection Secrets labelled after them (the namespace's listed once).
+   */
+  private async takeOver(gone: string[], counts: SweepCounts): Promise<void> {
+    const started = Date.now();
+    const assigned: { o: KubeObject; shard: string }[] = [];
+    await this.eachObject(`${SHARD_LABEL} in (${gone.join(",")})`, async (t, o) => {
+      const action = await this.act(t, o, "after");
+      counts[action.type]++;
+      if (action.type === "assign") assigned.push({ o, shard: action.shard });
+    });
+    const assignedAt = Date.now();
+    const secrets: SecretsByNamespace = new Map();
+    await eachLimited(assigned, this.opts.concurrency ?? SWEEP_CONCURRENCY, async ({ o, shard }) => {
+      try {
+        await this.labelSecrets(o, shard, secrets);
+      } catch (err) {
+        // Its new shard finds each by name when it publishes, and labels it.
+        this.opts.log?.warn({ err: errorChain(err), namespace: o.metadata.namespace, name: o.metadata.name }, "could not label a taken-over object's connection Secrets; its shard labels them when it publishes");
+      }
+    });
+    this.opts.log?.info({ shards: gone, assigned: assigned.length, objectsMillis: assignedAt - started, secretsMillis: Date.now() - assignedAt }, TOOK_OVER);
+  }
+
+  /**
+   * `secrets`: a sweep's lists of Secrets by namespace (an object's own event lists its own), or
+   * "after": its Secrets are labelled by the caller once it is assigned (a takeover).
+   */
+  private async act(t: ResourceType, o: KubeObject, secrets?: SecretsByNamespace | "after"): Promise<ShardAction> {
+    const none: ShardAction = { type: "none" };
+    if (this.ring === undefined || this.stopped) return none;
     const key = this.opts.keyOf !== undefined ? await this.opts.keyOf(o) : o.metadata.namespace ?? "";
     // The ring as it is once the key is known (it may have changed meanwhile).
     const ring = this.ring;
-    if (this.halted()) return "none";
+    if (this.halted()) return none;
     const action = planShard(o.metadata.labels, key, ring);
     const labels = action.type === "assign" ? { [SHARD_LABEL]: action.shard, [DRAIN_LABEL]: null }
       : action.type === "drain" ? { [DRAIN_LABEL]: "true" }
       : action.type === "undrain" ? { [DRAIN_LABEL]: null }
       : undefined;
-    if (labels === undefined) return "none";
+    if (labels === undefined) return none;
     // An assignment says whose it was: a dead shard's (labelled to it still), or nobody's.
     const from = o.metadata.labels?.[SHARD_LABEL];
     const annotations = action.type === "assign" ? { [TAKEN_FROM_ANNOTATION]: from !== undefined && from !== "" ? from : null } : undefined;
     try {
-      if (action.type === "assign") await this.labelSecrets(o, action.shard, secrets);
+      if (action.type === "assign" && secrets !== "after") await this.labelSecrets(o, action.shard, secrets);
       await this.kube.mergePatchCustom(t, { namespace: o.metadata.namespace ?? "", name: o.metadata.name }, { metadata: { resourceVersion: o.metadata.resourceVersion, labels, ...(annotations !== undefined ? { annotations } : {}) } });
     } catch (err) {
       // Changed or gone since it was read: decided again from its next event or sweep.
-      if (isConflict(err) || isNotFound(err)) return "none";
+      if (isConflict(err) || isNotFound(err)) return none;
       throw err;
     }
     this.opts.onMove?.(action.type);
-    return action.type;
+    return action;
   }
 
   /**
