@@ -8,8 +8,12 @@ import { z } from "zod";
 import { camelize, type Camelize } from "./case.ts";
 import { LinodeResponseError } from "./errors.ts";
 
-/** Items of a page validated and converted between two turns of the event loop. */
-export const ITEMS_PER_SLICE = 50;
+/**
+ * Items of a page validated and converted between two turns of the event loop. At 100 a page of
+ * 500 databases costs the CPU it did read whole (bench:answer-parse: 13.5 ms a page against
+ * 13.8; at 50 it cost 15.1), and its longest block is about half.
+ */
+export const ITEMS_PER_SLICE = 100;
 
 /** Where the answer came from, for the error that says it is not what the spec describes. */
 export interface AnswerSource { status: number; method: string; route: string }
