@@ -194,6 +194,27 @@ describe("Sharder", () => {
     }
   });
 
+  it("a takeover that fails (its list refused) is tried again first by the next sweep", async () => {
+    const s = await setup(["op-a", "op-b", "op-c"]);
+    const theirs = namespaces.filter((ns) => s.shardOf(ns) === "op-c");
+    const selectors: string[] = [];
+    let refuse = true;
+    const list = s.kube.list.bind(s.kube);
+    s.kube.list = <T extends KubeObject>(t: ResourceType, o?: ListOptions) => {
+      selectors.push(o?.labelSelector ?? "");
+      if (refuse && o?.labelSelector !== undefined) { refuse = false; return Promise.reject(new Error("the API server is unavailable")); }
+      return list<T>(t, o);
+    };
+    s.sharder.setRing(new HashRing(["op-a", "op-b"]));
+    const failed = await s.sharder.sweep();
+    expect(failed.assign).toBe(0);
+    expect(theirs.every((ns) => s.shardOf(ns) === "op-c")).toBe(true);
+    selectors.length = 0;
+    const counts = await s.sharder.sweep();
+    expect(counts.assign).toBe(theirs.length);
+    expect(selectors[0]).toBe(`${SHARD_LABEL} in (op-c)`);
+  });
+
   it("with no shard alive nothing is assigned", async () => {
     const s = await setup([]);
     expect(namespaces.map(s.shardOf).every((x) => x === undefined)).toBe(true);

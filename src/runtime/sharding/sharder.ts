@@ -145,7 +145,13 @@ export class Sharder {
           this.sweepAgain = false;
           const gone = [...this.gone];
           this.gone.clear();
-          if (gone.length > 0) await this.takeOver(gone, counts);
+          if (gone.length > 0) {
+            await this.takeOver(gone, counts).catch((err: unknown) => {
+              // Taken over by the next sweep, first again, unless they came back meanwhile.
+              for (const shard of gone) if (this.ring?.shards.includes(shard) !== true) this.gone.add(shard);
+              throw err;
+            });
+          }
           const secrets: SecretsByNamespace = new Map();
           await this.eachObject(undefined, async (t, o) => { counts[(await this.act(t, o, secrets)).type]++; });
           // Asked for again while this one ran (set from outside during the awaits above).
