@@ -69,7 +69,7 @@ try {
     await sharder.start(new HashRing(["gone"]));
     const t = Date.now();
     sharder.setRing(ring);
-    const line = await took;
+    await took;
     const millis = Date.now() - t;
     await sharder.stop();
     let moved = 0;
@@ -83,9 +83,8 @@ try {
     figure(`concurrency ${String(concurrency)}${product}: objects moved`, moved, undefined, String(N), moved === N);
     figure(`concurrency ${String(concurrency)}${product}: the sweep took`, secs(millis), "s", product !== "" ? "≤ 15 s (the 30 s takeover less the Lease's 15 s)" : undefined, product !== "" ? millis <= 15_000 : undefined);
     figure(`concurrency ${String(concurrency)}${product}: label writes a second (a Secret and its object each)`, Math.round((2 * moved) / (millis / 1000)));
-    figure(`concurrency ${String(concurrency)}${product}: of which the objects alone (their Secrets after)`, typeof line.objectsMillis === "number" ? secs(line.objectsMillis) : undefined, "s");
   }
-  notes.push(`A real API server and etcd alone on the machine: no operator, no Linode, nothing else writing. ${String(N)} ManagedDatabases over ${String(K)} namespaces, each with the finalizer and one connection Secret, labelled to a shard whose Lease is gone; each round starts a sharder that knew that shard, then takes it out of the ring, and times the takeover the sharder runs at a death (the log line "${TOOK_OVER}"): the shard's objects listed by their label and assigned, then their Secrets labelled. What this leaves out, the bench:shards run has: the survivors taking the objects up on the same cores, and the replicas' own calls.`);
+  notes.push(`A real API server and etcd alone on the machine: no operator, no Linode, nothing else writing. ${String(N)} ManagedDatabases over ${String(K)} namespaces, each with the finalizer and one connection Secret, labelled to a shard whose Lease is gone; each round starts a sharder that knew that shard, then takes it out of the ring, and times the takeover the sharder runs at a death (the log line "${TOOK_OVER}"): the shard's objects listed by their label, each assigned after its Secret is labelled. What this leaves out, the bench:shards run has: the survivors taking the objects up on the same cores, and the replicas' own calls.`);
   await saveResult({
     name: "sharder-relabel", title: `The sharder handing ${String(N)} objects of a dead shard over, alone on the API server`,
     command: `npm run bench:sharder -- ${String(N)} ${String(K)} ${concurrencies.join(",")}`, figures, tables: [], charts: [], notes,

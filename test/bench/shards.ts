@@ -244,8 +244,7 @@ try {
     const sweptAt = swept !== undefined ? Date.parse(String(swept.time)) : Number.NaN;
     figure("… of which: its Lease seen expired by the others", Number.isNaN(seenAt) ? undefined : secs(seenAt - killedAt), "s");
     const took = logged(TOOK_OVER).find((l) => Array.isArray(l.shards) && (l.shards as unknown[]).includes(victim.name));
-    figure(`… the sharder's takeover after that: its ${typeof took?.assigned === "number" ? String(took.assigned) : "?"} objects listed by their label and assigned to their new shards`, typeof took?.objectsMillis === "number" ? secs(took.objectsMillis) : undefined, "s");
-    figure("… then their connection Secrets labelled to the same shards", typeof took?.secretsMillis === "number" ? secs(took.secretsMillis) : undefined, "s");
+    figure(`… the sharder's takeover after that: its ${typeof took?.assigned === "number" ? String(took.assigned) : "?"} objects listed by their label, each assigned after its connection Secret`, typeof took?.millis === "number" ? secs(took.millis) : undefined, "s");
     figure(`… the sharder's whole sweep after the Lease was seen expired (the takeover, then every object decided again: ${typeof swept?.assign === "number" ? String(swept.assign) : "?"} assigned)`, Number.isNaN(sweptAt - seenAt) ? undefined : secs(sweptAt - seenAt), "s");
 
     // ---- Rolling restart: each replica in turn SIGTERMed and replaced ----

@@ -1,8 +1,7 @@
 // The connection Secrets under shards: each shard labels the Secrets it publishes to itself and
-// caches its own objects' alone; when a shard dies, the sharder takes its objects over and
-// labels their Secrets to the same new shard right after, before the survivor first acts on
-// them (it waits for a list of the account begun after the death), so the survivor keeps them
-// current and creates nothing twice. Two `linode-operator run` processes on a real API server and the emulator.
+// caches its own objects' alone; when a shard dies, the sharder labels its objects' Secrets to
+// their new shard before the objects, so the survivor keeps them current and creates nothing
+// twice. Two `linode-operator run` processes on a real API server and the emulator.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type RunningEmulator } from "../../src/emulator/index.ts";
 import { KubeClient } from "../../src/kube/client.ts";
@@ -87,7 +86,7 @@ describe("connection Secrets split by shard", () => {
     return n;
   };
 
-  it("each shard publishes and caches its own; a dead shard's Secrets move with its objects before its survivor acts on them, and nothing is created twice", async () => {
+  it("each shard publishes and caches its own; a dead shard's Secrets move with its objects before them, and nothing is created twice", async () => {
     const a = start("shard-a");
     const b = start("shard-b");
     await waitFor("all Ready on their shards", async () => {
