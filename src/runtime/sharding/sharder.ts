@@ -152,7 +152,7 @@ export class Sharder {
             });
           }
           const secrets: SecretsByNamespace = new Map();
-          await this.eachObject(undefined, async (t, o) => { counts[(await this.act(t, o, secrets)).type]++; });
+          await this.eachObject(undefined, async (t, o) => { counts[await this.act(t, o, secrets)]++; });
           // Asked for again while this one ran (set from outside during the awaits above).
         } while (this.askedAgain() && !this.stopped);
       } catch (err) {
@@ -207,26 +207,25 @@ export class Sharder {
     const secrets: SecretsByNamespace = new Map();
     await this.eachObject(`${SHARD_LABEL} in (${gone.join(",")})`, async (t, o) => {
       const action = await this.act(t, o, secrets);
-      counts[action.type]++;
-      if (action.type === "assign") assigned++;
+      counts[action]++;
+      if (action === "assign") assigned++;
     });
     this.opts.log?.info({ shards: gone, assigned, millis: Date.now() - started }, TOOK_OVER);
   }
 
   /** `secrets`: a sweep's lists of Secrets by namespace (an object's own event lists its own). */
-  private async act(t: ResourceType, o: KubeObject, secrets?: SecretsByNamespace): Promise<ShardAction> {
-    const none: ShardAction = { type: "none" };
-    if (this.ring === undefined || this.stopped) return none;
+  private async act(t: ResourceType, o: KubeObject, secrets?: SecretsByNamespace): Promise<ShardAction["type"]> {
+    if (this.ring === undefined || this.stopped) return "none";
     const key = this.opts.keyOf !== undefined ? await this.opts.keyOf(o) : o.metadata.namespace ?? "";
     // The ring as it is once the key is known (it may have changed meanwhile).
     const ring = this.ring;
-    if (this.halted()) return none;
+    if (this.halted()) return "none";
     const action = planShard(o.metadata.labels, key, ring);
     const labels = action.type === "assign" ? { [SHARD_LABEL]: action.shard, [DRAIN_LABEL]: null }
       : action.type === "drain" ? { [DRAIN_LABEL]: "true" }
       : action.type === "undrain" ? { [DRAIN_LABEL]: null }
       : undefined;
-    if (labels === undefined) return none;
+    if (labels === undefined) return "none";
     // An assignment says whose it was: a dead shard's (labelled to it still), or nobody's.
     const from = o.metadata.labels?.[SHARD_LABEL];
     const annotations = action.type === "assign" ? { [TAKEN_FROM_ANNOTATION]: from !== undefined && from !== "" ? from : null } : undefined;
@@ -235,11 +234,11 @@ export class Sharder {
       await this.kube.mergePatchCustom(t, { namespace: o.metadata.namespace ?? "", name: o.metadata.name }, { metadata: { resourceVersion: o.metadata.resourceVersion, labels, ...(annotations !== undefined ? { annotations } : {}) } });
     } catch (err) {
       // Changed or gone since it was read: decided again from its next event or sweep.
-      if (isConflict(err) || isNotFound(err)) return none;
+      if (isConflict(err) || isNotFound(err)) return "none";
       throw err;
     }
     this.opts.onMove?.(action.type);
-    return action;
+    return action.type;
   }
 
   /**
