@@ -6,6 +6,7 @@ import { Pool, type Dispatcher } from "undici";
 import type { z } from "zod";
 import { readAnswer } from "./answer.ts";
 import { camelize, snakify, type Camelize } from "./case.ts";
+import { ConnectionSlots } from "./connection-slots.ts";
 import {
   LinodeApiError, LinodeError, LinodeTransportError, transportError, type ApiErrorItem,
 } from "./errors.ts";
@@ -19,6 +20,7 @@ import { apiErrorBodySchema } from "./schemas/common.ts";
 import type { Registry } from "prom-client";
 
 export const DEFAULT_BASE_URL = "https://api.linode.com/v4";
+const DEFAULT_CONNECTIONS = 16;
 
 /** The subset of a pino logger the client uses (pino's Logger satisfies it). */
 export interface ClientLogger {
@@ -42,7 +44,10 @@ export interface LinodeClientOptions {
   /** Default https://api.linode.com/v4 (callers pass LINODE_API_URL). */
   baseUrl?: string;
   userAgent?: string;
-  /** Pool size for the API origin (default 16). Ignored when `dispatcher` is given. */
+  /**
+   * Pool size for the API origin (default 16), and so how many requests this client has in
+   * flight at once, with a `dispatcher` of the caller's too: the rest wait unsent.
+   */
   connections?: number;
   /** Bring your own undici dispatcher (Agent, Pool, MockAgent...); the client won't close it. */
   dispatcher?: Dispatcher;
@@ -130,6 +135,8 @@ export class HttpTransport implements Transport {
   private readonly logger: ClientLogger;
   /** Requests begun and not settled (waiting for the budget, in flight or backing off). */
   private pending = 0;
+  /** One per pool connection: a request waits for a connection before undici has it. */
+  private readonly slots: ConnectionSlots;
 
   constructor(opts: LinodeClientOptions) {
     if (!opts.token) throw new TypeError("LinodeClient: token is required");
@@ -146,12 +153,13 @@ export class HttpTransport implements Transport {
         : new RateLimiter(opts.rateLimit);
     this.logger = opts.logger ?? silentLogger;
     this.metrics = opts.metrics ?? createLinodeClientMetrics(opts.registry);
+    this.slots = new ConnectionSlots(opts.connections ?? DEFAULT_CONNECTIONS);
     if (opts.dispatcher) {
       this.dispatcher = opts.dispatcher;
       this.ownsDispatcher = false;
     } else {
       this.dispatcher = new Pool(this.origin, {
-        connections: opts.connections ?? 16,
+        connections: opts.connections ?? DEFAULT_CONNECTIONS,
         connect: { timeout: this.timeouts.connectMs },
         keepAliveTimeout: 30_000,
         headersTimeout: this.timeouts.headersMs,
@@ -258,9 +266,22 @@ export class HttpTransport implements Transport {
       if (bucket !== undefined) this.metrics.rateLimitOwn.set({ account: this.account, group: rateClass }, Math.min(...buckets.map((b) => b.limit)));
       // Checked here so that a cancellation before dispatch is known to be one (undici's own abort is not).
       signal?.throwIfAborted();
+      await this.slots.acquire(signal);
     } catch (err) {
       throw transportError(err, spec.method, spec.route, signal, { sentBefore, dispatched: false });
     }
+    try {
+      return await this.dispatch(spec, path, body, logged, bucket, buckets, rateClass, attempt, sentBefore, throttledMs, signal);
+    } finally {
+      this.slots.release();
+    }
+  }
+
+  /** One request on a connection of its own (its slot held by the caller), answered and read. */
+  private async dispatch<S extends z.ZodType>(
+    spec: RequestSpec<S>, path: string, body: string | undefined, logged: object, bucket: TokenBucket | undefined, buckets: TokenBucket[],
+    rateClass: RateClass, attempt: number, sentBefore: boolean, throttledMs: number, signal?: AbortSignal,
+  ): Promise<Camelize<z.output<S>>> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.token}`,
       accept: "application/json",

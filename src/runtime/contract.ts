@@ -18,7 +18,7 @@ export {
 } from "./kind-definition.ts";
 export { EXTERNAL_ID_ANNOTATION, isPaused } from "./annotations.ts";
 export { getCondition, isTrue, readyAtGeneration } from "./conditions.ts";
-export { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
+export { NotSentError, RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 export { problems, type Problem } from "./problems.ts";
 export type { EventRecorder } from "./events.ts";
 export type { Logger } from "./logger.ts";

@@ -321,6 +321,7 @@ export class Controller<D = unknown> {
 
   private async letGo(key: string, obj: ManagedObject, identity: string): Promise<void> {
     try {
+      await this.reconciler.withdrawUnsentCreate(obj);
       await this.kube.jsonPatchCustom(this.kind.type, { namespace: obj.metadata.namespace ?? "", name: obj.metadata.name }, [
         { op: "test", path: labelPointer(SHARD_LABEL), value: identity },
         { op: "remove", path: labelPointer(SHARD_LABEL) },
@@ -422,9 +423,20 @@ export class Controller<D = unknown> {
     await this.protection.stop();
     this.queue.shutDown();
     const grace = this.opts.shutdownGraceMillis ?? Timings.shutdownGraceMillis;
+    const started = Date.now();
     const timer = setTimeout(() => { this.abort.abort(new Error("operator shutting down")); }, grace);
     await Promise.all(this.workers);
     clearTimeout(timer);
+    await this.withdrawUnsentCreates(started + grace);
+  }
+
+  /** Within what is left of the grace: one not withdrawn by then costs its next owner the create grace, nothing worse. */
+  private async withdrawUnsentCreates(until: number): Promise<void> {
+    for (const key of this.reconciler.unsentCreateKeys()) {
+      if (Date.now() >= until) return;
+      const obj = this.get(key);
+      if (obj !== undefined) await this.reconciler.withdrawUnsentCreate(obj).catch((err: unknown) => { this.log.debug({ key, err: errorChain(err) }, "an unsent create's announcement stays"); });
+    }
   }
 
   /** Aborts every reconcile in flight (their Linode calls included) and starts no more. */

@@ -29,6 +29,17 @@ export class RetryAfterError extends Error {
   }
 }
 
+/**
+ * The call was cancelled (the operator stopping, a deadline) before anything of it left the
+ * process: the cloud object is as it was, so no one need wait for the call to land.
+ */
+export class NotSentError extends Error {
+  constructor(message: string, opts: { cause?: unknown } = {}) {
+    super(message, opts);
+    this.name = "NotSentError";
+  }
+}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -59,8 +59,9 @@ export class ObjectWrites {
     m.createPending = pending;
   }
 
-  async clearCreatePending(m: Managed<unknown>, status: StatusWriter): Promise<void> {
-    await status.commit({ createPending: null }, undefined);
+  /** With `resourceVersion`, only if the object is still that version (else a 409, and nothing cleared). */
+  async clearCreatePending(m: Managed<unknown>, status: StatusWriter, resourceVersion?: string): Promise<void> {
+    await status.commit({ createPending: null }, resourceVersion);
     m.createPending = undefined;
     if (m.obj.metadata.annotations?.[CREATE_PENDING_ANNOTATION] !== undefined) await this.annotate(m, { [CREATE_PENDING_ANNOTATION]: null });
   }

@@ -26,7 +26,7 @@ import { FINALIZER, INITIALIZED_FROM_ANNOTATION, isPaused } from "./annotations.
 import { getCondition } from "./conditions.ts";
 import { planLateInit } from "./late-init.ts";
 import type { ConnectionSecrets } from "./connection-secrets.ts";
-import { RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
+import { NotSentError, RetryAfterError, TerminalError, errorMessage } from "./errors.ts";
 import type { EventRecorder } from "./events.ts";
 import { canWrite, type AnyManagedKind, type CreatePending, type Deferral, type ExternalClient, type Managed, type ManagedObject, type ManagedStatus, type Observation, type Observed, type PublishedConnection } from "./managed.ts";
 import { ObjectWrites } from "./object-writes.ts";
@@ -165,6 +165,26 @@ export class ManagedReconciler {
   /** Keys whose announced create was held back unsent. */
   get unsentCreateCount(): number {
     return this.unsentCreates.size;
+  }
+
+  /** The keys of `unsentCreateCount`. */
+  unsentCreateKeys(): string[] {
+    return [...this.unsentCreates.keys()];
+  }
+
+  /**
+   * Takes back the announcement of a create this process held back unsent, as the object leaves
+   * it (a handover, a stop), with no pass of it running: only this process knew it was never
+   * sent, and its next owner would otherwise look for it by label and wait out the grace. Only
+   * if the object is still the version that says so.
+   */
+  async withdrawUnsentCreate(obj: ManagedObject): Promise<void> {
+    const key = objectKey(obj);
+    const at = this.unsentCreates.get(key);
+    if (at === undefined) return;
+    this.unsentCreates.delete(key);
+    if (createPendingOf(obj.status)?.at !== at || obj.metadata.resourceVersion === undefined) return;
+    await this.deps.kube.patchCustomStatus(this.kind.type, keyOf(obj), { createPending: null }, { resourceVersion: obj.metadata.resourceVersion });
   }
 
   /** Keys whose identical updates are being counted. */
@@ -458,6 +478,11 @@ export class ManagedReconciler {
     } catch (err) {
       // The API refused it: nothing was created, so nothing may be looked for or adopted later.
       if (err instanceof TerminalError) await this.writes.clearCreatePending(m, pass.status).catch(() => undefined);
+      // Cancelled before it left the process (the operator stopping mid-pass): nothing can land,
+      // so the announcement is taken back and whoever passes next (another shard, after a
+      // handover) creates at once instead of waiting out the grace. Only if no one wrote since
+      // the announcement: a write of anyone else's may be their own announcement.
+      else if (err instanceof NotSentError) await this.writes.clearCreatePending(m, pass.status, m.obj.metadata.resourceVersion).catch(() => undefined);
       else if (err instanceof RetryAfterError || answered(err)) this.answeredCreates.add(key);
       if (err instanceof RetryAfterError && err.unsent && m.createPending !== undefined) this.unsentCreates.set(key, m.createPending.at);
       throw err;

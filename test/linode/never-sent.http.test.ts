@@ -4,6 +4,8 @@
 // servers, counting what reached them.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { LinodeApiError, LinodeTransportError, RateLimiter, wasNeverSent, type LinodeError } from "../../src/linode/index.ts";
+import { translateLinodeError } from "../../src/resources/shared/linode-errors.ts";
+import { NotSentError } from "../../src/runtime/errors.ts";
 import { closedPortUrl, eventually, makeClient, metricValue, sendJson, startScriptedServer, TOKEN, type ScriptedServer } from "./helpers.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -99,6 +101,35 @@ describe("never sent: the API saw no attempt", () => {
     expect(srv.received).toEqual([]);
   });
 
+  it("cancelled while waiting for a connection (a create included), and the next in line sent once one is free", async () => {
+    const nodeBalancer = (id: number): object => ({ id, label: `nb-${String(id)}`, region: "us-east", client_conn_throttle: 0, created: "2026-07-17T10:00:00", updated: "2026-07-17T10:00:00" });
+    let answerFirst!: () => void;
+    const srv = await server((n, _req, res) => {
+      if (n === 1) answerFirst = () => { sendJson(res, 200, nodeBalancer(1)); };
+      else sendJson(res, 200, nodeBalancer(n));
+    });
+    // One connection: the first call holds it until the server answers.
+    const { client: c } = client(srv.url, { connections: 1, retry });
+    const first = c.nodeBalancers.get(1);
+    await eventually(() => Promise.resolve(srv.received.length === 1 ? true : undefined));
+    const ac = new AbortController();
+    const cancelled = fails(c.nodeBalancers.create({ region: "us-east", label: "queued" }, { signal: ac.signal }));
+    const next = c.nodeBalancers.get(3);
+    // Long enough for the create to be past the budget and waiting for the connection.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    ac.abort(new Error("shutdown"));
+    const err = await cancelled;
+    expect(err.kind).toBe("cancelled");
+    expect(wasNeverSent(err)).toBe(true);
+    // What the reconciler is told: nothing can land, so the create's announcement is taken back.
+    expect(translateLinodeError(err, "creating")).toBeInstanceOf(NotSentError);
+    answerFirst();
+    await first;
+    await next;
+    // The cancelled create never reached the server; the call behind it did, after the first.
+    expect(srv.received).toEqual(["GET /v4/nodebalancers/1", "GET /v4/nodebalancers/3"]);
+  });
+
   it("cancelled in the backoff after a refused connection", async () => {
     vi.spyOn(Math, "random").mockReturnValue(0.99);
     const { client: c, registry } = client(await closedPortUrl(), { retry: { ...retry, ...longBackoff } });
@@ -156,6 +187,7 @@ describe("sent: some attempt may have reached the API", () => {
     const err = await fails(c.nodeBalancers.get(1, { signal: ac.signal }));
     expect(err.kind).toBe("cancelled");
     expect(wasNeverSent(err)).toBe(false);
+    expect(translateLinodeError(err, "reading")).toBe(err);
     expect(srv.received).toHaveLength(1);
   });
 

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import { Controller } from "../../src/runtime/controller.ts";
-import { RetryAfterError } from "../../src/runtime/errors.ts";
+import { NotSentError, RetryAfterError } from "../../src/runtime/errors.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
@@ -198,6 +198,55 @@ describe("controller: what spans passes", () => {
     await h.create("lost", {});
     await h.until("looked for by label", () => h.cloud.labelLookups.includes(key("lost")));
     expect(h.cloud.createAttempts.filter((k) => k === key("lost"))).toHaveLength(1);
+  });
+
+  it("a create cancelled before it was sent takes its announcement back: the next pass creates at once, not after the grace", async () => {
+    const h = await harness();
+    let announced: unknown;
+    h.cloud.createFails.push((k) => {
+      announced = h.get(k.split("/")[1] ?? "")?.status?.createPending;
+      return Promise.resolve(new NotSentError("creating: cancelled before it was sent"));
+    });
+    await h.create("cut", {});
+    await h.until("Ready", () => h.ready("cut"));
+    expect(announced).toMatchObject({ at: expect.any(String) as unknown });
+    expect(h.cloud.createAttempts).toEqual([key("cut"), key("cut")]);
+    expect(h.cloud.creates).toHaveLength(1);
+    expect(h.cloud.labelLookups).toEqual([]);
+  });
+
+  it("a stopping process takes back the announcement of a create the call budget held unsent: the next process creates at once", async () => {
+    const h = await harness();
+    h.cloud.createFails.push(new RetryAfterError("RateLimited", "creating: waiting for the call budget", 60_000, { unsent: true }));
+    await h.create("held", {});
+    await h.until("held back", () => h.condition("held", "Synced")?.reason === "RateLimited");
+    expect(h.get("held")?.status?.createPending).toBeDefined();
+    await h.controller.stop();
+    expect(h.get("held")?.status?.createPending).toBeUndefined();
+    const next = new Controller(h.cloud.kind(POLL, { connection: false }), {
+      kube: h.kube, log: createLogger({ level: "silent" }), events: new KubeEventRecorder(h.kube, { controller: "test", instance: "next" }),
+    }, { concurrency: 1, namespaces: [ns], coalesceMillis: 0 });
+    running.push(next);
+    await next.start();
+    await h.until("Ready, created by the next process", () => h.ready("held"));
+    expect(h.cloud.createAttempts).toEqual([key("held"), key("held")]);
+    expect(h.cloud.creates).toHaveLength(1);
+    expect(h.cloud.labelLookups).toEqual([]);
+  });
+
+  it("a create cancelled unsent after someone else wrote the object leaves its announcement as it is", async () => {
+    const h = await harness();
+    const theirs = { at: new Date().toISOString() };
+    h.cloud.createFails.push(async () => {
+      // Another writer (a shard a tenant's label woke) announces its own create meanwhile.
+      await h.kube.patchCustomStatus(gadgetType, { namespace: ns, name: "raced" }, { createPending: theirs });
+      return new NotSentError("creating: cancelled before it was sent");
+    });
+    await h.create("raced", {});
+    await h.until("looked for by label: their create may land", () => h.cloud.labelLookups.includes(key("raced")));
+    await h.until("waiting out their create", () => h.condition("raced", "Ready")?.reason === "Creating");
+    expect(h.get("raced")?.status?.createPending).toEqual(theirs);
+    expect(h.cloud.createAttempts).toEqual([key("raced")]);
   });
 
   it("a conflict adding the finalizer is retried at once, unreported and without backoff", async () => {

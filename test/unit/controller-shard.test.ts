@@ -10,6 +10,7 @@ import { createOperatorMetrics, type OperatorMetrics } from "../../src/metrics/o
 import { FINALIZER } from "../../src/runtime/annotations.ts";
 import { MANAGED_BY, MANAGED_BY_LABEL, OWNER_LABEL } from "../../src/runtime/connection-secrets.ts";
 import { Controller } from "../../src/runtime/controller.ts";
+import { RetryAfterError } from "../../src/runtime/errors.ts";
 import { KubeEventRecorder } from "../../src/runtime/events.ts";
 import { createLogger } from "../../src/runtime/logger.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
@@ -148,6 +149,19 @@ describe("a Controller as one shard", () => {
     expect(s.observes("moving")).toBe(passes);
     // Its cloud object stays: letting go is not deleting.
     expect(s.cloud.deletes).toHaveLength(0);
+  });
+
+  it("letting go of a drained object whose create the call budget held unsent takes its announcement back: the next shard need not wait for it", async () => {
+    const s = await shard("op-a", () => true);
+    s.cloud.createFails.push(new RetryAfterError("RateLimited", "creating: waiting for the call budget", 60_000, { unsent: true }));
+    await s.create("held", { [SHARD_LABEL]: "op-a" });
+    await until("held back", () => s.get("held")?.status?.conditions?.some((c) => c.type === "Synced" && c.reason === "RateLimited") === true);
+    expect(s.get("held")?.status?.createPending).toBeDefined();
+    const o = s.get("held");
+    await s.kube.mergePatchCustom(gadgetType, { namespace: ns, name: "held" }, { metadata: { labels: { ...o?.metadata.labels, [DRAIN_LABEL]: "true" } } });
+    await until("let go", () => s.get("held")?.metadata.labels?.[SHARD_LABEL] === undefined);
+    expect(s.get("held")?.status?.createPending).toBeUndefined();
+    expect(s.cloud.createAttempts).toHaveLength(1);
   });
 
   it("labels the connection Secrets it writes to itself, and takes one over that a move left labelled to another shard", async () => {

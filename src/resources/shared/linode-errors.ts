@@ -2,7 +2,7 @@
 // a condition with the API's reason (no retry until the spec changes), state preconditions
 // and rate limits become a timed wait, and transient failures go to the queue's backoff.
 import { classifyError, LinodeApiError, wasNeverSent } from "../../linode/index.ts";
-import { ConditionReasons, RetryAfterError, TerminalError } from "../../runtime/contract.ts";
+import { ConditionReasons, NotSentError, RetryAfterError, TerminalError } from "../../runtime/contract.ts";
 import { KindTimings } from "./constants.ts";
 import { SharedReasons } from "./reasons.ts";
 
@@ -28,6 +28,8 @@ export function translateLinodeError(err: unknown, doing: string): unknown {
       return c.status === undefined && wasNeverSent(err)
         ? new RetryAfterError(ConditionReasons.RateLimited, `${doing}: waiting for the operator's share of the Linode API rate limit`, Math.max(KindTimings.rateLimitMinMillis, c.retryAfterMs ?? KindTimings.rateLimitDefaultMillis), { unsent: true })
         : new RetryAfterError(ConditionReasons.RateLimited, `${doing}: rate limited by the Linode API`, Math.max(KindTimings.rateLimitMinMillis, c.retryAfterMs ?? KindTimings.rateLimitDefaultMillis));
+    case "cancelled":
+      return wasNeverSent(err) ? new NotSentError(`${doing}: cancelled before it was sent`, { cause: err }) : err;
     default:
       return err;
   }
