@@ -270,17 +270,23 @@ export class HttpTransport implements Transport {
     } catch (err) {
       throw transportError(err, spec.method, spec.route, signal, { sentBefore, dispatched: false });
     }
+    // Released once the body is read (its connection is free then), or however the request ends.
+    let held = true;
+    const release = (): void => {
+      if (held) this.slots.release();
+      held = false;
+    };
     try {
-      return await this.dispatch(spec, path, body, logged, bucket, buckets, rateClass, attempt, sentBefore, throttledMs, signal);
+      return await this.dispatch(spec, path, body, logged, bucket, buckets, rateClass, attempt, sentBefore, throttledMs, release, signal);
     } finally {
-      this.slots.release();
+      release();
     }
   }
 
-  /** One request on a connection of its own (its slot held by the caller), answered and read. */
+  /** One request on a connection of its own (its slot held by the caller until `release`), answered and read. */
   private async dispatch<S extends z.ZodType>(
     spec: RequestSpec<S>, path: string, body: string | undefined, logged: object, bucket: TokenBucket | undefined, buckets: TokenBucket[],
-    rateClass: RateClass, attempt: number, sentBefore: boolean, throttledMs: number, signal?: AbortSignal,
+    rateClass: RateClass, attempt: number, sentBefore: boolean, throttledMs: number, release: () => void, signal?: AbortSignal,
   ): Promise<Camelize<z.output<S>>> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.token}`,
@@ -314,6 +320,7 @@ export class HttpTransport implements Transport {
       clearTimeout(timer);
       status = res.statusCode;
       const text = await res.body.text();
+      release();
       const obs = parseRateLimitHeaders(res.headers);
       if (bucket) {
         for (const b of buckets) b.observe(obs);
