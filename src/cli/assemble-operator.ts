@@ -105,6 +105,7 @@ function shardingOf(config: OperatorConfig, kube: KubeClient, log: Logger, metri
   const sharder = new Sharder(kube.withOwnPool(SWEEP_CONCURRENCY), {
     types: kinds.map((k) => k.type), namespaces: config.namespaces, log: log.child({ component: "sharder" }), onMove: (action) => { metrics.shards.moved(action); },
     ...(accountKeys !== undefined ? { keyOf } : {}),
+    afterSweep: () => members.pruneDead(),
   });
   const members = new ShardMembers(kube, {
     namespace: config.leaderElectionNamespace, ring: config.leaderElectionId, log: log.child({ component: "shards" }),

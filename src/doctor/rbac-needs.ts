@@ -45,7 +45,7 @@ export function neededPermissions(s: RbacSettings): Permission[] {
   out.push(
     { group: "", resource: "secrets", verbs: ["get", "list", "watch", "create", "patch", "delete"], where: "watched", why: "connection Secrets (written), token and TLS Secrets (read, protected by a finalizer)" },
     { group: "events.k8s.io", resource: "events", verbs: ["create", "patch"], where: "watched", why: "Events on its resources" },
-    { group: "coordination.k8s.io", resource: "leases", verbs: s.shards === true ? ["get", "create", "update", "list"] : ["get", "create", "update"], where: "own", why: s.shards === true ? "leader election, its shard's Lease and the others' (which are alive)" : "leader election" },
+    { group: "coordination.k8s.io", resource: "leases", verbs: s.shards === true ? ["get", "create", "update", "list", "delete"] : ["get", "create", "update"], where: "own", why: s.shards === true ? "leader election, its shard's Lease and the others' (which are alive; the leader deletes those dead for 10 minutes)" : "leader election" },
     { group: "", resource: "secrets", verbs: ["get"], where: "own", name: `${s.leaseName}-ownership-key`, why: "the install's ownership key" },
     { group: "", resource: "secrets", verbs: ["create"], where: "own", why: "create the ownership key at the first start" },
   );

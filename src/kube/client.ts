@@ -307,6 +307,10 @@ export class KubeClient implements KubeApi, ClusterInspection {
     return kubeCall(async () => (await this.coordination.listNamespacedLease({ namespace, labelSelector }, this.withSignal(opts.signal, this.leaseOpts))).items);
   }
 
+  async deleteLease(key: ObjectKey, resourceVersion: string, opts: CallOptions = {}): Promise<void> {
+    await kubeCall(() => this.coordination.deleteNamespacedLease({ ...key, body: { preconditions: { resourceVersion } } }, this.withSignal(opts.signal, this.leaseOpts)));
+  }
+
   async namespaceUid(name: string): Promise<string> {
     const ns = await kubeCall(() => this.core.readNamespace({ name }, this.opts));
     const uid = ns.metadata?.uid;

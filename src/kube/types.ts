@@ -188,6 +188,8 @@ export interface KubeApi {
   replaceLease(key: ObjectKey, lease: LeaseObject, opts?: CallOptions): Promise<LeaseObject>;
   /** The Leases of a namespace with these labels (e.g. the shards' membership Leases). */
   listLeases(namespace: string, labelSelector: string, opts?: CallOptions): Promise<LeaseObject[]>;
+  /** Deleted only if it is still `resourceVersion` (else a 409: someone renewed it meanwhile). */
+  deleteLease(key: ObjectKey, resourceVersion: string, opts?: CallOptions): Promise<void>;
 
   /** A namespace's UID (e.g. kube-system's, a stable identity of the cluster). */
   namespaceUid(name: string): Promise<string>;

@@ -83,7 +83,7 @@ export class Manager {
       namespace: le.namespace, name: le.name, identity: le.identity, owner: le.owner, log: this.opts.log,
       onStartedLeading: () => {
         this.opts.metrics.leader.set(1);
-        const leading = sharding !== undefined ? sharding.sharder.start(sharding.members.ring ?? new HashRing([])) : this.startControllers();
+        const leading = sharding !== undefined ? sharding.sharder.start(sharding.members.ring ?? new HashRing([]), sharding.members.dead()) : this.startControllers();
         leading.catch((err: unknown) => {
           this.opts.log.error({ err: errorChain(err) }, sharding !== undefined ? "the sharder failed to start" : "controllers failed to start");
           this.opts.onLostLeadership();

@@ -6,6 +6,9 @@ import { useTestCluster } from "../harness/cluster.ts";
 import { installCrds } from "../harness/crds.ts";
 import { waitFor } from "../harness/operator-runtime.ts";
 import { startOperator, type OperatorProcess } from "../harness/operator-process.ts";
+import { KubeClient, microTime } from "../../src/kube/client.ts";
+import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
+import { isConflict } from "../../src/kube/errors.ts";
 import { serviceAccountOf } from "../../src/kube/service-account.ts";
 
 describe("leader election between operator processes", () => {
@@ -110,5 +113,17 @@ describe("leader election between operator processes", () => {
     } finally {
       await rbac.deleteClusterRoleBinding({ name: binding }).catch(() => undefined);
     }
+  });
+  it("deleteLease deletes a Lease only at the version it was read: one renewed meanwhile stays (409)", async () => {
+    const kube = new KubeClient(loadKubeConfigFromFile(cluster.adminKubeconfig), { fieldManager: "test" });
+    const key = { namespace: cluster.namespace, name: "shard-lease-delete" };
+    const made = await kube.createLease(cluster.namespace, { metadata: { name: key.name, namespace: key.namespace }, spec: { holderIdentity: "op-a", leaseDurationSeconds: 15, renewTime: microTime() } });
+    const read = made.metadata?.resourceVersion ?? "";
+    await kube.replaceLease(key, { ...made, spec: { ...made.spec, renewTime: microTime() } });
+    const err = await kube.deleteLease(key, read).then(() => undefined, (e: unknown) => e);
+    expect(isConflict(err)).toBe(true);
+    const renewed = await kube.getLease(key);
+    await kube.deleteLease(key, renewed.metadata?.resourceVersion ?? "");
+    expect(await kube.getLease(key).then(() => "there", () => "gone")).toBe("gone");
   });
 });

@@ -95,6 +95,34 @@ describe("ShardMembers", () => {
     expect(m.shards).toEqual(["op-a"]);
   });
 
+  it("dead(): the shards whose Leases are there but not alive, stopped or shut down; pruneDead deletes those unchanged for their duration and ten minutes, unless renewed meanwhile", async () => {
+    const kube = new MemoryKube();
+    for (const id of ["op-a", "op-b", "op-c", "op-d"]) await hold(kube, id);
+    await hold(kube, "op-x", { ring: "other-release" });
+    const { m, advance } = members(kube);
+    await m.refresh();
+    expect(m.dead()).toEqual([]);
+    // b shuts down cleanly (holder cleared); c and d stop renewing; a goes on.
+    await hold(kube, "op-b", { holder: "" });
+    const renewA = async (): Promise<void> => { await hold(kube, "op-a"); await m.refresh(); };
+    advance(10_000); await renewA();
+    advance(10_000); await renewA();
+    expect(m.dead().sort()).toEqual(["op-b", "op-c", "op-d"]);
+    // Not yet ten minutes past their duration: nothing deleted.
+    expect(await m.pruneDead()).toBe(0);
+    for (let i = 0; i < 61; i++) { advance(10_000); await renewA(); }
+    // d comes back between the list and the deletion: its Lease is a newer version, and stays.
+    await hold(kube, "op-d");
+    expect(await m.pruneDead()).toBe(2);
+    const left = (await kube.listLeases(ns, `${SHARD_RING_LABEL}=${ring}`)).map((l) => l.metadata?.name);
+    expect(left.sort()).toEqual([shardLeaseName(ring, "op-a"), shardLeaseName(ring, "op-d")]);
+    // Another ring's Lease is never touched.
+    expect(await kube.getLease({ namespace: ns, name: shardLeaseName("other-release", "op-x") })).toBeDefined();
+    await m.refresh();
+    expect(m.shards).toEqual(["op-a", "op-d"]);
+    expect(m.dead()).toEqual([]);
+  });
+
   it("a failed list changes nothing", async () => {
     const kube = new MemoryKube();
     await hold(kube, "op-a");

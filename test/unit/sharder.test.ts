@@ -214,6 +214,31 @@ describe("Sharder", () => {
     expect(selectors[0]).toBe(`${SHARD_LABEL} in (op-c)`);
   });
 
+  it("a replica that starts leading takes over first the shards its members' Leases say are dead, though it never saw them leave; afterSweep runs after a sweep that ended well, not after one that failed", async () => {
+    const kube = new MemoryKube();
+    for (const ns of namespaces) await kube.createCustom(gadgetType, ns, { metadata: { name: "g", labels: { [SHARD_LABEL]: Number(ns.split("-")[1]) % 3 === 0 ? "op-gone" : "op-a" } }, spec: { size: 1 } });
+    const gone = namespaces.filter((ns) => Number(ns.split("-")[1]) % 3 === 0);
+    const selectors: string[] = [];
+    const list = kube.list.bind(kube);
+    let refuse = false;
+    kube.list = <T extends KubeObject>(t: ResourceType, o?: ListOptions) => {
+      selectors.push(o?.labelSelector ?? "");
+      return refuse ? Promise.reject(new Error("the API server is unavailable")) : list<T>(t, o);
+    };
+    let afterSweeps = 0;
+    const sharder = new Sharder(kube, { types: [gadgetType], namespaces, sweepMillis: 60_000, afterSweep: () => { afterSweeps++; return Promise.resolve(); } });
+    running.push(sharder);
+    await sharder.start(new HashRing(["op-a", "op-b"]), ["op-gone", "op-a"]);
+    // Only the dead one (op-a is alive whatever a stale Lease said): its objects listed first
+    // (after the watch of the unassigned fills).
+    expect(selectors.filter((sel) => !sel.startsWith("!"))[0]).toBe(`${SHARD_LABEL} in (op-gone)`);
+    for (const ns of gone) expect(["op-a", "op-b"]).toContain(kube.peek(gadgetType, { namespace: ns, name: "g" })?.metadata.labels?.[SHARD_LABEL]);
+    expect(afterSweeps).toBe(1);
+    refuse = true;
+    await sharder.sweep();
+    expect(afterSweeps).toBe(1);
+  });
+
   it("with no shard alive nothing is assigned", async () => {
     const s = await setup([]);
     expect(namespaces.map(s.shardOf).every((x) => x === undefined)).toBe(true);

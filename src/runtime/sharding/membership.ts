@@ -7,7 +7,7 @@
 // stopped acting at its renew deadline (10 s), before its Lease expires (15 s): when the others
 // see it dead, it is not acting. A shard that shut down cleanly clears its holder: dead at once.
 import type { KubeApi, LeaseObject } from "../../kube/types.ts";
-import { errorChain } from "../../kube/errors.ts";
+import { errorChain, isConflict, isNotFound } from "../../kube/errors.ts";
 import type { Logger } from "../logger.ts";
 import { Timings } from "../timings.ts";
 import { HashRing } from "./ring.ts";
@@ -19,6 +19,9 @@ export const SHARD_RING_LABEL = "linode.operator.dev/shard-ring";
 export const shardLeaseName = (ring: string, identity: string): string => `${ring}-shard-${identity}`;
 
 interface Seen { resourceVersion: string | undefined; at: number }
+
+/** A shard's Lease not renewed for this long past its duration is deleted by the leader (its objects long taken over). */
+export const DEAD_LEASE_KEPT_MILLIS = 10 * 60_000;
 
 /** How long a shard's death is remembered: the sharder hands its objects over within a sweep or two (a minute each). */
 const DEATHS_KEPT_MILLIS = 10 * 60_000;
@@ -41,6 +44,8 @@ export class ShardMembers {
   /** Shards this replica saw alive and then dead, with when it first saw each dead (pruned after DEATHS_KEPT_MILLIS). */
   private readonly deaths = new Map<string, number>();
   private alive: string[] | undefined;
+  /** The shards' Leases that were not alive at the last list, and how long each had been unchanged. */
+  private deadLeases: { lease: LeaseObject; identity: string; unchangedMillis: number }[] = [];
   private current: HashRing | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -62,6 +67,41 @@ export class ShardMembers {
    */
   diedAt(shard: string): number | undefined {
     return this.deaths.get(shard);
+  }
+
+  /**
+   * The shards whose Leases are there but not alive as last listed (dead, or shut down): those a
+   * replica that starts leading never saw leave, whose objects it takes over first.
+   */
+  dead(): string[] {
+    return this.deadLeases.map((d) => d.identity);
+  }
+
+  /**
+   * Deletes the Leases of shards dead for longer than DEAD_LEASE_KEPT_MILLIS (the leader's
+   * housekeeping: a Deployment's replicas have new names after every rollout, and each left a
+   * Lease behind). Each only if it is still the version listed: a replica that comes back
+   * renews it first, or makes a new one and joins. Returns how many were deleted.
+   */
+  async pruneDead(): Promise<number> {
+    let deleted = 0;
+    for (const { lease, unchangedMillis } of this.deadLeases) {
+      const name = lease.metadata?.name ?? "";
+      const duration = (lease.spec?.leaseDurationSeconds ?? Timings.leaseDurationMillis / 1000) * 1000;
+      const rv = lease.metadata?.resourceVersion;
+      if (unchangedMillis <= duration + DEAD_LEASE_KEPT_MILLIS || rv === undefined) continue;
+      try {
+        await this.kube.deleteLease({ namespace: this.opts.namespace, name }, rv);
+        deleted++;
+        this.seen.delete(name);
+      } catch (err) {
+        // Renewed or gone meanwhile: the next list says which.
+        if (!isConflict(err) && !isNotFound(err)) this.opts.log?.warn({ err: errorChain(err), lease: name }, "could not delete a dead shard's Lease");
+      }
+    }
+    if (deleted > 0) this.opts.log?.info({ deleted }, "deleted the Leases of shards dead for more than 10 minutes");
+    this.deadLeases = this.deadLeases.filter((d) => this.seen.has(d.lease.metadata?.name ?? ""));
+    return deleted;
   }
 
   /** The ring of the alive shards as last listed (undefined before the first list). */
@@ -97,6 +137,8 @@ export class ShardMembers {
     const now = (this.opts.now ?? Date.now)();
     const names = new Set<string>();
     const alive: string[] = [];
+    const dead: typeof this.deadLeases = [];
+    const prefix = shardLeaseName(this.opts.ring, "");
     for (const lease of leases) {
       const name = lease.metadata?.name ?? "";
       names.add(name);
@@ -107,10 +149,14 @@ export class ShardMembers {
       const holder = lease.spec?.holderIdentity ?? "";
       const duration = (lease.spec?.leaseDurationSeconds ?? Timings.leaseDurationMillis / 1000) * 1000;
       // Only its own replica holds a shard's Lease: a holder of another name is not a member.
-      if (holder === "" || name !== shardLeaseName(this.opts.ring, holder) || now - seen.at > duration) continue;
+      if (holder === "" || name !== shardLeaseName(this.opts.ring, holder) || now - seen.at > duration) {
+        if (name.startsWith(prefix) && name.length > prefix.length) dead.push({ lease, identity: name.slice(prefix.length), unchangedMillis: now - seen.at });
+        continue;
+      }
       alive.push(holder);
     }
     for (const name of this.seen.keys()) if (!names.has(name)) this.seen.delete(name);
+    this.deadLeases = dead;
     alive.sort();
     for (const shard of this.alive ?? []) if (!alive.includes(shard) && !this.deaths.has(shard)) this.deaths.set(shard, now);
     for (const [shard, at] of this.deaths) if (alive.includes(shard) || now - at > DEATHS_KEPT_MILLIS) this.deaths.delete(shard);

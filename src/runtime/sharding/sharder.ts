@@ -41,6 +41,11 @@ export interface SharderOptions {
   onMove?: (action: ShardAction["type"]) => void;
   /** Objects a sweep decides at once (default SWEEP_CONCURRENCY). */
   concurrency?: number;
+  /**
+   * After each full sweep that ended well: no object is labelled to a shard outside the ring
+   * any more, so the dead shards' Leases may go (ShardMembers.pruneDead).
+   */
+  afterSweep?: () => Promise<unknown>;
 }
 
 export type SweepCounts = Record<ShardAction["type"], number>;
@@ -101,8 +106,13 @@ export class Sharder {
     }
   }
 
-  async start(ring: HashRing): Promise<void> {
+  /**
+   * Leads from now on. `dead` names shards whose Leases say they are gone (or shut down): their
+   * objects are taken over first, whether or not this replica saw them leave.
+   */
+  async start(ring: HashRing, dead: readonly string[] = []): Promise<void> {
     this.ring = this.ring ?? ring;
+    for (const shard of dead) if (!this.ring.shards.includes(shard)) this.gone.add(shard);
     this.started = true;
     await this.unassigned.startAndSync();
     const tick = (): void => {
@@ -155,6 +165,7 @@ export class Sharder {
           await this.eachObject(undefined, async (t, o) => { counts[await this.act(t, o, secrets)]++; });
           // Asked for again while this one ran (set from outside during the awaits above).
         } while (this.askedAgain() && !this.stopped);
+        if (!this.halted()) await this.opts.afterSweep?.();
       } catch (err) {
         this.opts.log?.warn({ err: errorChain(err) }, "a shard sweep failed; the next one decides again");
       } finally {
