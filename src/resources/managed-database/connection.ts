@@ -44,12 +44,9 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
     const host = db.hosts.primary;
     if (host === null || db.port === null) return undefined;
     const reset = recentReset(m);
-    // `updated` has one-second resolution: two password changes within one second (two resets
-    // landing close together, one a killed replica sent and its successor's) leave it as it was
-    // after the first. So for the window after a reset the credentials are read on every look.
     const current = published?.annotations[DATABASE_ID_ANNOTATION] === String(db.id)
       && published.annotations[CREDENTIALS_AS_OF_ANNOTATION] === db.updated
-      && reset === undefined;
+      && (reset === undefined || published.annotations[RESET_ANNOTATION] === reset);
     let creds = current ? credentialsOf(published) : undefined;
     let asOf = published?.annotations[CREDENTIALS_AS_OF_ANNOTATION];
     let resetSeen = published?.annotations[RESET_ANNOTATION];
