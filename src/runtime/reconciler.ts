@@ -184,7 +184,9 @@ export class ManagedReconciler {
     if (at === undefined) return;
     this.unsentCreates.delete(key);
     if (createPendingOf(obj.status)?.at !== at || obj.metadata.resourceVersion === undefined) return;
-    await this.deps.kube.patchCustomStatus(this.kind.type, keyOf(obj), { createPending: null }, { resourceVersion: obj.metadata.resourceVersion });
+    const updated = await this.deps.kube.patchCustomStatus(this.kind.type, keyOf(obj), { createPending: null }, { resourceVersion: obj.metadata.resourceVersion });
+    // Its event is this process's own write, as every other status write is.
+    this.wrote(obj, updated.metadata.resourceVersion, true);
   }
 
   /** Keys whose identical updates are being counted. */

@@ -123,6 +123,19 @@ describe("ShardMembers", () => {
     expect(m.dead()).toEqual([]);
   });
 
+  it("dead() names only identities a shard label can carry: the takeover selects by that label", async () => {
+    const kube = new MemoryKube();
+    const long = `op-${"x".repeat(70)}`;
+    await hold(kube, "op-a");
+    await hold(kube, long, { holder: "" });
+    const { m } = members(kube);
+    await m.refresh();
+    expect(m.dead()).toEqual([]);
+    await hold(kube, "op-a", { holder: "" });
+    await m.refresh();
+    expect(m.dead()).toEqual(["op-a"]);
+  });
+
   it("a failed list changes nothing", async () => {
     const kube = new MemoryKube();
     await hold(kube, "op-a");

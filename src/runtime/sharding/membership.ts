@@ -9,6 +9,7 @@
 import type { KubeApi, LeaseObject } from "../../kube/types.ts";
 import { errorChain, isConflict, isNotFound } from "../../kube/errors.ts";
 import type { Logger } from "../logger.ts";
+import { labelValueFor } from "../connection-secrets.ts";
 import { Timings } from "../timings.ts";
 import { HashRing } from "./ring.ts";
 
@@ -44,8 +45,8 @@ export class ShardMembers {
   /** Shards this replica saw alive and then dead, with when it first saw each dead (pruned after DEATHS_KEPT_MILLIS). */
   private readonly deaths = new Map<string, number>();
   private alive: string[] | undefined;
-  /** The shards' Leases that were not alive at the last list, and how long each had been unchanged. */
-  private deadLeases: { lease: LeaseObject; identity: string; unchangedMillis: number }[] = [];
+  /** The shards' Leases that were not alive at the last list: the version listed, and how long past its duration each had been unchanged. */
+  private deadLeases: { name: string; identity: string; resourceVersion: string | undefined; deadForMillis: number }[] = [];
   private current: HashRing | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -74,7 +75,8 @@ export class ShardMembers {
    * replica that starts leading never saw leave, whose objects it takes over first.
    */
   dead(): string[] {
-    return this.deadLeases.map((d) => d.identity);
+    // Only names a shard label can carry: the takeover selects their objects by it.
+    return this.deadLeases.map((d) => d.identity).filter((identity) => labelValueFor(identity) === identity);
   }
 
   /**
@@ -85,13 +87,10 @@ export class ShardMembers {
    */
   async pruneDead(): Promise<number> {
     let deleted = 0;
-    for (const { lease, unchangedMillis } of this.deadLeases) {
-      const name = lease.metadata?.name ?? "";
-      const duration = (lease.spec?.leaseDurationSeconds ?? Timings.leaseDurationMillis / 1000) * 1000;
-      const rv = lease.metadata?.resourceVersion;
-      if (unchangedMillis <= duration + DEAD_LEASE_KEPT_MILLIS || rv === undefined) continue;
+    for (const { name, resourceVersion, deadForMillis } of this.deadLeases) {
+      if (deadForMillis <= DEAD_LEASE_KEPT_MILLIS || resourceVersion === undefined) continue;
       try {
-        await this.kube.deleteLease({ namespace: this.opts.namespace, name }, rv);
+        await this.kube.deleteLease({ namespace: this.opts.namespace, name }, resourceVersion);
         deleted++;
         this.seen.delete(name);
       } catch (err) {
@@ -99,8 +98,8 @@ export class ShardMembers {
         if (!isConflict(err) && !isNotFound(err)) this.opts.log?.warn({ err: errorChain(err), lease: name }, "could not delete a dead shard's Lease");
       }
     }
-    if (deleted > 0) this.opts.log?.info({ deleted }, "deleted the Leases of shards dead for more than 10 minutes");
-    this.deadLeases = this.deadLeases.filter((d) => this.seen.has(d.lease.metadata?.name ?? ""));
+    if (deleted > 0) this.opts.log?.info({ deleted, deadForMoreThanMillis: DEAD_LEASE_KEPT_MILLIS }, "deleted the Leases of long-dead shards");
+    this.deadLeases = this.deadLeases.filter((d) => this.seen.has(d.name));
     return deleted;
   }
 
@@ -150,7 +149,7 @@ export class ShardMembers {
       const duration = (lease.spec?.leaseDurationSeconds ?? Timings.leaseDurationMillis / 1000) * 1000;
       // Only its own replica holds a shard's Lease: a holder of another name is not a member.
       if (holder === "" || name !== shardLeaseName(this.opts.ring, holder) || now - seen.at > duration) {
-        if (name.startsWith(prefix) && name.length > prefix.length) dead.push({ lease, identity: name.slice(prefix.length), unchangedMillis: now - seen.at });
+        if (name.startsWith(prefix) && name.length > prefix.length) dead.push({ name, identity: name.slice(prefix.length), resourceVersion: rv, deadForMillis: now - seen.at - duration });
         continue;
       }
       alive.push(holder);
