@@ -3,7 +3,10 @@
 // certificate. Current means: the same database, not changed since the credentials were read
 // (its `updated` time, from the list every poll already reads, is recorded on the Secret: a
 // reset made anywhere moves it), and, after a reset of ours, the new password already read
-// (it takes seconds to appear: until it differs from the published one, it is read again).
+// (it takes seconds to appear: until it differs from the published one, it is read again) and
+// confirmed by a read at least a second later: `updated` has one-second resolution, so a second
+// change within its second (two resets landing close together, one sent by a replica killed
+// before it recorded it and one by its successor) leaves it unmoved.
 // The CA certificate is read with the first credentials of a database and again whenever its
 // credentials change; a move of `updated` that leaves them alone keeps the published one.
 // The runtime writes and reads back the Secret.
@@ -23,6 +26,12 @@ const DATABASE_ID_ANNOTATION = "linode.operator.dev/database-id";
 const CREDENTIALS_AS_OF_ANNOTATION = "linode.operator.dev/credentials-as-of";
 /** The reset token whose new password the Secret holds. */
 const RESET_ANNOTATION = "linode.operator.dev/credentials-reset";
+/** The reset token whose password a read at least CONFIRM_AFTER_MILLIS after it was first read found unchanged. */
+const RESET_CONFIRMED_ANNOTATION = "linode.operator.dev/credentials-reset-confirmed";
+/** When the credentials the Secret holds were first read (this process's clock, epoch milliseconds). */
+const READ_AT_ANNOTATION = "linode.operator.dev/credentials-read-at";
+/** `updated`'s resolution: a read this long after another saw every change made in that one's second. */
+const CONFIRM_AFTER_MILLIS = 1_000;
 
 interface Credentials { username: string; password: string; caPem: string }
 
@@ -44,12 +53,14 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
     const host = db.hosts.primary;
     if (host === null || db.port === null) return undefined;
     const reset = recentReset(m);
-    const current = published?.annotations[DATABASE_ID_ANNOTATION] === String(db.id)
-      && published.annotations[CREDENTIALS_AS_OF_ANNOTATION] === db.updated
-      && (reset === undefined || published.annotations[RESET_ANNOTATION] === reset);
+    const unmoved = published?.annotations[DATABASE_ID_ANNOTATION] === String(db.id)
+      && published.annotations[CREDENTIALS_AS_OF_ANNOTATION] === db.updated;
+    const current = unmoved && (reset === undefined || published.annotations[RESET_CONFIRMED_ANNOTATION] === reset);
     let creds = current ? credentialsOf(published) : undefined;
     let asOf = published?.annotations[CREDENTIALS_AS_OF_ANNOTATION];
     let resetSeen = published?.annotations[RESET_ANNOTATION];
+    let confirmed = published?.annotations[RESET_CONFIRMED_ANNOTATION];
+    let readAt = published?.annotations[READ_AT_ANNOTATION];
     if (creds === undefined) {
       // The API serves credentials only for an active database; until then what is published stays.
       if (db.status !== "active") return undefined;
@@ -69,8 +80,14 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
       }
       creds = { username: c.username, password: c.password, caPem };
       asOf = db.updated;
-      // The reset took effect once the password differs from the one published before it.
-      if (reset !== undefined && (published === undefined || published.data.password !== c.password)) resetSeen = reset;
+      const changed = published === undefined || published.data.password !== c.password;
+      const now = Date.now();
+      // Unset (a Secret written before it was kept) or not a time (edited): as of this read.
+      if (changed || !Number.isFinite(Number(readAt ?? Number.NaN))) readAt = String(now);
+      // The reset took effect once the password differs from the one published before it, and
+      // no second change hides behind an unmoved `updated` once a read a second later agrees.
+      if (reset !== undefined && changed) resetSeen = reset;
+      else if (reset !== undefined && resetSeen === reset && unmoved && now - Number(readAt) >= CONFIRM_AFTER_MILLIS) confirmed = reset;
     }
     let data: Record<string, string>;
     try {
@@ -90,6 +107,8 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
         ...m.spec.connectionSecret?.annotations, [DATABASE_ID_ANNOTATION]: String(db.id),
         ...(asOf !== undefined ? { [CREDENTIALS_AS_OF_ANNOTATION]: asOf } : {}),
         ...(resetSeen !== undefined ? { [RESET_ANNOTATION]: resetSeen } : {}),
+        ...(confirmed !== undefined ? { [RESET_CONFIRMED_ANNOTATION]: confirmed } : {}),
+        ...(readAt !== undefined ? { [READ_AT_ANNOTATION]: readAt } : {}),
       },
     };
   }
