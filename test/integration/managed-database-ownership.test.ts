@@ -113,11 +113,21 @@ describe("ManagedDatabase ownership and integrity", () => {
     expect(await linodeCalls(env.operatorLinode, { route: "/patch" }) - patches).toBe(2);
   });
 
+  /**
+   * Until no connection Secret here waits for its confirming read (credentials read anew are
+   * read once more a second later): the reads counted after are the next test's own.
+   */
+  const credentialsSettled = (): Promise<true> => waitFor("every connection Secret's credentials confirmed", async () => {
+    const secrets = await cluster.core.listNamespacedSecret({ namespace: ns() });
+    return secrets.items.some((x) => x.metadata?.annotations?.["linode.operator.dev/credentials-unconfirmed"] === "true") ? undefined : true;
+  }, 30_000, 200);
+
   it("3: a password reset made outside the operator reaches the Secret within the drift window, with no credentials reads in between", async () => {
     await create("outside", base);
     const o = await ready("outside");
     const id = Number(o.status?.id);
     const before = await waitFor("Secret", () => secretData("outside-connection"), 30_000, 200);
+    await credentialsSettled();
     const reads = await linodeCalls(env.operatorLinode, { route: "/credentials", method: "GET" });
     await env.repass("ManagedDatabase", key("outside"), 3); // three drift passes, nothing changed
     expect(await linodeCalls(env.operatorLinode, { route: "/credentials", method: "GET" }) - reads).toBe(0);
@@ -132,10 +142,11 @@ describe("ManagedDatabase ownership and integrity", () => {
     expect(fresh.password).not.toBe(before.password);
   });
 
-  it("3b: a move of `updated` that changes no credentials (a backup) costs one credentials read and no CA read; the Secret keeps its CA (only its as-of annotation moves)", async () => {
+  it("3b: a move of `updated` that changes no credentials (a backup) costs one credentials read (and one more a second later confirming it) and no CA read; the Secret keeps its CA (only its as-of annotation moves)", async () => {
     await create("backed-up", base);
     const id = Number((await ready("backed-up")).status?.id);
     const before = await waitFor("Secret", () => secretData("backed-up-connection"), 30_000, 200);
+    await credentialsSettled();
     const version = (await cluster.core.readNamespacedSecret({ namespace: ns(), name: "backed-up-connection" })).metadata?.resourceVersion;
     const [creds, cas] = [await linodeCalls(env.operatorLinode, { route: "/credentials", method: "GET" }), await linodeCalls(env.operatorLinode, { route: "/ssl", method: "GET" })];
     // `updated` is to the second: the cloud's clock moves a second on, so the backup starts in a later one.

@@ -1,9 +1,9 @@
-// The connection Secret's credentials after a reset, against the emulator over HTTP. The API's
-// `updated` has one-second resolution, so two password changes within one second (two resets
-// landing close together: one a killed replica sent, and its successor's) leave it as it was
-// after the first. Within the window after a reset, the new password is trusted only once a
-// read at least a second after it was first read finds it unchanged; from then on (and
-// outside the window) an unchanged `updated` costs no read.
+// The connection Secret's credentials read anew, against the emulator over HTTP. The API's
+// `updated` has one-second resolution, so a change later in the second a read saw (a reset's
+// new password appearing, or a second reset: one a killed replica sent, and its successor's)
+// leaves it unmoved. Credentials read anew for a database already published (after a reset of
+// ours, or `updated` moved) are trusted only once a read at least a second after the first
+// agrees; confirmed, an unchanged `updated` costs no read.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database, LinodeClient } from "../../src/linode/index.ts";
 import { DatabaseConnection } from "../../src/resources/managed-database/connection.ts";
@@ -45,15 +45,23 @@ function managed(ago: number): Managed<ManagedDatabaseSpec> {
   } as unknown as Managed<ManagedDatabaseSpec>;
 }
 
-/** A Secret published for this database as of its `updated`, r1's new password seen in it `readAgo` ms ago. */
-function published(secret: string, readAgo: number, extra: Record<string, string> = {}): PublishedConnection {
+const UNCONFIRMED = "linode.operator.dev/credentials-unconfirmed";
+
+/** A Secret published for this database as of its `updated` (or `asOf`), r1's new password read into it `readAgo` ms ago, unconfirmed. */
+function published(secret: string, readAgo: number, extra: Record<string, string> = {}, asOf = db.updated): PublishedConnection {
   return {
     data: { username: "linroot", password: secret, "ca.crt": caPem },
     annotations: {
-      "linode.operator.dev/database-id": String(db.id), "linode.operator.dev/credentials-as-of": db.updated,
-      "linode.operator.dev/credentials-reset": "r1", "linode.operator.dev/credentials-read-at": String(Date.now() - readAgo), ...extra,
+      "linode.operator.dev/database-id": String(db.id), "linode.operator.dev/credentials-as-of": asOf,
+      "linode.operator.dev/credentials-reset": "r1", "linode.operator.dev/credentials-read-at": String(Date.now() - readAgo), [UNCONFIRMED]: "true", ...extra,
     },
   };
+}
+
+/** The same, confirmed. */
+function confirmedPublished(secret: string, readAgo: number, asOf = db.updated): PublishedConnection {
+  const p = published(secret, readAgo, {}, asOf);
+  return { ...p, annotations: { ...p.annotations, [UNCONFIRMED]: "false" } };
 }
 
 const credentialReads = (): Promise<number> => metricValue(tc.registry, "linode_api_requests_total", { route: "/databases/mysql/instances/{instanceId}/credentials", method: "GET" });
@@ -64,34 +72,41 @@ async function look(m: Managed<ManagedDatabaseSpec>, p: PublishedConnection): Pr
   return { password: details?.data.password, annotations: details?.annotations ?? {}, reads: (await credentialReads()) - before };
 }
 
-describe("credentials after a reset", () => {
-  it("a second change behind an unmoved `updated` is read: the reset's password is not trusted until confirmed", async () => {
-    const got = await look(managed(5_000), published("a-password-since-replaced", 0));
+describe("credentials read anew are confirmed a second later", () => {
+  it("a second change behind an unmoved `updated` is read a second after the first read: a reset's password is not trusted until confirmed", async () => {
+    const got = await look(managed(5_000), published("a-password-since-replaced", 1_500));
     expect(got).toMatchObject({ password, reads: 1 });
-    expect(got.annotations["linode.operator.dev/credentials-reset-confirmed"]).toBeUndefined();
+    // Changed: confirmed only by a read a second from now.
+    expect(got.annotations[UNCONFIRMED]).toBe("true");
   });
 
-  it("a read less than a second after the new password was first read does not confirm it; one a second later does", async () => {
+  it("within a second of their first read, unconfirmed credentials are not read again; a second later they are, and confirmed", async () => {
     const soon = await look(managed(5_000), published(password, 200));
-    expect(soon).toMatchObject({ password, reads: 1 });
-    expect(soon.annotations["linode.operator.dev/credentials-reset-confirmed"]).toBeUndefined();
+    expect(soon).toMatchObject({ password, reads: 0 });
+    expect(soon.annotations[UNCONFIRMED]).toBe("true");
     const later = await look(managed(5_000), published(password, 1_500));
     expect(later).toMatchObject({ password, reads: 1 });
-    expect(later.annotations["linode.operator.dev/credentials-reset-confirmed"]).toBe("r1");
+    expect(later.annotations[UNCONFIRMED]).toBe("false");
   });
 
-  it("once confirmed, and outside the window, an unchanged `updated` is trusted: no read", async () => {
-    const confirmed = await look(managed(5_000), published("as-published", 0, { "linode.operator.dev/credentials-reset-confirmed": "r1" }));
-    expect(confirmed).toMatchObject({ password: "as-published", reads: 0 });
-    const outside = await look(managed(10 * 60_000), published("as-published", 0));
-    expect(outside).toMatchObject({ password: "as-published", reads: 0 });
+  it("`updated` moved with no reset of ours and the password unchanged (a reset in flight, or a backup): read, and unconfirmed until a read a second later", async () => {
+    const moved = await look(managed(10 * 60_000), confirmedPublished(password, 60_000, "2020-01-01T00:00:00"));
+    expect(moved).toMatchObject({ password, reads: 1 });
+    expect(moved.annotations[UNCONFIRMED]).toBe("true");
+    expect(moved.annotations["linode.operator.dev/credentials-as-of"]).toBe(db.updated);
   });
 
-  it("a read-at annotation someone wrote that is not a time confirms nothing and becomes the time of this read", async () => {
+  it("confirmed, an unchanged `updated` is trusted: no read, within the window after a reset or outside it", async () => {
+    const p = confirmedPublished("as-published", 0);
+    expect(await look(managed(5_000), p)).toMatchObject({ password: "as-published", reads: 0 });
+    expect(await look(managed(10 * 60_000), p)).toMatchObject({ password: "as-published", reads: 0 });
+  });
+
+  it("a read-at annotation someone wrote that is not a time is read past, confirms nothing and becomes the time of this read", async () => {
     const before = Date.now();
     const got = await look(managed(5_000), published(password, 0, { "linode.operator.dev/credentials-read-at": "not-a-time" }));
     expect(got).toMatchObject({ password, reads: 1 });
-    expect(got.annotations["linode.operator.dev/credentials-reset-confirmed"]).toBeUndefined();
+    expect(got.annotations[UNCONFIRMED]).toBe("true");
     expect(Number(got.annotations["linode.operator.dev/credentials-read-at"])).toBeGreaterThanOrEqual(before);
   });
 });

@@ -3,10 +3,13 @@
 // certificate. Current means: the same database, not changed since the credentials were read
 // (its `updated` time, from the list every poll already reads, is recorded on the Secret: a
 // reset made anywhere moves it), and, after a reset of ours, the new password already read
-// (it takes seconds to appear: until it differs from the published one, it is read again) and
-// confirmed by a read at least a second later: `updated` has one-second resolution, so a second
-// change within its second (two resets landing close together, one sent by a replica killed
-// before it recorded it and one by its successor) leaves it unmoved.
+// (it takes seconds to appear: until it differs from the published one, it is read again).
+// `updated` has one-second resolution, so a change later in the second a read saw leaves it
+// unmoved: a reset whose new password appears within the second it was sent in, or two resets
+// landing close together (one sent by a replica killed before it recorded it, one by its
+// successor). So credentials read anew for a database already published (its `updated` moved,
+// or a reset of ours) are marked unconfirmed, and read again until a read at least a second
+// after the first agrees: one more read for each such change.
 // The CA certificate is read with the first credentials of a database and again whenever its
 // credentials change; a move of `updated` that leaves them alone keeps the published one.
 // The runtime writes and reads back the Secret.
@@ -26,8 +29,8 @@ const DATABASE_ID_ANNOTATION = "linode.operator.dev/database-id";
 const CREDENTIALS_AS_OF_ANNOTATION = "linode.operator.dev/credentials-as-of";
 /** The reset token whose new password the Secret holds. */
 const RESET_ANNOTATION = "linode.operator.dev/credentials-reset";
-/** The reset token whose password a read at least CONFIRM_AFTER_MILLIS after it was first read found unchanged. */
-const RESET_CONFIRMED_ANNOTATION = "linode.operator.dev/credentials-reset-confirmed";
+/** "true" while the credentials the Secret holds wait for a read CONFIRM_AFTER_MILLIS after them to agree. */
+const UNCONFIRMED_ANNOTATION = "linode.operator.dev/credentials-unconfirmed";
 /** When the credentials the Secret holds were first read (this process's clock, epoch milliseconds). */
 const READ_AT_ANNOTATION = "linode.operator.dev/credentials-read-at";
 /** `updated`'s resolution: a read this long after another saw every change made in that one's second. */
@@ -55,11 +58,13 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
     const reset = recentReset(m);
     const unmoved = published?.annotations[DATABASE_ID_ANNOTATION] === String(db.id)
       && published.annotations[CREDENTIALS_AS_OF_ANNOTATION] === db.updated;
-    const current = unmoved && (reset === undefined || published.annotations[RESET_CONFIRMED_ANNOTATION] === reset);
+    // Unconfirmed credentials are read again once a second has passed since their first read, not before.
+    const confirmDue = published?.annotations[UNCONFIRMED_ANNOTATION] === "true" && !(Date.now() - Number(published.annotations[READ_AT_ANNOTATION]) < CONFIRM_AFTER_MILLIS);
+    const current = unmoved && !confirmDue && (reset === undefined || published.annotations[RESET_ANNOTATION] === reset);
     let creds = current ? credentialsOf(published) : undefined;
     let asOf = published?.annotations[CREDENTIALS_AS_OF_ANNOTATION];
     let resetSeen = published?.annotations[RESET_ANNOTATION];
-    let confirmed = published?.annotations[RESET_CONFIRMED_ANNOTATION];
+    let unconfirmed = published?.annotations[UNCONFIRMED_ANNOTATION];
     let readAt = published?.annotations[READ_AT_ANNOTATION];
     if (creds === undefined) {
       // The API serves credentials only for an active database; until then what is published stays.
@@ -82,12 +87,19 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
       asOf = db.updated;
       const changed = published === undefined || published.data.password !== c.password;
       const now = Date.now();
-      // Unset (a Secret written before it was kept) or not a time (edited): as of this read.
-      if (changed || !Number.isFinite(Number(readAt ?? Number.NaN))) readAt = String(now);
-      // The reset took effect once the password differs from the one published before it, and
-      // no second change hides behind an unmoved `updated` once a read a second later agrees.
+      // The reset took effect once the password differs from the one published before it.
       if (reset !== undefined && changed) resetSeen = reset;
-      else if (reset !== undefined && resetSeen === reset && unmoved && now - Number(readAt) >= CONFIRM_AFTER_MILLIS) confirmed = reset;
+      // Once written, the mark stays as "false" (an annotation left out of a write is not removed).
+      const settle = unconfirmed === undefined ? undefined : "false";
+      if (!changed && unmoved && now - Number(readAt) >= CONFIRM_AFTER_MILLIS) {
+        // Unchanged, at the same `updated`, a second after it was first read: nothing hides behind it.
+        unconfirmed = settle;
+      } else if (changed || !unmoved || !Number.isFinite(Number(readAt ?? Number.NaN))) {
+        // Read anew (or its time unset or edited): confirmed by a read a second from now, but a
+        // database's first credentials, which no earlier change can hide behind.
+        readAt = String(now);
+        unconfirmed = sameDatabase !== undefined || reset !== undefined ? "true" : settle;
+      }
     }
     let data: Record<string, string>;
     try {
@@ -107,7 +119,7 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
         ...m.spec.connectionSecret?.annotations, [DATABASE_ID_ANNOTATION]: String(db.id),
         ...(asOf !== undefined ? { [CREDENTIALS_AS_OF_ANNOTATION]: asOf } : {}),
         ...(resetSeen !== undefined ? { [RESET_ANNOTATION]: resetSeen } : {}),
-        ...(confirmed !== undefined ? { [RESET_CONFIRMED_ANNOTATION]: confirmed } : {}),
+        ...(unconfirmed !== undefined ? { [UNCONFIRMED_ANNOTATION]: unconfirmed } : {}),
         ...(readAt !== undefined ? { [READ_AT_ANNOTATION]: readAt } : {}),
       },
     };
