@@ -102,6 +102,15 @@ describe("credentials read anew are confirmed a second later", () => {
     expect(await look(managed(10 * 60_000), p)).toMatchObject({ password: "as-published", reads: 0 });
   });
 
+  it("a read-at annotation someone set in the future does not put the confirming read off", async () => {
+    const before = Date.now();
+    const got = await look(managed(5_000), published(password, -3_600_000));
+    expect(got).toMatchObject({ password, reads: 1 });
+    // Replaced by the time of this read: the read a second from now confirms, not one an hour on.
+    expect(Number(got.annotations["linode.operator.dev/credentials-read-at"])).toBeGreaterThanOrEqual(before);
+    expect(Number(got.annotations["linode.operator.dev/credentials-read-at"])).toBeLessThanOrEqual(Date.now());
+  });
+
   it("a read-at annotation someone wrote that is not a time is read past, confirms nothing and becomes the time of this read", async () => {
     const before = Date.now();
     const got = await look(managed(5_000), published(password, 0, { "linode.operator.dev/credentials-read-at": "not-a-time" }));

@@ -58,8 +58,10 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
     const reset = recentReset(m);
     const unmoved = published?.annotations[DATABASE_ID_ANNOTATION] === String(db.id)
       && published.annotations[CREDENTIALS_AS_OF_ANNOTATION] === db.updated;
-    // Unconfirmed credentials are read again once a second has passed since their first read, not before.
-    const confirmDue = published?.annotations[UNCONFIRMED_ANNOTATION] === "true" && !(Date.now() - Number(published.annotations[READ_AT_ANNOTATION]) < CONFIRM_AFTER_MILLIS);
+    // Unconfirmed credentials are read again once a second has passed since their first read, not
+    // before (a read time that is not one, or in the future, as someone edited it: at once).
+    const readAge = Date.now() - Number(published?.annotations[READ_AT_ANNOTATION]);
+    const confirmDue = published?.annotations[UNCONFIRMED_ANNOTATION] === "true" && !(readAge >= 0 && readAge < CONFIRM_AFTER_MILLIS);
     const current = unmoved && !confirmDue && (reset === undefined || published.annotations[RESET_ANNOTATION] === reset);
     let creds = current ? credentialsOf(published) : undefined;
     let asOf = published?.annotations[CREDENTIALS_AS_OF_ANNOTATION];
@@ -91,12 +93,14 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
       if (reset !== undefined && changed) resetSeen = reset;
       // Once written, the mark stays as "false" (an annotation left out of a write is not removed).
       const settle = unconfirmed === undefined ? undefined : "false";
-      if (!changed && unmoved && now - Number(readAt) >= CONFIRM_AFTER_MILLIS) {
+      const age = now - Number(readAt ?? Number.NaN);
+      const timed = Number.isFinite(age) && age >= 0;
+      if (!changed && unmoved && timed && age >= CONFIRM_AFTER_MILLIS) {
         // Unchanged, at the same `updated`, a second after it was first read: nothing hides behind it.
         unconfirmed = settle;
-      } else if (changed || !unmoved || !Number.isFinite(Number(readAt ?? Number.NaN))) {
-        // Read anew (or its time unset or edited): confirmed by a read a second from now, but a
-        // database's first credentials, which no earlier change can hide behind.
+      } else if (changed || !unmoved || !timed) {
+        // Read anew (or its time unset, or edited into no time or the future): confirmed by a read
+        // a second from now, but a database's first credentials, which no earlier change can hide behind.
         readAt = String(now);
         unconfirmed = sameDatabase !== undefined || reset !== undefined ? "true" : settle;
       }
