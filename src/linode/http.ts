@@ -114,6 +114,20 @@ export interface Transport {
   close(): Promise<void>;
 }
 
+/** One request as its attempts share it: prepared once, the wire body and the log line included. */
+interface Call<S extends z.ZodType> {
+  spec: RequestSpec<S>;
+  path: string;
+  body: string | undefined;
+  /** What the log says of it: the body redacted. */
+  logged: object;
+  /** The class's own bucket first, then the token's budget across classes. */
+  buckets: TokenBucket[];
+  rateClass: RateClass;
+  maxWaitMs: number;
+  signal?: AbortSignal;
+}
+
 export const defaultTimeouts: TimeoutOptions = { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 };
 
 /** The share of the call budget under which it counts as nearly spent. */
@@ -218,12 +232,13 @@ export class HttpTransport implements Transport {
       : rateClass === "stats" ? [limiter.bucket(this.token, rateClass, { documentedLimit: STATS_LIMIT_PER_MINUTE })]
         : rateClass === "list" ? [limiter.bucket(this.token, rateClass, { documentedLimit: limiter.listLimit }), limiter.budget(this.token)]
           : [limiter.bucket(this.token, rateClass), limiter.budget(this.token)];
+    const call: Call<S> = { spec, path, body, logged, buckets, rateClass, maxWaitMs: policy.maxRateLimitWaitMs, ...(opts.signal ? { signal: opts.signal } : {}) };
     let ambiguousFailure = false;
     // Whether some attempt may have reached the API: from then on no failure of this request is never-sent.
     let sent = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.attempt(spec, path, body, logged, buckets, rateClass, policy.maxRateLimitWaitMs, attempt, sent, opts.signal);
+        return await this.attempt(call, attempt, sent);
       } catch (caught) {
         const err = transportError(caught, spec.method, spec.route, opts.signal);
         sent = !err.neverSent;
@@ -246,10 +261,8 @@ export class HttpTransport implements Transport {
     }
   }
 
-  private async attempt<S extends z.ZodType>(
-    spec: RequestSpec<S>, path: string, body: string | undefined, logged: object, buckets: TokenBucket[],
-    rateClass: RateClass, maxWaitMs: number, attempt: number, sentBefore: boolean, signal?: AbortSignal,
-  ): Promise<Camelize<z.output<S>>> {
+  private async attempt<S extends z.ZodType>(call: Call<S>, attempt: number, sentBefore: boolean): Promise<Camelize<z.output<S>>> {
+    const { spec, buckets, rateClass, maxWaitMs, signal } = call;
     let throttledMs = 0;
     const bucket = buckets[0];
     try {
@@ -277,7 +290,7 @@ export class HttpTransport implements Transport {
       held = false;
     };
     try {
-      return await this.dispatch(spec, path, body, logged, bucket, buckets, rateClass, attempt, sentBefore, throttledMs, release, signal);
+      return await this.dispatch(call, { attempt, sentBefore, throttledMs }, release);
     } finally {
       release();
     }
@@ -285,9 +298,10 @@ export class HttpTransport implements Transport {
 
   /** One request on a connection of its own (its slot held by the caller until `release`), answered and read. */
   private async dispatch<S extends z.ZodType>(
-    spec: RequestSpec<S>, path: string, body: string | undefined, logged: object, bucket: TokenBucket | undefined, buckets: TokenBucket[],
-    rateClass: RateClass, attempt: number, sentBefore: boolean, throttledMs: number, release: () => void, signal?: AbortSignal,
+    call: Call<S>, { attempt, sentBefore, throttledMs }: { attempt: number; sentBefore: boolean; throttledMs: number }, release: () => void,
   ): Promise<Camelize<z.output<S>>> {
+    const { spec, path, body, logged, buckets, rateClass, signal } = call;
+    const bucket = buckets[0];
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.token}`,
       accept: "application/json",
