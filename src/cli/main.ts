@@ -9,9 +9,9 @@
 // - MALLOC_ARENA_MAX=2: glibc gives each thread that allocates its own arena (8 per core); V8's
 //   helper threads filled theirs over a soak's first hour (a restarted process's thread arenas
 //   climbed 22→27 MiB). Two held 12–29 MiB less steady than glibc's default in two runs.
-// A user's own MALLOC_ARENA_MAX is overridden here. A start that bypasses the #! line
-// (`node dist/cli/main.js run`) keeps the user's arenas and gets what V8 still honours after
-// start from applyMemorySettings.
+// A user's own MALLOC_ARENA_MAX is overridden here. `run` started without the #! line
+// (`node dist/cli/main.js run`) starts again with what it lacked (relaunchFor); where it cannot,
+// it gets what V8 still honours after start from applyMemorySettings.
 import { setFlagsFromString } from "node:v8";
 import { readFile } from "node:fs/promises";
 import { invokedDirectly, MIN_NODE, nodeAtLeast } from "./entry.ts";
@@ -51,6 +51,35 @@ export function usage(): string {
   ].join("\n");
 }
 
+/** The #! line's settings: what a start that bypassed it gets by starting again (relaunchFor). */
+export const MEMORY_FLAGS = ["--max-semi-space-size=2", "--heap-growing-percent=10"] as const;
+const MALLOC_ARENAS = "2";
+/** Set on the process started again, so that it never starts again itself. */
+const RELAUNCHED = "LINODE_OPERATOR_RELAUNCHED";
+
+const givenFlags = (execArgv: readonly string[], env: NodeJS.ProcessEnv): string[] =>
+  [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)].map((a) => a.replace(/_/g, "-").split("=")[0] ?? "");
+
+/**
+ * How `linode-operator run` started without the #! line's settings (`node dist/cli/main.js run`,
+ * an image's own `CMD ["node", ...]`) starts again with them, as one process (execve keeps the
+ * pid): the settings V8 takes only as it starts, and glibc's arenas, which only the environment
+ * sets. Without this such a start held ~14 MiB more steady (docs/benchmarks.md#memory-by-start).
+ * Only the settings the start lacks are added; a user's own MALLOC_ARENA_MAX and flags stand.
+ * Undefined when nothing is missing, when asked for V8's defaults, in the process started again,
+ * and under an inspector (--inspect*: the debugger stays attached to the process it started).
+ */
+export function relaunchFor(execArgv: readonly string[], env: NodeJS.ProcessEnv): { nodeArgs: string[]; env: NodeJS.ProcessEnv } | undefined {
+  if (env.LINODE_OPERATOR_V8_DEFAULTS === "1" || env[RELAUNCHED] === "1") return undefined;
+  const given = givenFlags(execArgv, env);
+  if (given.some((f) => f.startsWith("--inspect"))) return undefined;
+  const youngSized = given.includes("--max-semi-space-size") || given.includes("--optimize-for-size");
+  const flags = MEMORY_FLAGS.filter((f) => !(f.startsWith("--max-semi-space-size") ? youngSized : given.includes(f.split("=")[0] ?? "")));
+  const arenas = env.MALLOC_ARENA_MAX === undefined || env.MALLOC_ARENA_MAX === "";
+  if (flags.length === 0 && !arenas) return undefined;
+  return { nodeArgs: [...flags, ...execArgv], env: { ...env, ...(arenas ? { MALLOC_ARENA_MAX: MALLOC_ARENAS } : {}), [RELAUNCHED]: "1" } };
+}
+
 /**
  * The V8 settings that keep the operator small and steady, applied by the program itself when
  * the process was started without them (`node dist/cli/main.js`, NODE_OPTIONS unset). V8 sizes
@@ -69,7 +98,7 @@ export function usage(): string {
  */
 export function applyMemorySettings(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): string[] {
   if (env.LINODE_OPERATOR_V8_DEFAULTS === "1") return [];
-  const given = [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)].map((a) => a.replace(/_/g, "-").split("=")[0]);
+  const given = givenFlags(execArgv, env);
   const youngSized = given.includes("--max-semi-space-size") || given.includes("--optimize-for-size");
   const wanted = [...(youngSized ? [] : ["--optimize-for-size"]), ...(given.includes("--heap-growing-percent") ? [] : ["--heap-growing-percent=10"])];
   for (const f of wanted) setFlagsFromString(f);
@@ -110,7 +139,17 @@ async function runCommand(name: string, argv: string[]): Promise<number> {
 }
 
 if (invokedDirectly(import.meta.url)) {
-  // First, before the subcommand allocates anything.
+  // First, before the subcommand allocates anything: the long-running command starts again with
+  // the #! line's settings if it was started without them; otherwise, or where execve cannot,
+  // what V8 still honours after start.
+  const again = process.argv[2] === "run" ? relaunchFor(process.execArgv, process.env) : undefined;
+  if (again !== undefined && typeof process.execve === "function") {
+    try {
+      process.execve(process.execPath, [process.execPath, ...again.nodeArgs, ...process.argv.slice(1)], again.env);
+    } catch {
+      // execve is not offered everywhere (Windows, worker threads): run on as started.
+    }
+  }
   applyMemorySettings();
   main(process.argv.slice(2)).then(
     (code) => { process.exitCode = code; },

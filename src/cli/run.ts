@@ -60,7 +60,9 @@ export async function main(argv: string[]): Promise<number> {
     process.once("SIGINT", () => { shutdown("SIGINT"); });
   });
   await manager.start();
-  log.info({ identity: config.identity, namespaces: config.namespaces.length > 0 ? config.namespaces : "all", healthPort: manager.healthPort, metricsPort: manager.metricsPort, linodeApiUrl: config.linodeApiUrl }, "operator started");
+  log.info({ identity: config.identity, namespaces: config.namespaces.length > 0 ? config.namespaces : "all", healthPort: manager.healthPort, metricsPort: manager.metricsPort, linodeApiUrl: config.linodeApiUrl,
+    // How Node runs it: the memory settings (src/cli/main.ts) show here however it was started.
+    node: { pid: process.pid, flags: process.execArgv, mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? "glibc's default" } }, "operator started");
   const code = await done;
   process.exit(code);
 }

@@ -2,7 +2,7 @@
 // 2 min of steady state, a 60 s drift window) with the operator started five ways — its bin
 // (the #! line: glibc's MALLOC_ARENA_MAX=2, V8's --max-semi-space-size=2
 // --heap-growing-percent=10), `node dist/cli/main.js run` (no flag on the command line: the
-// program applies what V8 still honours after start), that same plain start with the program told
+// program starts again with the #! line's settings), that same plain start with the program told
 // to leave V8's defaults (LINODE_OPERATOR_V8_DEFAULTS=1), the #! line with --optimize-for-size
 // instead of the small young generation (the flag the bin used before: less memory, more CPU),
 // and the bin with glibc's default arenas. Prints and saves peak and steady RSS and the
@@ -75,6 +75,6 @@ await saveResult({
   tables: [{ title: "RSS and CPU by start", columns: ["start", "peak RSS (MiB)", "steady RSS (MiB)", "CPU, converging and steady (s)"], rows }],
   notes: [
     `Each start runs bench:mdb (${n} ManagedDatabases, ${steady} min of steady state, 60 s drift window); peak is the process's VmHWM, steady its VmRSS at the end.`,
-    "A plain start keeps glibc's default arenas, and V8 sizes the young generation as it starts, so the program applies what V8 still honours after start: --optimize-for-size (when no young-generation size was given) and --heap-growing-percent=10 (src/cli/main.ts applyMemorySettings). The third row turns the program's settings off to show what they save; the fourth is the bin's former #! line (--optimize-for-size instead of the small young generation); the last lifts the #! line's cap of two malloc arenas.",
+    "A plain start starts again as the same process with the #! line's settings it lacked (src/cli/main.ts relaunchFor: V8 sizes the young generation as it starts, and glibc reads MALLOC_ARENA_MAX only then). The third row turns the program's settings off to show what they save; the fourth is the bin's former #! line (--optimize-for-size instead of the small young generation); the last lifts the #! line's cap of two malloc arenas.",
   ],
 });

@@ -2,7 +2,7 @@
 // process was started without them (e.g. `node dist/cli/main.js run`), left alone when the #!
 // line or NODE_OPTIONS gave them, or when asked to compare against V8's defaults.
 import { describe, expect, it } from "vitest";
-import { applyMemorySettings } from "../../src/cli/main.ts";
+import { applyMemorySettings, MEMORY_FLAGS, relaunchFor } from "../../src/cli/main.ts";
 
 describe("memory settings", () => {
   it("are applied by the program when the start did not give them", () => {
@@ -16,5 +16,25 @@ describe("memory settings", () => {
   });
   it("are not applied when asked for V8's defaults (to compare)", () => {
     expect(applyMemorySettings([], { LINODE_OPERATOR_V8_DEFAULTS: "1" })).toEqual([]);
+  });
+});
+
+describe("a start without the #! line's settings", () => {
+  it("starts again with the flags and arenas it lacks, marked so that it does not again", () => {
+    const again = relaunchFor(["--max-old-space-size=400"], { PATH: "/bin" });
+    expect(again?.nodeArgs).toEqual(["--max-semi-space-size=2", "--heap-growing-percent=10", "--max-old-space-size=400"]);
+    expect(again?.env).toEqual({ PATH: "/bin", MALLOC_ARENA_MAX: "2", LINODE_OPERATOR_RELAUNCHED: "1" });
+    expect(relaunchFor(again?.nodeArgs ?? [], again?.env ?? {})).toBeUndefined();
+  });
+  it("adds only what is missing: a user's arenas and young generation stand", () => {
+    expect(relaunchFor(["--max-semi-space-size=8"], { MALLOC_ARENA_MAX: "4" })?.nodeArgs).toEqual(["--heap-growing-percent=10", "--max-semi-space-size=8"]);
+    expect(relaunchFor(["--optimize-for-size", "--heap-growing-percent=25"], {})?.env.MALLOC_ARENA_MAX).toBe("2");
+    expect(relaunchFor([], { MALLOC_ARENA_MAX: "2", NODE_OPTIONS: "--max_semi_space_size=4 --heap-growing-percent=10" })).toBeUndefined();
+  });
+  it("does not start again as the #! line started it, under an inspector, or when asked for V8's defaults", () => {
+    expect(relaunchFor(["--inspect=127.0.0.1:0"], {})).toBeUndefined();
+    expect(relaunchFor([], { NODE_OPTIONS: "--inspect-brk" })).toBeUndefined();
+    expect(relaunchFor([...MEMORY_FLAGS], { MALLOC_ARENA_MAX: "2" })).toBeUndefined();
+    expect(relaunchFor([], { LINODE_OPERATOR_V8_DEFAULTS: "1" })).toBeUndefined();
   });
 });
