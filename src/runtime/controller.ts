@@ -31,7 +31,16 @@ import { Timings, jittered } from "./timings.ts";
 import { WorkQueue, trackQueue, type BackoffPolicy } from "./workqueue.ts";
 import { DRAIN_LABEL, labelPointer, SHARD_LABEL, TAKEN_FROM_ANNOTATION } from "./sharding/assignment.ts";
 
+/**
+ * Accounts (flows) that each get the whole `concurrency` at once: every Linode account has a call
+ * budget of its own, so a pass waiting on one account's slow or rate-limited API should not
+ * take a worker another account could use. Beyond that many busy at once they share fairly.
+ */
+export const ACCOUNTS_AT_FULL_CONCURRENCY = 8;
+const workersFor = (concurrency: number): number => concurrency * ACCOUNTS_AT_FULL_CONCURRENCY;
+
 export interface ControllerOptions {
+  /** Reconciles at once per Linode account (flow); the controller runs that many per account for up to ACCOUNTS_AT_FULL_CONCURRENCY accounts. */
   concurrency: number;
   /** Namespaces to watch when the controller makes its own caches; empty or undefined means all. */
   namespaces?: string[];
@@ -187,7 +196,8 @@ export class Controller<D = unknown> {
     this.queue = new WorkQueue({
       ...(opts.backoff !== undefined ? { backoff: opts.backoff } : {}),
       flows: {
-        workers: opts.concurrency,
+        workers: workersFor(opts.concurrency),
+        perFlow: opts.concurrency,
         // A key whose object is gone goes in flow "" (its pass only forgets it: quick).
         of: (key) => { const obj = this.self.getByKey(key); return obj === undefined ? "" : flowOf(obj); },
         // A flow settling is looked at every pending poll: its share is kept for two of them.
@@ -412,7 +422,7 @@ export class Controller<D = unknown> {
       else this.queue.add(objectKey(o));
     }
     this.log.info({ objects: this.list().length, settled: routine }, "cache synced; starting workers");
-    this.workers = Array.from({ length: this.opts.concurrency }, () => this.worker());
+    this.workers = Array.from({ length: workersFor(this.opts.concurrency) }, () => this.worker());
     this.scheduleResync();
   }
 

@@ -9,16 +9,22 @@
 // `lingerMillis` ago. The linger keeps a share for a flow between its polls (objects settling
 // are looked at every few seconds): otherwise a slow flow would take every worker whenever the
 // others have nothing queued for a moment, and their next keys would wait for its slow passes.
-// A flow alone, or beside flows idle for longer, may use every worker.
+// A flow alone, or beside flows idle for longer, may use every worker, up to `perFlow`: the
+// controller gives each account the concurrency it was configured with (its own call budget is
+// what paces it) and has workers for several accounts at that, so a slow account's passes
+// take no worker from the others until that many accounts are busy at once.
 
 export interface FlowSharesOptions {
   /** How long after its last pass a flow still counts as active (keeps its share). */
   lingerMillis?: number;
+  /** The most workers one flow may hold, however few flows are active (default: every worker). */
+  perFlow?: number;
   now?: () => number;
 }
 
 export class FlowShares {
   private readonly workers: number;
+  private readonly perFlow: number;
   private readonly lingerMillis: number;
   private readonly now: () => number;
   /** Workers each flow holds now. */
@@ -29,6 +35,7 @@ export class FlowShares {
 
   constructor(workers: number, opts: FlowSharesOptions = {}) {
     this.workers = Math.max(1, workers);
+    this.perFlow = Math.max(1, opts.perFlow ?? this.workers);
     this.lingerMillis = opts.lingerMillis ?? 0;
     this.now = opts.now ?? Date.now;
   }
@@ -38,9 +45,9 @@ export class FlowShares {
     return this.busy.get(flow) ?? 0;
   }
 
-  /** The most workers one flow may hold while `active` flows (itself included) share them: an even share, rounded up, at least one. */
+  /** The most workers one flow may hold while `active` flows (itself included) share them: an even share, rounded up, at least one, at most `perFlow`. */
   share(active: number): number {
-    return Math.max(1, Math.ceil(this.workers / Math.max(1, active)));
+    return Math.min(this.perFlow, Math.max(1, Math.ceil(this.workers / Math.max(1, active))));
   }
 
   /**

@@ -35,6 +35,8 @@ export interface FlowOptions {
   workers: number;
   /** How long after its last pass a flow keeps its share (FlowShares); default 0. */
   lingerMillis?: number;
+  /** The most workers one flow may hold (FlowShares); default every worker. */
+  perFlow?: number;
 }
 
 export class WorkQueue {
@@ -66,7 +68,7 @@ export class WorkQueue {
     this.random = opts.random ?? Math.random;
     const flows = opts.flows;
     this.flowOf = flows === undefined ? () => "" : (key) => flows.of(key);
-    this.shares = flows === undefined ? undefined : new FlowShares(flows.workers, { lingerMillis: flows.lingerMillis ?? 0 });
+    this.shares = flows === undefined ? undefined : new FlowShares(flows.workers, { lingerMillis: flows.lingerMillis ?? 0, ...(flows.perFlow !== undefined ? { perFlow: flows.perFlow } : {}) });
   }
 
   get length(): number { return this.queued; }

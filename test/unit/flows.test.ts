@@ -12,6 +12,16 @@ describe("FlowShares", () => {
     expect(new FlowShares(0).share(1)).toBe(1);
   });
 
+  it("with a per-flow limit, no flow holds more than it however few are active; beyond workers ÷ limit flows they share", () => {
+    // The controller's shape: 2 a flow, workers for four flows at that.
+    const s = new FlowShares(8, { perFlow: 2 });
+    expect([1, 2, 4, 5, 8, 9].map((n) => s.share(n))).toEqual([2, 2, 2, 2, 1, 1]);
+    s.started("slow");
+    s.started("slow");
+    expect(s.next(["slow"])).toBeUndefined();
+    expect(s.next(["slow", "quick"])).toBe("quick");
+  });
+
   it("a flow alone may take every worker", () => {
     const s = new FlowShares(4);
     for (let i = 0; i < 4; i++) {
@@ -112,6 +122,22 @@ describe("WorkQueue with flows", () => {
     expect(got).toBeUndefined();
     q.done("quiet/db-0");
     expect(await waiting).toBe("quiet/db-2");
+  });
+
+  it("with a per-flow limit, a slow flow holding all it may takes no worker from another: each works at its own limit", async () => {
+    const q = new WorkQueue({ flows: { workers: 8, perFlow: 2, of: flowOf } });
+    for (let i = 0; i < 10; i++) q.add(`noisy/db-${String(i)}`);
+    const noisy = await Promise.all([q.get(), q.get()]);
+    expect(noisy).toEqual(["noisy/db-0", "noisy/db-1"]);
+    // "noisy" holds its two (its passes waiting on a slow API): a worker free meanwhile waits for a key of another flow.
+    const waiting = q.get();
+    let got: string | undefined;
+    void waiting.then((k) => { got = k; });
+    await Promise.resolve();
+    expect(got).toBeUndefined();
+    for (let i = 0; i < 3; i++) q.add(`quiet/db-${String(i)}`);
+    // The quiet flow gets its own two at once, as it would alone, while noisy's passes still run.
+    expect([await waiting, await q.get()]).toEqual(["quiet/db-0", "quiet/db-1"]);
   });
 
   it("a flow alone uses every worker; a newcomer's key goes to the next free one, and its share is kept while it runs", async () => {
