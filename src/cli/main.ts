@@ -100,7 +100,8 @@ export function applyMemorySettings(execArgv: readonly string[] = process.execAr
   if (env.LINODE_OPERATOR_V8_DEFAULTS === "1") return [];
   const given = givenFlags(execArgv, env);
   const youngSized = given.includes("--max-semi-space-size") || given.includes("--optimize-for-size");
-  const wanted = [...(youngSized ? [] : ["--optimize-for-size"]), ...(given.includes("--heap-growing-percent") ? [] : ["--heap-growing-percent=10"])];
+  const growing = MEMORY_FLAGS[1];
+  const wanted = [...(youngSized ? [] : ["--optimize-for-size"]), ...(given.includes(growing.split("=")[0] ?? "") ? [] : [growing])];
   for (const f of wanted) setFlagsFromString(f);
   return wanted;
 }

@@ -1,6 +1,7 @@
 // The V8 settings that keep the operator small are the program's own: set at start when the
 // process was started without them (e.g. `node dist/cli/main.js run`), left alone when the #!
 // line or NODE_OPTIONS gave them, or when asked to compare against V8's defaults.
+import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { applyMemorySettings, MEMORY_FLAGS, relaunchFor } from "../../src/cli/main.ts";
 
@@ -30,6 +31,11 @@ describe("a start without the #! line's settings", () => {
     expect(relaunchFor(["--max-semi-space-size=8"], { MALLOC_ARENA_MAX: "4" })?.nodeArgs).toEqual(["--heap-growing-percent=10", "--max-semi-space-size=8"]);
     expect(relaunchFor(["--optimize-for-size", "--heap-growing-percent=25"], {})?.env.MALLOC_ARENA_MAX).toBe("2");
     expect(relaunchFor([], { MALLOC_ARENA_MAX: "2", NODE_OPTIONS: "--max_semi_space_size=4 --heap-growing-percent=10" })).toBeUndefined();
+  });
+  it("adds what the #! line gives: the same flags and arenas", async () => {
+    const line = (await readFile(new URL("../../src/cli/main.ts", import.meta.url), "utf8")).split("\n")[0] ?? "";
+    expect(line.split(/\s+/)).toEqual(expect.arrayContaining(["MALLOC_ARENA_MAX=2", ...MEMORY_FLAGS]));
+    expect(relaunchFor([], {})?.env.MALLOC_ARENA_MAX).toBe("2");
   });
   it("does not start again as the #! line started it, under an inspector, or when asked for V8's defaults", () => {
     expect(relaunchFor(["--inspect=127.0.0.1:0"], {})).toBeUndefined();

@@ -61,7 +61,8 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
     // Unconfirmed credentials are read again once a second has passed since their first read, not
     // before (a read time that is not one, or in the future, as someone edited it: at once).
     const readAge = Date.now() - Number(published?.annotations[READ_AT_ANNOTATION]);
-    const confirmDue = published?.annotations[UNCONFIRMED_ANNOTATION] === "true" && !(readAge >= 0 && readAge < CONFIRM_AFTER_MILLIS);
+    const timed = Number.isFinite(readAge) && readAge >= 0;
+    const confirmDue = published?.annotations[UNCONFIRMED_ANNOTATION] === "true" && !(timed && readAge < CONFIRM_AFTER_MILLIS);
     const current = unmoved && !confirmDue && (reset === undefined || published.annotations[RESET_ANNOTATION] === reset);
     let creds = current ? credentialsOf(published) : undefined;
     let asOf = published?.annotations[CREDENTIALS_AS_OF_ANNOTATION];
@@ -88,20 +89,19 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
       creds = { username: c.username, password: c.password, caPem };
       asOf = db.updated;
       const changed = published === undefined || published.data.password !== c.password;
-      const now = Date.now();
       // The reset took effect once the password differs from the one published before it.
       if (reset !== undefined && changed) resetSeen = reset;
       // Once written, the mark stays as "false" (an annotation left out of a write is not removed).
       const settle = unconfirmed === undefined ? undefined : "false";
-      const age = now - Number(readAt ?? Number.NaN);
-      const timed = Number.isFinite(age) && age >= 0;
-      if (!changed && unmoved && timed && age >= CONFIRM_AFTER_MILLIS) {
+      // Its age as this pass began: the read just made came later still.
+      if (!changed && unmoved && timed && readAge >= CONFIRM_AFTER_MILLIS) {
         // Unchanged, at the same `updated`, a second after it was first read: nothing hides behind it.
         unconfirmed = settle;
       } else if (changed || !unmoved || !timed) {
         // Read anew (or its time unset, or edited into no time or the future): confirmed by a read
         // a second from now, but a database's first credentials, which no earlier change can hide behind.
-        readAt = String(now);
+        // Taken once the answer is in: the confirming read then waits a second past when the API served this one.
+        readAt = String(Date.now());
         unconfirmed = sameDatabase !== undefined || reset !== undefined ? "true" : settle;
       }
     }
