@@ -183,10 +183,25 @@ export class ManagedReconciler {
     const at = this.unsentCreates.get(key);
     if (at === undefined) return;
     this.unsentCreates.delete(key);
-    if (createPendingOf(obj.status)?.at !== at || obj.metadata.resourceVersion === undefined) return;
-    const updated = await this.deps.kube.patchCustomStatus(this.kind.type, keyOf(obj), { createPending: null }, { resourceVersion: obj.metadata.resourceVersion });
-    // Its event is this process's own write, as every other status write is.
-    this.wrote(obj, updated.metadata.resourceVersion, true);
+    // The cached copy may miss this process's own last writes: a stopping process closes its
+    // watches before its last passes end, so the condition saying the create was held back
+    // never reaches the cache. Then the API server's copy is read, once, and the announcement
+    // taken back only if that copy still says it.
+    let current = obj;
+    for (let fresh = false; ; fresh = true) {
+      const rv = current.metadata.resourceVersion;
+      if (createPendingOf(current.status)?.at === at && rv !== undefined) {
+        try {
+          const updated = await this.deps.kube.patchCustomStatus(this.kind.type, keyOf(current), { createPending: null }, { resourceVersion: rv });
+          // Its event is this process's own write, as every other status write is.
+          this.wrote(current, updated.metadata.resourceVersion, true);
+          return;
+        } catch (err) {
+          if (fresh || !isConflict(err)) throw err;
+        }
+      } else if (fresh) return;
+      current = await this.deps.kube.getCustom<ManagedObject>(this.kind.type, keyOf(obj));
+    }
   }
 
   /** Keys whose identical updates are being counted. */
