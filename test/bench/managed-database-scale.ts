@@ -54,7 +54,13 @@ try {
   const pid = op.child.pid ?? 0;
   const peak = { rss: new Peak(), apiserver: new Peak(), linode: new Peak() };
   const mib = async (name: string): Promise<string> => (await opMetric(name) / 1_048_576).toFixed(1);
-  const heap = async (): Promise<string> => `JS heap ${await mib("nodejs_heap_size_used_bytes")} MiB used of ${await mib("nodejs_heap_size_total_bytes")} MiB, external ${await mib("nodejs_external_memory_bytes")} MiB`;
+  // By space too: what a space reserves beyond what it uses is fragmentation V8 has not compacted away.
+  const spaces = async (): Promise<string> => {
+    const m = await scrape(metricsUrl);
+    const of = (name: string, space: string): string => (sum(m, name, (l) => l.get("space") === space) / 1_048_576).toFixed(1);
+    return ["old", "code", "new", "large_object"].map((s) => `${s} ${of("nodejs_heap_space_size_used_bytes", s)}/${of("nodejs_heap_space_size_total_bytes", s)}`).join(", ");
+  };
+  const heap = async (): Promise<string> => `JS heap ${await mib("nodejs_heap_size_used_bytes")} MiB used of ${await mib("nodejs_heap_size_total_bytes")} MiB (used/reserved MiB by space: ${await spaces()}), external ${await mib("nodejs_external_memory_bytes")} MiB`;
   say(`operator at rest before any object: RSS ${String(Math.round((await rssMiB(pid)).rss))} MiB; ${await heap()}`);
   let sampling = true;
   const sampler = (async () => {
