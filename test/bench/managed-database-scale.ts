@@ -105,8 +105,14 @@ try {
   const known = (v: number | undefined): string => (v === undefined ? "no data" : String(Math.round(v)));
   say(`while converging: peak RSS ${known(peak.rss.value)} MiB; peak open connections: ${known(peak.apiserver.value)} to the API server, ${known(peak.linode.value)} to the Linode API (sampled every 0.5 s)`);
 
+  const cpuNow = async (): Promise<number | undefined> => {
+    const c = (await scrape(metricsUrl)).filter((x) => x.name === "process_cpu_seconds_total");
+    return c.length === 0 ? undefined : sum(c, "process_cpu_seconds_total");
+  };
+  const convergeCpu = await cpuNow();
   // Let in-flight follow-ups settle, then measure a steady window.
   await new Promise((r) => setTimeout(r, 10_000));
+  const cpu0 = await cpuNow();
   const calls0 = await opMetric("linode_api_requests_total");
   const class0 = await byClass();
   const mutations0 = await opMetric("linode_api_requests_total", mutation);
@@ -114,6 +120,9 @@ try {
   const w0 = Date.now();
   await new Promise((r) => setTimeout(r, steadyMinutes * 60_000));
   const hours = (Date.now() - w0) / 3_600_000;
+  const cpu1 = await cpuNow();
+  // CPU seconds per 1,000 objects per steady hour: what the steady state costs a node, by scale.
+  const steadyCpu = cpu0 === undefined || cpu1 === undefined ? undefined : (cpu1 - cpu0) / hours / (n / 1000);
   const calls = await opMetric("linode_api_requests_total") - calls0;
   const mutations = await opMetric("linode_api_requests_total", mutation) - mutations0;
   const writes = writesBetween(writes0, await apiserverWrites(cp, managed))?.total;
@@ -126,9 +135,10 @@ try {
   const { rss: steadyRss, peak: peakRss } = await rssMiB(pid);
   say(`operator peak RSS: ${peakRss.toFixed(1)} MiB; current RSS ${steadyRss.toFixed(1)} MiB`);
   // Its whole life's CPU (converging and the steady window): what bench:memory-by-start compares between starts.
-  const cpu = (await scrape(metricsUrl)).filter((x) => x.name === "process_cpu_seconds_total");
-  say(`operator CPU: ${cpu.length === 0 ? "no data" : `${sum(cpu, "process_cpu_seconds_total").toFixed(1)} s`}`);
-  say(`operator memory now: ${await heap()} (RSS beyond these: the node binary and V8 code, malloc arenas, thread stacks)`);
+  const cpu = await cpuNow();
+  say(`operator CPU: ${cpu === undefined ? "no data" : `${cpu.toFixed(1)} s`} in all; ${convergeCpu === undefined ? "no data" : `${convergeCpu.toFixed(1)} s`} until all were Ready; steady ${steadyCpu === undefined ? "no data" : `${steadyCpu.toFixed(1)} s per 1,000 objects per hour`}`);
+  const heapNow = await heap();
+  say(`operator memory now: ${heapNow} (RSS beyond these: the node binary and V8 code, malloc arenas, thread stacks)`);
   const memTarget = n > 1000 ? 256 : 160;
   const figures: Figure[] = [
     { label: "all Ready after", value: Math.round(convergeMillis / 100) / 10, unit: "s" },
@@ -140,13 +150,15 @@ try {
     { label: "engine lists per drift window (floor)", value: `${listsPerWindow.toFixed(2)} (${String(floor)})`, target: "≤ 1.5× floor", met: listsPerWindow <= 1.5 * floor },
     { label: "single reads / writes in steady state", value: `${String(class1.reads - class0.reads)} / ${String(class1.writes - class0.writes)}`, target: "0 / 0", met: class1.reads === class0.reads && class1.writes === class0.writes },
     figureOf("Kubernetes writes in steady state", writes, undefined, "0", (v) => v === 0),
+    figureOf("CPU until all were Ready", convergeCpu === undefined ? undefined : Math.round(convergeCpu * 10) / 10, "s"),
+    figureOf("CPU in steady state, per 1,000 objects per hour", steadyCpu === undefined ? undefined : Math.round(steadyCpu * 10) / 10, "s"),
   ];
   await saveResult({
     name: n > 1000 ? "scale-10k" : "managed-database-scale",
     title: `${String(n)} ManagedDatabases: convergence, steady state, memory`,
     command: `npm run bench:mdb${n > 1000 ? ":10k" : ` -- ${String(n)} ${String(steadyMinutes)} ${String(readySeconds)}`}`,
     figures,
-    notes: [`Emulator provisioning 5 s; operator --concurrency 8, --poll-ready-seconds ${String(readySeconds)} (the drift window); steady state measured over ${String(steadyMinutes)} min${unlimited ? "; no rate limit (memory at scale, not the call budget)" : ""}.`],
+    notes: [`Memory at the end: ${heapNow}.`, `Emulator provisioning 5 s; operator --concurrency 8, --poll-ready-seconds ${String(readySeconds)} (the drift window); steady state measured over ${String(steadyMinutes)} min${unlimited ? "; no rate limit (memory at scale, not the call budget)" : ""}.`],
   });
 } finally {
   await bench.stop();
