@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 --heap-growing-percent=10
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --optimize-for-size --heap-growing-percent=10
 // The `linode-operator` command. Each subcommand lives in its own module and is loaded only
 // when asked for, so `linode-operator emulator` never pays for the Kubernetes client.
 // The #! line (which the image's entrypoint also goes through) keeps the operator small and
@@ -51,8 +51,15 @@ export function usage(): string {
   ].join("\n");
 }
 
-/** The #! line's settings: what a start that bypassed it gets by starting again (relaunchFor). */
-export const MEMORY_FLAGS = ["--max-semi-space-size=2", "--heap-growing-percent=10"] as const;
+/**
+ * The #! line's settings: what a start that bypassed it gets by starting again (relaunchFor).
+ * --optimize-for-size, not only a small young generation: V8's own compaction heuristics leave
+ * the old generation's pages fragmented once lists of hundreds of answers pass through it, and
+ * keep freed pages pooled, so RSS grows with scale and over hours (at 10,000 databases 295 MiB
+ * steady with --max-semi-space-size=2, 220 MiB with this). It costs about a third more CPU
+ * while converging (docs/benchmarks.md#memory-by-start).
+ */
+export const MEMORY_FLAGS = ["--optimize-for-size", "--heap-growing-percent=10"] as const;
 const MALLOC_ARENAS = "2";
 /** Set on the process started again, so that it never starts again itself. */
 const RELAUNCHED = "LINODE_OPERATOR_RELAUNCHED";
@@ -74,7 +81,8 @@ export function relaunchFor(execArgv: readonly string[], env: NodeJS.ProcessEnv)
   const given = givenFlags(execArgv, env);
   if (given.some((f) => f.startsWith("--inspect"))) return undefined;
   const youngSized = given.includes("--max-semi-space-size") || given.includes("--optimize-for-size");
-  const flags = MEMORY_FLAGS.filter((f) => !(f.startsWith("--max-semi-space-size") ? youngSized : given.includes(f.split("=")[0] ?? "")));
+  // A user who sized the young generation chose how V8 trades memory for CPU: --optimize-for-size is not added.
+  const flags = MEMORY_FLAGS.filter((f) => !(f === "--optimize-for-size" ? youngSized : given.includes(f.split("=")[0] ?? "")));
   const arenas = env.MALLOC_ARENA_MAX === undefined || env.MALLOC_ARENA_MAX === "";
   if (flags.length === 0 && !arenas) return undefined;
   return { nodeArgs: [...flags, ...execArgv], env: { ...env, ...(arenas ? { MALLOC_ARENA_MAX: MALLOC_ARENAS } : {}), [RELAUNCHED]: "1" } };
@@ -85,9 +93,9 @@ export function relaunchFor(execArgv: readonly string[], env: NodeJS.ProcessEnv)
  * the process was started without them (`node dist/cli/main.js`, NODE_OPTIONS unset). V8 sizes
  * the young generation as the isolate starts, so --max-semi-space-size set later does nothing (a
  * plain start peaked at 276 MiB with it); --optimize-for-size it does honour after start (it
- * shrinks the young generation as it goes: peak 141–155 MiB), at its CPU cost, so a start without
- * the #! line's young generation gets that instead (docs/benchmarks.md#memory-by-start). glibc's
- * arenas are the shell's. LINODE_OPERATOR_V8_DEFAULTS=1 leaves V8 as started, to compare.
+ * shrinks the young generation as it goes: peak 141–155 MiB). This applies where the process
+ * cannot start again (relaunchFor) with them. glibc's arenas are the shell's.
+ * LINODE_OPERATOR_V8_DEFAULTS=1 leaves V8 as started, to compare.
  * Answers the flags it set.
  * - --heap-growing-percent=10: how far the old generation may grow past what survived the last
  *   full collection before the next one. V8 chooses that itself (up to 30 % under

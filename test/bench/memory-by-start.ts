@@ -1,12 +1,11 @@
 // Memory however the operator is started: the same scale run (bench:mdb, 600 ManagedDatabases,
 // 2 min of steady state, a 60 s drift window) with the operator started five ways — its bin
-// (the #! line: glibc's MALLOC_ARENA_MAX=2, V8's --max-semi-space-size=2
-// --heap-growing-percent=10), `node dist/cli/main.js run` (no flag on the command line: the
-// program starts again with the #! line's settings), that same plain start with the program told
-// to leave V8's defaults (LINODE_OPERATOR_V8_DEFAULTS=1), the #! line with --optimize-for-size
-// instead of the small young generation (the flag the bin used before: less memory, more CPU),
-// and the bin with glibc's default arenas. Prints and saves peak and steady RSS and the
-// operator's CPU seconds per start.
+// (the #! line: glibc's MALLOC_ARENA_MAX=2, V8's --optimize-for-size --heap-growing-percent=10),
+// `node dist/cli/main.js run` (no flag on the command line: the program starts again with the
+// #! line's settings), that same plain start with the program told to leave V8's defaults
+// (LINODE_OPERATOR_V8_DEFAULTS=1), the #! line with a 2 MiB young generation instead of
+// --optimize-for-size (less CPU, more memory at scale), and the bin with glibc's default arenas.
+// Prints and saves peak and steady RSS and the operator's CPU seconds per start.
 //   node test/bench/memory-by-start.ts [N] [steadyMinutes]
 import { spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
@@ -19,13 +18,13 @@ const say = (s: string): void => { process.stdout.write(`${s}\n`); };
 const scale = fileURLToPath(new URL("./managed-database-scale.ts", import.meta.url));
 
 interface Start { name: string; env: Record<string, string> }
-/** The bin's former V8 flags: as small, but about three times the CPU per page of answers read (npm run bench:answer-parse). */
-const FORMER = "--optimize-for-size --heap-growing-percent=10";
+/** The small young generation alone (the #! line from 1954c2b to 0aa53a4): less CPU, but V8's own compaction keeps fragmented pages at scale. */
+const YOUNG = "--max-semi-space-size=2 --heap-growing-percent=10";
 const starts: Start[] = [
   { name: "the bin (#! line)", env: {} },
   { name: "node dist/cli/main.js run", env: { BENCH_LAUNCH: "plain" } },
   { name: "node dist/cli/main.js run, V8 defaults", env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1" } },
-  { name: `MALLOC_ARENA_MAX=2 node ${FORMER} dist/cli/main.js run (the former #! line)`, env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1", BENCH_NODE_ARGS: FORMER, MALLOC_ARENA_MAX: "2" } },
+  { name: `MALLOC_ARENA_MAX=2 node ${YOUNG} dist/cli/main.js run (a small young generation instead of --optimize-for-size)`, env: { BENCH_LAUNCH: "plain", LINODE_OPERATOR_V8_DEFAULTS: "1", BENCH_NODE_ARGS: YOUNG, MALLOC_ARENA_MAX: "2" } },
   // glibc's default: 8 arenas per core on 64-bit; V8's helper threads and libuv's pool fill theirs.
   { name: "the bin with glibc's default arenas", env: { MALLOC_ARENA_MAX: String(8 * availableParallelism()) } },
 ];
@@ -75,6 +74,6 @@ await saveResult({
   tables: [{ title: "RSS and CPU by start", columns: ["start", "peak RSS (MiB)", "steady RSS (MiB)", "CPU, converging and steady (s)"], rows }],
   notes: [
     `Each start runs bench:mdb (${n} ManagedDatabases, ${steady} min of steady state, 60 s drift window); peak is the process's VmHWM, steady its VmRSS at the end.`,
-    "A plain start starts again as the same process with the #! line's settings it lacked (src/cli/main.ts relaunchFor: V8 sizes the young generation as it starts, and glibc reads MALLOC_ARENA_MAX only then). The third row turns the program's settings off to show what they save; the fourth is the bin's former #! line (--optimize-for-size instead of the small young generation); the last lifts the #! line's cap of two malloc arenas.",
+    "A plain start starts again as the same process with the #! line's settings it lacked (src/cli/main.ts relaunchFor: V8 sizes the young generation as it starts, and glibc reads MALLOC_ARENA_MAX only then). The third row turns the program's settings off to show what they save; the fourth is the #! line with a 2 MiB young generation instead of --optimize-for-size (the bin's from 1954c2b to 0aa53a4); the last lifts the #! line's cap of two malloc arenas.",
   ],
 });

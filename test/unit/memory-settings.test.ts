@@ -10,6 +10,7 @@ describe("memory settings", () => {
     expect(applyMemorySettings([], {})).toEqual(["--optimize-for-size", "--heap-growing-percent=10"]);
   });
   it("are left to the #! line or NODE_OPTIONS when they gave them", () => {
+    expect(applyMemorySettings(["--optimize-for-size", "--heap-growing-percent=10"], {})).toEqual([]);
     expect(applyMemorySettings(["--max-semi-space-size=2", "--heap-growing-percent=10"], {})).toEqual([]);
     expect(applyMemorySettings(["--max-semi-space-size=4"], {})).toEqual(["--heap-growing-percent=10"]);
     expect(applyMemorySettings(["--optimize-for-size"], {})).toEqual(["--heap-growing-percent=10"]);
@@ -23,7 +24,7 @@ describe("memory settings", () => {
 describe("a start without the #! line's settings", () => {
   it("starts again with the flags and arenas it lacks, marked so that it does not again", () => {
     const again = relaunchFor(["--max-old-space-size=400"], { PATH: "/bin" });
-    expect(again?.nodeArgs).toEqual(["--max-semi-space-size=2", "--heap-growing-percent=10", "--max-old-space-size=400"]);
+    expect(again?.nodeArgs).toEqual(["--optimize-for-size", "--heap-growing-percent=10", "--max-old-space-size=400"]);
     expect(again?.env).toEqual({ PATH: "/bin", MALLOC_ARENA_MAX: "2", LINODE_OPERATOR_RELAUNCHED: "1" });
     expect(relaunchFor(again?.nodeArgs ?? [], again?.env ?? {})).toBeUndefined();
   });
