@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { launcherOf } from "../harness/operator-process.ts";
-import { ITEMS_PER_SLICE, readAnswer } from "../../src/linode/answer.ts";
+import { ITEMS_PER_SLICE, readAnswer, SLICE_MILLIS } from "../../src/linode/answer.ts";
 import { databaseListSchema } from "../../src/linode/schemas/databases.ts";
 import { quantile, say } from "./common.ts";
 import { resultCollector, saveResult } from "./report/result.ts";
@@ -91,5 +91,5 @@ figure("a page once warm: p99 of the event loop blocked (its longest block)", ro
 figure("a page once warm: worst block", round2(Math.max(...warmBlocks)), "ms");
 figure("JSON.parse alone: p50 / p99", `${String(round2(quantile(parseOnly, 0.5)))} / ${String(round2(quantile(parseOnly, 0.99)))}`, "ms");
 figure("CPU per page (user + system)", round2(cpu.total / PAGES), "ms");
-notes.push(`Each page is the recorded real answer of GET /databases/instances (test/fixtures/recorded/TestDatabase_List.json) with ${String(ITEMS)} databases, serialized afresh per page; the client's reader (readAnswer: JSON.parse, then the envelope and ${String(ITEMS_PER_SLICE)} items at a time through its zod schema, databaseListSchema, and camelize, yielding the loop between slices) reads it while a ticker takes a turn at every yield; a page's block is the longest gap between the ticker's turns. It runs under the bin's #! line (node ${v8Flags.join(" ")}, MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? "unset"}), so its garbage collections are the operator's.`);
+notes.push(`Each page is the recorded real answer of GET /databases/instances (test/fixtures/recorded/TestDatabase_List.json) with ${String(ITEMS)} databases, serialized afresh per page; the client's reader (readAnswer: JSON.parse, then the envelope and the items through its zod schema, databaseListSchema, and camelize, at most ${String(ITEMS_PER_SLICE)} items or ${String(SLICE_MILLIS)} ms at a time, yielding the loop between slices) reads it while a ticker takes a turn at every yield; a page's block is the longest gap between the ticker's turns. It runs under the bin's #! line (node ${v8Flags.join(" ")}, MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX ?? "unset"}), so its garbage collections are the operator's.`);
 await saveResult({ name: "answer-parse", title: `Reading a page of ${String(ITEMS)} databases: parse, validate, camelCase`, command: "npm run bench:answer-parse", figures, tables, charts: [], notes });

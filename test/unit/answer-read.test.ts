@@ -3,7 +3,8 @@
 // the same issues (paths and messages, never a value) for an item that does not validate.
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { ITEMS_PER_SLICE, readAnswer } from "../../src/linode/answer.ts";
+import { z } from "zod";
+import { ITEMS_PER_SLICE, readAnswer, SLICE_MILLIS } from "../../src/linode/answer.ts";
 import { camelize } from "../../src/linode/case.ts";
 import { LinodeResponseError } from "../../src/linode/errors.ts";
 import { databaseListSchema, databaseSchema } from "../../src/linode/schemas/databases.ts";
@@ -34,6 +35,23 @@ describe("readAnswer", () => {
     };
     expect(await turnsDuring(ITEMS_PER_SLICE * 10)).toBeGreaterThanOrEqual(9);
     expect(await turnsDuring(ITEMS_PER_SLICE)).toBe(0);
+  });
+
+  it("ends a slice early once it has held the loop SLICE_MILLIS (a slow CPU, a CPU limit): items slow to read yield more often", async () => {
+    // Each item takes a millisecond to read: a slice of ITEMS_PER_SLICE would hold the loop 100 ms.
+    const slow = z.number().transform((n) => { const end = performance.now() + 1; while (performance.now() < end) { /* busy */ } return n; });
+    const schema = z.object({ data: z.array(slow), page: z.number() });
+    const n = ITEMS_PER_SLICE + 50;
+    let turns = 0;
+    let reading = true;
+    const tick = (): void => { if (reading) { turns++; setImmediate(tick); } };
+    setImmediate(tick);
+    const read = await readAnswer(schema, JSON.stringify({ data: Array.from({ length: n }, (_, i) => i), page: 1 }), from);
+    reading = false;
+    expect(read.data).toHaveLength(n);
+    // A look at the clock every 10 items: a turn at least every max(SLICE_MILLIS, 10) items.
+    expect(SLICE_MILLIS).toBeLessThanOrEqual(10);
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(n / 10) - 1);
   });
 
   it("an item that does not validate fails the read with its path in the page and no value", async () => {
