@@ -36,8 +36,8 @@ try {
    * Linode calls so far by class: engine lists, backups lists, catalog reads (the engines, plans
    * and parameters every database shares, read once a day), single reads of one database, writes; and 429s.
    */
-  const byClass = async (): Promise<{ lists: number; backups: number; catalog: number; reads: number; writes: number; total: number; refused: number }> => {
-    const c = { lists: 0, backups: 0, catalog: 0, reads: 0, writes: 0, total: 0, refused: 0 };
+  const byClass = async (): Promise<{ lists: number; backups: number; catalog: number; reads: number; readsByRoute: Map<string, number>; writes: number; total: number; refused: number }> => {
+    const c = { lists: 0, backups: 0, catalog: 0, reads: 0, readsByRoute: new Map<string, number>(), writes: 0, total: 0, refused: 0 };
     for (const { name, labels, value: v } of await scrape(metricsUrl)) {
       if (name !== "linode_api_requests_total") continue;
       c.total += v;
@@ -47,7 +47,10 @@ try {
       else if (route.endsWith("/instances")) c.lists += v;
       else if (route.endsWith("/backups")) c.backups += v;
       else if (/^\/databases\/(engines|types)\b|\/config$|^\/profile$|^\/regions\b/.test(route)) c.catalog += v;
-      else c.reads += v;
+      else {
+        c.reads += v;
+        c.readsByRoute.set(route, (c.readsByRoute.get(route) ?? 0) + v);
+      }
     }
     return c;
   };
@@ -105,6 +108,7 @@ try {
   say(`${String(n)} ManagedDatabases: created in ${String(createdMillis)} ms, all Ready ${String(convergeMillis)} ms after the first create (emulator provisioning 5 s)`);
   say(`convergence: ${String(convergeCalls)} Linode calls, ${(convergeCalls / n).toFixed(2)} per database, ${String(refused429)} × 429; emulator holds ${String(emulatorDbs)} databases`);
   const conv = await byClass();
+  say(`single reads by route: ${[...conv.readsByRoute].map(([r, v]) => `${r} ${String(v)}`).join(", ")}`);
   say(`convergence by class: ${String(conv.writes)} writes, ${String(conv.reads)} single reads, ${String(conv.lists)} engine lists, ${String(conv.backups)} backups lists, ${String(conv.catalog)} catalog reads (${((conv.writes + conv.reads) / n).toFixed(2)} writes + single reads per database)`);
   const known = (v: number | undefined): string => (v === undefined ? "no data" : String(Math.round(v)));
   say(`while converging: peak RSS ${known(peak.rss.value)} MiB; peak open connections: ${known(peak.apiserver.value)} to the API server, ${known(peak.linode.value)} to the Linode API (sampled every 0.5 s)`);
