@@ -68,6 +68,16 @@ const givenFlags = (execArgv: readonly string[], env: NodeJS.ProcessEnv): string
   [...execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)].map((a) => a.replace(/_/g, "-").split("=")[0] ?? "");
 
 /**
+ * The MEMORY_FLAGS a start lacks. A user who sized the young generation chose how V8 trades
+ * memory for CPU: --optimize-for-size is not added then.
+ */
+function missingMemoryFlags(execArgv: readonly string[], env: NodeJS.ProcessEnv): string[] {
+  const given = givenFlags(execArgv, env);
+  const youngSized = given.includes("--max-semi-space-size") || given.includes("--optimize-for-size");
+  return MEMORY_FLAGS.filter((f) => !(f === "--optimize-for-size" ? youngSized : given.includes(f.split("=")[0] ?? "")));
+}
+
+/**
  * How `linode-operator run` started without the #! line's settings (`node dist/cli/main.js run`,
  * an image's own `CMD ["node", ...]`) starts again with them, as one process (execve keeps the
  * pid): the settings V8 takes only as it starts, and glibc's arenas, which only the environment
@@ -78,11 +88,8 @@ const givenFlags = (execArgv: readonly string[], env: NodeJS.ProcessEnv): string
  */
 export function relaunchFor(execArgv: readonly string[], env: NodeJS.ProcessEnv): { nodeArgs: string[]; env: NodeJS.ProcessEnv } | undefined {
   if (env.LINODE_OPERATOR_V8_DEFAULTS === "1" || env[RELAUNCHED] === "1") return undefined;
-  const given = givenFlags(execArgv, env);
-  if (given.some((f) => f.startsWith("--inspect"))) return undefined;
-  const youngSized = given.includes("--max-semi-space-size") || given.includes("--optimize-for-size");
-  // A user who sized the young generation chose how V8 trades memory for CPU: --optimize-for-size is not added.
-  const flags = MEMORY_FLAGS.filter((f) => !(f === "--optimize-for-size" ? youngSized : given.includes(f.split("=")[0] ?? "")));
+  if (givenFlags(execArgv, env).some((f) => f.startsWith("--inspect"))) return undefined;
+  const flags = missingMemoryFlags(execArgv, env);
   const arenas = env.MALLOC_ARENA_MAX === undefined || env.MALLOC_ARENA_MAX === "";
   if (flags.length === 0 && !arenas) return undefined;
   return { nodeArgs: [...flags, ...execArgv], env: { ...env, ...(arenas ? { MALLOC_ARENA_MAX: MALLOC_ARENAS } : {}), [RELAUNCHED]: "1" } };
@@ -106,10 +113,7 @@ export function relaunchFor(execArgv: readonly string[], env: NodeJS.ProcessEnv)
  */
 export function applyMemorySettings(execArgv: readonly string[] = process.execArgv, env: NodeJS.ProcessEnv = process.env): string[] {
   if (env.LINODE_OPERATOR_V8_DEFAULTS === "1") return [];
-  const given = givenFlags(execArgv, env);
-  const youngSized = given.includes("--max-semi-space-size") || given.includes("--optimize-for-size");
-  const growing = MEMORY_FLAGS[1];
-  const wanted = [...(youngSized ? [] : ["--optimize-for-size"]), ...(given.includes(growing.split("=")[0] ?? "") ? [] : [growing])];
+  const wanted = missingMemoryFlags(execArgv, env);
   for (const f of wanted) setFlagsFromString(f);
   return wanted;
 }
