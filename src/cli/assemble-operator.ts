@@ -9,6 +9,7 @@ import { LinodeClient } from "../linode/index.ts";
 import { createOperatorMetrics, type OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { KubeEventRecorder } from "../runtime/events.ts";
 import type { Logger } from "../runtime/logger.ts";
+import { lendingTurn } from "../runtime/lent-turns.ts";
 import { Manager } from "../runtime/manager.ts";
 import { ownershipKey } from "../runtime/ownership-key.ts";
 import { buildControllers, kinds } from "../resources/index.ts";
@@ -49,6 +50,8 @@ export async function assembleOperator(opts: { config: OperatorConfig; kube: Kub
     token, baseUrl: config.linodeApiUrl, registry: metrics.registry, rateLimit: { share: config.linodeApiShare, ...(shared ? { peers: () => peers.live() } : {}) },
     // The replica in the User-Agent: with several (shards, a standby taking over), the API's
     // side can tell which one sent a call.
+    // A reconcile waiting out a retry lends its place to the next object of its account.
+    aroundRetryWait: lendingTurn,
     logger: log.child({ component: "linode" }), userAgent: `linode-operator (${config.identity.replace(/[^\x20-\x7e]/g, "?")})`,
   });
   const linode = config.linodeToken === undefined ? undefined : client(config.linodeToken, true);

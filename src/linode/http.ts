@@ -59,6 +59,11 @@ export interface LinodeClientOptions {
   /** Where the client registers its metrics; a private registry if omitted. */
   registry?: Registry;
   metrics?: LinodeClientMetrics;
+  /**
+   * Runs each wait before a retry (a 429's Retry-After, a failure's backoff); default: the wait
+   * alone. The operator lends the waiting reconcile's turn to another meanwhile (runtime/lent-turns.ts).
+   */
+  aroundRetryWait?: (wait: () => Promise<void>) => Promise<void>;
 }
 
 export interface CallOptions {
@@ -145,6 +150,7 @@ export class HttpTransport implements Transport {
   private readonly ownsDispatcher: boolean;
   private readonly timeouts: TimeoutOptions;
   private readonly retry: RetryPolicy;
+  private readonly aroundRetryWait: (wait: () => Promise<void>) => Promise<void>;
   private readonly limiter: RateLimiter | undefined;
   private readonly logger: ClientLogger;
   /** Requests begun and not settled (waiting for the budget, in flight or backing off). */
@@ -162,6 +168,7 @@ export class HttpTransport implements Transport {
     this.userAgent = opts.userAgent ?? "linode-operator/0.1";
     this.timeouts = { ...defaultTimeouts, ...opts.timeouts };
     this.retry = { ...defaultRetryPolicy, ...opts.retry };
+    this.aroundRetryWait = opts.aroundRetryWait ?? ((wait) => wait());
     this.limiter = opts.rateLimit === false ? undefined
       : opts.rateLimit instanceof RateLimiter ? opts.rateLimit
         : new RateLimiter(opts.rateLimit);
@@ -253,7 +260,7 @@ export class HttpTransport implements Transport {
         this.metrics.retries.inc({ route: spec.route, method: spec.method, reason: err.kind });
         this.logger.debug({ method: spec.method, route: spec.route, attempt, kind: err.kind, waitMs: wait }, "linode api retry");
         try {
-          await sleep(wait, opts.signal);
+          await this.aroundRetryWait(() => sleep(wait, opts.signal));
         } catch (abort) {
           throw transportError(abort, spec.method, spec.route, opts.signal, { sentBefore: sent, dispatched: false });
         }

@@ -18,6 +18,7 @@ import type { OperatorMetrics } from "../metrics/operator-metrics.ts";
 import { FINALIZER } from "./annotations.ts";
 import { readyAtGeneration } from "./conditions.ts";
 import { RetryAfterError, TerminalError } from "./errors.ts";
+import { PassTurn, runAsPass } from "./lent-turns.ts";
 import type { Logger } from "./logger.ts";
 import type { AnyManagedKind, KindModule, ManagedObject } from "./managed.ts";
 import type { ReferenceProtection } from "./protection.ts";
@@ -506,13 +507,15 @@ export class Controller<D = unknown> {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
+      const turn = new PassTurn(this.queue, key);
       try {
-        await this.process(key);
+        await runAsPass(turn, () => this.process(key));
       } catch (err) {
         // Escaped process()'s own handling (a metric or a log call threw there): this key's
         // pass ends, retried with backoff; the worker and every other key go on.
         this.unexpected("worker", key, err);
       } finally {
+        turn.end();
         this.judgeHeldEvents(key);
         this.queue.done(key);
       }

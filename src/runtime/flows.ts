@@ -58,14 +58,7 @@ export class FlowShares {
   next(waiting: Iterable<string>): string | undefined {
     const queued = [...waiting];
     if (queued.length === 0) return undefined;
-    const now = this.now();
-    const active = new Set(queued);
-    for (const [flow, s] of this.seen) {
-      if (this.holding(flow) > 0 || s.until > now) active.add(flow);
-      // Neither queued, running nor lingering: forgotten (its turn with it).
-      else if (!active.has(flow)) this.seen.delete(flow);
-    }
-    const share = this.share(active.size);
+    const share = this.share(this.active(queued).size);
     let best: string | undefined;
     for (const flow of queued) {
       const held = this.holding(flow);
@@ -77,17 +70,52 @@ export class FlowShares {
     return best;
   }
 
+  /** The flows with keys `queued`, running or lingering; the others are forgotten (their turns with them). */
+  private active(queued: Iterable<string>): Set<string> {
+    const now = this.now();
+    const active = new Set(queued);
+    for (const [flow, s] of this.seen) {
+      if (this.holding(flow) > 0 || s.until > now) active.add(flow);
+      else if (!active.has(flow)) this.seen.delete(flow);
+    }
+    return active;
+  }
+
+  /**
+   * A worker of `flow` waits out a retry (a 429's Retry-After, a backoff) and lends its place
+   * meanwhile: the flow holds one fewer, so another of its keys may run. Taken back with retake.
+   */
+  lend(flow: string): void {
+    this.release(flow);
+  }
+
+  private release(flow: string): void {
+    const n = this.holding(flow) - 1;
+    if (n > 0) this.busy.set(flow, n);
+    else this.busy.delete(flow);
+  }
+
+  /** Whether `flow` may take a lent place back now: under its share among the active flows (itself one of them). */
+  mayRetake(flow: string, queued: Iterable<string>): boolean {
+    const active = this.active(queued);
+    active.add(flow);
+    return this.holding(flow) < this.share(active.size);
+  }
+
+  /** A lent place taken back (mayRetake, or regardless when the queue shuts down). */
+  retake(flow: string): void {
+    this.busy.set(flow, this.holding(flow) + 1);
+  }
+
   /** A worker took a key of `flow`. */
   started(flow: string): void {
     this.busy.set(flow, this.holding(flow) + 1);
     this.seen.set(flow, { turn: this.turn++, until: this.now() + this.lingerMillis });
   }
 
-  /** A worker finished a key of `flow`: it stays active `lingerMillis` longer. */
-  finished(flow: string): void {
-    const n = this.holding(flow) - 1;
-    if (n > 0) this.busy.set(flow, n);
-    else this.busy.delete(flow);
+  /** A worker finished a key of `flow` (`lent`: its place was lent and not taken back): it stays active `lingerMillis` longer. */
+  finished(flow: string, lent = false): void {
+    if (!lent) this.release(flow);
     const s = this.seen.get(flow);
     if (s !== undefined) s.until = this.now() + this.lingerMillis;
   }

@@ -94,6 +94,27 @@ describe("rate limits", () => {
     expect(count?.value).toBeGreaterThanOrEqual(2);
   });
 
+  it("runs each wait before a retry (a 429's Retry-After, a 5xx's backoff) through aroundRetryWait, and none before a first attempt", async () => {
+    const waits: string[] = [];
+    const own = makeClient(emu, { aroundRetryWait: async (wait) => { waits.push("begin"); await wait(); waits.push("end"); } });
+    try {
+      const id = (await own.client.nodeBalancers.create({ region: "us-east", label: label("around") })).id;
+      expect(waits).toEqual([]);
+      emu.setFaults({ burst429: 1, retryAfterSeconds: 1, routes: [GET_NB] });
+      const started = performance.now();
+      expect((await own.client.nodeBalancers.get(id)).id).toBe(id);
+      // The wrapped wait is the Retry-After itself.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(990);
+      expect(waits).toEqual(["begin", "end"]);
+      emu.setFaults({ errorRate: 1, errorStatus: 503, routes: [GET_NB] });
+      await fails(own.client.nodeBalancers.get(id));
+      // maxAttempts 4: three waits between four attempts.
+      expect(waits).toHaveLength(2 + 3 * 2);
+    } finally {
+      await own.client.close();
+    }
+  });
+
   it("retries even a create after a 429 (the server refused it) ", async () => {
     emu.setFaults({ burst429: 1, retryAfterSeconds: 1, routes: ["POST /nodebalancers"] });
     const nb = await client.nodeBalancers.create({ region: "us-east", label: label("after429") });
