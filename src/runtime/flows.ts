@@ -95,14 +95,7 @@ export class FlowShares {
     else this.busy.delete(flow);
   }
 
-  /** Whether `flow` may take a lent place back now: under its share among the active flows (itself one of them). */
-  mayRetake(flow: string, queued: Iterable<string>): boolean {
-    const active = this.active(queued);
-    active.add(flow);
-    return this.holding(flow) < this.share(active.size);
-  }
-
-  /** A lent place taken back (mayRetake, or regardless when the queue shuts down). */
+  /** A lent place taken back (its pass goes on): possibly above the flow's share for a while. */
   retake(flow: string): void {
     this.busy.set(flow, this.holding(flow) + 1);
   }

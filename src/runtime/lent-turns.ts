@@ -3,9 +3,11 @@
 // account's share of the workers: under a stream of lone 429s each one kept one of the
 // `concurrency` places idle for its whole Retry-After, and the account's other objects waited
 // behind it (bench:chaos:faults, 10 % 429s with Retry-After 1 s: 2.16× the fault-free time).
-// So the place is lent to the next key of the account for the wait and taken back, ahead of
-// queued keys, when the pass goes on. The calls it then makes are still paced by the account's
-// call budget, and a 429 that says the budget is spent stops that budget for every pass
+// So the place is lent to the next key of the account for the wait, and taken back at once when
+// the pass goes on (never waited for: a list sweep's wait is awaited by the very passes that
+// would hold the places). Meanwhile the account may have more passes at work than its share, and
+// no new one starts until enough end. The calls they make are still paced by the account's call
+// budget, and a 429 that says the budget is spent stops that budget for every pass
 // (rate-limiter.ts), so lending adds no call. The Linode client runs its waits through
 // `lendingTurn` (cli/assemble-operator.ts wires it): it knows nothing of passes.
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -13,7 +15,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 /** What a pass lends its place to and asks it back from (WorkQueue). */
 export interface TurnQueue {
   lend(key: string): void;
-  reclaim(key: string): Promise<void>;
+  reclaim(key: string): void;
 }
 
 /** One pass's place: lent while any of its calls waits, taken back when the last goes on. */
@@ -32,8 +34,8 @@ export class PassTurn {
     if (this.waiting++ === 0 && !this.ended) this.queue.lend(this.key);
   }
 
-  async back(): Promise<void> {
-    if (--this.waiting === 0 && !this.ended) await this.queue.reclaim(this.key);
+  back(): void {
+    if (--this.waiting === 0 && !this.ended) this.queue.reclaim(this.key);
   }
 
   /**
@@ -52,7 +54,7 @@ export function runAsPass<T>(turn: PassTurn, pass: () => Promise<T>): Promise<T>
   return passes.run(turn, pass);
 }
 
-/** Runs a retry's wait; inside a pass, its place is lent for the wait and taken back before it goes on. */
+/** Runs a retry's wait; inside a pass, its place is lent for the wait and taken back as it goes on. */
 export async function lendingTurn<T>(wait: () => Promise<T>): Promise<T> {
   const turn = passes.getStore();
   if (turn === undefined) return wait();
@@ -60,6 +62,6 @@ export async function lendingTurn<T>(wait: () => Promise<T>): Promise<T> {
   try {
     return await wait();
   } finally {
-    await turn.back();
+    turn.back();
   }
 }

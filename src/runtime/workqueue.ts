@@ -55,9 +55,8 @@ export class WorkQueue {
   private readonly delayed = new Map<string, { due: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
-  /** Keys whose pass waits out a retry with its flow's place lent (lend), and those asking it back, in order. */
+  /** Keys whose pass waits out a retry with its flow's place lent (lend). */
   private readonly lent = new Set<string>();
-  private readonly reclaims: { key: string; flow: string; resolve: () => void }[] = [];
   private shuttingDown = false;
   private readonly backoff: BackoffPolicy;
   private readonly observer: QueueObserver;
@@ -196,26 +195,23 @@ export class WorkQueue {
     this.dispatch();
   }
 
-  /** Resolves once the key's lent place is back: first in line when a place of its flow frees, ahead of queued keys. */
-  reclaim(key: string): Promise<void> {
+  /**
+   * The key's pass goes on: its place is back at once, even above the flow's share (then no key
+   * of the flow starts until enough end). Never waited for: the wait may be a list sweep's that
+   * the passes holding the places await, and waiting for one of them would wait for itself.
+   */
+  reclaim(key: string): void {
     const flow = this.processing.get(key);
-    if (flow === undefined || !this.lent.has(key)) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.reclaims.push({ key, flow, resolve });
-      this.dispatch();
-    });
+    if (flow === undefined || !this.lent.delete(key)) return;
+    this.shares?.retake(flow);
   }
 
   /** Marks the key finished; if it was re-added meanwhile it is queued again. */
   done(key: string): void {
     const flow = this.processing.get(key);
     this.processing.delete(key);
+    // Ended while its place was lent (a wait it left behind): the place was given back then.
     const lent = this.lent.delete(key);
-    if (lent) {
-      // Ended while its place was lent (its reclaim never came, or was not yet served).
-      const i = this.reclaims.findIndex((r) => r.key === key);
-      if (i >= 0) this.reclaims.splice(i, 1)[0]?.resolve();
-    }
     if (flow !== undefined) {
       this.shares?.finished(flow, lent);
       if (!this.queues.has(flow) && !this.routine.has(flow)) this.shares?.idle(flow);
@@ -254,16 +250,6 @@ export class WorkQueue {
 
   /** Hands queued keys to waiting workers while there are both (and a flow under its share). */
   private dispatch(): void {
-    // A lent place asked back goes before any queued key: that pass already holds a worker.
-    for (let i = 0; i < this.reclaims.length;) {
-      const r = this.reclaims[i];
-      if (r !== undefined && (this.shuttingDown || this.shares?.mayRetake(r.flow, this.flowsWaiting()) !== false)) {
-        this.reclaims.splice(i, 1);
-        this.lent.delete(r.key);
-        this.shares?.retake(r.flow);
-        r.resolve();
-      } else i++;
-    }
     while (this.waiters.length > 0) {
       const key = this.take();
       if (key === undefined) return;
@@ -276,7 +262,6 @@ export class WorkQueue {
     for (const { timer } of this.delayed.values()) clearTimeout(timer);
     this.delayed.clear();
     for (const w of this.waiters.splice(0)) w(undefined);
-    this.dispatch();
   }
 
   private cancelDelayed(key: string): void {
