@@ -49,7 +49,10 @@ try {
       else if (/^\/databases\/(engines|types)\b|\/config$|^\/profile$|^\/regions\b/.test(route)) c.catalog += v;
       else {
         c.reads += v;
-        c.readsByRoute.set(route, (c.readsByRoute.get(route) ?? 0) + v);
+        // An answer other than 200 named with its status: a read repeated after a failure is not an extra look.
+        const status = labels.get("status") ?? "";
+        const key = status === "200" ? route : `${route} (${status})`;
+        c.readsByRoute.set(key, (c.readsByRoute.get(key) ?? 0) + v);
       }
     }
     return c;
@@ -109,6 +112,8 @@ try {
   say(`convergence: ${String(convergeCalls)} Linode calls, ${(convergeCalls / n).toFixed(2)} per database, ${String(refused429)} × 429; emulator holds ${String(emulatorDbs)} databases`);
   const conv = await byClass();
   say(`single reads by route: ${[...conv.readsByRoute].map(([r, v]) => `${r} ${String(v)}`).join(", ")}`);
+  const retried = (await scrape(metricsUrl)).filter((m) => m.name === "linode_api_retries_total" && m.value > 0);
+  say(`retried attempts: ${retried.length === 0 ? "none" : retried.map((m) => `${m.labels.get("method") ?? ""} ${m.labels.get("route") ?? ""} (${m.labels.get("reason") ?? ""}) ${String(m.value)}`).join(", ")}`);
   say(`convergence by class: ${String(conv.writes)} writes, ${String(conv.reads)} single reads, ${String(conv.lists)} engine lists, ${String(conv.backups)} backups lists, ${String(conv.catalog)} catalog reads (${((conv.writes + conv.reads) / n).toFixed(2)} writes + single reads per database)`);
   const known = (v: number | undefined): string => (v === undefined ? "no data" : String(Math.round(v)));
   say(`while converging: peak RSS ${known(peak.rss.value)} MiB; peak open connections: ${known(peak.apiserver.value)} to the API server, ${known(peak.linode.value)} to the Linode API (sampled every 0.5 s)`);
