@@ -112,6 +112,9 @@ try {
   say(`convergence: ${String(convergeCalls)} Linode calls, ${(convergeCalls / n).toFixed(2)} per database, ${String(refused429)} × 429; emulator holds ${String(emulatorDbs)} databases`);
   const conv = await byClass();
   say(`single reads by route: ${[...conv.readsByRoute].map(([r, v]) => `${r} ${String(v)}`).join(", ")}`);
+  const results = (await scrape(metricsUrl)).filter((m) => m.name === "linode_operator_reconcile_total" && m.labels.get("kind") === "ManagedDatabase" && m.value > 0);
+  // A pass the call budget held back ("deferred") after one call of a pair was sent reads that call again next time.
+  say(`reconcile passes by result: ${results.map((m) => `${m.labels.get("result") ?? ""} ${String(m.value)}`).join(", ")}`);
   const retried = (await scrape(metricsUrl)).filter((m) => m.name === "linode_api_retries_total" && m.value > 0);
   say(`retried attempts: ${retried.length === 0 ? "none" : retried.map((m) => `${m.labels.get("method") ?? ""} ${m.labels.get("route") ?? ""} (${m.labels.get("reason") ?? ""}) ${String(m.value)}`).join(", ")}`);
   say(`convergence by class: ${String(conv.writes)} writes, ${String(conv.reads)} single reads, ${String(conv.lists)} engine lists, ${String(conv.backups)} backups lists, ${String(conv.catalog)} catalog reads (${((conv.writes + conv.reads) / n).toFixed(2)} writes + single reads per database)`);
