@@ -5,7 +5,7 @@
 // ours, or `updated` moved) are trusted only once a read at least a second after the first
 // agrees; confirmed, an unchanged `updated` costs no read.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Database, LinodeClient } from "../../src/linode/index.ts";
+import { LinodeError, type Database, type LinodeClient } from "../../src/linode/index.ts";
 import { DatabaseConnection } from "../../src/resources/managed-database/connection.ts";
 import type { ManagedDatabaseSpec } from "../../src/resources/managed-database/schema.ts";
 import type { Managed, Observed, PublishedConnection } from "../../src/runtime/managed.ts";
@@ -117,5 +117,36 @@ describe("credentials read anew are confirmed a second later", () => {
     expect(got).toMatchObject({ password, reads: 1 });
     expect(got.annotations[UNCONFIRMED]).toBe("true");
     expect(Number(got.annotations["linode.operator.dev/credentials-read-at"])).toBeGreaterThanOrEqual(before);
+  });
+});
+
+describe("a database's first credentials and CA certificate, split by the call budget", () => {
+  it("the CA certificate goes first; held back after it, the credentials are read alone by the next pass: neither is read twice", async () => {
+    const api = client.databases.engine("mysql");
+    let holdBack = true;
+    const calls: string[] = [];
+    // The operator's own budget taking the certificate's call and holding the credentials' back unsent.
+    const split = {
+      databases: {
+        engine: () => ({
+          getSslCertificate: (...a: Parameters<typeof api.getSslCertificate>) => { calls.push("ca"); return api.getSslCertificate(...a); },
+          getCredentials: (...a: Parameters<typeof api.getCredentials>) => {
+            calls.push("credentials");
+            if (!holdBack) return api.getCredentials(...a);
+            holdBack = false;
+            return Promise.reject(new LinodeError("GET credentials: the call budget is spent for 40 s", { kind: "rateLimited", method: "GET", route: "/databases/mysql/instances/{instanceId}/credentials", retryAfterMs: 40_000, neverSent: true }));
+          },
+        }),
+      },
+    } as unknown as LinodeClient;
+    const connection = new DatabaseConnection(split);
+    const first = connection.details(managed(10 * 60_000), { external: db } as Observed<Database, never>, undefined, AbortSignal.timeout(10_000));
+    await expect(first).rejects.toMatchObject({ reason: "RateLimited" });
+    expect(calls).toEqual(["ca", "credentials"]);
+    expect(connection.keptCaCertificates).toBe(1);
+    const second = await connection.details(managed(10 * 60_000), { external: db } as Observed<Database, never>, undefined, AbortSignal.timeout(10_000));
+    expect(calls).toEqual(["ca", "credentials", "credentials"]);
+    expect(second?.data).toMatchObject({ password, "ca.crt": caPem });
+    expect(connection.keptCaCertificates).toBe(0);
   });
 });

@@ -35,6 +35,8 @@ const UNCONFIRMED_ANNOTATION = "linode.operator.dev/credentials-unconfirmed";
 const READ_AT_ANNOTATION = "linode.operator.dev/credentials-read-at";
 /** `updated`'s resolution: a read this long after another saw every change made in that one's second. */
 const CONFIRM_AFTER_MILLIS = 1_000;
+/** How long a CA certificate read without its credentials waits for the pass that reads them (a deferred pass comes back within a budget window). */
+const KEEP_CA_MILLIS = 5 * 60_000;
 
 interface Credentials { username: string; password: string; caPem: string }
 
@@ -42,9 +44,43 @@ export const connectionSecretName = (m: Managed<ManagedDatabaseSpec>): string =>
 
 export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec, Database, ObservedStatus> {
   private readonly linode: LinodeClient;
+  /** CA certificates read by a pass whose credentials read did not go through (readBoth), by database id. */
+  private readonly keptCa = new Map<number, { pem: string; until: number }>();
 
   constructor(linode: LinodeClient) {
     this.linode = linode;
+  }
+
+  /**
+   * A database's first credentials and CA certificate, read together. The call budget can take
+   * the first of the two calls and hold the second back (its last token spent: the pass is
+   * deferred): the CA certificate is asked first, so what goes alone is the certificate, kept
+   * here for the next pass, which then reads the credentials only. Neither is read twice. The
+   * certificate is public; a password is never kept here.
+   */
+  private async readBoth<C>(id: number, readCa: () => Promise<string>, readCredentials: () => Promise<C>): Promise<[string, C]> {
+    const now = Date.now();
+    // Expired ones go at every first read: a database deleted meanwhile leaves nothing behind for long.
+    for (const [k, v] of this.keptCa) if (v.until <= now) this.keptCa.delete(k);
+    const kept = this.keptCa.get(id);
+    this.keptCa.delete(id);
+    const ca = kept !== undefined ? Promise.resolve(kept.pem) : readCa();
+    const [caRead, credentialsRead] = await Promise.allSettled([ca, readCredentials()]);
+    if (credentialsRead.status === "rejected") {
+      if (caRead.status === "fulfilled") this.keepCa(id, caRead.value);
+      throw credentialsRead.reason;
+    }
+    if (caRead.status === "rejected") throw caRead.reason;
+    return [caRead.value, credentialsRead.value];
+  }
+
+  private keepCa(id: number, pem: string): void {
+    this.keptCa.set(id, { pem, until: Date.now() + KEEP_CA_MILLIS });
+  }
+
+  /** CA certificates kept for the pass that reads their credentials (the cache-entries gauge). */
+  get keptCaCertificates(): number {
+    return this.keptCa.size;
   }
 
   secretName(m: Managed<ManagedDatabaseSpec>): string {
@@ -81,7 +117,7 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
       const readCredentials = () => linodeCall("reading the credentials", () => api.getCredentials(db.id, { signal }));
       let caPem: string;
       let c: Awaited<ReturnType<typeof readCredentials>>;
-      if (sameDatabase === undefined) [c, caPem] = await Promise.all([readCredentials(), readCa()]);
+      if (sameDatabase === undefined) [caPem, c] = await this.readBoth(db.id, readCa, readCredentials);
       else {
         c = await readCredentials();
         caPem = sameDatabase.username === c.username && sameDatabase.password === c.password ? sameDatabase.caPem : await readCa();

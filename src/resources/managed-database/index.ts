@@ -91,7 +91,9 @@ export const managedDatabaseKind: OperatorKind = {
       account.track("ManagedDatabase.listCache.invalidated", () => cache.invalidations);
       account.track("ManagedDatabase.backups", () => backups.size);
       account.track("ManagedDatabase.allowListSpaced", () => external.allowListSpaced);
-      return { external, connection: new DatabaseConnection(linode) };
+      const connection = new DatabaseConnection(linode);
+      account.track("ManagedDatabase.keptCaCertificates", () => connection.keptCaCertificates);
+      return { external, connection };
     });
     const kind: KindParts<ManagedDatabaseSpec, Database, ObservedStatus, DatabaseDiff> = {
       type: managedDatabaseType,
