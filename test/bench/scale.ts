@@ -399,12 +399,15 @@ try {
     { what: "NodeBalancer node weight", make: () => linode.nodeBalancers.updateNode(nbId, tcp.id, node.id, { weight: 7 }), fixed: async () => (await linode.nodeBalancers.getNode(nbId, tcp.id, node.id)).weight !== 7 },
     { what: "NodeBalancer TLS certificate", make: () => linode.nodeBalancers.updateConfig(nbId, https.id, { sslCert: other.certPem, sslKey: other.keyPem }), fixed: async () => (await linode.nodeBalancers.getConfig(nbId, https.id)).sslFingerprint === https.sslFingerprint },
   ];
-  // Made together, so a long window is waited out once, not thrice.
+  // Made together, so a long window is waited out once, not thrice. One not put back within
+  // three windows (at least five minutes: at the shortest window the call budget, not the
+  // window, sets the pace) is a failed figure, not the end of the run and its saved result.
+  const putBackWithin = Math.max(3 * readySeconds, 300) * 1000;
   const tooks = await Promise.all(drifts.map(async (d) => {
     await d.make();
     const t = Date.now();
     while (!(await d.fixed())) {
-      if (Date.now() - t > 3 * readySeconds * 1000) throw new Error(`${d.what}: not put back in ${String(3 * readySeconds)} s`);
+      if (Date.now() - t > putBackWithin) { say(`  ${d.what}: not put back in ${String(putBackWithin / 1000)} s`); return Number.NaN; }
       await sleep(250);
     }
     return secs(Date.now() - t);
