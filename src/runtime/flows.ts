@@ -27,8 +27,10 @@ export class FlowShares {
   private readonly perFlow: number;
   private readonly lingerMillis: number;
   private readonly now: () => number;
-  /** Workers each flow holds now. */
+  /** Workers each flow holds now (its passes waiting with their place lent left out). */
   private readonly busy = new Map<string, number>();
+  /** Places each flow has lent (lend), not yet taken back. */
+  private readonly lent = new Map<string, number>();
   /** Flows with work lately: when each last got a worker (a counter: ties go to the one served longest ago), and until when it counts as active. */
   private readonly seen = new Map<string, { turn: number; until: number }>();
   private turn = 0;
@@ -75,7 +77,7 @@ export class FlowShares {
     const now = this.now();
     const active = new Set(queued);
     for (const [flow, s] of this.seen) {
-      if (this.holding(flow) > 0 || s.until > now) active.add(flow);
+      if (this.running(flow) || s.until > now) active.add(flow);
       else if (!active.has(flow)) this.seen.delete(flow);
     }
     return active;
@@ -83,13 +85,26 @@ export class FlowShares {
 
   /**
    * A worker of `flow` waits out a retry (a 429's Retry-After, a backoff) and lends its place
-   * meanwhile: the flow holds one fewer, so another of its keys may run. Taken back with retake.
+   * meanwhile: the flow holds one fewer, so another of its keys may run. At most `perFlow` places
+   * of a flow are lent at once: the waiting passes still hold their workers, and an account
+   * answering 429s must not take more than twice its own share of them from the others.
+   * False: not lent. Taken back with retake.
    */
-  lend(flow: string): void {
-    this.release(flow);
+  lend(flow: string): boolean {
+    const lent = this.lent.get(flow) ?? 0;
+    if (lent >= this.perFlow) return false;
+    this.lent.set(flow, lent + 1);
+    this.finishedOne(flow);
+    return true;
   }
 
-  private release(flow: string): void {
+  /** Whether a pass of `flow` is under way, at work or waiting with its place lent. */
+  private running(flow: string): boolean {
+    return this.holding(flow) > 0 || this.lent.has(flow);
+  }
+
+  /** One worker of `flow` fewer. */
+  private finishedOne(flow: string): void {
     const n = this.holding(flow) - 1;
     if (n > 0) this.busy.set(flow, n);
     else this.busy.delete(flow);
@@ -97,6 +112,9 @@ export class FlowShares {
 
   /** A lent place taken back (its pass goes on): possibly above the flow's share for a while. */
   retake(flow: string): void {
+    const lent = (this.lent.get(flow) ?? 0) - 1;
+    if (lent > 0) this.lent.set(flow, lent);
+    else this.lent.delete(flow);
     this.busy.set(flow, this.holding(flow) + 1);
   }
 
@@ -106,16 +124,16 @@ export class FlowShares {
     this.seen.set(flow, { turn: this.turn++, until: this.now() + this.lingerMillis });
   }
 
-  /** A worker finished a key of `flow` (`lent`: its place was lent and not taken back): it stays active `lingerMillis` longer. */
-  finished(flow: string, lent = false): void {
-    if (!lent) this.release(flow);
+  /** A worker finished a key of `flow`: it stays active `lingerMillis` longer. */
+  finished(flow: string): void {
+    this.finishedOne(flow);
     const s = this.seen.get(flow);
     if (s !== undefined) s.until = this.now() + this.lingerMillis;
   }
 
   /** `flow` has nothing queued: forgotten now unless it runs or lingers (else at a later pick). */
   idle(flow: string): void {
-    if (this.holding(flow) === 0 && (this.seen.get(flow)?.until ?? 0) <= this.now()) this.seen.delete(flow);
+    if (!this.running(flow) && (this.seen.get(flow)?.until ?? 0) <= this.now()) this.seen.delete(flow);
   }
 
   /**
@@ -125,7 +143,7 @@ export class FlowShares {
   remembered(queued: Iterable<string>): number {
     const waiting = new Set(queued);
     const now = this.now();
-    for (const [flow, s] of this.seen) if (this.holding(flow) === 0 && s.until <= now && !waiting.has(flow)) this.seen.delete(flow);
+    for (const [flow, s] of this.seen) if (!this.running(flow) && s.until <= now && !waiting.has(flow)) this.seen.delete(flow);
     return this.seen.size;
   }
 }

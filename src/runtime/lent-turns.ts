@@ -6,7 +6,8 @@
 // So the place is lent to the next key of the account for the wait, and taken back at once when
 // the pass goes on (never waited for: a list sweep's wait is awaited by the very passes that
 // would hold the places). Meanwhile the account may have more passes at work than its share, and
-// no new one starts until enough end. The calls they make are still paced by the account's call
+// no new one starts until enough end. An account lends at most its share of places at once: the
+// waiting passes keep their workers, so one answering 429s holds at most twice its share of them. The calls they make are still paced by the account's call
 // budget, and a 429 that says the budget is spent stops that budget for every pass
 // (rate-limiter.ts), so lending adds no call. The Linode client runs its waits through
 // `lendingTurn` (cli/assemble-operator.ts wires it): it knows nothing of passes.

@@ -189,9 +189,8 @@ export class WorkQueue {
    */
   lend(key: string): void {
     const flow = this.processing.get(key);
-    if (flow === undefined || this.shares === undefined || this.lent.has(key)) return;
+    if (flow === undefined || this.shares === undefined || this.lent.has(key) || !this.shares.lend(flow)) return;
     this.lent.add(key);
-    this.shares.lend(flow);
     this.dispatch();
   }
 
@@ -210,10 +209,10 @@ export class WorkQueue {
   done(key: string): void {
     const flow = this.processing.get(key);
     this.processing.delete(key);
-    // Ended while its place was lent (a wait it left behind): the place was given back then.
-    const lent = this.lent.delete(key);
     if (flow !== undefined) {
-      this.shares?.finished(flow, lent);
+      // Ended while its place was lent (a wait it left behind): taken back, to be given up as any.
+      if (this.lent.delete(key)) this.shares?.retake(flow);
+      this.shares?.finished(flow);
       if (!this.queues.has(flow) && !this.routine.has(flow)) this.shares?.idle(flow);
     }
     if (this.dirty.has(key) && !this.shuttingDown) {

@@ -49,6 +49,24 @@ describe("lent turns", () => {
     expect(await next).toBe("a/2");
   });
 
+  it("a flow lends at most its share of places at once: the passes waiting still hold workers, so an account of 429s takes at most twice its share", async () => {
+    const q = queueOf(1);
+    for (const k of ["a/1", "a/2", "a/3", "b/1"]) q.add(k);
+    expect(await q.get()).toBe("a/1");
+    expect(await q.get()).toBe("b/1");
+    q.lend("a/1");
+    expect(await q.get()).toBe("a/2");
+    // a/2 waits too, but the flow has lent its one place already: a/3 does not start.
+    q.lend("a/2");
+    const third = q.get();
+    expect(await settled(third)).toBe(false);
+    q.reclaim("a/1");
+    q.done("a/1");
+    expect(await settled(third)).toBe(false);
+    q.done("a/2");
+    expect(await third).toBe("a/3");
+  });
+
   it("a pass that ends while lent gives back nothing twice: the flow's place count stays right", async () => {
     const q = queueOf(1);
     for (const k of ["a/1", "a/2", "a/3", "a/4"]) q.add(k);
