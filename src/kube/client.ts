@@ -163,7 +163,7 @@ export class KubeClient implements KubeApi, ClusterInspection {
 
   /** One cheap call that fails fast when the server or the credentials are wrong. */
   async ping(): Promise<void> {
-    await kubeCall(() => this.core.listNamespace({ limit: 1 }, this.opts).catch((err: unknown) => {
+    await this.call(() => this.core.listNamespace({ limit: 1 }, this.opts).catch((err: unknown) => {
       // A namespaced ServiceAccount may not list namespaces; reading its own kind list is enough.
       if ((err as { code?: number }).code === 403) return undefined;
       throw err;
@@ -188,13 +188,13 @@ export class KubeClient implements KubeApi, ClusterInspection {
     const config = opts.metadataOnly === true ? withHeader(this.opts, "Accept", PARTIAL_LIST) : this.opts;
     const lists = t.group === "" ? this.coreLists(common, opts.namespace, config)[t.plural] : undefined;
     if (lists !== undefined) {
-      const res = await kubeCall(lists);
+      const res = await this.call(lists);
       // An empty metadata-only list says `items: null`.
       return { items: (res.items as unknown as T[] | null | undefined) ?? [], resourceVersion: res.metadata?.resourceVersion ?? "", continueToken: res.metadata?._continue || undefined };
     }
     const gvp = { group: t.group, version: t.version, plural: t.plural, ...common };
     const generic = t.group === "" ? atCorePaths(config) : config;
-    const res = (await kubeCall(() => opts.namespace === undefined
+    const res = (await this.call(() => opts.namespace === undefined
       ? this.custom.listClusterCustomObject(gvp, generic)
       : this.custom.listNamespacedCustomObject({ ...gvp, namespace: opts.namespace }, generic))) as {
       items: T[] | null; metadata: { resourceVersion: string; continue?: string };
@@ -209,29 +209,29 @@ export class KubeClient implements KubeApi, ClusterInspection {
         secrets: () => this.core.readNamespacedSecret(key, this.opts),
       };
       const read = reads[t.plural];
-      if (read !== undefined) return (await kubeCall(read)) as T;
+      if (read !== undefined) return (await this.call(read)) as T;
     }
-    return (await kubeCall(() => this.custom.getNamespacedCustomObject({ group: t.group, version: t.version, plural: t.plural, ...key }, t.group === "" ? atCorePaths(this.opts) : this.opts))) as T;
+    return (await this.call(() => this.custom.getNamespacedCustomObject({ group: t.group, version: t.version, plural: t.plural, ...key }, t.group === "" ? atCorePaths(this.opts) : this.opts))) as T;
   }
 
   async createCustom<T extends KubeObject>(t: ResourceType, namespace: string, body: KubeObject): Promise<T> {
-    return (await kubeCall(() => this.custom.createNamespacedCustomObject({ group: t.group, version: t.version, plural: t.plural, namespace, body }, this.opts))) as T;
+    return (await this.call(() => this.custom.createNamespacedCustomObject({ group: t.group, version: t.version, plural: t.plural, namespace, body }, this.opts))) as T;
   }
 
   async deleteCustom(t: ResourceType, key: ObjectKey): Promise<void> {
-    await kubeCall(() => this.custom.deleteNamespacedCustomObject({ group: t.group, version: t.version, plural: t.plural, ...key }, this.opts));
+    await this.call(() => this.custom.deleteNamespacedCustomObject({ group: t.group, version: t.version, plural: t.plural, ...key }, this.opts));
   }
 
   async patchCustomStatus<T extends KubeObject>(t: ResourceType, key: ObjectKey, status: unknown, opts: { resourceVersion?: string } = {}): Promise<T> {
     const body = opts.resourceVersion !== undefined ? { metadata: { resourceVersion: opts.resourceVersion }, status } : { status };
-    return (await kubeCall(() => this.custom.patchNamespacedCustomObjectStatus(
+    return (await this.call(() => this.custom.patchNamespacedCustomObjectStatus(
       { group: t.group, version: t.version, plural: t.plural, ...key, body },
       withContentType(this.opts, PatchStrategy.MergePatch),
     ))) as T;
   }
 
   async mergePatchCustom<T extends KubeObject>(t: ResourceType, key: ObjectKey, patch: unknown): Promise<T> {
-    return (await kubeCall(() => this.custom.patchNamespacedCustomObject(
+    return (await this.call(() => this.custom.patchNamespacedCustomObject(
       { group: t.group, version: t.version, plural: t.plural, ...key, body: patch },
       withContentType(this.opts, PatchStrategy.MergePatch),
     ))) as T;
@@ -239,7 +239,7 @@ export class KubeClient implements KubeApi, ClusterInspection {
 
   async jsonPatchCustom<T extends KubeObject>(t: ResourceType, key: ObjectKey, ops: JsonPatchOp[]): Promise<T> {
     try {
-      return (await kubeCall(() => this.custom.patchNamespacedCustomObject(
+      return (await this.call(() => this.custom.patchNamespacedCustomObject(
         { group: t.group, version: t.version, plural: t.plural, ...key, body: ops },
         withContentType(this.opts, PatchStrategy.JsonPatch),
       ))) as T;
@@ -254,29 +254,29 @@ export class KubeClient implements KubeApi, ClusterInspection {
   }
 
   async getSecret(key: ObjectKey): Promise<SecretObject> {
-    return (await kubeCall(() => this.core.readNamespacedSecret(key, this.opts))) as unknown as SecretObject;
+    return (await this.call(() => this.core.readNamespacedSecret(key, this.opts))) as unknown as SecretObject;
   }
 
   async createSecret(secret: SecretManifest): Promise<SecretObject> {
     const body = { apiVersion: "v1", kind: "Secret", ...secret } as V1Secret;
-    return (await kubeCall(() => this.core.createNamespacedSecret({ namespace: secret.metadata.namespace, body, fieldManager: this.fieldManager }, this.opts))) as unknown as SecretObject;
+    return (await this.call(() => this.core.createNamespacedSecret({ namespace: secret.metadata.namespace, body, fieldManager: this.fieldManager }, this.opts))) as unknown as SecretObject;
   }
 
   async applySecret(secret: SecretManifest): Promise<SecretObject> {
     const body = { apiVersion: "v1", kind: "Secret", ...secret } as V1Secret;
-    return (await kubeCall(() => this.core.patchNamespacedSecret(
+    return (await this.call(() => this.core.patchNamespacedSecret(
       { name: secret.metadata.name, namespace: secret.metadata.namespace, body, fieldManager: this.fieldManager, force: true },
       withContentType(this.opts, PatchStrategy.ServerSideApply),
     ))) as unknown as SecretObject;
   }
 
   async deleteSecret(key: ObjectKey): Promise<void> {
-    await kubeCall(() => this.core.deleteNamespacedSecret(key, this.opts));
+    await this.call(() => this.core.deleteNamespacedSecret(key, this.opts));
   }
 
   async jsonPatchSecret(key: ObjectKey, ops: JsonPatchOp[]): Promise<SecretObject> {
     try {
-      return (await kubeCall(() => this.core.patchNamespacedSecret({ ...key, body: ops }, withContentType(this.opts, PatchStrategy.JsonPatch)))) as unknown as SecretObject;
+      return (await this.call(() => this.core.patchNamespacedSecret({ ...key, body: ops }, withContentType(this.opts, PatchStrategy.JsonPatch)))) as unknown as SecretObject;
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 422 && ops.some((o) => o.op === "test")) throw new KubeApiError(409, "Conflict", err.message);
       throw err;
@@ -284,42 +284,42 @@ export class KubeClient implements KubeApi, ClusterInspection {
   }
 
   async createEvent(namespace: string, body: Record<string, unknown>): Promise<void> {
-    await kubeCall(() => this.events.createNamespacedEvent({ namespace, body: body as never }, this.opts));
+    await this.call(() => this.events.createNamespacedEvent({ namespace, body: body as never }, this.opts));
   }
 
   async patchEvent(key: ObjectKey, patch: Record<string, unknown>): Promise<void> {
-    await kubeCall(() => this.events.patchNamespacedEvent({ ...key, body: patch }, withContentType(this.opts, PatchStrategy.MergePatch)));
+    await this.call(() => this.events.patchNamespacedEvent({ ...key, body: patch }, withContentType(this.opts, PatchStrategy.MergePatch)));
   }
 
   async getLease(key: ObjectKey, opts: CallOptions = {}): Promise<LeaseObject> {
-    return kubeCall(() => this.coordination.readNamespacedLease(key, this.withSignal(opts.signal, this.leaseOpts)));
+    return this.call(() => this.coordination.readNamespacedLease(key, this.withSignal(opts.signal, this.leaseOpts)));
   }
 
   async createLease(namespace: string, lease: LeaseObject, opts: CallOptions = {}): Promise<LeaseObject> {
-    return kubeCall(() => this.coordination.createNamespacedLease({ namespace, body: lease as V1Lease }, this.withSignal(opts.signal, this.leaseOpts)));
+    return this.call(() => this.coordination.createNamespacedLease({ namespace, body: lease as V1Lease }, this.withSignal(opts.signal, this.leaseOpts)));
   }
 
   async replaceLease(key: ObjectKey, lease: LeaseObject, opts: CallOptions = {}): Promise<LeaseObject> {
-    return kubeCall(() => this.coordination.replaceNamespacedLease({ ...key, body: lease as V1Lease }, this.withSignal(opts.signal, this.leaseOpts)));
+    return this.call(() => this.coordination.replaceNamespacedLease({ ...key, body: lease as V1Lease }, this.withSignal(opts.signal, this.leaseOpts)));
   }
 
   async listLeases(namespace: string, labelSelector: string, opts: CallOptions = {}): Promise<LeaseObject[]> {
-    return kubeCall(async () => (await this.coordination.listNamespacedLease({ namespace, labelSelector }, this.withSignal(opts.signal, this.leaseOpts))).items);
+    return this.call(async () => (await this.coordination.listNamespacedLease({ namespace, labelSelector }, this.withSignal(opts.signal, this.leaseOpts))).items);
   }
 
   async deleteLease(key: ObjectKey, resourceVersion: string, opts: CallOptions = {}): Promise<void> {
-    await kubeCall(() => this.coordination.deleteNamespacedLease({ ...key, body: { preconditions: { resourceVersion } } }, this.withSignal(opts.signal, this.leaseOpts)));
+    await this.call(() => this.coordination.deleteNamespacedLease({ ...key, body: { preconditions: { resourceVersion } } }, this.withSignal(opts.signal, this.leaseOpts)));
   }
 
   async namespaceUid(name: string): Promise<string> {
-    const ns = await kubeCall(() => this.core.readNamespace({ name }, this.opts));
+    const ns = await this.call(() => this.core.readNamespace({ name }, this.opts));
     const uid = ns.metadata?.uid;
     if (uid === undefined) throw new Error(`namespace ${name} has no uid`);
     return uid;
   }
 
   async canI(attrs: AccessAttributes): Promise<AccessVerdict> {
-    const review = await kubeCall(() => this.authorization.createSelfSubjectAccessReview({
+    const review = await this.call(() => this.authorization.createSelfSubjectAccessReview({
       body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes: { ...attrs } } },
     }, this.opts));
     return { allowed: review.status?.allowed === true, ...(review.status?.reason !== undefined ? { reason: review.status.reason } : {}) };
@@ -328,14 +328,19 @@ export class KubeClient implements KubeApi, ClusterInspection {
   // Both read as plain JSON, as served: client-node's typed reads rename schema keys
   // (x-kubernetes-validations becomes xKubernetesValidations) and drop apiVersion and kind.
   async getCrd(name: string): Promise<KubeObject> {
-    return (await kubeCall(() => this.custom.getClusterCustomObject({ group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions", name }, this.opts))) as KubeObject;
+    return (await this.call(() => this.custom.getClusterCustomObject({ group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions", name }, this.opts))) as KubeObject;
   }
 
   async getDeployment(key: ObjectKey): Promise<KubeObject> {
-    return (await kubeCall(() => this.custom.getNamespacedCustomObject({ group: "apps", version: "v1", plural: "deployments", ...key }, this.opts))) as KubeObject;
+    return (await this.call(() => this.custom.getNamespacedCustomObject({ group: "apps", version: "v1", plural: "deployments", ...key }, this.opts))) as KubeObject;
   }
 
   /** The client's options plus a caller's abort signal (e.g. a renew deadline). */
+  /** Every call, bounded past the request's own timeout (see kubeCall). */
+  private call<T>(fn: () => Promise<T>): Promise<T> {
+    return kubeCall(fn, (this.options.timeoutMillis ?? 30_000) + 5_000);
+  }
+
   private withSignal(signal: AbortSignal | undefined, base: ConfigurationOptions = this.opts): ConfigurationOptions {
     if (signal === undefined) return base;
     const abort: ObservableMiddleware = {
