@@ -282,6 +282,7 @@ export class HttpTransport implements Transport {
         }
         throttledMs += got;
       }
+      if (bucket !== undefined) this.metrics.rateLimitWait.observe({ group: rateClass }, throttledMs / 1000);
       // What binds this class here: its own bucket or the token's budget, whichever is smaller.
       if (bucket !== undefined) this.metrics.rateLimitOwn.set({ account: this.account, group: rateClass }, Math.min(...buckets.map((b) => b.limit)));
       // Checked here so that a cancellation before dispatch is known to be one (undici's own abort is not).

@@ -9,6 +9,7 @@ export interface LinodeClientMetrics {
   rateLimitRemaining: Gauge<"account" | "group">;
   rateLimitOwn: Gauge<"account" | "group">;
   retries: Counter<"route" | "method" | "reason">;
+  rateLimitWait: Histogram<"group">;
 }
 
 export function createLinodeClientMetrics(registry: Registry = new Registry()): LinodeClientMetrics {
@@ -46,6 +47,14 @@ export function createLinodeClientMetrics(registry: Registry = new Registry()): 
       name: "linode_api_retries_total",
       help: "Retried Linode API attempts by route template, method and reason (rateLimited, transient).",
       labelNames: ["route", "method", "reason"],
+      registers,
+    })),
+    // By class only: with an account label, 50 tokens would make 2,750 series.
+    rateLimitWait: reuse("linode_api_ratelimit_wait_seconds", () => new Histogram({
+      name: "linode_api_ratelimit_wait_seconds",
+      help: "How long each request attempt waited for this process's own rate-limit budget before it was sent (0 when a token was free), by route class.",
+      labelNames: ["group"],
+      buckets: [0.01, 0.1, 1, 5, 15, 30, 60, 120],
       registers,
     })),
   };

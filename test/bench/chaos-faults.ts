@@ -23,7 +23,7 @@ import { nodeBalancerType as nbType } from "../../src/resources/node-balancer/in
 import { derivedLabel } from "../../src/resources/shared/derived-label.ts";
 import type { ManagedObject } from "../../src/runtime/managed.ts";
 import { startBench } from "./bench-setup.ts";
-import { isReady, kubectl, linodeCallsByStatus, listAll, say, secs, sleep, tallyFaults } from "./common.ts";
+import { budgetWaits, describeWaits, isReady, kubectl, linodeCallsByStatus, listAll, say, secs, sleep, tallyFaults } from "./common.ts";
 import { saveResult, type Figure, type Table } from "./report/result.ts";
 
 const n = Number(process.argv[2] ?? 100);
@@ -57,6 +57,8 @@ interface Run {
   readyByKind: Record<string, number>;
   emulatorCalls: number;
   operatorCalls: Map<string, number>;
+  /** Waits for the operator's own budget by route class (describeWaits). */
+  waits: string;
   injected: { status429: number; errors: number; drops: number };
   audit: Audit;
   exitCode: number | null;
@@ -172,6 +174,7 @@ async function runOnce(name: string, ns: string, faulty: boolean): Promise<Run> 
   }
   const emulatorCalls = total() - calls0;
   const operatorCalls = await linodeCallsByStatus(metricsUrl);
+  const waits = describeWaits(await budgetWaits(metricsUrl));
   const injected = { status429: tally.status429 - injected0.status429, errors: tally.errors - injected0.errors, drops: tally.drops - injected0.drops };
   // A little longer: a duplicate made by a late retry would show now.
   await sleep(5_000);
@@ -181,7 +184,7 @@ async function runOnce(name: string, ns: string, faulty: boolean): Promise<Run> 
   const exitCode = await proc.exited;
   const logFile = join(tmpdir(), `chaos-faults-${ns}-seed${String(seed)}.log`);
   await writeFile(logFile, proc.logs.map((l) => JSON.stringify(l)).join("\n") + "\n");
-  const run: Run = { name, applyMillis, readyMillis, readyByKind, emulatorCalls, operatorCalls, injected, audit: result, exitCode, trouble, slowest, logFile };
+  const run: Run = { name, applyMillis, readyMillis, readyByKind, emulatorCalls, operatorCalls, waits, injected, audit: result, exitCode, trouble, slowest, logFile };
   printRun(run);
   return run;
 }
@@ -190,6 +193,7 @@ function printRun(r: Run): void {
   const statuses = [...r.operatorCalls].sort(([a], [b]) => a.localeCompare(b)).map(([s, v]) => `${s}: ${String(v)}`).join(", ");
   say(`${r.name}: applied in ${String(secs(r.applyMillis))} s; all Ready ${String(secs(r.readyMillis))} s after the first apply (ManagedDatabases ${String(secs(r.readyByKind.ManagedDatabase ?? 0))} s, NodeBalancers ${String(secs(r.readyByKind.NodeBalancer ?? 0))} s, DatabaseSnapshots ${String(secs(r.readyByKind.DatabaseSnapshot ?? 0))} s)`);
   say(`  Linode calls until all Ready: ${String(r.emulatorCalls)} received by the emulator; the operator's by outcome: ${statuses}`);
+  say(`  waits for the operator's own call budget, by route class: ${r.waits}`);
   say(`  injected by the emulator: ${String(r.injected.status429)} × 429, ${String(r.injected.errors)} × 5xx, ${String(r.injected.drops)} dropped after commit`);
   say(`  ${String(r.audit.resources)} resources, ${String(r.audit.cloudObjects)} cloud objects made: ${String(r.audit.duplicates.length)} duplicates, ${String(r.audit.orphans.length)} orphans, ${String(r.audit.missing.length)} missing; operator exit code on SIGTERM ${String(r.exitCode)}`);
   for (const d of [...r.audit.duplicates, ...r.audit.orphans, ...r.audit.missing]) say(`    ${d}`);

@@ -77,6 +77,28 @@ export async function linodeCallsByStatus(metricsUrl: string): Promise<Map<strin
   return out;
 }
 
+/** Per route class: attempts, seconds they waited in all for the operator's own budget, and how many waited 5 s or more. */
+export async function budgetWaits(metricsUrl: string): Promise<Map<string, { attempts: number; seconds: number; over5s: number }>> {
+  const out = new Map<string, { attempts: number; seconds: number; over5s: number }>();
+  const of = (group: string): { attempts: number; seconds: number; over5s: number } => {
+    let w = out.get(group);
+    if (w === undefined) { w = { attempts: 0, seconds: 0, over5s: 0 }; out.set(group, w); }
+    return w;
+  };
+  const within5s = new Map<string, number>();
+  for (const m of await scrape(metricsUrl)) {
+    const group = m.labels.get("group") ?? "?";
+    if (m.name === "linode_api_ratelimit_wait_seconds_count") of(group).attempts = m.value;
+    else if (m.name === "linode_api_ratelimit_wait_seconds_sum") of(group).seconds = m.value;
+    else if (m.name === "linode_api_ratelimit_wait_seconds_bucket" && m.labels.get("le") === "5") within5s.set(group, m.value);
+  }
+  for (const [group, w] of out) w.over5s = w.attempts - (within5s.get(group) ?? 0);
+  return out;
+}
+
+export const describeWaits = (waits: Map<string, { attempts: number; seconds: number; over5s: number }>): string =>
+  [...waits].sort(([a], [b]) => a.localeCompare(b)).map(([g, w]) => `${g} ${String(w.attempts)} attempts, ${w.seconds.toFixed(1)} s in all, ${String(w.over5s)} ≥ 5 s`).join("; ");
+
 export interface FaultTally { status429: number; errors: number; drops: number; delayed: number }
 
 /** Counts what the emulator's fault plan decides from now on (429s, 5xx, drops after commit). */

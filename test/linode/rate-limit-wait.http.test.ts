@@ -1,0 +1,34 @@
+// How long requests waited for the client's own budget, as an SRE reads it from /metrics: a
+// class whose budget is spent shows its waits, and a class with room shows none.
+import type { Registry } from "prom-client";
+import { afterEach, describe, expect, it } from "vitest";
+import { RateLimiter } from "../../src/linode/index.ts";
+import { makeClient, sendJson, startScriptedServer, type ScriptedServer } from "./helpers.ts";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => { for (const c of cleanups.splice(0).reverse()) await c(); });
+
+async function waits(registry: Registry, group: string): Promise<{ count: number; sum: number }> {
+  const metric = await registry.getSingleMetric("linode_api_ratelimit_wait_seconds")?.get();
+  const of = (suffix: string): number => metric?.values.find((v) => (v as { metricName?: string }).metricName === `linode_api_ratelimit_wait_seconds_${suffix}` && v.labels.group === group)?.value ?? 0;
+  return { count: of("count"), sum: of("sum") };
+}
+
+describe("the rate-limit wait metric", () => {
+  it("records each attempt's wait for the client's own budget, by class", async () => {
+    const srv: ScriptedServer = await startScriptedServer((_n, _req, res) => { sendJson(res, 200, { id: 1, label: "lb", region: "us-east", hostname: "h", ipv4: "203.0.113.1", client_conn_throttle: 0, created: "2024-01-01T00:00:00", updated: "2024-01-01T00:00:00", tags: [], transfer: { in: null, out: null, total: null } }); });
+    cleanups.push(() => srv.close());
+    // One read a 500 ms window: the second waits for the first's token to come back.
+    const tc = makeClient({ url: srv.url }, { rateLimit: new RateLimiter({ capacity: 1, windowMs: 500 }) });
+    cleanups.push(() => tc.client.close());
+    await tc.client.nodeBalancers.get(1).catch(() => undefined);
+    const first = await waits(tc.registry, "read");
+    expect(first.count).toBe(1);
+    expect(first.sum).toBeLessThan(0.05);
+    await tc.client.nodeBalancers.get(1).catch(() => undefined);
+    const both = await waits(tc.registry, "read");
+    expect(both.count).toBe(2);
+    expect(both.sum).toBeGreaterThan(0.3);
+    expect((await waits(tc.registry, "list")).count).toBe(0);
+  });
+});
