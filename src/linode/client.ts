@@ -43,6 +43,11 @@ export class LinodeClient {
     return this.transport.budgetNearlySpent();
   }
 
+  /** How long a sweep would be held for the paginated class while a GET could go at once (see HttpTransport). */
+  sweepHeldMillis(): number {
+    return this.transport.sweepHeldMillis();
+  }
+
   /** Closes the keep-alive pool (waits for in-flight calls; abort them first via their signals). */
   close(): Promise<void> {
     return this.transport.close();

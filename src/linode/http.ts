@@ -71,7 +71,16 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Per-call override of the retry policy (e.g. `{maxAttempts: 1}` for a probe). */
   retry?: Partial<RetryPolicy>;
+  /**
+   * A list that serves many objects at once (a sweep): it leaves a fifth of its class's window
+   * (SWEEP_RESERVE) to the lists one object waits on (a lookup after a lost create, a snapshot's
+   * backups, a NodeBalancer's configs), which otherwise waited up to a minute behind sweeps.
+   */
+  sweep?: boolean;
 }
+
+/** The part of the paginated class's window a sweep leaves to the lists one object waits on. */
+export const SWEEP_RESERVE = 0.2;
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -130,6 +139,7 @@ interface Call<S extends z.ZodType> {
   buckets: TokenBucket[];
   rateClass: RateClass;
   maxWaitMs: number;
+  sweep: boolean;
   signal?: AbortSignal;
 }
 
@@ -206,6 +216,19 @@ export class HttpTransport implements Transport {
     return spent(this.limiter.budget(this.token)) || spent(this.limiter.bucket(this.token, "list", { documentedLimit: this.limiter.listLimit }));
   }
 
+  /**
+   * How long a sweep's page would be held for the paginated class now, while a single GET could
+   * go at once (0 when nothing holds the sweep, or when the token's call budget is nearly spent
+   * too, so a GET would not be any sooner).
+   */
+  sweepHeldMillis(): number {
+    if (this.limiter === undefined) return 0;
+    const budget = this.limiter.budget(this.token);
+    if (budget.waitFor() > 0 || budget.available < budget.limit * NEARLY_SPENT_SHARE) return 0;
+    const lists = this.limiter.bucket(this.token, "list", { documentedLimit: this.limiter.listLimit });
+    return lists.waitFor(Math.floor(lists.limit * SWEEP_RESERVE));
+  }
+
   async close(): Promise<void> {
     if (this.ownsDispatcher) await this.dispatcher.close();
     // Its account's series would otherwise stay on a shared registry for as long as the process
@@ -239,7 +262,7 @@ export class HttpTransport implements Transport {
       : rateClass === "stats" ? [limiter.bucket(this.token, rateClass, { documentedLimit: STATS_LIMIT_PER_MINUTE })]
         : rateClass === "list" ? [limiter.bucket(this.token, rateClass, { documentedLimit: limiter.listLimit }), limiter.budget(this.token)]
           : [limiter.bucket(this.token, rateClass), limiter.budget(this.token)];
-    const call: Call<S> = { spec, path, body, logged, buckets, rateClass, maxWaitMs: policy.maxRateLimitWaitMs, ...(opts.signal ? { signal: opts.signal } : {}) };
+    const call: Call<S> = { spec, path, body, logged, buckets, rateClass, maxWaitMs: policy.maxRateLimitWaitMs, sweep: opts.sweep === true, ...(opts.signal ? { signal: opts.signal } : {}) };
     let ambiguousFailure = false;
     // Whether some attempt may have reached the API: from then on no failure of this request is never-sent.
     let sent = false;
@@ -269,12 +292,13 @@ export class HttpTransport implements Transport {
   }
 
   private async attempt<S extends z.ZodType>(call: Call<S>, attempt: number, sentBefore: boolean): Promise<Camelize<z.output<S>>> {
-    const { spec, buckets, rateClass, maxWaitMs, signal } = call;
+    const { spec, buckets, rateClass, maxWaitMs, sweep, signal } = call;
     let throttledMs = 0;
     const bucket = buckets[0];
     try {
       for (const [i, b] of buckets.entries()) {
-        const got = await b.acquireWithin(maxWaitMs - throttledMs, signal);
+        const reserve = sweep && i === 0 && rateClass === "list" ? Math.floor(b.limit * SWEEP_RESERVE) : 0;
+        const got = await b.acquireWithin(maxWaitMs - throttledMs, signal, reserve);
         // A budget that will not be back soon is the caller's to schedule (a RateLimited condition), not a silent stall.
         if (typeof got !== "number") {
           const which = i === 0 ? `${rateClass} rate-limit budget` : "call budget (the share of the API's limit this client may use)";

@@ -102,9 +102,12 @@ export class TokenBucket {
     return this.capacity;
   }
 
-  /** Takes a token and returns 0, or returns how many ms to wait before asking again. */
-  tryTake(): number {
-    const wait = this.waitFor();
+  /**
+   * Takes a token and returns 0, or returns how many ms to wait before asking again. A caller
+   * with a `reserve` leaves that many of the window's tokens to callers without one.
+   */
+  tryTake(reserve = 0): number {
+    const wait = this.waitFor(reserve);
     if (wait === 0) {
       this.tokens -= 1;
       this.sent?.push(this.now());
@@ -112,21 +115,23 @@ export class TokenBucket {
     return wait;
   }
 
-  /** How long a request would wait for a token now (0 if one is free); takes nothing. */
-  waitFor(): number {
+  /** How long a request would wait for a token now (0 if one is free), leaving `reserve` of them; takes nothing. */
+  waitFor(reserve = 0): number {
     const now = this.now();
     if (now < this.blockedUntil) return this.blockedUntil - now;
     this.refill();
-    const wait = this.tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - this.tokens) / this.refillPerMs()));
-    return Math.max(wait, this.slidingWait(now));
+    const needed = 1 + Math.max(0, Math.min(reserve, this.capacity - 1));
+    const wait = this.tokens >= needed ? 0 : Math.max(1, Math.ceil((needed - this.tokens) / this.refillPerMs()));
+    return Math.max(wait, this.slidingWait(now, needed));
   }
 
-  /** Until the oldest send that keeps the last window full leaves it (0 if it is not full). */
-  private slidingWait(now: number): number {
+  /** Until the sends of the last window leave room for `needed` more (0 if they do). */
+  private slidingWait(now: number, needed: number): number {
     if (this.sent === undefined) return 0;
     while (this.sent.length > 0 && (this.sent[0] ?? now) <= now - this.windowMs) this.sent.shift();
-    if (this.sent.length < this.capacity) return 0;
-    return Math.max(1, (this.sent[this.sent.length - this.capacity] ?? now) + this.windowMs - now);
+    const room = this.capacity - needed + 1;
+    if (this.sent.length < room) return 0;
+    return Math.max(1, (this.sent[this.sent.length - room] ?? now) + this.windowMs - now);
   }
 
   async acquire(signal?: AbortSignal): Promise<number> {
@@ -138,10 +143,10 @@ export class TokenBucket {
    * (taking nothing) when the next token is further off than that. Checking and taking are one
    * step, so concurrent callers never all pass a check that only one token can honour.
    */
-  async acquireWithin(maxWaitMs: number, signal?: AbortSignal): Promise<number | { wait: number }> {
+  async acquireWithin(maxWaitMs: number, signal?: AbortSignal, reserve = 0): Promise<number | { wait: number }> {
     let waited = 0;
     for (;;) {
-      const wait = this.tryTake();
+      const wait = this.tryTake(reserve);
       if (wait === 0) return waited;
       if (waited + wait > maxWaitMs) return { wait };
       waited += wait;

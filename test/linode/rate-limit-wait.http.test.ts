@@ -32,3 +32,27 @@ describe("the rate-limit wait metric", () => {
     expect((await waits(tc.registry, "list")).count).toBe(0);
   });
 });
+
+describe("a sweep and the paginated class", () => {
+  it("a sweep leaves the class's reserve to the lists one object waits on", async () => {
+    const srv = await startScriptedServer((_n, _req, res) => { sendJson(res, 200, { data: [], page: 1, pages: 1, results: 0 }); });
+    cleanups.push(() => srv.close());
+    // Ten paginated GETs a minute: a sweep may send eight of them.
+    const tc = makeClient({ url: srv.url }, { rateLimit: new RateLimiter({ listLimitPerMinute: 10 }) });
+    cleanups.push(() => tc.client.close());
+    const dbs = tc.client.databases.engine("mysql");
+    const sweep = (): Promise<unknown> => dbs.listAll({ sweep: true, retry: { maxRateLimitWaitMs: 0 } });
+    expect(tc.client.sweepHeldMillis()).toBe(0);
+    for (let i = 0; i < 8; i++) await sweep();
+    // Until the first sweep's send leaves the minute: what a database cache weighs against a GET.
+    expect(tc.client.sweepHeldMillis()).toBeGreaterThan(50_000);
+    const held = await sweep().then(() => undefined, (e: unknown) => e);
+    expect(held).toMatchObject({ kind: "rateLimited", neverSent: true });
+    // A lookup after a lost create is not held behind the sweeps.
+    expect(await dbs.findByLabel("db-1", { retry: { maxRateLimitWaitMs: 0 } })).toBeUndefined();
+    expect(await dbs.findByLabel("db-2", { retry: { maxRateLimitWaitMs: 0 } })).toBeUndefined();
+    expect(srv.received.length).toBe(10);
+    const spent = await dbs.findByLabel("db-3", { retry: { maxRateLimitWaitMs: 0 } }).then(() => undefined, (e: unknown) => e);
+    expect(spent).toMatchObject({ kind: "rateLimited" });
+  });
+});

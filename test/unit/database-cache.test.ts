@@ -12,7 +12,7 @@ function fake(n: number): { linode: LinodeClient; calls: string[] } {
     listAll: () => { calls.push("list"); return Promise.resolve(Array.from({ length: n }, (_, i) => db(i + 1))); },
     get: (id: number) => { calls.push(`get ${String(id)}`); return Promise.resolve(db(id)); },
   };
-  return { linode: { databases: { engine: () => engine } } as unknown as LinodeClient, calls };
+  return { linode: { databases: { engine: () => engine }, sweepHeldMillis: () => 0 } as unknown as LinodeClient, calls };
 }
 
 const signal = new AbortController().signal;

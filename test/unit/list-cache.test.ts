@@ -2,7 +2,7 @@
 // from a list (or a GET) that was already on its way when we changed it.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { LinodeApiError } from "../../src/linode/index.ts";
-import { ListCache } from "../../src/resources/shared/list-cache.ts";
+import { HELD_LIST_GETS_PER_MINUTE, ListCache } from "../../src/resources/shared/list-cache.ts";
 import { cachedReadAge } from "../../src/runtime/managed.ts";
 
 interface Obj { id: number; status: string }
@@ -245,5 +245,43 @@ describe("ListCache", () => {
     state.set(1, { id: 1, status: "active" });
     elapsed(6_000);
     expect((await cache.get(1, 5_000, signal))?.status).toBe("active");
+  });
+
+  it("a list the paginated class holds longer than a read may wait: the read GETs its object, a minute's GETs are capped, and the list still goes", async () => {
+    const state = new Map<number, Obj>([[1, { id: 1, status: "provisioning" }], [2, { id: 2, status: "provisioning" }]]);
+    let held = 0;
+    let lists = 0;
+    let gets = 0;
+    let release!: () => void;
+    let gate: Promise<void> = Promise.resolve();
+    const cache = new ListCache<Obj>({
+      pageSize: 500, onChange: () => undefined, listHeldMillis: () => held,
+      listAll: async () => { lists++; await gate; return [...state.values()].map((o) => ({ ...o })); },
+      get: (id) => { gets++; return Promise.resolve({ ...(state.get(id) ?? { id, status: "?" }) }); },
+    });
+    await cache.get(1, 1_000, signal);
+    expect({ lists, gets }).toEqual({ lists: 1, gets: 0 });
+    // The class is spent for 40 s: the list waits in its bucket (here: the gate), the reads do not.
+    held = 40_000;
+    gate = new Promise((r) => { release = r; });
+    state.set(1, { id: 1, status: "active" });
+    elapsed(2_000);
+    expect((await cache.get(1, 1_000, signal))?.status).toBe("active");
+    expect({ lists, gets }).toEqual({ lists: 2, gets: 1 });
+    // No more than a minute's worth of GETs in place of the list: the 61st waits for the list.
+    for (let i = 1; i < HELD_LIST_GETS_PER_MINUTE; i++) await cache.get(2, 1_000, signal);
+    expect(gets).toBe(HELD_LIST_GETS_PER_MINUTE);
+    let answered = false;
+    const waiting = cache.get(2, 1_000, signal).then((o) => { answered = true; return o; });
+    await Promise.resolve();
+    expect(answered).toBe(false);
+    release();
+    expect((await waiting)?.status).toBe("provisioning");
+    expect({ lists, gets }).toEqual({ lists: 2, gets: HELD_LIST_GETS_PER_MINUTE });
+    // A hold no longer than the read's age is waited for.
+    held = 1_000;
+    elapsed(2_000);
+    await cache.get(1, 1_000, signal);
+    expect({ lists, gets }).toEqual({ lists: 3, gets: HELD_LIST_GETS_PER_MINUTE });
   });
 });

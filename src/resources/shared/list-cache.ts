@@ -14,6 +14,14 @@ interface Snapshot<T> { at: number; byId: Map<number, T> }
  */
 export const SWEEP_PAGE_WAIT_MILLIS = 120_000;
 
+/**
+ * GETs a cache sends a minute in place of a list its budget holds: enough for the few objects
+ * still changing when the paginated class is spent (a lookup after a lost create, a snapshot's
+ * backups and NodeBalancers' configs spend it too), never enough to spend the token's budget
+ * on thousands of objects a list would serve at once.
+ */
+export const HELD_LIST_GETS_PER_MINUTE = 60;
+
 export interface ListSource<T> {
   listAll(signal: AbortSignal): Promise<T[]>;
   get(id: number, signal: AbortSignal): Promise<T>;
@@ -32,6 +40,12 @@ export interface ListSource<T> {
    * read that has the object from the last one (see `get`).
    */
   pageSize?: number;
+  /**
+   * How long a list sent now would be held by the paginated class while a GET could go at once
+   * (0: not held). A read that wants an object younger than that GETs it instead, up to
+   * HELD_LIST_GETS_PER_MINUTE; the list still goes when the class allows.
+   */
+  listHeldMillis?: () => number;
 }
 
 export class ListCache<T extends { id: number }> {
@@ -45,6 +59,8 @@ export class ListCache<T extends { id: number }> {
    */
   private listed: Map<number, T> | undefined;
   private inflight: Promise<Snapshot<T>> | undefined;
+  /** When this minute's GETs in place of a held list were sent (heldListGet). */
+  private readonly heldGets: number[] = [];
   /**
    * When each object (and, under key -1, all) was last invalidated: a list or GET that was
    * already on its way then answers with what we just changed as it was before, and must not
@@ -97,10 +113,25 @@ export class ListCache<T extends { id: number }> {
         this.refresh(signal).catch(() => undefined);
         return known;
       }
+      if (this.heldListGet(maxAgeMillis)) {
+        this.refresh(signal).catch(() => undefined);
+        return this.getOne(id, signal);
+      }
       snap = await this.refresh(signal);
     }
     // Not in the list may mean "created after the list was taken", or dropped as stale: confirm with a GET.
     return snap.byId.get(id) ?? this.getOne(id, signal);
+  }
+
+  /** Whether a read that wants state `maxAgeMillis` old GETs it: the list would be held longer, and this minute's GETs in its place are not all spent. */
+  private heldListGet(maxAgeMillis: number): boolean {
+    const held = this.source.listHeldMillis?.() ?? 0;
+    if (held <= maxAgeMillis) return false;
+    const now = Date.now();
+    while (this.heldGets.length > 0 && (this.heldGets[0] ?? now) <= now - 60_000) this.heldGets.shift();
+    if (this.heldGets.length >= HELD_LIST_GETS_PER_MINUTE) return false;
+    this.heldGets.push(now);
+    return true;
   }
 
   /** Whether reads are served from `snap` while a new list is read: many pages, changes wake, and the last list did not fail. */
