@@ -148,6 +148,12 @@ export const defaultTimeouts: TimeoutOptions = { connectMs: 5_000, headersMs: 30
 /** The share of the call budget under which it counts as nearly spent. */
 const NEARLY_SPENT_SHARE = 0.1;
 
+/** Under a tenth of the bucket left, or blocked until the API's window resets. */
+const nearlySpent = (b: TokenBucket): boolean => b.waitFor() > 0 || b.available < b.limit * NEARLY_SPENT_SHARE;
+
+/** The tokens of a paginated-class bucket a sweep leaves to others (SWEEP_RESERVE). */
+const sweepReserve = (lists: TokenBucket): number => Math.floor(lists.limit * SWEEP_RESERVE);
+
 export class HttpTransport implements Transport {
   readonly metrics: LinodeClientMetrics;
   private readonly token: string;
@@ -212,8 +218,7 @@ export class HttpTransport implements Transport {
    */
   budgetNearlySpent(): boolean {
     if (this.limiter === undefined) return false;
-    const spent = (b: TokenBucket): boolean => b.waitFor() > 0 || b.available < b.limit * NEARLY_SPENT_SHARE;
-    return spent(this.limiter.budget(this.token)) || spent(this.limiter.bucket(this.token, "list", { documentedLimit: this.limiter.listLimit }));
+    return nearlySpent(this.limiter.budget(this.token)) || nearlySpent(this.listBucket(this.limiter));
   }
 
   /**
@@ -223,10 +228,14 @@ export class HttpTransport implements Transport {
    */
   sweepHeldMillis(): number {
     if (this.limiter === undefined) return 0;
-    const budget = this.limiter.budget(this.token);
-    if (budget.waitFor() > 0 || budget.available < budget.limit * NEARLY_SPENT_SHARE) return 0;
-    const lists = this.limiter.bucket(this.token, "list", { documentedLimit: this.limiter.listLimit });
-    return lists.waitFor(Math.floor(lists.limit * SWEEP_RESERVE));
+    if (nearlySpent(this.limiter.budget(this.token))) return 0;
+    const lists = this.listBucket(this.limiter);
+    return lists.waitFor(sweepReserve(lists));
+  }
+
+  /** This token's bucket of the paginated class. */
+  private listBucket(limiter: RateLimiter): TokenBucket {
+    return limiter.bucket(this.token, "list", { documentedLimit: limiter.listLimit });
   }
 
   async close(): Promise<void> {
@@ -260,7 +269,7 @@ export class HttpTransport implements Transport {
     const limiter = this.limiter;
     const buckets = limiter === undefined ? []
       : rateClass === "stats" ? [limiter.bucket(this.token, rateClass, { documentedLimit: STATS_LIMIT_PER_MINUTE })]
-        : rateClass === "list" ? [limiter.bucket(this.token, rateClass, { documentedLimit: limiter.listLimit }), limiter.budget(this.token)]
+        : rateClass === "list" ? [this.listBucket(limiter), limiter.budget(this.token)]
           : [limiter.bucket(this.token, rateClass), limiter.budget(this.token)];
     const call: Call<S> = { spec, path, body, logged, buckets, rateClass, maxWaitMs: policy.maxRateLimitWaitMs, sweep: opts.sweep === true, ...(opts.signal ? { signal: opts.signal } : {}) };
     let ambiguousFailure = false;
@@ -297,7 +306,7 @@ export class HttpTransport implements Transport {
     const bucket = buckets[0];
     try {
       for (const [i, b] of buckets.entries()) {
-        const reserve = sweep && i === 0 && rateClass === "list" ? Math.floor(b.limit * SWEEP_RESERVE) : 0;
+        const reserve = sweep && i === 0 && rateClass === "list" ? sweepReserve(b) : 0;
         const got = await b.acquireWithin(maxWaitMs - throttledMs, signal, reserve);
         // A budget that will not be back soon is the caller's to schedule (a RateLimited condition), not a silent stall.
         if (typeof got !== "number") {

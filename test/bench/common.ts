@@ -77,10 +77,13 @@ export async function linodeCallsByStatus(metricsUrl: string): Promise<Map<strin
   return out;
 }
 
-/** Per route class: attempts, seconds they waited in all for the operator's own budget, and how many waited 5 s or more. */
-export async function budgetWaits(metricsUrl: string): Promise<Map<string, { attempts: number; seconds: number; over5s: number }>> {
-  const out = new Map<string, { attempts: number; seconds: number; over5s: number }>();
-  const of = (group: string): { attempts: number; seconds: number; over5s: number } => {
+/** Attempts of a route class, seconds they waited in all for the operator's own budget, and how many waited 5 s or more. */
+export interface BudgetWaits { attempts: number; seconds: number; over5s: number }
+
+/** The operator's waits for its own budget, by route class (linode_api_ratelimit_wait_seconds). */
+export async function budgetWaits(metricsUrl: string): Promise<Map<string, BudgetWaits>> {
+  const out = new Map<string, BudgetWaits>();
+  const of = (group: string): BudgetWaits => {
     let w = out.get(group);
     if (w === undefined) { w = { attempts: 0, seconds: 0, over5s: 0 }; out.set(group, w); }
     return w;
@@ -96,7 +99,7 @@ export async function budgetWaits(metricsUrl: string): Promise<Map<string, { att
   return out;
 }
 
-export const describeWaits = (waits: Map<string, { attempts: number; seconds: number; over5s: number }>): string =>
+export const describeWaits = (waits: Map<string, BudgetWaits>): string =>
   [...waits].sort(([a], [b]) => a.localeCompare(b)).map(([g, w]) => `${g} ${String(w.attempts)} attempts, ${w.seconds.toFixed(1)} s in all, ${String(w.over5s)} ≥ 5 s`).join("; ");
 
 export interface FaultTally { status429: number; errors: number; drops: number; delayed: number }
