@@ -13,7 +13,7 @@ import {
 import { serializeFilter, type FilterObject } from "./filter.ts";
 import { createLinodeClientMetrics, type LinodeClientMetrics } from "./metrics.ts";
 import { tokenId } from "./token-id.ts";
-import { parseRateLimitHeaders, RateLimiter, type RateLimiterOptions, type TokenBucket } from "./rate-limiter.ts";
+import { parseRateLimitHeaders, RateLimiter, type BucketPart, type RateLimiterOptions, type TokenBucket } from "./rate-limiter.ts";
 import { redact } from "./redact.ts";
 import { backoffDelay, defaultRetryPolicy, isRetryable, sleep, type RetryPolicy } from "./retry.ts";
 import { apiErrorBodySchema } from "./schemas/common.ts";
@@ -72,15 +72,23 @@ export interface CallOptions {
   /** Per-call override of the retry policy (e.g. `{maxAttempts: 1}` for a probe). */
   retry?: Partial<RetryPolicy>;
   /**
-   * A list that serves many objects at once (a sweep): it leaves a fifth of its class's window
-   * (SWEEP_RESERVE) to the lists one object waits on (a lookup after a lost create, a snapshot's
-   * backups, a NodeBalancer's configs), which otherwise waited up to a minute behind sweeps.
+   * A list that serves many objects at once (a sweep). Sweeps and the lists one object waits on
+   * (a lookup after a lost create, a snapshot's backups, a NodeBalancer's configs) each leave the
+   * other part of the paginated class's window (SWEEP_RESERVE, OBJECT_LIST_RESERVE): lookups
+   * waited up to a minute behind sweeps at a 1 s poll, and at a 10 s drift window the configs
+   * lists of 200 NodeBalancers held the databases' sweep, and the drift it finds, for a minute.
    */
   sweep?: boolean;
 }
 
-/** The part of the paginated class's window a sweep leaves to the lists one object waits on. */
+/** The part of the paginated class's window sweeps leave to the lists one object waits on. */
 export const SWEEP_RESERVE = 0.2;
+/**
+ * The part one object's lists leave to sweeps: a sweep of a kind's 1,000 objects is 4 pages, 24 a
+ * minute at the chart's shortest drift window (10 s); at the default window they take 20 a minute
+ * from 10,000 objects and leave this part unused.
+ */
+export const OBJECT_LIST_RESERVE = 0.25;
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -148,11 +156,13 @@ export const defaultTimeouts: TimeoutOptions = { connectMs: 5_000, headersMs: 30
 /** The share of the call budget under which it counts as nearly spent. */
 const NEARLY_SPENT_SHARE = 0.1;
 
-/** Under a tenth of the bucket left, or blocked until the API's window resets. */
-const nearlySpent = (b: TokenBucket): boolean => b.waitFor() > 0 || b.available < b.limit * NEARLY_SPENT_SHARE;
+/** Under a tenth of the bucket (or of the part's cap in it) left, or blocked until the API's window resets. */
+const nearlySpent = (b: TokenBucket, part?: BucketPart): boolean => b.room(part) < Math.max(1, b.limit * NEARLY_SPENT_SHARE);
 
-/** The tokens of a paginated-class bucket a sweep leaves to others (SWEEP_RESERVE). */
-const sweepReserve = (lists: TokenBucket): number => Math.floor(lists.limit * SWEEP_RESERVE);
+/** A paginated list's part of its class: what sweeps, or one object's lists, leave to the others. */
+const listPart = (lists: TokenBucket, sweep: boolean): BucketPart => (sweep
+  ? { name: "sweep", leave: Math.floor(lists.limit * SWEEP_RESERVE) }
+  : { name: "object", leave: Math.floor(lists.limit * OBJECT_LIST_RESERVE) });
 
 export class HttpTransport implements Transport {
   readonly metrics: LinodeClientMetrics;
@@ -213,12 +223,14 @@ export class HttpTransport implements Transport {
 
   /**
    * Whether the token's call budget is (nearly) spent: under a tenth of it left, or blocked until
-   * the API's window resets; the token-wide budget, or its share of the paginated lists (200 a
-   * minute), which a routine look of a NodeBalancer spends from too.
+   * the API's window resets; the token-wide budget, or the part of its share of the paginated
+   * lists (200 a minute) one object's lists may take, which a routine look of a NodeBalancer
+   * spends from too.
    */
   budgetNearlySpent(): boolean {
     if (this.limiter === undefined) return false;
-    return nearlySpent(this.limiter.budget(this.token)) || nearlySpent(this.listBucket(this.limiter));
+    const lists = this.listBucket(this.limiter);
+    return nearlySpent(this.limiter.budget(this.token)) || nearlySpent(lists, listPart(lists, false));
   }
 
   /**
@@ -230,7 +242,7 @@ export class HttpTransport implements Transport {
     if (this.limiter === undefined) return 0;
     if (nearlySpent(this.limiter.budget(this.token))) return 0;
     const lists = this.listBucket(this.limiter);
-    return lists.waitFor(sweepReserve(lists));
+    return lists.waitFor(listPart(lists, true));
   }
 
   /** This token's bucket of the paginated class. */
@@ -306,8 +318,7 @@ export class HttpTransport implements Transport {
     const bucket = buckets[0];
     try {
       for (const [i, b] of buckets.entries()) {
-        const reserve = sweep && i === 0 && rateClass === "list" ? sweepReserve(b) : 0;
-        const got = await b.acquireWithin(maxWaitMs - throttledMs, signal, reserve);
+        const got = await b.acquireWithin(maxWaitMs - throttledMs, signal, i === 0 && rateClass === "list" ? listPart(b, sweep) : undefined);
         // A budget that will not be back soon is the caller's to schedule (a RateLimited condition), not a silent stall.
         if (typeof got !== "number") {
           const which = i === 0 ? `${rateClass} rate-limit budget` : "call budget (the share of the API's limit this client may use)";

@@ -54,6 +54,22 @@ export interface TokenBucketOptions {
   now?: () => number;
 }
 
+/**
+ * Callers of one kind within a class (e.g. the paginated class's sweeps): together they send at
+ * most the bucket's limit less `leave` in any window, so `leave` of it stays for the others.
+ */
+export interface BucketPart {
+  name: string;
+  leave: number;
+}
+
+/** Drops the sends older than the window; then until they leave room for one more under `cap` (0 if they do). */
+function windowWait(sends: number[], cap: number, now: number, windowMs: number): number {
+  while (sends.length > 0 && (sends[0] ?? now) <= now - windowMs) sends.shift();
+  if (sends.length < cap) return 0;
+  return Math.max(1, (sends[sends.length - cap] ?? now) + windowMs - now);
+}
+
 export class TokenBucket {
   private capacity: number;
   private tokens: number;
@@ -76,6 +92,8 @@ export class TokenBucket {
   private sent: number[] | undefined;
   /** The server's own limit, as last reported. */
   private serverLimit: number | undefined;
+  /** When each part's requests of the last window were taken (BucketPart), whatever reports the class. */
+  private readonly partSends = new Map<string, number[]>();
 
   constructor(opts: TokenBucketOptions) {
     this.share = opts.share ?? 1;
@@ -104,34 +122,58 @@ export class TokenBucket {
 
   /**
    * Takes a token and returns 0, or returns how many ms to wait before asking again. A caller
-   * with a `reserve` leaves that many of the window's tokens to callers without one.
+   * in a `part` of the class also keeps to that part's cap in any window.
    */
-  tryTake(reserve = 0): number {
-    const wait = this.waitFor(reserve);
+  tryTake(part?: BucketPart): number {
+    const wait = this.waitFor(part);
     if (wait === 0) {
       this.tokens -= 1;
-      this.sent?.push(this.now());
+      const now = this.now();
+      this.sent?.push(now);
+      if (part !== undefined) {
+        const log = this.partSends.get(part.name);
+        if (log === undefined) this.partSends.set(part.name, [now]);
+        else log.push(now);
+      }
     }
     return wait;
   }
 
-  /** How long a request would wait for a token now (0 if one is free), leaving `reserve` of them; takes nothing. */
-  waitFor(reserve = 0): number {
+  /** How many requests could go now, within the part's cap if one is named (whole tokens). */
+  room(part?: BucketPart): number {
+    if (this.waitFor(part) > 0) return 0;
+    let room = Math.floor(this.tokens);
+    if (this.sent !== undefined) room = Math.min(room, this.capacity - this.sent.length);
+    const log = part === undefined ? undefined : this.partSends.get(part.name);
+    // waitFor has dropped the sends that left the window.
+    if (part !== undefined) room = Math.min(room, Math.max(1, this.capacity - part.leave) - (log?.length ?? 0));
+    return Math.max(0, room);
+  }
+
+  /** How long a request would wait for a token now (0 if one is free), within its part's cap; takes nothing. */
+  waitFor(part?: BucketPart): number {
     const now = this.now();
     if (now < this.blockedUntil) return this.blockedUntil - now;
     this.refill();
-    const needed = 1 + Math.max(0, Math.min(reserve, this.capacity - 1));
-    const wait = this.tokens >= needed ? 0 : Math.max(1, Math.ceil((needed - this.tokens) / this.refillPerMs()));
-    return Math.max(wait, this.slidingWait(now, needed));
+    const wait = this.tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - this.tokens) / this.refillPerMs()));
+    return Math.max(wait, this.slidingWait(now), this.partWait(now, part));
   }
 
-  /** Until the sends of the last window leave room for `needed` more (0 if they do). */
-  private slidingWait(now: number, needed: number): number {
+  /** Until the sends of the last window leave room for one more (0 if they do). */
+  private slidingWait(now: number): number {
     if (this.sent === undefined) return 0;
-    while (this.sent.length > 0 && (this.sent[0] ?? now) <= now - this.windowMs) this.sent.shift();
-    const room = this.capacity - needed + 1;
-    if (this.sent.length < room) return 0;
-    return Math.max(1, (this.sent[this.sent.length - room] ?? now) + this.windowMs - now);
+    return windowWait(this.sent, this.capacity, now, this.windowMs);
+  }
+
+  /** Until the part's own sends of the last window leave it room under its cap (0 if they do). */
+  private partWait(now: number, part: BucketPart | undefined): number {
+    if (part === undefined) return 0;
+    const log = this.partSends.get(part.name);
+    if (log === undefined) return 0;
+    const wait = windowWait(log, Math.max(1, this.capacity - part.leave), now, this.windowMs);
+    if (log.length === 0) this.partSends.delete(part.name);
+    // A server that said when its window resets gives every part its cap again then (refill).
+    return wait > 0 && this.serverResetAt > now ? Math.min(wait, this.serverResetAt - now) : wait;
   }
 
   async acquire(signal?: AbortSignal): Promise<number> {
@@ -143,10 +185,10 @@ export class TokenBucket {
    * (taking nothing) when the next token is further off than that. Checking and taking are one
    * step, so concurrent callers never all pass a check that only one token can honour.
    */
-  async acquireWithin(maxWaitMs: number, signal?: AbortSignal, reserve = 0): Promise<number | { wait: number }> {
+  async acquireWithin(maxWaitMs: number, signal?: AbortSignal, part?: BucketPart): Promise<number | { wait: number }> {
     let waited = 0;
     for (;;) {
-      const wait = this.tryTake(reserve);
+      const wait = this.tryTake(part);
       if (wait === 0) return waited;
       if (waited + wait > maxWaitMs) return { wait };
       waited += wait;
@@ -210,6 +252,8 @@ export class TokenBucket {
     if (this.serverResetAt > 0 && now >= this.serverResetAt) {
       this.serverResetAt = 0;
       this.tokens = this.capacity;
+      // The server's window is whole again, for each part too.
+      this.partSends.clear();
     }
     const elapsed = now - this.lastRefill;
     if (elapsed > 0) {

@@ -186,31 +186,34 @@ describe("token bucket", () => {
     expect(b.limit).toBe(10);
   });
 
-  it("a sweep leaves the window's reserve to the others: it waits for room beyond it, they take it", () => {
+  it("sweeps and one object's lists each leave the other its part of the window: neither starves the other", () => {
     let now = 0;
     const b = new TokenBucket({ capacity: 200, windowMs: 60_000, share: 0.5, maxLimit: 200, sliding: true, now: () => now });
-    const reserve = 20;
-    let swept = 0;
-    while (b.tryTake(reserve) === 0) swept++;
-    expect(swept).toBe(80);
+    const sweep = { name: "sweep", leave: 20 };
+    const object = { name: "object", leave: 25 };
+    const takeAll = (part: { name: string; leave: number }): number => { let n = 0; while (b.tryTake(part) === 0) n++; return n; };
+    expect(takeAll(sweep)).toBe(80);
     // The sweep's wait: until its first send leaves the window.
     now = 10_000;
-    expect(b.waitFor(reserve)).toBe(50_000);
-    // A lookup (no reserve) still goes: the window's last twenty are its.
-    let looked = 0;
-    while (b.tryTake() === 0) looked++;
-    expect(looked).toBe(20);
-    // A minute on, the sweep's sends have left the window, the lookups' not: the sweep has room for 80 less those 20.
+    expect(b.waitFor(sweep)).toBe(50_000);
+    // One object's lists still go: the window's last twenty are theirs.
+    expect(takeAll(object)).toBe(20);
+    // A minute on, the sweeps' sends have left the window, the objects' not: the sweeps have the rest (80), within their cap.
     now = 60_000;
-    swept = 0;
-    while (b.tryTake(reserve) === 0) swept++;
-    expect(swept).toBe(60);
-    expect(b.waitFor(reserve)).toBe(10_000);
-    expect(b.tryTake()).toBe(0);
-    // A reserve as large as the bucket still lets a sweep send one at a time.
+    expect(takeAll(sweep)).toBe(80);
+    expect(b.waitFor(sweep)).toBe(60_000);
+    // The other way round: one object's lists fill their cap (75) and the sweeps still have 25.
+    now = 200_000;
+    expect(takeAll(object)).toBe(75);
+    expect(takeAll(sweep)).toBe(25);
+    expect(b.tryTake()).toBeGreaterThan(0);
+    // A part's log is per window, whatever reports the class: a minute on, each has its cap again.
+    now = 260_000;
+    expect(takeAll(object)).toBe(75);
+    // A part that must leave as much as the bucket holds still sends one at a time.
     const small = new TokenBucket({ capacity: 2, windowMs: 60_000, share: 0.5, maxLimit: 2, sliding: true, now: () => now });
-    expect(small.tryTake(5)).toBe(0);
-    expect(small.tryTake(5)).toBeGreaterThan(0);
+    expect(small.tryTake({ name: "sweep", leave: 5 })).toBe(0);
+    expect(small.tryTake({ name: "sweep", leave: 5 })).toBeGreaterThan(0);
   });
 
   it("replicas spending one token divide a class no header reports: each sends its part of the share, the whole again when alone or once the class reports itself", () => {

@@ -60,4 +60,21 @@ describe("a sweep and the paginated class", () => {
     const spent = await dbs.findByLabel("db-3", { retry: { maxRateLimitWaitMs: 0 } }).then(() => undefined, (e: unknown) => e);
     expect(spent).toMatchObject({ kind: "rateLimited" });
   });
+
+  it("one object's lists leave the sweeps their part: a sweep still goes when lookups have filled theirs", async () => {
+    const srv = await startScriptedServer((_n, _req, res) => { sendJson(res, 200, { data: [], page: 1, pages: 1, results: 0 }); });
+    cleanups.push(() => srv.close());
+    // Twenty paginated GETs a minute: one object's lists may send fifteen of them.
+    const tc = makeClient({ url: srv.url }, { rateLimit: new RateLimiter({ listLimitPerMinute: 20 }) });
+    cleanups.push(() => tc.client.close());
+    const dbs = tc.client.databases.engine("mysql");
+    const once = { retry: { maxRateLimitWaitMs: 0 } };
+    for (let i = 0; i < 15; i++) expect(await dbs.findByLabel(`db-${String(i)}`, once)).toBeUndefined();
+    const held = await dbs.findByLabel("db-15", once).then(() => undefined, (e: unknown) => e);
+    expect(held).toMatchObject({ kind: "rateLimited", neverSent: true });
+    // The sweep that finds the drift of every database is not held behind them.
+    expect(tc.client.sweepHeldMillis()).toBe(0);
+    await dbs.listAll({ sweep: true, ...once });
+    expect(srv.received.length).toBe(16);
+  });
 });
