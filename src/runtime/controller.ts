@@ -568,7 +568,7 @@ export class Controller<D = unknown> {
       }
       this.queue.forget(key);
       this.terminal.delete(key);
-      if (result.requeueAfterMillis !== undefined) this.queue.addAfter(key, result.requeueAfterMillis);
+      if (result.requeueAfterMillis !== undefined) this.queue.addAfter(key, result.requeueAfterMillis, { routine: result.routine === true });
       this.metrics?.reconcileTotal.inc({ kind, result: "success" });
       const since = this.takenOver.get(key);
       if (since !== undefined) {

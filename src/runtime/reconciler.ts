@@ -50,6 +50,8 @@ function createPendingOf(status: ManagedStatus | undefined): CreatePending | und
 export interface ReconcileResult {
   /** Poll again after this long (level-triggered: an event may come sooner). Absent: wait for a change. */
   requeueAfterMillis?: number;
+  /** That poll is a settled object's look at the drift cadence: it may wait behind what is not settled. */
+  routine?: boolean;
 }
 
 export interface ReconcilerDeps {
@@ -596,7 +598,8 @@ export class ManagedReconciler {
     if (outcome.type !== "recheck") await pass.status.write(conditionsOf(outcome, pass), pass.generation);
     if (outcome.type === "held" && outcome.warn && previous?.reason !== outcome.reason) this.deps.events.warning(pass.m.obj, outcome.reason, EventActions.Reconcile, outcome.message);
     const millis = this.requeueOf(outcome, pass);
-    return millis === undefined ? {} : { requeueAfterMillis: millis };
+    if (millis === undefined) return {};
+    return outcome.type === "observed" && settled(outcome, pass) ? { requeueAfterMillis: millis, routine: true } : { requeueAfterMillis: millis };
   }
 
   private requeueOf(outcome: Outcome, pass: Pass): number | undefined {

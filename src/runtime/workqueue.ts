@@ -39,6 +39,9 @@ export interface FlowOptions {
   perFlow?: number;
 }
 
+/** How long a routine key waits behind its flow's other keys before the two lanes take turns. */
+export const ROUTINE_MAX_WAIT_MILLIS = 60_000;
+
 export class WorkQueue {
   /** Queued keys in order, per flow (one flow, "", without flow options). */
   private readonly queues = new Map<string, string[]>();
@@ -47,12 +50,16 @@ export class WorkQueue {
    * no other key waiting: a new object is not queued behind ten thousand re-observations.
    */
   private readonly routine = new Map<string, string[]>();
-  private readonly routineKeys = new Set<string>();
+  /** Each routine key and when it was queued (a routine key overdue shares the flow's turns: routineMaxWaitMillis). */
+  private readonly routineKeys = new Map<string, number>();
+  /** Flows whose last key taken was routine, while they have routine keys overdue. */
+  private readonly tookRoutine = new Set<string>();
+  private readonly routineMaxWaitMillis: number;
   private queued = 0;
   private readonly dirty = new Set<string>();
   /** Keys being worked on, with the flow each was taken from. */
   private readonly processing = new Map<string, string>();
-  private readonly delayed = new Map<string, { due: number; timer: NodeJS.Timeout }>();
+  private readonly delayed = new Map<string, { due: number; timer: NodeJS.Timeout; routine: boolean }>();
   private readonly failures = new Map<string, number>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
   /** Keys whose pass waits out a retry with its flow's place lent (lend). */
@@ -64,8 +71,9 @@ export class WorkQueue {
   private readonly flowOf: (key: string) => string;
   private readonly shares: FlowShares | undefined;
 
-  constructor(opts: { backoff?: Partial<BackoffPolicy>; observer?: QueueObserver; random?: () => number; flows?: FlowOptions } = {}) {
+  constructor(opts: { backoff?: Partial<BackoffPolicy>; observer?: QueueObserver; random?: () => number; flows?: FlowOptions; routineMaxWaitMillis?: number } = {}) {
     this.backoff = { ...defaultBackoff, ...opts.backoff };
+    this.routineMaxWaitMillis = opts.routineMaxWaitMillis ?? ROUTINE_MAX_WAIT_MILLIS;
     this.observer = opts.observer ?? {};
     this.random = opts.random ?? Math.random;
     const flows = opts.flows;
@@ -98,7 +106,7 @@ export class WorkQueue {
   addRoutine(key: string): void {
     // Queued already, or being looked at now (which is the look asked for).
     if (this.shuttingDown || this.dirty.has(key) || this.processing.has(key)) return;
-    this.routineKeys.add(key);
+    this.routineKeys.set(key, Date.now());
     this.enqueue(key, this.routine);
   }
 
@@ -129,19 +137,26 @@ export class WorkQueue {
     }
   }
 
-  /** Adds the key after a delay; an earlier pending due time for the same key wins. */
-  addAfter(key: string, delayMillis: number): void {
+  /**
+   * Adds the key after a delay; an earlier pending due time for the same key wins. `routine`: a
+   * settled object's next look at the drift cadence, added then as addRoutine (behind new
+   * objects and changes of its flow, which would otherwise wait behind every settled object's
+   * look due at a short drift window).
+   */
+  addAfter(key: string, delayMillis: number, opts: { routine?: boolean } = {}): void {
     if (this.shuttingDown) return;
-    if (delayMillis <= 0) { this.add(key); return; }
+    const routine = opts.routine === true;
+    if (delayMillis <= 0) { if (routine) this.addRoutine(key); else this.add(key); return; }
     const due = Date.now() + delayMillis;
     const existing = this.delayed.get(key);
     if (existing !== undefined && existing.due <= due) return;
     if (existing !== undefined) clearTimeout(existing.timer);
     const timer = setTimeout(() => {
       this.delayed.delete(key);
-      this.add(key);
+      if (routine) this.addRoutine(key);
+      else this.add(key);
     }, delayMillis);
-    this.delayed.set(key, { due, timer });
+    this.delayed.set(key, { due, timer, routine });
   }
 
   /** Re-adds after the key's next backoff delay; returns that delay. */
@@ -228,11 +243,13 @@ export class WorkQueue {
     if (this.queued === 0) return undefined;
     const flow = this.shares === undefined ? "" : this.shares.next(this.flowsWaiting());
     if (flow === undefined) return undefined;
-    const lane = this.queues.has(flow) ? this.queues : this.routine;
+    const lane = this.laneFor(flow);
     const queue = lane.get(flow);
     const key = queue?.shift();
     if (queue === undefined || key === undefined) return undefined;
     if (queue.length === 0) lane.delete(flow);
+    if (lane === this.routine && (this.queues.has(flow) || this.routine.has(flow))) this.tookRoutine.add(flow);
+    else this.tookRoutine.delete(flow);
     this.queued--;
     this.routineKeys.delete(key);
     this.dirty.delete(key);
@@ -240,6 +257,19 @@ export class WorkQueue {
     this.shares?.started(flow);
     this.observer.depth?.(this.queued);
     return key;
+  }
+
+  /**
+   * The lane a flow's next key comes from: its other keys first, unless its oldest routine key
+   * has waited longer than routineMaxWaitMillis; then the two lanes take turns, so neither a
+   * flood of new objects nor a backlog of looks holds the other back for long.
+   */
+  private laneFor(flow: string): Map<string, string[]> {
+    if (!this.queues.has(flow)) return this.routine;
+    const oldest = this.routine.get(flow)?.[0];
+    const since = oldest === undefined ? undefined : this.routineKeys.get(oldest);
+    const overdue = since !== undefined && Date.now() - since > this.routineMaxWaitMillis;
+    return overdue && !this.tookRoutine.has(flow) ? this.routine : this.queues;
   }
 
   /** The flows with a key queued in either lane. */

@@ -74,6 +74,8 @@ interface Want {
   events?: string[];
   /** What the pass asks for next: none (wait for a change), a poll of a range, or what it threw (its reason, e.g. Waiting or a Kubernetes Conflict; any other error's message). */
   requeue?: "none" | [min: number, max: number];
+  /** The requeue is a settled object's routine look (queued behind what is not settled). */
+  routine?: boolean;
   throws?: string;
   /**
    * Every error the Kubernetes API answered the pass with ("method code"), those the runtime
@@ -93,6 +95,7 @@ interface PassResult {
   writes: WriteRecord[];
   events: string[];
   requeueAfterMillis: number | undefined;
+  routine: boolean | undefined;
   error: unknown;
   /** The Kubernetes API's errors during the pass, as "method code". */
   kubeErrors: string[];
@@ -148,16 +151,19 @@ async function onePass(given: Given): Promise<PassResult> {
   const before = kube.writes.length;
   const errorsBefore = kube.errors.length;
   let requeueAfterMillis: number | undefined;
+  let routine: boolean | undefined;
   let error: unknown;
   try {
-    requeueAfterMillis = (await controller.reconcileOnce(key))?.requeueAfterMillis;
+    const result = await controller.reconcileOnce(key);
+    requeueAfterMillis = result?.requeueAfterMillis;
+    routine = result?.routine;
   } catch (err) {
     error = err;
   }
   await controller.stop();
   return {
     obj: kube.peek(gadgetType, { namespace: ns, name: "g" }) as ManagedObject | undefined,
-    cloud, kube, events, requeueAfterMillis, error,
+    cloud, kube, events, requeueAfterMillis, routine, error,
     kubeErrors: kube.errors.slice(errorsBefore).map((e) => `${e.method} ${e.error instanceof KubeApiError ? String(e.error.code) : e.error.message}`),
     writes: kube.writes.slice(before).filter((w) => w.plural === "gadgets" && w.key === key),
   };
@@ -180,7 +186,7 @@ const cases: Case[] = [
   {
     name: "new, the kind saying when it is first worth a look (a health check due then): looked at then, not at once",
     given: { object: {}, steer: (cloud) => { cloud.firstLookMillis = 31_000; } },
-    want: { creates: 1, ready: ["False", "Creating"], requeue: [31_000, 31_000] },
+    want: { creates: 1, ready: ["False", "Creating"], requeue: [31_000, 31_000], routine: false },
   },
   {
     name: "new: finalizer first, the create announced, sent once, its id recorded; Creating",
@@ -201,12 +207,12 @@ const cases: Case[] = [
   {
     name: "recorded and in step: Available, nothing sent, the drift poll",
     given: { object: recorded("7"), cloud: { 7: gadget() } },
-    want: { ready: ["True", "Available"], synced: ["True", "ReconcileSuccess"], creates: 0, updates: [], writes: ["patchStatus"], events: [], requeue: drift },
+    want: { ready: ["True", "Available"], synced: ["True", "ReconcileSuccess"], creates: 0, updates: [], writes: ["patchStatus"], events: [], requeue: drift, routine: true },
   },
   {
     name: "in step and already reported: not one write",
     given: { object: recorded("7", inSync()), cloud: { 7: gadget() } },
-    want: { writes: [], events: [], creates: 0, observes: 1, requeue: drift },
+    want: { writes: [], events: [], creates: 0, observes: 1, requeue: drift, routine: true },
   },
   {
     name: "in step while its calls are contended (the account's budget nearly spent): its next look one more drift window later",
@@ -216,7 +222,7 @@ const cases: Case[] = [
   {
     name: "not Ready while its calls are contended: looked at again on the pending cadence as ever",
     given: { object: recorded("7", inSync()), cloud: { 7: gadget(1, { failed: true }) }, steer: (cloud) => { cloud.contended = true; } },
-    want: { ready: ["False", "Failed"], observes: 1, requeue: pending },
+    want: { ready: ["False", "Failed"], observes: 1, requeue: pending, routine: false },
   },
   {
     name: "a create announced long ago and lost: the object it left is adopted, not duplicated",
@@ -561,6 +567,7 @@ describe("generic reconciler decision table: one pass per case", () => {
       expect(r.requeueAfterMillis).toBeGreaterThanOrEqual(want.requeue[0]);
       expect(r.requeueAfterMillis).toBeLessThanOrEqual(want.requeue[1]);
     }
+    if (want.routine !== undefined) expect(r.routine === true).toBe(want.routine);
     want.check?.(r);
   });
 

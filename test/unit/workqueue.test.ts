@@ -47,6 +47,45 @@ describe("WorkQueue", () => {
     expect([await q.get(), await q.get()]).toEqual(["a/settled1", "a/settled2"]);
   });
 
+  it("a settled object's next look (addAfter routine) is added behind new objects when due; an event for it moves it ahead as ever", async () => {
+    const q = new WorkQueue();
+    q.addAfter("settled1", 10_000, { routine: true });
+    q.addAfter("settled2", 10_000, { routine: true });
+    q.addAfter("plain", 10_000);
+    vi.advanceTimersByTime(10_000);
+    q.add("new");
+    const order: (string | undefined)[] = [];
+    for (let i = 0; i < 4; i++) { const k = await q.get(); order.push(k); q.done(k ?? ""); }
+    expect(order).toEqual(["plain", "new", "settled1", "settled2"]);
+    // Due, then changed: the change is a plain add, ahead of the routine keys.
+    q.addAfter("a", 1_000, { routine: true });
+    q.addAfter("b", 1_000, { routine: true });
+    vi.advanceTimersByTime(1_000);
+    q.add("b");
+    expect(await q.get()).toBe("b");
+    // An earlier plain due time replaces a later routine one (and adds as plain).
+    q.addAfter("c", 5_000, { routine: true });
+    q.addAfter("c", 1_000);
+    vi.advanceTimersByTime(1_000);
+    q.add("d");
+    expect(await q.get()).toBe("c");
+  });
+
+  it("a routine key that has waited past the bound takes turns with a flood of other keys: neither lane starves", async () => {
+    const q = new WorkQueue({ routineMaxWaitMillis: 60_000 });
+    for (const k of ["r1", "r2", "r3"]) q.addRoutine(k);
+    for (let i = 0; i < 5; i++) q.add(`n${String(i)}`);
+    // Within the bound: the other keys first.
+    let k = await q.get();
+    expect(k).toBe("n0");
+    q.done(k ?? "");
+    vi.advanceTimersByTime(60_001);
+    const order: (string | undefined)[] = [];
+    for (let i = 0; i < 7; i++) { k = await q.get(); order.push(k); q.done(k ?? ""); }
+    expect(order).toEqual(["r1", "n1", "r2", "n2", "r3", "n3", "n4"]);
+    expect(q.sizes).toMatchObject({ queued: 0, dirty: 0, processing: 0 });
+  });
+
   it("never hands a key to two workers; a re-add while processing runs once afterwards", async () => {
     const q = new WorkQueue();
     q.add("k");
