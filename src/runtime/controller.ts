@@ -546,7 +546,9 @@ export class Controller<D = unknown> {
     }
     if (this.opts.shard !== undefined && !(await this.mayAct(key, obj, this.opts.shard))) return;
     const woken = this.woken.delete(key);
-    if (!woken && this.terminal.get(key) === fingerprint(obj)) {
+    const failedAt = this.terminal.get(key);
+    // Compared only for an object that failed terminally: its metadata stringified on every look cost each pass.
+    if (!woken && failedAt !== undefined && failedAt === fingerprint(obj)) {
       // Failed terminally and nothing has changed since: trying again would fail the same way.
       this.queue.forget(key);
       return;

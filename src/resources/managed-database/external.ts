@@ -333,7 +333,7 @@ export class ManagedDatabaseExternal implements ExternalClient<ManagedDatabaseSp
    * recorded in status by an earlier one; only those of a value the spec still asks for.
    */
   private formsOf(m: Managed<ManagedDatabaseSpec>, id: number): StoredForm[] {
-    const recorded = z.array(storedFormSchema).safeParse(m.obj.status?.engineConfigForms);
+    const recorded = storedFormsSchema.safeParse(m.obj.status?.engineConfigForms ?? []);
     const all = [...(recorded.success && m.obj.status?.id === id ? recorded.data : []), ...(this.forms.get(id) ?? [])];
     const wanted = new Map(engineConfigEntries(m.spec.engineConfig).map(([k, v]) => [k, JSON.stringify(v)]));
     const out = new Map<string, StoredForm>();
@@ -454,6 +454,8 @@ const recordedBackupsSchema = z.object({
 });
 
 const storedFormSchema = z.object({ parameter: z.string(), sent: z.string(), stored: z.string() });
+/** Made once: a zod schema built on every look at every database cost more than the parse. */
+const storedFormsSchema = z.array(storedFormSchema);
 
 /** The spec's engine parameters as dotted paths with their values. */
 function engineConfigEntries(config: Record<string, unknown> | undefined): [string, unknown][] {

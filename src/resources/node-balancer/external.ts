@@ -73,10 +73,16 @@ export interface FirewallRule {
   claimedElsewhere(namespace: string, id: number): boolean;
 }
 
+// Made once: a zod schema built on every look (and for every object an index reads) costs more than its parse.
+const namedFirewallSchema = z.object({ firewallId: z.int() });
+const idsSchema = z.array(z.int());
+const idSchema = z.int();
+const textsSchema = z.array(z.string());
+
 /** The firewall a NodeBalancer resource names, and those it holds as its own (any object of the kind's cache: parsed, never trusted). */
 export function firewallsClaimedBy(obj: { spec?: unknown; status?: Record<string, unknown> | undefined }): { named?: number; held: number[] } {
-  const named = z.object({ firewallId: z.int() }).safeParse(obj.spec);
-  const held = z.array(z.int()).safeParse(obj.status?.managedFirewallIds);
+  const named = namedFirewallSchema.safeParse(obj.spec);
+  const held = idsSchema.safeParse(obj.status?.managedFirewallIds);
   return { ...(named.success ? { named: named.data.firewallId } : {}), held: held.success ? held.data : [] };
 }
 
@@ -108,13 +114,13 @@ function optionalRecord(status: Record<string, unknown> | undefined, id: number)
 
 /** The lock this resource made for spec.deletionProtection, as its status recorded it. */
 const recordedLock = (m: Managed<NodeBalancerSpec>): number | undefined => {
-  const parsed = z.int().safeParse(m.obj.status?.deletionLockId);
+  const parsed = idSchema.safeParse(m.obj.status?.deletionLockId);
   return parsed.success ? parsed.data : undefined;
 };
 
 /** The firewalls this resource assigned itself, as its status recorded them (written by earlier passes). */
 const recordedFirewalls = (m: Managed<NodeBalancerSpec>): number[] => {
-  const parsed = z.array(z.int()).safeParse(m.obj.status?.managedFirewallIds);
+  const parsed = idsSchema.safeParse(m.obj.status?.managedFirewallIds);
   return parsed.success ? parsed.data : [];
 };
 
@@ -258,7 +264,7 @@ export class NodeBalancerExternal implements ExternalClient<NodeBalancerSpec, Ob
    * them; which nodes, at which addresses, goes to the operator's log only.
    */
   private announceSkipped(m: Managed<NodeBalancerSpec>, skipped: SkippedBackend[]): void {
-    const said = z.array(z.string()).safeParse(m.obj.status?.skippedBackends);
+    const said = textsSchema.safeParse(m.obj.status?.skippedBackends);
     const news = skippedSummary(skipped).filter((s) => !(said.success && said.data.includes(s)));
     if (news.length === 0) return;
     for (const s of news) this.deps.events.warning(m.obj, "BackendSkipped", "Reconcile", `${s} (the operator's log names them)`);
