@@ -74,19 +74,19 @@ export interface CallOptions {
   /**
    * A list that serves many objects at once (a sweep). Sweeps and the lists one object waits on
    * (a lookup after a lost create, a snapshot's backups, a NodeBalancer's configs) each leave the
-   * other part of the paginated class's window (SWEEP_RESERVE, OBJECT_LIST_RESERVE): lookups
-   * waited up to a minute behind sweeps at a 1 s poll, and at a 10 s drift window the configs
-   * lists of 200 NodeBalancers held the databases' sweep, and the drift it finds, for a minute.
+   * other part of the paginated class what it used in the last window and a little more
+   * (BucketPart), up to SWEEP_RESERVE and OBJECT_LIST_RESERVE of it: lookups waited up to a
+   * minute behind sweeps at a 1 s poll, and at a 10 s drift window the configs lists of 200
+   * NodeBalancers held the databases' sweep, and the drift it finds, for half a minute.
    */
   sweep?: boolean;
 }
 
-/** The part of the paginated class's window sweeps leave to the lists one object waits on. */
+/** The most of the paginated class's window sweeps leave to the lists one object waits on. */
 export const SWEEP_RESERVE = 0.2;
 /**
- * The part one object's lists leave to sweeps: a sweep of a kind's 1,000 objects is 4 pages, 24 a
- * minute at the chart's shortest drift window (10 s); at the default window they take 20 a minute
- * from 10,000 objects and leave this part unused.
+ * The most one object's lists leave to sweeps: a sweep of a kind's 1,000 objects is 2 pages, 12 a
+ * minute at the chart's shortest drift window (10 s), with the NodeBalancers' list 18.
  */
 export const OBJECT_LIST_RESERVE = 0.25;
 
@@ -159,10 +159,10 @@ const NEARLY_SPENT_SHARE = 0.1;
 /** Under a tenth of the bucket (or of the part's cap in it) left, or blocked until the API's window resets. */
 const nearlySpent = (b: TokenBucket, part?: BucketPart): boolean => b.room(part) < Math.max(1, b.limit * NEARLY_SPENT_SHARE);
 
-/** A paginated list's part of its class: what sweeps, or one object's lists, leave to the others. */
-const listPart = (lists: TokenBucket, sweep: boolean): BucketPart => (sweep
-  ? { name: "sweep", leave: Math.floor(lists.limit * SWEEP_RESERVE) }
-  : { name: "object", leave: Math.floor(lists.limit * OBJECT_LIST_RESERVE) });
+/** A paginated list's part of its class: sweeps, or one object's lists. */
+const listPart = (sweep: boolean): BucketPart => (sweep
+  ? { name: "sweep", other: "object", most: SWEEP_RESERVE }
+  : { name: "object", other: "sweep", most: OBJECT_LIST_RESERVE });
 
 export class HttpTransport implements Transport {
   readonly metrics: LinodeClientMetrics;
@@ -230,7 +230,7 @@ export class HttpTransport implements Transport {
   budgetNearlySpent(): boolean {
     if (this.limiter === undefined) return false;
     const lists = this.listBucket(this.limiter);
-    return nearlySpent(this.limiter.budget(this.token)) || nearlySpent(lists, listPart(lists, false));
+    return nearlySpent(this.limiter.budget(this.token)) || nearlySpent(lists, listPart(false));
   }
 
   /**
@@ -242,7 +242,7 @@ export class HttpTransport implements Transport {
     if (this.limiter === undefined) return 0;
     if (nearlySpent(this.limiter.budget(this.token))) return 0;
     const lists = this.listBucket(this.limiter);
-    return lists.waitFor(listPart(lists, true));
+    return lists.waitFor(listPart(true));
   }
 
   /** This token's bucket of the paginated class. */
@@ -318,7 +318,7 @@ export class HttpTransport implements Transport {
     const bucket = buckets[0];
     try {
       for (const [i, b] of buckets.entries()) {
-        const got = await b.acquireWithin(maxWaitMs - throttledMs, signal, i === 0 && rateClass === "list" ? listPart(b, sweep) : undefined);
+        const got = await b.acquireWithin(maxWaitMs - throttledMs, signal, i === 0 && rateClass === "list" ? listPart(sweep) : undefined);
         // A budget that will not be back soon is the caller's to schedule (a RateLimited condition), not a silent stall.
         if (typeof got !== "number") {
           const which = i === 0 ? `${rateClass} rate-limit budget` : "call budget (the share of the API's limit this client may use)";

@@ -55,18 +55,31 @@ export interface TokenBucketOptions {
 }
 
 /**
- * Callers of one kind within a class (e.g. the paginated class's sweeps): together they send at
- * most the bucket's limit less `leave` in any window, so `leave` of it stays for the others.
+ * Callers of one kind within a class (e.g. the paginated class's sweeps), beside another kind
+ * (`other`): in any window this part leaves the other as many requests as the other sent in the
+ * last window and PART_HEADROOM of the limit more (room to grow), but never more than `most`
+ * of the limit. So neither part can take the whole window from the other, and a part the other
+ * does not use costs nothing.
  */
 export interface BucketPart {
   name: string;
-  leave: number;
+  other: string;
+  /** The most this part leaves the other, as a share of the limit (0..1). */
+  most: number;
 }
 
-/** Drops the sends older than the window; then until they leave room for one more under `cap` (0 if they do). */
-function windowWait(sends: number[], cap: number, now: number, windowMs: number): number {
+/** The share of the limit a part leaves the other beyond what the other sent in the last window. */
+export const PART_HEADROOM = 0.05;
+
+/** Drops the sends that have left the window. */
+function inWindow(sends: number[], now: number, windowMs: number): number[] {
   while (sends.length > 0 && (sends[0] ?? now) <= now - windowMs) sends.shift();
-  if (sends.length < cap) return 0;
+  return sends;
+}
+
+/** Until the window's sends leave room for one more under `cap` (0 if they do). */
+function windowWait(sends: number[], cap: number, now: number, windowMs: number): number {
+  if (inWindow(sends, now, windowMs).length < cap) return 0;
   return Math.max(1, (sends[sends.length - cap] ?? now) + windowMs - now);
 }
 
@@ -146,7 +159,7 @@ export class TokenBucket {
     if (this.sent !== undefined) room = Math.min(room, this.capacity - this.sent.length);
     const log = part === undefined ? undefined : this.partSends.get(part.name);
     // waitFor has dropped the sends that left the window.
-    if (part !== undefined) room = Math.min(room, Math.max(1, this.capacity - part.leave) - (log?.length ?? 0));
+    if (part !== undefined) room = Math.min(room, this.partCap(part, this.now()) - (log?.length ?? 0));
     return Math.max(0, room);
   }
 
@@ -165,12 +178,20 @@ export class TokenBucket {
     return windowWait(this.sent, this.capacity, now, this.windowMs);
   }
 
+  /** How many of a window's requests the part may send: the limit less what it leaves the other (BucketPart). */
+  private partCap(part: BucketPart, now: number): number {
+    const others = this.partSends.get(part.other);
+    const used = others === undefined ? 0 : inWindow(others, now, this.windowMs).length;
+    const leave = Math.min(Math.floor(this.capacity * part.most), used + Math.ceil(this.capacity * PART_HEADROOM));
+    return Math.max(1, this.capacity - leave);
+  }
+
   /** Until the part's own sends of the last window leave it room under its cap (0 if they do). */
   private partWait(now: number, part: BucketPart | undefined): number {
     if (part === undefined) return 0;
     const log = this.partSends.get(part.name);
     if (log === undefined) return 0;
-    const wait = windowWait(log, Math.max(1, this.capacity - part.leave), now, this.windowMs);
+    const wait = windowWait(log, this.partCap(part, now), now, this.windowMs);
     if (log.length === 0) this.partSends.delete(part.name);
     // A server that said when its window resets gives every part its cap again then (refill).
     return wait > 0 && this.serverResetAt > now ? Math.min(wait, this.serverResetAt - now) : wait;

@@ -186,34 +186,42 @@ describe("token bucket", () => {
     expect(b.limit).toBe(10);
   });
 
-  it("sweeps and one object's lists each leave the other its part of the window: neither starves the other", () => {
+  it("sweeps and one object's lists each leave the other what it used and a little more, up to a cap: neither starves the other, and an unused part costs nothing", () => {
     let now = 0;
     const b = new TokenBucket({ capacity: 200, windowMs: 60_000, share: 0.5, maxLimit: 200, sliding: true, now: () => now });
-    const sweep = { name: "sweep", leave: 20 };
-    const object = { name: "object", leave: 25 };
-    const takeAll = (part: { name: string; leave: number }): number => { let n = 0; while (b.tryTake(part) === 0) n++; return n; };
-    expect(takeAll(sweep)).toBe(80);
-    // The sweep's wait: until its first send leaves the window.
+    const sweep = { name: "sweep", other: "object", most: 0.2 };
+    const object = { name: "object", other: "sweep", most: 0.25 };
+    const take = (part: typeof sweep, most = Number.POSITIVE_INFINITY): number => { let n = 0; while (n < most && b.tryTake(part) === 0) n++; return n; };
+    // Sweeps alone: they leave one object's lists only the headroom (5 of 100).
+    expect(take(sweep)).toBe(95);
     now = 10_000;
+    // The sweep's wait: until its first send leaves the window.
     expect(b.waitFor(sweep)).toBe(50_000);
-    // One object's lists still go: the window's last twenty are theirs.
-    expect(takeAll(object)).toBe(20);
-    // A minute on, the sweeps' sends have left the window, the objects' not: the sweeps have the rest (80), within their cap.
+    expect(take(object)).toBe(5);
+    // A minute on: the sweeps leave what the object lists used (5) and the headroom.
     now = 60_000;
-    expect(takeAll(sweep)).toBe(80);
-    expect(b.waitFor(sweep)).toBe(60_000);
-    // The other way round: one object's lists fill their cap (75) and the sweeps still have 25.
-    now = 200_000;
-    expect(takeAll(object)).toBe(75);
-    expect(takeAll(sweep)).toBe(25);
+    expect(take(sweep)).toBe(90);
+    expect(take(object)).toBe(5);
     expect(b.tryTake()).toBeGreaterThan(0);
-    // A part's log is per window, whatever reports the class: a minute on, each has its cap again.
+    // Both busy: the sweeps sent 18; one object's lists leave them 18 and the headroom (23), never more than a quarter.
+    now = 200_000;
+    expect(take(sweep, 18)).toBe(18);
+    expect(take(object)).toBe(77);
+    expect(take(sweep)).toBe(5);
+    // What a part leaves the other is capped: sweeps that sent 22 are left a quarter (25), not 27.
     now = 260_000;
-    expect(takeAll(object)).toBe(75);
+    expect(take(sweep, 22)).toBe(22);
+    expect(take(object)).toBe(75);
+    // And object lists that sent 17 are left a fifth (20), not 22: the sweeps stop at 80.
+    now = 320_000;
+    expect(take(object, 17)).toBe(17);
+    expect(take(sweep)).toBe(80);
+    expect(b.tryTake()).toBe(0);
     // A part that must leave as much as the bucket holds still sends one at a time.
     const small = new TokenBucket({ capacity: 2, windowMs: 60_000, share: 0.5, maxLimit: 2, sliding: true, now: () => now });
-    expect(small.tryTake({ name: "sweep", leave: 5 })).toBe(0);
-    expect(small.tryTake({ name: "sweep", leave: 5 })).toBeGreaterThan(0);
+    const greedy = { name: "sweep", other: "object", most: 1 };
+    expect(small.tryTake(greedy)).toBe(0);
+    expect(small.tryTake(greedy)).toBeGreaterThan(0);
   });
 
   it("replicas spending one token divide a class no header reports: each sends its part of the share, the whole again when alone or once the class reports itself", () => {
