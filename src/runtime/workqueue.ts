@@ -52,7 +52,7 @@ export class WorkQueue {
   private readonly routine = new Map<string, string[]>();
   /** Each routine key and when it was queued (a routine key overdue shares the flow's turns: routineMaxWaitMillis). */
   private readonly routineKeys = new Map<string, number>();
-  /** Flows whose last key taken was routine, while they have routine keys overdue. */
+  /** Flows whose last key taken was routine (while they have keys queued): the other lane goes next if both wait. */
   private readonly tookRoutine = new Set<string>();
   private readonly routineMaxWaitMillis: number;
   private queued = 0;
