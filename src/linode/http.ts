@@ -160,9 +160,8 @@ const NEARLY_SPENT_SHARE = 0.1;
 const nearlySpent = (b: TokenBucket, part?: BucketPart): boolean => b.room(part) < Math.max(1, b.limit * NEARLY_SPENT_SHARE);
 
 /** A paginated list's part of its class: sweeps, or one object's lists. */
-const listPart = (sweep: boolean): BucketPart => (sweep
-  ? { name: "sweep", other: "object", most: SWEEP_RESERVE }
-  : { name: "object", other: "sweep", most: OBJECT_LIST_RESERVE });
+const SWEEP_PART: BucketPart = { name: "sweep", other: "object", most: SWEEP_RESERVE };
+const OBJECT_LIST_PART: BucketPart = { name: "object", other: "sweep", most: OBJECT_LIST_RESERVE };
 
 export class HttpTransport implements Transport {
   readonly metrics: LinodeClientMetrics;
@@ -230,7 +229,7 @@ export class HttpTransport implements Transport {
   budgetNearlySpent(): boolean {
     if (this.limiter === undefined) return false;
     const lists = this.listBucket(this.limiter);
-    return nearlySpent(this.limiter.budget(this.token)) || nearlySpent(lists, listPart(false));
+    return nearlySpent(this.limiter.budget(this.token)) || nearlySpent(lists, OBJECT_LIST_PART);
   }
 
   /**
@@ -242,7 +241,7 @@ export class HttpTransport implements Transport {
     if (this.limiter === undefined) return 0;
     if (nearlySpent(this.limiter.budget(this.token))) return 0;
     const lists = this.listBucket(this.limiter);
-    return lists.waitFor(listPart(true));
+    return lists.waitFor(SWEEP_PART);
   }
 
   /** This token's bucket of the paginated class. */
@@ -318,7 +317,7 @@ export class HttpTransport implements Transport {
     const bucket = buckets[0];
     try {
       for (const [i, b] of buckets.entries()) {
-        const got = await b.acquireWithin(maxWaitMs - throttledMs, signal, i === 0 && rateClass === "list" ? listPart(sweep) : undefined);
+        const got = await b.acquireWithin(maxWaitMs - throttledMs, signal, i === 0 && rateClass === "list" ? (sweep ? SWEEP_PART : OBJECT_LIST_PART) : undefined);
         // A budget that will not be back soon is the caller's to schedule (a RateLimited condition), not a silent stall.
         if (typeof got !== "number") {
           const which = i === 0 ? `${rateClass} rate-limit budget` : "call budget (the share of the API's limit this client may use)";

@@ -597,12 +597,26 @@ export class ManagedReconciler {
     const previous = getCondition(pass.m.obj.status?.conditions, "Synced");
     if (outcome.type !== "recheck") await pass.status.write(conditionsOf(outcome, pass), pass.generation);
     if (outcome.type === "held" && outcome.warn && previous?.reason !== outcome.reason) this.deps.events.warning(pass.m.obj, outcome.reason, EventActions.Reconcile, outcome.message);
-    const millis = this.requeueOf(outcome, pass);
-    if (millis === undefined) return {};
-    return outcome.type === "observed" && settled(outcome, pass) ? { requeueAfterMillis: millis, routine: true } : { requeueAfterMillis: millis };
+    return this.requeueOf(outcome, pass);
   }
 
-  private requeueOf(outcome: Outcome, pass: Pass): number | undefined {
+  private requeueOf(outcome: Outcome, pass: Pass): ReconcileResult {
+    if (outcome.type !== "observed") {
+      const millis = this.requeueMillis(outcome);
+      return millis === undefined ? {} : { requeueAfterMillis: millis };
+    }
+    const settledObject = settled(outcome, pass);
+    const millis = pass.after?.pollMillis ?? pass.observed?.pollMillis ?? this.pollMillis(settledObject);
+    // While its calls are contended (objects converging spend the account's budget), a settled
+    // object's next routine look waits one more interval: the budget goes first to what is not
+    // Ready yet, and drift is still put back within twice the interval. A change to it, or to
+    // what it references, wakes it as ever. A settled object's look may also wait behind what is
+    // not settled (routine).
+    if (!settledObject) return { requeueAfterMillis: millis };
+    return { requeueAfterMillis: this.kind.external.contended?.(pass.m) === true ? 2 * millis : millis, routine: true };
+  }
+
+  private requeueMillis(outcome: Exclude<Outcome, { type: "observed" }>): number | undefined {
     switch (outcome.type) {
       // A reference waits for a change to what it names; the rest is looked at on the drift cadence, in case it was a passing error of the API.
       case "held": return outcome.poll ? this.pollMillis(true) : undefined;
@@ -613,15 +627,6 @@ export class ManagedReconciler {
       case "recheck": return Timings.afterUpdateMillis;
       case "deleting": return Timings.deletePollMillis;
       case "failed": return undefined;
-      case "observed": {
-        const settledObject = settled(outcome, pass);
-        const millis = pass.after?.pollMillis ?? pass.observed?.pollMillis ?? this.pollMillis(settledObject);
-        // While its calls are contended (objects converging spend the account's budget), a settled
-        // object's next routine look waits one more interval: the budget goes first to what is not
-        // Ready yet, and drift is still put back within twice the interval. A change to it, or to
-        // what it references, wakes it as ever.
-        return settledObject && this.kind.external.contended?.(pass.m) === true ? 2 * millis : millis;
-      }
     }
   }
 

@@ -59,7 +59,7 @@ export class WorkQueue {
   private readonly dirty = new Set<string>();
   /** Keys being worked on, with the flow each was taken from. */
   private readonly processing = new Map<string, string>();
-  private readonly delayed = new Map<string, { due: number; timer: NodeJS.Timeout; routine: boolean }>();
+  private readonly delayed = new Map<string, { due: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
   /** Keys whose pass waits out a retry with its flow's place lent (lend). */
@@ -156,7 +156,7 @@ export class WorkQueue {
       if (routine) this.addRoutine(key);
       else this.add(key);
     }, delayMillis);
-    this.delayed.set(key, { due, timer, routine });
+    this.delayed.set(key, { due, timer });
   }
 
   /** Re-adds after the key's next backoff delay; returns that delay. */

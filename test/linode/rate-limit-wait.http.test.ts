@@ -38,13 +38,19 @@ describe("the rate-limit wait metric", () => {
   });
 });
 
+/** A server answering every list empty, and a client allowed `perMinute` paginated GETs. */
+async function emptyListsServed(perMinute: number): Promise<{ srv: ScriptedServer; tc: ReturnType<typeof makeClient> }> {
+  const srv = await startScriptedServer((_n, _req, res) => { sendJson(res, 200, { data: [], page: 1, pages: 1, results: 0 }); });
+  cleanups.push(() => srv.close());
+  const tc = makeClient({ url: srv.url }, { rateLimit: new RateLimiter({ listLimitPerMinute: perMinute }) });
+  cleanups.push(() => tc.client.close());
+  return { srv, tc };
+}
+
 describe("a sweep and the paginated class", () => {
   it("a sweep leaves the lists one object waits on what they used and a little more: a lookup is not held behind sweeps", async () => {
-    const srv = await startScriptedServer((_n, _req, res) => { sendJson(res, 200, { data: [], page: 1, pages: 1, results: 0 }); });
-    cleanups.push(() => srv.close());
     // Ten paginated GETs a minute, and no lookup yet: sweeps leave the headroom, one.
-    const tc = makeClient({ url: srv.url }, { rateLimit: new RateLimiter({ listLimitPerMinute: 10 }) });
-    cleanups.push(() => tc.client.close());
+    const { srv, tc } = await emptyListsServed(10);
     const dbs = tc.client.databases.engine("mysql");
     const once = { retry: { maxRateLimitWaitMs: 0 } };
     const sweep = (): Promise<unknown> => dbs.listAll({ sweep: true, ...once });
@@ -62,11 +68,8 @@ describe("a sweep and the paginated class", () => {
   });
 
   it("one object's lists leave the sweeps what they used and a little more: a sweep still goes when lookups have filled the rest", async () => {
-    const srv = await startScriptedServer((_n, _req, res) => { sendJson(res, 200, { data: [], page: 1, pages: 1, results: 0 }); });
-    cleanups.push(() => srv.close());
     // Twenty paginated GETs a minute, and no sweep yet: one object's lists leave the headroom, one.
-    const tc = makeClient({ url: srv.url }, { rateLimit: new RateLimiter({ listLimitPerMinute: 20 }) });
-    cleanups.push(() => tc.client.close());
+    const { srv, tc } = await emptyListsServed(20);
     const dbs = tc.client.databases.engine("mysql");
     const once = { retry: { maxRateLimitWaitMs: 0 } };
     for (let i = 0; i < 19; i++) expect(await dbs.findByLabel(`db-${String(i)}`, once)).toBeUndefined();
