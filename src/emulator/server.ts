@@ -152,7 +152,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   const { route, params } = match;
   const routeKey = `${method} ${route.template.replace("+}", "}")}`;
   counts.set(routeKey, (counts.get(routeKey) ?? 0) + 1);
-  const headers: Record<string, string> = { "X-Accepted-OAuth-Scopes": acceptedScope(route.area, route.level) };
+  // The answer's Date is the emulated clock's, as the records' times are: a client may compare them.
+  const headers: Record<string, string> = { Date: new Date(ctx.clock.now()).toUTCString(), "X-Accepted-OAuth-Scopes": acceptedScope(route.area, route.level) };
 
   let principal: Principal;
   try {
@@ -213,6 +214,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     body = { errors: err.errors };
     Object.assign(headers, err.headers);
   }
+  headers["Date"] = new Date(ctx.clock.now()).toUTCString();
   if (method !== "GET") {
     deps.mutations.push({ receivedAt, answeredAt: Date.now(), method, route: routeKey, path, status, user: principal.user.username, token: `${principal.token.slice(0, 4)}…`, userAgent: req.headers["user-agent"] ?? "" });
     if (deps.mutations.length > MUTATION_LOG_SIZE) deps.mutations.splice(0, deps.mutations.length - MUTATION_LOG_SIZE);

@@ -17,6 +17,15 @@ import {
 export type Database = Camelize<z.output<typeof databaseSchema>>;
 export type DatabaseBackup = Camelize<z.output<typeof backupSchema>>;
 export type DatabaseCredentials = Camelize<z.output<typeof credentialsSchema>>;
+/** Credentials and when the API served them (epoch milliseconds, whole seconds), if it said. */
+export type ServedCredentials = DatabaseCredentials & { servedAt?: number };
+
+/** An HTTP Date header's time; undefined when absent, repeated or not a date. */
+function httpDate(v: string | string[] | undefined): number | undefined {
+  if (typeof v !== "string") return undefined;
+  const at = Date.parse(v);
+  return Number.isFinite(at) ? at : undefined;
+}
 export type DatabaseSslCertificate = Camelize<z.output<typeof sslCertificateSchema>>;
 export type DatabaseEngineInfo = Camelize<z.output<typeof engineSchema>>;
 export type DatabaseType = Camelize<z.output<typeof databaseTypeSchema>>;
@@ -187,8 +196,17 @@ export class DatabaseEngineApi {
     return this.transport.request({ method: "GET", route: `/databases/${this.engine}/config`, schema: engineConfigCatalogueSchema }, opts);
   }
 
-  getCredentials(instanceId: number, opts?: CallOptions): Promise<DatabaseCredentials> {
-    return this.transport.request({ method: "GET", route: `${this.base}/{instanceId}/credentials`, params: { instanceId }, schema: credentialsSchema }, opts);
+  /**
+   * With the time the API served them (its Date header, one-second resolution; absent when the
+   * answer has none): a caller can tell a read made in a later second than a record's `updated`.
+   */
+  async getCredentials(instanceId: number, opts?: CallOptions): Promise<ServedCredentials> {
+    let servedAt: number | undefined;
+    const credentials = await this.transport.request({
+      method: "GET", route: `${this.base}/{instanceId}/credentials`, params: { instanceId }, schema: credentialsSchema,
+      onHeaders: (h) => { servedAt = httpDate(h["date"]); },
+    }, opts);
+    return servedAt === undefined ? credentials : { ...credentials, servedAt };
   }
 
   resetCredentials(instanceId: number, opts?: CallOptions): Promise<void> {

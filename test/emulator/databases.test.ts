@@ -37,6 +37,24 @@ describe("engines and types", () => {
   });
 });
 
+describe("the answers' Date header", () => {
+  it("is the emulated clock's, as records' times are: a record an answer changed is `updated` in that answer's second", async () => {
+    const id = await activeDb();
+    emu.advance(3_600);
+    const view = await api.get(`${M}/${String(id)}`);
+    const served = Date.parse(view.headers.get("date") ?? "");
+    // An hour on, as the clock was moved: not the real time the answer left.
+    expect(served - Date.now()).toBeGreaterThan(3_500_000);
+    const change = await api.put(`${M}/${String(id)}`, { allow_list: ["203.0.113.7/32"] });
+    expect(change.status).toBe(200);
+    const after = await api.get(`${M}/${String(id)}`);
+    const updated = Date.parse(`${String(after.body.updated)}Z`);
+    // The same second (or the next, should the answer cross a second's edge).
+    const gap = Math.floor(Date.parse(change.headers.get("date") ?? "") / 1000) - Math.floor(updated / 1000);
+    expect(gap === 0 || gap === 1).toBe(true);
+  });
+});
+
 describe("create", () => {
   it("applies the spec defaults (MySQL) and answers provisioning with null hosts", async () => {
     const res = await api.post(M, mysqlBody({ allow_list: ["203.0.113.9", "0.0.0.0/0", "192.0.1.0/24"] }));

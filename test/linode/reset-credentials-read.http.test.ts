@@ -9,7 +9,7 @@ import { LinodeError, type Database, type LinodeClient } from "../../src/linode/
 import { DatabaseConnection } from "../../src/resources/managed-database/connection.ts";
 import type { ManagedDatabaseSpec } from "../../src/resources/managed-database/schema.ts";
 import type { Managed, Observed, PublishedConnection } from "../../src/runtime/managed.ts";
-import { eventually, label, makeClient, metricValue, startTestEmulator, type Emulator } from "./helpers.ts";
+import { eventually, label, makeClient, metricValue, startTestEmulator, TOKEN, type Emulator } from "./helpers.ts";
 
 let emu: Emulator;
 let tc: ReturnType<typeof makeClient>;
@@ -64,11 +64,18 @@ function confirmedPublished(secret: string, readAgo: number, asOf = db.updated):
   return { ...p, annotations: { ...p.annotations, [UNCONFIRMED]: "false" } };
 }
 
+/** The emulator's clock (its answers' Date header), to the second. */
+async function emulatorNow(): Promise<number> {
+  const res = await fetch(`${emu.url}/databases/mysql/instances/${db.id}/credentials`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  await res.arrayBuffer();
+  return Date.parse(res.headers.get("date") ?? "");
+}
+
 const credentialReads = (): Promise<number> => metricValue(tc.registry, "linode_api_requests_total", { route: "/databases/mysql/instances/{instanceId}/credentials", method: "GET" });
 
-async function look(m: Managed<ManagedDatabaseSpec>, p: PublishedConnection): Promise<{ password: string | undefined; annotations: Record<string, string>; reads: number }> {
+async function look(m: Managed<ManagedDatabaseSpec>, p: PublishedConnection, external: Database = db): Promise<{ password: string | undefined; annotations: Record<string, string>; reads: number }> {
   const before = await credentialReads();
-  const details = await new DatabaseConnection(client).details(m, { external: db } as Observed<Database, never>, p, AbortSignal.timeout(10_000));
+  const details = await new DatabaseConnection(client).details(m, { external } as Observed<Database, never>, p, AbortSignal.timeout(10_000));
   return { password: details?.data.password, annotations: details?.annotations ?? {}, reads: (await credentialReads()) - before };
 }
 
@@ -89,11 +96,24 @@ describe("credentials read anew are confirmed a second later", () => {
     expect(later.annotations[UNCONFIRMED]).toBe("false");
   });
 
-  it("`updated` moved with no reset of ours and the password unchanged (a reset in flight, or a backup): read, and unconfirmed until a read a second later", async () => {
-    const moved = await look(managed(10 * 60_000), confirmedPublished(password, 60_000, "2020-01-01T00:00:00"));
+  it("`updated` moved with no reset of ours and the password unchanged (a reset in flight, or a backup), read within two seconds of it: unconfirmed until a read a second later", async () => {
+    // `updated` as the API would write it this very second (its clock is the emulator's, and the Date header says so).
+    const justNow = { ...db, updated: new Date(await emulatorNow()).toISOString().slice(0, 19) };
+    const moved = await look(managed(10 * 60_000), confirmedPublished(password, 60_000, "2020-01-01T00:00:00"), justNow);
     expect(moved).toMatchObject({ password, reads: 1 });
     expect(moved.annotations[UNCONFIRMED]).toBe("true");
-    expect(moved.annotations["linode.operator.dev/credentials-as-of"]).toBe(db.updated);
+    expect(moved.annotations["linode.operator.dev/credentials-as-of"]).toBe(justNow.updated);
+  });
+
+  it("`updated` moved with no reset of ours, the API serving the read seconds after it: one read, confirmed by it", async () => {
+    const earlier = { ...db, updated: new Date((await emulatorNow()) - 5_000).toISOString().slice(0, 19) };
+    const moved = await look(managed(10 * 60_000), confirmedPublished(password, 60_000, "2020-01-01T00:00:00"), earlier);
+    expect(moved).toMatchObject({ password, reads: 1 });
+    expect(moved.annotations[UNCONFIRMED]).toBe("false");
+    expect(moved.annotations["linode.operator.dev/credentials-as-of"]).toBe(earlier.updated);
+    // Confirmed: the next pass at the same `updated` reads nothing.
+    const published = { data: { username: "linroot", password, "ca.crt": caPem }, annotations: moved.annotations };
+    expect(await look(managed(10 * 60_000), published, earlier)).toMatchObject({ password, reads: 0 });
   });
 
   it("confirmed, an unchanged `updated` is trusted: no read, within the window after a reset or outside it", async () => {

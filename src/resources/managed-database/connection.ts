@@ -9,13 +9,16 @@
 // landing close together (one sent by a replica killed before it recorded it, one by its
 // successor). So credentials read anew for a database already published (its `updated` moved,
 // or a reset of ours) are marked unconfirmed, and read again until a read at least a second
-// after the first agrees: one more read for each such change.
+// after the first agrees: one more read for each such change. Not when `updated` moved with no
+// reset of ours (a backup, a resize) and the API served the read seconds after `updated`'s
+// second (its Date header): a change that read missed would have moved `updated` again.
 // The CA certificate is read with the first credentials of a database and again whenever its
 // credentials change; a move of `updated` that leaves them alone keeps the published one.
 // The runtime writes and reads back the Secret.
 import type { Database, LinodeClient } from "../../linode/index.ts";
 import { decodeCaCertificate } from "../../linode/index.ts";
 import { ConditionReasons as R, TerminalError, type ConnectionDetails, type ConnectionSource, type Managed, type Observed, type PublishedConnection } from "../../runtime/contract.ts";
+import { parseApiTime } from "../shared/api-time.ts";
 import { nameWithSuffix } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 import { bindingSecretType, connectionSecretData } from "./connection-secret.ts";
@@ -35,6 +38,8 @@ const UNCONFIRMED_ANNOTATION = "linode.operator.dev/credentials-unconfirmed";
 const READ_AT_ANNOTATION = "linode.operator.dev/credentials-read-at";
 /** `updated`'s resolution: a read this long after another saw every change made in that one's second. */
 const CONFIRM_AFTER_MILLIS = 1_000;
+/** Whole seconds between `updated`'s second and a read's for that read to have seen every change up to `updated` (one of them for the API servers' clocks). */
+const CLOCK_MARGIN_SECONDS = 2;
 /** How long a CA certificate read without its credentials waits for the pass that reads them (a deferred pass comes back within a budget window). */
 const KEEP_CA_MILLIS = 5 * 60_000;
 
@@ -138,7 +143,8 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
         // a second from now, but a database's first credentials, which no earlier change can hide behind.
         // Taken once the answer is in: the confirming read then waits a second past when the API served this one.
         readAt = String(Date.now());
-        unconfirmed = sameDatabase !== undefined || reset !== undefined ? "true" : settle;
+        const hidden = reset !== undefined || (sameDatabase !== undefined && !servedSecondsAfter(c.servedAt, db.updated));
+        unconfirmed = hidden ? "true" : settle;
       }
     }
     let data: Record<string, string>;
@@ -164,6 +170,19 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
       },
     };
   }
+}
+
+/**
+ * Whether the API served a read at least CLOCK_MARGIN_SECONDS whole seconds after the second of
+ * `updated`: then a change that read missed would have moved `updated` to a later second, so no
+ * confirming read is needed. Both times are the API's own; the margin allows for its servers'
+ * clocks to differ by up to a second. A read with no Date header is never served after.
+ */
+export function servedSecondsAfter(servedAt: number | undefined, updated: string): boolean {
+  if (servedAt === undefined) return false;
+  const updatedAt = parseApiTime(updated);
+  if (!Number.isFinite(updatedAt)) return false;
+  return Math.floor(servedAt / 1000) - Math.floor(updatedAt / 1000) >= CLOCK_MARGIN_SECONDS;
 }
 
 /** The credentials a published connection Secret holds, if it holds them all. */
