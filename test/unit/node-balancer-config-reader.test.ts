@@ -14,10 +14,15 @@ const nb = (updated: string): NodeBalancer => ({ id: 1, updated }) as unknown as
 
 function fake() {
   const calls: string[] = [];
-  const state = { configs: [config(1), config(2)] };
+  // `holdNodes`: the nodes list of this config is refused, as the call budget holds one back (the pass is deferred).
+  const state: { configs: NodeBalancerConfig[]; holdNodes?: number } = { configs: [config(1), config(2)] };
   const nodeBalancers = {
     listAllConfigs: () => { calls.push("configs"); return Promise.resolve(state.configs); },
-    listAllNodes: (_id: number, c: number) => { calls.push(`nodes ${String(c)}`); return Promise.resolve([node(c, 1), node(c, 2)]); },
+    listAllNodes: (_id: number, c: number) => {
+      if (state.holdNodes === c) return Promise.reject(new Error("held back by the call budget"));
+      calls.push(`nodes ${String(c)}`);
+      return Promise.resolve([node(c, 1), node(c, 2)]);
+    },
     listAllFirewalls: () => { calls.push("firewalls"); return Promise.resolve([{ id: 7, label: "fw", status: "enabled" }]); },
   };
   return { linode: { nodeBalancers } as unknown as LinodeClient, calls, state };
@@ -124,6 +129,55 @@ describe("ConfigReader", () => {
     await r.read(nb(now), signal, every);
     expect(calls).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
     expect((await r.read(nb(T1), signal, every)).updated).toBe(T1);
+  });
+
+  it("a read cut short (a nodes list held back) is gone on with by the next pass: no list read twice", async () => {
+    const { linode, calls, state } = fake();
+    const r = new ConfigReader(linode, 0);
+    state.holdNodes = 2;
+    await expect(r.read(nb(T1), signal, every)).rejects.toThrow("held back");
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1"]);
+    delete state.holdNodes;
+    const read = await r.read(nb(T1), signal, every);
+    expect(calls.splice(0)).toEqual(["nodes 2", "firewalls"]);
+    expect(read.configs.map((c) => c.nodes.length)).toEqual([2, 2]);
+    expect(read.updated).toBe(T1);
+    // Whole now: the next look reads the configs list alone, as after any read.
+    await r.read(nb(T1), signal, every);
+    expect(calls.splice(0)).toEqual(["configs"]);
+    expect(r.size).toBe(1);
+  });
+
+  it("a read cut short is not gone on with once `updated` moved, a minute passed, or we changed the NodeBalancer", async () => {
+    const { linode, calls, state } = fake();
+    const cutShort = async (r: ConfigReader): Promise<void> => {
+      state.holdNodes = 2;
+      await expect(r.read(nb(T1), signal, every)).rejects.toThrow("held back");
+      delete state.holdNodes;
+      calls.splice(0);
+    };
+    const moved = new ConfigReader(linode, 0);
+    await cutShort(moved);
+    await moved.read(nb(T2), signal, every);
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+
+    const late = new ConfigReader(linode, 0);
+    await cutShort(late);
+    vi.setSystemTime(Date.now() + 60_000);
+    await late.read(nb(T1), signal, every);
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+
+    const ours = new ConfigReader(linode, 0);
+    await cutShort(ours);
+    ours.changed(1, [2]);
+    await ours.read(nb(T1), signal, every);
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+    // Invalidated (the NodeBalancer gone): nothing is kept of it.
+    const gone = new ConfigReader(linode, 0);
+    await cutShort(gone);
+    expect(gone.size).toBe(1);
+    gone.invalidate(1);
+    expect(gone.size).toBe(0);
   });
 
   it("the safety net, when set, reads everything again a period apart whatever `updated` says", async () => {

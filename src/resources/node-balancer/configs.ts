@@ -19,7 +19,11 @@
 //    that same second, so such a read is not trusted (the next look reads in full again, and
 //    status records `updated` only from a trusted read); clocks are taken to agree within 2 s;
 //  - the safety net, a full read a fixed period apart whatever `updated` says, is off unless
-//    --nodebalancer-reread-seconds sets that period (for an API where the assumption fails).
+//    --nodebalancer-reread-seconds sets that period (for an API where the assumption fails);
+//  - a read cut short (the call budget held a nodes list back and deferred the pass, or a call
+//    failed) keeps what it got for the next pass, for a budget window and while `updated` stays:
+//    that pass goes on from where it stopped instead of reading the configs list and the first
+//    configs' nodes again.
 import type { LinodeClient, NodeBalancer, NodeBalancerConfig, NodeBalancerNode } from "../../linode/index.ts";
 import type { AttachedFirewall, ObservedConfig } from "./diff.ts";
 import { parseApiTime } from "../shared/api-time.ts";
@@ -93,6 +97,17 @@ const TRUST_AFTER_MILLIS = 3_000;
  * of margin on top of the trust window).
  */
 export const FIRST_TRUSTED_LOOK_MILLIS = TRUST_AFTER_MILLIS + 1_000;
+/** How long a read cut short is kept for the next pass: a deferred pass comes back within a budget window (the API's is a minute). */
+const KEEP_CUT_SHORT_MILLIS = 60_000;
+
+/** What a read cut short got: its configs list and the nodes lists it read, against the NodeBalancer's `updated` then. */
+interface CutShort {
+  updated: string;
+  /** When its configs list was read. */
+  at: number;
+  listed: NodeBalancerConfig[];
+  nodes: Map<number, NodeBalancerNode[]>;
+}
 
 export class ConfigReader {
   private readonly linode: LinodeClient;
@@ -101,6 +116,8 @@ export class ConfigReader {
   private readonly seen = new Map<number, Seen>();
   /** NodeBalancers we just created without a firewall: none to read at their first look. */
   private readonly createdBare = new Set<number>();
+  /** Reads cut short, by NodeBalancer id, for the pass that goes on with them. */
+  private readonly cutShort = new Map<number, CutShort>();
 
   /** `fullRefreshMillis`: the safety net's period, 0 = off. */
   constructor(linode: LinodeClient, fullRefreshMillis: number, random: () => number = Math.random) {
@@ -111,7 +128,7 @@ export class ConfigReader {
 
   /** How many NodeBalancers this reader remembers (a gauge: back to its steady size after deletions). */
   get size(): number {
-    return this.seen.size + this.createdBare.size;
+    return this.seen.size + this.createdBare.size + this.cutShort.size;
   }
 
   async read(nb: NodeBalancer, signal: AbortSignal, opts: ReadOptions): Promise<Attached> {
@@ -127,30 +144,53 @@ export class ConfigReader {
     // After a restart, status's record stands in for the last read while `updated` says nothing changed since.
     const recorded = prev === undefined && opts.recorded?.updated === nb.updated ? opts.recorded : undefined;
     const stale = prev?.ours?.configIds ?? new Set<number>();
-    const listed = await api.listAllConfigs(nb.id, { signal });
-    // A settled look trusts a NodeBalancer list up to a window old, so `updated` may predate a
-    // change the configs list shows: a config changed (or added, or gone) without our doing means
-    // the NodeBalancer changed outside, its other configs' nodes perhaps with it (they move no
-    // field of their config): all is read again, as when `updated` moves.
-    const whole = full || changedOutside(listed, prev.configs, stale);
-    const known = whole ? new Map<number, ObservedConfig>() : new Map(prev.configs.map((c) => [c.id, c]));
-    const configs: ObservedConfig[] = [];
-    for (const c of listed) {
-      const before = known.get(c.id);
-      const reuse = before !== undefined && !stale.has(c.id) && unchanged(c, before) ? before.nodes : recordedNodes(recorded, nb.id, c);
-      configs.push({ ...c, nodes: reuse ?? await api.listAllNodes(nb.id, c.id, { signal }) });
+    const kept = this.resume(nb, at);
+    // The time of the oldest read this one is made of: what trust and the health counts' age go by.
+    const readAt = kept?.at ?? at;
+    const listed = kept?.listed ?? await api.listAllConfigs(nb.id, { signal });
+    const progress: CutShort = { updated: nb.updated, at: readAt, listed, nodes: new Map(kept?.nodes) };
+    try {
+      // A settled look trusts a NodeBalancer list up to a window old, so `updated` may predate a
+      // change the configs list shows: a config changed (or added, or gone) without our doing means
+      // the NodeBalancer changed outside, its other configs' nodes perhaps with it (they move no
+      // field of their config): all is read again, as when `updated` moves.
+      const whole = full || changedOutside(listed, prev.configs, stale);
+      const known = whole ? new Map<number, ObservedConfig>() : new Map(prev.configs.map((c) => [c.id, c]));
+      const configs: ObservedConfig[] = [];
+      for (const c of listed) {
+        const before = known.get(c.id);
+        const reuse = before !== undefined && !stale.has(c.id) && unchanged(c, before) ? before.nodes : recordedNodes(recorded, nb.id, c);
+        let nodes = reuse ?? progress.nodes.get(c.id);
+        if (nodes === undefined) {
+          nodes = await api.listAllNodes(nb.id, c.id, { signal });
+          progress.nodes.set(c.id, nodes);
+        }
+        configs.push({ ...c, nodes });
+      }
+      configs.sort((a, b) => a.port - b.port);
+      const bare = this.createdBare.delete(nb.id) && prev === undefined && !opts.firewallsNow ? [] : undefined;
+      const firewalls = bare ?? await this.firewalls(nb.id, prev, whole, recorded, opts.firewallsNow, signal);
+      // The first read's next full one falls anywhere in the period: NodeBalancers first read
+      // together (a start, a restart) are then re-read a few at a time, not all in one window.
+      const period = this.fullRefreshMillis;
+      const nextFullAt = period === 0 ? Infinity : prev !== undefined && !whole ? prev.nextFullAt : at + period * (prev === undefined ? this.random() : 1);
+      const trusted = readAt - parseApiTime(nb.updated) > TRUST_AFTER_MILLIS;
+      const seen: Seen = { at: nb.updated, trusted, ...(trusted ? { updated: nb.updated } : {}), configsAt: readAt, nextFullAt, configs, firewalls };
+      this.seen.set(nb.id, seen);
+      return seen;
+    } catch (err) {
+      this.cutShort.set(nb.id, progress);
+      throw err;
     }
-    configs.sort((a, b) => a.port - b.port);
-    const bare = this.createdBare.delete(nb.id) && prev === undefined && !opts.firewallsNow ? [] : undefined;
-    const firewalls = bare ?? await this.firewalls(nb.id, prev, whole, recorded, opts.firewallsNow, signal);
-    // The first read's next full one falls anywhere in the period: NodeBalancers first read
-    // together (a start, a restart) are then re-read a few at a time, not all in one window.
-    const period = this.fullRefreshMillis;
-    const nextFullAt = period === 0 ? Infinity : prev !== undefined && !whole ? prev.nextFullAt : at + period * (prev === undefined ? this.random() : 1);
-    const trusted = at - parseApiTime(nb.updated) > TRUST_AFTER_MILLIS;
-    const seen: Seen = { at: nb.updated, trusted, ...(trusted ? { updated: nb.updated } : {}), configsAt: at, nextFullAt, configs, firewalls };
-    this.seen.set(nb.id, seen);
-    return seen;
+  }
+
+  /** A read cut short for this NodeBalancer that the pass may go on with (taken: it is kept again only if this one is cut short too). */
+  private resume(nb: NodeBalancer, at: number): CutShort | undefined {
+    // Expired ones go at every read: a NodeBalancer not read again leaves nothing behind for long.
+    for (const [id, c] of this.cutShort) if (at - c.at >= KEEP_CUT_SHORT_MILLIS) this.cutShort.delete(id);
+    const kept = this.cutShort.get(nb.id);
+    this.cutShort.delete(nb.id);
+    return kept?.updated === nb.updated ? kept : undefined;
   }
 
   /** Read now: when asked, when there is no earlier read (status's record after a restart stands in), after a full read or a change of ours. */
@@ -166,6 +206,7 @@ export class ConfigReader {
 
   /** We changed the NodeBalancer (and these configs): read their nodes again, and take its new `updated` as ours. */
   changed(id: number, configIds: readonly number[]): void {
+    this.cutShort.delete(id);
     const prev = this.seen.get(id);
     if (prev === undefined) return;
     const ids = prev.ours?.configIds ?? new Set<number>();
@@ -183,6 +224,7 @@ export class ConfigReader {
   invalidate(id: number): void {
     this.seen.delete(id);
     this.createdBare.delete(id);
+    this.cutShort.delete(id);
   }
 }
 
