@@ -19,13 +19,6 @@ export type DatabaseBackup = Camelize<z.output<typeof backupSchema>>;
 export type DatabaseCredentials = Camelize<z.output<typeof credentialsSchema>>;
 /** Credentials and when the API served them (epoch milliseconds, whole seconds), if it said. */
 export type ServedCredentials = DatabaseCredentials & { servedAt?: number };
-
-/** An HTTP Date header's time; undefined when absent, repeated or not a date. */
-function httpDate(v: string | string[] | undefined): number | undefined {
-  if (typeof v !== "string") return undefined;
-  const at = Date.parse(v);
-  return Number.isFinite(at) ? at : undefined;
-}
 export type DatabaseSslCertificate = Camelize<z.output<typeof sslCertificateSchema>>;
 export type DatabaseEngineInfo = Camelize<z.output<typeof engineSchema>>;
 export type DatabaseType = Camelize<z.output<typeof databaseTypeSchema>>;
@@ -37,6 +30,14 @@ export type MaintenanceWindow = NonNullable<Database["updates"]>;
  * engine parameters, private networks). A database without the field predates it: legacy.
  */
 export type DatabasePlatform = "legacy" | "current";
+
+/** An HTTP Date header's time; undefined when absent, repeated or not a date. */
+function httpDate(v: string | string[] | undefined): number | undefined {
+  if (typeof v !== "string") return undefined;
+  const at = Date.parse(v);
+  return Number.isFinite(at) ? at : undefined;
+}
+
 export const databasePlatform = (db: Pick<Database, "platform">): DatabasePlatform =>
   (db.platform === undefined || db.platform === "rdbms-legacy" ? "legacy" : "current");
 
