@@ -97,9 +97,17 @@ describe("credentials read anew are confirmed a second later", () => {
   });
 
   it("`updated` moved with no reset of ours and the password unchanged (a reset in flight, or a backup), read within two seconds of it: unconfirmed until a read a second later", async () => {
-    // `updated` as the API would write it this very second (its clock is the emulator's, and the Date header says so).
-    const justNow = { ...db, updated: new Date(await emulatorNow()).toISOString().slice(0, 19) };
-    const moved = await look(managed(10 * 60_000), confirmedPublished(password, 60_000, "2020-01-01T00:00:00"), justNow);
+    // `updated` as the API would write it this very second (its clock is the emulator's, and the
+    // Date header says so); the clock stands still meanwhile, so a slow machine cannot move the read on.
+    emu.setTimeScale(0);
+    let moved: Awaited<ReturnType<typeof look>>;
+    let justNow: Database;
+    try {
+      justNow = { ...db, updated: new Date(await emulatorNow()).toISOString().slice(0, 19) };
+      moved = await look(managed(10 * 60_000), confirmedPublished(password, 60_000, "2020-01-01T00:00:00"), justNow);
+    } finally {
+      emu.setTimeScale(1);
+    }
     expect(moved).toMatchObject({ password, reads: 1 });
     expect(moved.annotations[UNCONFIRMED]).toBe("true");
     expect(moved.annotations["linode.operator.dev/credentials-as-of"]).toBe(justNow.updated);
