@@ -1,7 +1,7 @@
 // When a credentials read needs no confirming read: the API served it (its Date header) at
 // least two whole seconds after `updated`'s second. Both are the API's clock, to the second.
 import { describe, expect, it } from "vitest";
-import { servedSecondsAfter } from "../../src/resources/managed-database/connection.ts";
+import { servedSecondsAfter } from "../../src/resources/shared/api-time.ts";
 
 const at = (s: string): number => Date.parse(s);
 

@@ -18,7 +18,7 @@
 import type { Database, LinodeClient } from "../../linode/index.ts";
 import { decodeCaCertificate } from "../../linode/index.ts";
 import { ConditionReasons as R, TerminalError, type ConnectionDetails, type ConnectionSource, type Managed, type Observed, type PublishedConnection } from "../../runtime/contract.ts";
-import { parseApiTime } from "../shared/api-time.ts";
+import { servedSecondsAfter } from "../shared/api-time.ts";
 import { nameWithSuffix } from "../shared/derived-label.ts";
 import { linodeCall } from "../shared/linode-errors.ts";
 import { bindingSecretType, connectionSecretData } from "./connection-secret.ts";
@@ -38,8 +38,6 @@ const UNCONFIRMED_ANNOTATION = "linode.operator.dev/credentials-unconfirmed";
 const READ_AT_ANNOTATION = "linode.operator.dev/credentials-read-at";
 /** `updated`'s resolution: a read this long after another saw every change made in that one's second. */
 const CONFIRM_AFTER_MILLIS = 1_000;
-/** Whole seconds between `updated`'s second and a read's for that read to have seen every change up to `updated` (one of them for the API servers' clocks). */
-const CLOCK_MARGIN_SECONDS = 2;
 /** How long a CA certificate read without its credentials waits for the pass that reads them (a deferred pass comes back within a budget window). */
 const KEEP_CA_MILLIS = 5 * 60_000;
 
@@ -170,19 +168,6 @@ export class DatabaseConnection implements ConnectionSource<ManagedDatabaseSpec,
       },
     };
   }
-}
-
-/**
- * Whether the API served a read at least CLOCK_MARGIN_SECONDS whole seconds after the second of
- * `updated`: then a change that read missed would have moved `updated` to a later second, so no
- * confirming read is needed. Both times are the API's own; the margin allows for its servers'
- * clocks to differ by up to a second. A read with no Date header is never served after.
- */
-export function servedSecondsAfter(servedAt: number | undefined, updated: string): boolean {
-  if (servedAt === undefined) return false;
-  const updatedAt = parseApiTime(updated);
-  if (!Number.isFinite(updatedAt)) return false;
-  return Math.floor(servedAt / 1000) - Math.floor(updatedAt / 1000) >= CLOCK_MARGIN_SECONDS;
 }
 
 /** The credentials a published connection Secret holds, if it holds them all. */
