@@ -21,6 +21,7 @@ import { Latency, latencySchema } from "./latency.ts";
 import { Random } from "./random.ts";
 import { RateLimiter, rateLimitConfigSchema, type RateLimitConfig } from "./rate-limit.ts";
 import { Router } from "./router.ts";
+import { RequestLog, type RequestRecord } from "./request-log.ts";
 import { createEmulatorServer, type MutationRecord } from "./server.ts";
 import { deserializeState, emptyState, serializeState, type SerializedState } from "./store.ts";
 
@@ -82,6 +83,8 @@ export interface RunningEmulator {
   resetRequestCounts(): void;
   /** Every POST, PUT and DELETE handled (the last 10,000), with wall-clock times and the token's first characters. */
   mutations(): readonly MutationRecord[];
+  /** Every routed request (GETs too) the API answered, the last 20,000, oldest first: where a slow figure's time went. */
+  requests(): RequestRecord[];
   dump(): SerializedState;
   /** Writes the state file now (no-op without one). */
   save(): Promise<void>;
@@ -133,10 +136,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   };
   const counts = new Map<string, number>();
   const mutations: MutationRecord[] = [];
+  const requests = new RequestLog();
   const saver = opts.stateFile === undefined ? null : new Saver(opts.stateFile, () => serializeState(ctx.state, ctx.clock.now()));
   const onMutation = () => saver?.schedule();
   const server = createEmulatorServer({
-    ctx, router: buildRouter(), counts, mutations, onMutation, admin: createAdminHandler({ ctx, counts, mutations, onMutation }),
+    ctx, router: buildRouter(), counts, mutations, requests, onMutation, admin: createAdminHandler({ ctx, counts, mutations, onMutation }),
   });
   const host = opts.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
@@ -159,6 +163,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     requestCounts: () => Object.fromEntries(counts),
     resetRequestCounts: () => { counts.clear(); },
     mutations: () => mutations,
+    requests: () => requests.entries(),
     dump: () => serializeState(ctx.state, clock.now()),
     save: async () => { await saver?.flush(); },
     close: () => {

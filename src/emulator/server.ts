@@ -7,6 +7,7 @@ import { RawJson, type EmulatorContext, type RequestContext } from "./context.ts
 import { ApiError } from "./errors.ts";
 import type { Router } from "./router.ts";
 import { accountState, noteStateChange } from "./store.ts";
+import type { RequestLog } from "./request-log.ts";
 
 export const MAX_BODY_BYTES = 1 << 20;
 
@@ -94,6 +95,7 @@ export interface ServerDeps {
   router: Router;
   counts: Map<string, number>;
   mutations: MutationRecord[];
+  requests: RequestLog;
   admin: AdminHandler;
   onMutation: () => void;
 }
@@ -169,7 +171,11 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   headers["X-RateLimit-Limit"] = String(rate.limit);
   headers["X-RateLimit-Remaining"] = String(rate.remaining);
   headers["X-RateLimit-Reset"] = String(rate.reset);
+  const logged = (status: number): void => {
+    deps.requests.add({ receivedAt, answeredAt: Date.now(), method, path: req.url ?? path, status, userAgent: req.headers["user-agent"] ?? "" });
+  };
   if (!rate.allowed) {
+    logged(429);
     return send(res, 429, { errors: [{ reason: "Too many requests" }] }, { ...headers, "Retry-After": String(rate.retryAfter) });
   }
 
@@ -215,6 +221,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     Object.assign(headers, err.headers);
   }
   headers["Date"] = new Date(ctx.clock.now()).toUTCString();
+  logged(status);
   if (method !== "GET") {
     deps.mutations.push({ receivedAt, answeredAt: Date.now(), method, route: routeKey, path, status, user: principal.user.username, token: `${principal.token.slice(0, 4)}…`, userAgent: req.headers["user-agent"] ?? "" });
     if (deps.mutations.length > MUTATION_LOG_SIZE) deps.mutations.splice(0, deps.mutations.length - MUTATION_LOG_SIZE);
