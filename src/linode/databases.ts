@@ -6,6 +6,7 @@
 import type { z } from "zod";
 import type { Camelize } from "./case.ts";
 import type { CallOptions, Transport } from "./http.ts";
+import { httpDate } from "./http-date.ts";
 import { listAll, listPage, type ListAllOptions, type ListOptions } from "./listing.ts";
 import type { Page } from "./pagination.ts";
 import { emptySchema } from "./schemas/common.ts";
@@ -31,12 +32,6 @@ export type MaintenanceWindow = NonNullable<Database["updates"]>;
  */
 export type DatabasePlatform = "legacy" | "current";
 
-/** An HTTP Date header's time; undefined when absent, repeated or not a date. */
-function httpDate(v: string | string[] | undefined): number | undefined {
-  if (typeof v !== "string") return undefined;
-  const at = Date.parse(v);
-  return Number.isFinite(at) ? at : undefined;
-}
 
 export const databasePlatform = (db: Pick<Database, "platform">): DatabasePlatform =>
   (db.platform === undefined || db.platform === "rdbms-legacy" ? "legacy" : "current");

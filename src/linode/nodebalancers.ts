@@ -2,7 +2,7 @@
 import type { z } from "zod";
 import type { Camelize } from "./case.ts";
 import type { CallOptions, Transport } from "./http.ts";
-import { listAll, listPage, type ListAllOptions, type ListOptions } from "./listing.ts";
+import { listAll, listAllServed, listPage, type ListAllOptions, type ListOptions } from "./listing.ts";
 import { MAX_PAGE_SIZE, type Page } from "./pagination.ts";
 import { emptySchema } from "./schemas/common.ts";
 import {
@@ -151,6 +151,12 @@ export class NodeBalancersApi {
 
   listAllConfigs(nodeBalancerId: number, opts?: ListAllOptions): Promise<NodeBalancerConfig[]> {
     return listAll(this.transport, CONFIGS, { nodeBalancerId }, nodeBalancerConfigListSchema, opts);
+  }
+
+  /** Every config, with when the API served the list (its Date header): a read's time on the API's clock, to compare with the NodeBalancer's `updated`. */
+  async listAllConfigsServed(nodeBalancerId: number, opts?: ListAllOptions): Promise<{ configs: NodeBalancerConfig[]; servedAt?: number }> {
+    const { data, servedAt } = await listAllServed(this.transport, CONFIGS, { nodeBalancerId }, nodeBalancerConfigListSchema, opts);
+    return servedAt === undefined ? { configs: data } : { configs: data, servedAt };
   }
 
   getConfig(nodeBalancerId: number, configId: number, opts?: CallOptions): Promise<NodeBalancerConfig> {

@@ -15,9 +15,13 @@ const nb = (updated: string): NodeBalancer => ({ id: 1, updated }) as unknown as
 function fake() {
   const calls: string[] = [];
   // `holdNodes`: the nodes list of this config is refused, as the call budget holds one back (the pass is deferred).
-  const state: { configs: NodeBalancerConfig[]; holdNodes?: number } = { configs: [config(1), config(2)] };
+  // `servedAt`: the configs list's Date header (none: the reader goes by its own clock).
+  const state: { configs: NodeBalancerConfig[]; holdNodes?: number; servedAt?: number } = { configs: [config(1), config(2)] };
   const nodeBalancers = {
-    listAllConfigs: () => { calls.push("configs"); return Promise.resolve(state.configs); },
+    listAllConfigsServed: () => {
+      calls.push("configs");
+      return Promise.resolve(state.servedAt === undefined ? { configs: state.configs } : { configs: state.configs, servedAt: state.servedAt });
+    },
     listAllNodes: (_id: number, c: number) => {
       if (state.holdNodes === c) return Promise.reject(new Error("held back by the call budget"));
       calls.push(`nodes ${String(c)}`);
@@ -129,6 +133,30 @@ describe("ConfigReader", () => {
     await r.read(nb(now), signal, every);
     expect(calls).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
     expect((await r.read(nb(T1), signal, every)).updated).toBe(T1);
+  });
+
+  it("when the API says when it served the configs list (its Date header), trust goes by that clock, not this node's", async () => {
+    const { linode, calls, state } = fake();
+    // This node's clock runs a minute ahead of the API's: by it, a read in `updated`'s very second looks a minute later.
+    const updated = new Date(Date.now() - 60_000).toISOString().slice(0, 19);
+    state.servedAt = Date.parse(`${updated}Z`) + 500;
+    const ahead = new ConfigReader(linode, 0);
+    expect((await ahead.read(nb(updated), signal, every)).updated).toBeUndefined();
+    calls.splice(0);
+    await ahead.read(nb(updated), signal, every);
+    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+    // Served one whole second after `updated`'s: still not (the API's servers may differ by a second); two: trusted.
+    state.servedAt = Date.parse(`${updated}Z`) + 1_000;
+    expect((await ahead.read(nb(updated), signal, every)).updated).toBeUndefined();
+    state.servedAt = Date.parse(`${updated}Z`) + 2_000;
+    expect((await ahead.read(nb(updated), signal, every)).updated).toBe(updated);
+    calls.splice(0);
+    await ahead.read(nb(updated), signal, every);
+    expect(calls).toEqual(["configs"]);
+    // This node's clock behind the API's: a read it would place within `updated`'s second, served seconds after it, is trusted.
+    const now = new Date(Date.now() + 60_000).toISOString().slice(0, 19);
+    state.servedAt = Date.parse(`${now}Z`) + 3_000;
+    expect((await new ConfigReader(linode, 0).read(nb(now), signal, every)).updated).toBe(now);
   });
 
   it("a read cut short (a nodes list held back) is gone on with by the next pass: no list read twice", async () => {

@@ -17,7 +17,10 @@
 //    one status recorded with it: the configs list is read, nodes only where counts differ;
 //  - `updated` has seconds precision: a read made within its second could miss a later change in
 //    that same second, so such a read is not trusted (the next look reads in full again, and
-//    status records `updated` only from a trusted read); clocks are taken to agree within 2 s;
+//    status records `updated` only from a trusted read). When the read was made goes by the
+//    API's clock (the configs list's Date header, two whole seconds after `updated`'s, one for
+//    the API servers' clocks), not this node's; an answer without one goes by this node's clock,
+//    taken to agree with the API's within 2 s;
 //  - the safety net, a full read a fixed period apart whatever `updated` says, is off unless
 //    --nodebalancer-reread-seconds sets that period (for an API where the assumption fails);
 //  - a read cut short (the call budget held a nodes list back and deferred the pass, or a call
@@ -26,7 +29,7 @@
 //    configs' nodes again.
 import type { LinodeClient, NodeBalancer, NodeBalancerConfig, NodeBalancerNode } from "../../linode/index.ts";
 import type { AttachedFirewall, ObservedConfig } from "./diff.ts";
-import { parseApiTime } from "../shared/api-time.ts";
+import { parseApiTime, servedSecondsAfter } from "../shared/api-time.ts";
 
 export interface Attached {
   configs: ObservedConfig[];
@@ -89,7 +92,7 @@ function changedOutside(listed: readonly NodeBalancerConfig[], before: readonly 
   return listed.some((c) => !ours.has(c.id) && differs(c)) || before.some((c) => !ours.has(c.id) && !now.has(c.id));
 }
 
-/** `updated` is to the second: a read this long after it (its second, and 2 s for clocks) saw every change that shares it. */
+/** `updated` is to the second: a read this long after it by this node's clock (its second, and 2 s for clocks) saw every change that shares it. */
 const TRUST_AFTER_MILLIS = 3_000;
 /**
  * How long after a create its first look waits at least: one sooner is not trusted, and the
@@ -103,8 +106,9 @@ const KEEP_CUT_SHORT_MILLIS = 60_000;
 /** What a read cut short got: its configs list and the nodes lists it read, against the NodeBalancer's `updated` then. */
 interface CutShort {
   updated: string;
-  /** When its configs list was read. */
+  /** When its configs list was read (this node's clock) and served (the API's, when it said). */
   at: number;
+  servedAt?: number;
   listed: NodeBalancerConfig[];
   nodes: Map<number, NodeBalancerNode[]>;
 }
@@ -147,8 +151,8 @@ export class ConfigReader {
     const kept = this.resume(nb, at);
     // The time of the oldest read this one is made of: what trust and the health counts' age go by.
     const readAt = kept?.at ?? at;
-    const listed = kept?.listed ?? await api.listAllConfigs(nb.id, { signal });
-    const progress: CutShort = { updated: nb.updated, at: readAt, listed, nodes: new Map(kept?.nodes) };
+    const { listed, servedAt } = kept ?? await this.configsList(nb.id, signal);
+    const progress: CutShort = { updated: nb.updated, at: readAt, ...(servedAt !== undefined ? { servedAt } : {}), listed, nodes: new Map(kept?.nodes) };
     try {
       // A settled look trusts a NodeBalancer list up to a window old, so `updated` may predate a
       // change the configs list shows: a config changed (or added, or gone) without our doing means
@@ -174,7 +178,7 @@ export class ConfigReader {
       // together (a start, a restart) are then re-read a few at a time, not all in one window.
       const period = this.fullRefreshMillis;
       const nextFullAt = period === 0 ? Infinity : prev !== undefined && !whole ? prev.nextFullAt : at + period * (prev === undefined ? this.random() : 1);
-      const trusted = readAt - parseApiTime(nb.updated) > TRUST_AFTER_MILLIS;
+      const trusted = servedAt !== undefined ? servedSecondsAfter(servedAt, nb.updated) : readAt - parseApiTime(nb.updated) > TRUST_AFTER_MILLIS;
       const seen: Seen = { at: nb.updated, trusted, ...(trusted ? { updated: nb.updated } : {}), configsAt: readAt, nextFullAt, configs, firewalls };
       this.seen.set(nb.id, seen);
       return seen;
@@ -182,6 +186,11 @@ export class ConfigReader {
       this.cutShort.set(nb.id, progress);
       throw err;
     }
+  }
+
+  private async configsList(id: number, signal: AbortSignal): Promise<{ listed: NodeBalancerConfig[]; servedAt?: number }> {
+    const { configs, servedAt } = await this.linode.nodeBalancers.listAllConfigsServed(id, { signal });
+    return servedAt === undefined ? { listed: configs } : { listed: configs, servedAt };
   }
 
   /** A read cut short for this NodeBalancer that the pass may go on with (taken: it is kept again only if this one is cut short too). */
