@@ -182,10 +182,12 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   const fault = ctx.faults.plan(routeKey, principal.token);
   if (fault !== null) {
     if (fault.status429) {
+      logged(429);
       return send(res, 429, { errors: [{ reason: "Too many requests" }] }, { ...headers, "Retry-After": String(fault.retryAfter) });
     }
     if (fault.delayMs > 0) await sleep(fault.delayMs);
     if (fault.errorStatus !== null) {
+      logged(fault.errorStatus);
       const reason = fault.errorStatus === 503 ? "Service unavailable. Please try again later." : "Internal server error";
       return send(res, fault.errorStatus, { errors: [{ reason }] }, headers);
     }

@@ -22,6 +22,20 @@ describe("the request log", () => {
     for (const r of added) expect(r.answeredAt).toBeGreaterThanOrEqual(r.receivedAt);
   });
 
+  it("keeps the answers a fault made too (a 429, a 5xx)", async () => {
+    const api = client(emu);
+    try {
+      emu.setFaults({ rate429: 1 });
+      const before = emu.requests().length;
+      await api.get("/databases/mysql/instances");
+      emu.setFaults({ errorRate: 1, errorStatus: 503 });
+      await api.get("/databases/mysql/instances");
+      expect(emu.requests().slice(before).map((r) => r.status)).toEqual([429, 503]);
+    } finally {
+      emu.setFaults({});
+    }
+  });
+
   it("keeps the newest when full, oldest first", () => {
     const log = new RequestLog(3);
     for (let i = 0; i < 5; i++) log.add({ receivedAt: i, answeredAt: i, method: "GET", path: `/${String(i)}`, status: 200, userAgent: "" });
