@@ -80,15 +80,25 @@ export interface CallOptions {
    * NodeBalancers held the databases' sweep, and the drift it finds, for half a minute.
    */
   sweep?: boolean;
+  /**
+   * A look nothing says is needed now (a settled NodeBalancer's health counts, read on the drift
+   * cadence): in its part of the paginated class it takes a token only while no other caller
+   * of that part waits for one, so drift put back and new objects go first.
+   */
+  routine?: boolean;
+  /** Called as the request leaves for the API, after any wait for the call budget (each attempt; each page of a list). */
+  onSent?: () => void;
 }
 
 /** The most of the paginated class's window sweeps leave to the lists one object waits on. */
 export const SWEEP_RESERVE = 0.2;
 /**
- * The most one object's lists leave to sweeps: a sweep of a kind's 1,000 objects is 2 pages, 12 a
- * minute at the chart's shortest drift window (10 s), with the NodeBalancers' list 18.
+ * The most one object's lists leave to sweeps: at the chart's shortest drift window (10 s) 1,020
+ * databases (two engines of 510: two pages each) and 200 NodeBalancers (one page) sweep 30 pages
+ * a minute, of the 100 the default share allows. At a quarter the sweeps fell behind to one every
+ * 20 s while 200 NodeBalancers' configs lists took the rest, and drift waited for them.
  */
-export const OBJECT_LIST_RESERVE = 0.25;
+export const OBJECT_LIST_RESERVE = 0.4;
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -148,6 +158,8 @@ interface Call<S extends z.ZodType> {
   rateClass: RateClass;
   maxWaitMs: number;
   sweep: boolean;
+  routine: boolean;
+  onSent?: () => void;
   signal?: AbortSignal;
 }
 
@@ -282,7 +294,7 @@ export class HttpTransport implements Transport {
       : rateClass === "stats" ? [limiter.bucket(this.token, rateClass, { documentedLimit: STATS_LIMIT_PER_MINUTE })]
         : rateClass === "list" ? [this.listBucket(limiter), limiter.budget(this.token)]
           : [limiter.bucket(this.token, rateClass), limiter.budget(this.token)];
-    const call: Call<S> = { spec, path, body, logged, buckets, rateClass, maxWaitMs: policy.maxRateLimitWaitMs, sweep: opts.sweep === true, ...(opts.signal ? { signal: opts.signal } : {}) };
+    const call: Call<S> = { spec, path, body, logged, buckets, rateClass, maxWaitMs: policy.maxRateLimitWaitMs, sweep: opts.sweep === true, routine: opts.routine === true, ...(opts.onSent ? { onSent: opts.onSent } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
     let ambiguousFailure = false;
     // Whether some attempt may have reached the API: from then on no failure of this request is never-sent.
     let sent = false;
@@ -312,12 +324,12 @@ export class HttpTransport implements Transport {
   }
 
   private async attempt<S extends z.ZodType>(call: Call<S>, attempt: number, sentBefore: boolean): Promise<Camelize<z.output<S>>> {
-    const { spec, buckets, rateClass, maxWaitMs, sweep, signal } = call;
+    const { spec, buckets, rateClass, maxWaitMs, sweep, routine, signal } = call;
     let throttledMs = 0;
     const bucket = buckets[0];
     try {
       for (const [i, b] of buckets.entries()) {
-        const got = await b.acquireWithin(maxWaitMs - throttledMs, signal, i === 0 && rateClass === "list" ? (sweep ? SWEEP_PART : OBJECT_LIST_PART) : undefined);
+        const got = await b.acquireWithin(maxWaitMs - throttledMs, signal, i === 0 && rateClass === "list" ? (sweep ? SWEEP_PART : OBJECT_LIST_PART) : undefined, i === 0 && routine);
         // A budget that will not be back soon is the caller's to schedule (a RateLimited condition), not a silent stall.
         if (typeof got !== "number") {
           const which = i === 0 ? `${rateClass} rate-limit budget` : "call budget (the share of the API's limit this client may use)";
@@ -360,6 +372,7 @@ export class HttpTransport implements Transport {
     };
     if (body !== undefined) headers["content-type"] = "application/json";
     if (spec.filter) headers["x-filter"] = serializeFilter(spec.filter);
+    call.onSent?.();
     const started = performance.now();
     const labels = { route: spec.route, method: spec.method };
     // undici checks its own headers timeout on a coarse (~1 s) timer; a native timer makes

@@ -68,6 +68,9 @@ export interface BucketPart {
   most: number;
 }
 
+/** How long a routine caller that gave way to a waiting one waits at least before it looks again. */
+export const ROUTINE_YIELD_MS = 50;
+
 /** The share of the limit a part leaves the other beyond what the other sent in the last window. */
 export const PART_HEADROOM = 0.05;
 
@@ -107,6 +110,8 @@ export class TokenBucket {
   private serverLimit: number | undefined;
   /** When each part's requests of the last window were taken (BucketPart), whatever reports the class. */
   private readonly partSends = new Map<string, number[]>();
+  /** Callers waiting for a token that a routine one leaves it to, by part ("" for none). */
+  private readonly waiting = new Map<string, number>();
 
   constructor(opts: TokenBucketOptions) {
     this.share = opts.share ?? 1;
@@ -206,14 +211,31 @@ export class TokenBucket {
    * (taking nothing) when the next token is further off than that. Checking and taking are one
    * step, so concurrent callers never all pass a check that only one token can honour.
    */
-  async acquireWithin(maxWaitMs: number, signal?: AbortSignal, part?: BucketPart): Promise<number | { wait: number }> {
+  async acquireWithin(maxWaitMs: number, signal?: AbortSignal, part?: BucketPart, routine = false): Promise<number | { wait: number }> {
+    const key = part?.name ?? "";
     let waited = 0;
-    for (;;) {
-      const wait = this.tryTake(part);
-      if (wait === 0) return waited;
-      if (waited + wait > maxWaitMs) return { wait };
-      waited += wait;
-      await sleep(wait, signal);
+    let counted = false;
+    try {
+      for (;;) {
+        // A routine caller takes no token another caller of its part is waiting for: it looks again
+        // once that one has had its turn.
+        const yielding = routine && (this.waiting.get(key) ?? 0) > 0;
+        const wait = yielding ? Math.max(ROUTINE_YIELD_MS, this.waitFor(part)) : this.tryTake(part);
+        if (wait === 0) return waited;
+        if (waited + wait > maxWaitMs) return { wait };
+        if (!routine && !counted) {
+          this.waiting.set(key, (this.waiting.get(key) ?? 0) + 1);
+          counted = true;
+        }
+        waited += wait;
+        await sleep(wait, signal);
+      }
+    } finally {
+      if (counted) {
+        const left = (this.waiting.get(key) ?? 1) - 1;
+        if (left > 0) this.waiting.set(key, left);
+        else this.waiting.delete(key);
+      }
     }
   }
 

@@ -224,6 +224,32 @@ describe("token bucket", () => {
     expect(small.tryTake(greedy)).toBeGreaterThan(0);
   });
 
+  it("a routine caller gives way to another of its part waiting for a token, however long it has waited itself; a waiter of the other part takes nothing from it", async () => {
+    const b = new TokenBucket({ capacity: 1, windowMs: 300 });
+    const object = { name: "object", other: "sweep", most: 0.5 };
+    expect(b.tryTake(object)).toBe(0);
+    const order: string[] = [];
+    // The routine look waits first; the drift put back comes after it, and goes first.
+    const routine = b.acquireWithin(5_000, undefined, object, true).then(() => order.push("routine"));
+    await new Promise((r) => setTimeout(r, 20));
+    const urgent = b.acquireWithin(5_000, undefined, object).then(() => order.push("urgent"));
+    await Promise.all([routine, urgent]);
+    expect(order).toEqual(["urgent", "routine"]);
+    // A sweep waiting (at its part's cap) is not of its part: the routine look takes the token free now.
+    const other = new TokenBucket({ capacity: 10, windowMs: 60_000, sliding: true });
+    const capped = { name: "sweep", other: "object", most: 0.5 };
+    const objects = { name: "object", other: "sweep", most: 0.9 };
+    let swept = 0;
+    while (other.tryTake(capped) === 0) swept++;
+    expect(swept).toBe(9);
+    const stop = new AbortController();
+    const held = other.acquireWithin(120_000, stop.signal, capped).catch(() => "stopped");
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await other.acquireWithin(0, undefined, objects, true)).toBe(0);
+    stop.abort();
+    expect(await held).toBe("stopped");
+  });
+
   it("replicas spending one token divide a class no header reports: each sends its part of the share, the whole again when alone or once the class reports itself", () => {
     let now = 0;
     let peers = 3;

@@ -38,6 +38,29 @@ function elapsed(millis: number): void {
 describe("ListCache", () => {
   beforeEach(() => { vi.useFakeTimers({ toFake: ["Date"] }); });
   afterEach(() => { vi.useRealTimers(); });
+  it("a list held by the call budget is as old as when its first page went, not as when it was asked for", async () => {
+    let lists = 0;
+    const cache = new ListCache<Obj>({
+      listAll: (_signal, sent) => {
+        lists++;
+        // Held 8 s for the budget, then its two pages go.
+        elapsed(8_000);
+        sent();
+        sent();
+        return Promise.resolve([{ id: 1, status: "active" }]);
+      },
+      get: () => Promise.reject(new Error("no GET expected")),
+    });
+    await cache.get(1, 10_000, signal);
+    elapsed(5_000);
+    // 13 s after it was asked for, 5 s after it went: still young enough for a 10 s read.
+    await cache.get(1, 10_000, signal);
+    expect(lists).toBe(1);
+    elapsed(5_001);
+    await cache.get(1, 10_000, signal);
+    expect(lists).toBe(2);
+  });
+
   it("one list serves every read within the age; a change we made is read fresh", async () => {
     const s = source();
     await Promise.all([s.cache.get(1, 10_000, signal), s.cache.get(2, 10_000, signal)]);

@@ -18,8 +18,8 @@ function fake() {
   // `servedAt`: the configs list's Date header (none: the reader goes by its own clock).
   const state: { configs: NodeBalancerConfig[]; holdNodes?: number; servedAt?: number } = { configs: [config(1), config(2)] };
   const nodeBalancers = {
-    listAllConfigsServed: () => {
-      calls.push("configs");
+    listAllConfigsServed: (_id: number, opts: { routine?: boolean }) => {
+      calls.push(opts.routine === true ? "configs (routine)" : "configs");
       return Promise.resolve(state.servedAt === undefined ? { configs: state.configs } : { configs: state.configs, servedAt: state.servedAt });
     },
     listAllNodes: (_id: number, c: number) => {
@@ -45,9 +45,22 @@ describe("ConfigReader", () => {
     await r.read(nb(T1), signal, every);
     expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
     for (let i = 0; i < 5; i++) await r.read(nb(T1), signal, every);
-    expect(calls.splice(0)).toEqual(Array(5).fill("configs"));
+    expect(calls.splice(0)).toEqual(Array(5).fill("configs (routine)"));
     await r.read(nb(T2), signal, every);
     expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+  });
+
+  it("only a look for the health counts alone is routine (gives way in the paginated class); the first, a move, a change of ours are not", async () => {
+    const { linode, calls } = fake();
+    const r = new ConfigReader(linode, 0);
+    await r.read(nb(T1), signal, every);
+    await r.read(nb(T1), signal, every);
+    await r.read(nb(T2), signal, every);
+    r.changed(1, [1]);
+    await r.read(nb(T2), signal, every);
+    r.firewallsChanged(1);
+    await r.read(nb(T2), signal, every);
+    expect(calls.filter((c) => c.startsWith("configs"))).toEqual(["configs", "configs (routine)", "configs", "configs", "configs"]);
   });
 
   it("a config whose health counts moved has its nodes read again, alone", async () => {
@@ -57,7 +70,7 @@ describe("ConfigReader", () => {
     calls.splice(0);
     state.configs = [config(1), config(2, 1)];
     await r.read(nb(T1), signal, every);
-    expect(calls).toEqual(["configs", "nodes 2"]);
+    expect(calls).toEqual(["configs (routine)", "nodes 2"]);
   });
 
   it("a config changed outside while `updated` is the one held (a list older than the change) reads every config's nodes and the firewalls again", async () => {
@@ -68,11 +81,11 @@ describe("ConfigReader", () => {
     // Config 2's certificate changed outside, and config 1's nodes (which move no field of config 1).
     state.configs = [config(1), { ...config(2), sslFingerprint: "other" }];
     await r.read(nb(T1), signal, every);
-    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "nodes 2", "firewalls"]);
+    expect(calls.splice(0)).toEqual(["configs (routine)", "nodes 1", "nodes 2", "firewalls"]);
     // A config added or gone outside, alike.
     state.configs = [config(1)];
     await r.read(nb(T1), signal, every);
-    expect(calls.splice(0)).toEqual(["configs", "nodes 1", "firewalls"]);
+    expect(calls.splice(0)).toEqual(["configs (routine)", "nodes 1", "firewalls"]);
     // What we changed ourselves reads only its nodes; a config we removed, nothing more.
     state.configs = [config(1), config(2)];
     await r.read(nb(T1), signal, every);
@@ -152,7 +165,7 @@ describe("ConfigReader", () => {
     expect((await ahead.read(nb(updated), signal, every)).updated).toBe(updated);
     calls.splice(0);
     await ahead.read(nb(updated), signal, every);
-    expect(calls).toEqual(["configs"]);
+    expect(calls).toEqual(["configs (routine)"]);
     // This node's clock behind the API's: a read it would place within `updated`'s second, served seconds after it, is trusted.
     const now = new Date(Date.now() + 60_000).toISOString().slice(0, 19);
     state.servedAt = Date.parse(`${now}Z`) + 3_000;
@@ -172,7 +185,7 @@ describe("ConfigReader", () => {
     expect(read.updated).toBe(T1);
     // Whole now: the next look reads the configs list alone, as after any read.
     await r.read(nb(T1), signal, every);
-    expect(calls.splice(0)).toEqual(["configs"]);
+    expect(calls.splice(0)).toEqual(["configs (routine)"]);
     expect(r.size).toBe(1);
   });
 

@@ -65,7 +65,7 @@ export class DatabaseListCache {
     if (c === undefined) {
       const api = this.linode.databases.engine(engine);
       const listeners = this.listeners;
-      c = new ListCache({ listAll: (signal) => api.listAll({ signal, sweep: true, retry: { maxRateLimitWaitMs: SWEEP_PAGE_WAIT_MILLIS } }), get: (id, signal) => api.get(id, { signal }), onChange: (id) => { for (const l of listeners) l(id); }, pageSize: MAX_PAGE_SIZE, listHeldMillis: () => this.linode.sweepHeldMillis() });
+      c = new ListCache({ listAll: (signal, sent) => api.listAll({ signal, sweep: true, onSent: sent, retry: { maxRateLimitWaitMs: SWEEP_PAGE_WAIT_MILLIS } }), get: (id, signal) => api.get(id, { signal }), onChange: (id) => { for (const l of listeners) l(id); }, pageSize: MAX_PAGE_SIZE, listHeldMillis: () => this.linode.sweepHeldMillis() });
       this.caches.set(engine, c);
     }
     return c;

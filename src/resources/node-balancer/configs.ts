@@ -23,6 +23,8 @@
 //    taken to agree with the API's within 2 s;
 //  - the safety net, a full read a fixed period apart whatever `updated` says, is off unless
 //    --nodebalancer-reread-seconds sets that period (for an API where the assumption fails);
+//  - a look for the health counts alone (nothing moved) is routine: it gives way in the paginated
+//    class to a look that puts drift back or reads a new NodeBalancer;
 //  - a read cut short (the call budget held a nodes list back and deferred the pass, or a call
 //    failed) keeps what it got for the next pass, for a budget window and while `updated` stays:
 //    that pass goes on from where it stopped instead of reading the configs list and the first
@@ -151,7 +153,10 @@ export class ConfigReader {
     const kept = this.resume(nb, at);
     // The time of the oldest read this one is made of: what trust and the health counts' age go by.
     const readAt = kept?.at ?? at;
-    const { listed, servedAt } = kept ?? await this.configsList(nb.id, signal);
+    // Only the health counts are due (nothing moved, nothing of ours): a routine look, which gives
+    // way in the paginated class to a look that puts drift back or reads a new NodeBalancer.
+    const routine = !full && prev.ours === undefined && prev.firewallsStale !== true;
+    const { listed, servedAt } = kept ?? await this.configsList(nb.id, routine, signal);
     const progress: CutShort = { updated: nb.updated, at: readAt, ...(servedAt !== undefined ? { servedAt } : {}), listed, nodes: new Map(kept?.nodes) };
     try {
       // A settled look trusts a NodeBalancer list up to a window old, so `updated` may predate a
@@ -188,8 +193,8 @@ export class ConfigReader {
     }
   }
 
-  private async configsList(id: number, signal: AbortSignal): Promise<{ listed: NodeBalancerConfig[]; servedAt?: number }> {
-    const { configs, servedAt } = await this.linode.nodeBalancers.listAllConfigsServed(id, { signal });
+  private async configsList(id: number, routine: boolean, signal: AbortSignal): Promise<{ listed: NodeBalancerConfig[]; servedAt?: number }> {
+    const { configs, servedAt } = await this.linode.nodeBalancers.listAllConfigsServed(id, { signal, ...(routine ? { routine } : {}) });
     return servedAt === undefined ? { listed: configs } : { listed: configs, servedAt };
   }
 

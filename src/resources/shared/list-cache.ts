@@ -23,7 +23,8 @@ export const SWEEP_PAGE_WAIT_MILLIS = 120_000;
 export const HELD_LIST_GETS_PER_MINUTE = 60;
 
 export interface ListSource<T> {
-  listAll(signal: AbortSignal): Promise<T[]>;
+  /** `sent` is called as each page leaves for the API (after any wait for the call budget). */
+  listAll(signal: AbortSignal, sent: () => void): Promise<T[]>;
   get(id: number, signal: AbortSignal): Promise<T>;
   /**
    * Called, after a list, with each object that differs from (or was missing in, or has gone
@@ -202,13 +203,21 @@ export class ListCache<T extends { id: number }> {
 
   private refresh(signal: AbortSignal): Promise<Snapshot<T>> {
     this.inflight ??= (async () => {
-      const at = Date.now();
+      // The list is as new as its first page: a list the call budget held is as old as when it
+      // went, not as when it was asked for (else, held half a window, it is stale on arrival and
+      // the next read sends another at once).
+      let at = Date.now();
+      let firstSent = false;
+      const sent = (): void => {
+        if (!firstSent) at = Date.now();
+        firstSent = true;
+      };
       const started = this.tick;
       this.reading++;
       try {
         let all: T[];
         try {
-          all = await this.source.listAll(signal);
+          all = await this.source.listAll(signal, sent);
           this.lastListFailed = false;
         } catch (err) {
           this.lastListFailed = true;
