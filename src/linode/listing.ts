@@ -32,10 +32,10 @@ export function listPage<S extends EnvelopeSchema>(
   }, opts);
 }
 
-export function listAll<S extends EnvelopeSchema>(
+export async function listAll<S extends EnvelopeSchema>(
   transport: Transport, route: string, params: Record<string, string | number>, schema: S, opts: ListAllOptions = {},
 ): Promise<Camelize<z.output<S>>["data"]> {
-  return collectAllPages((page) => listPage(transport, route, params, schema, { ...opts, page }) as Promise<Page<unknown>>);
+  return (await listAllServed(transport, route, params, schema, opts)).data;
 }
 
 /**

@@ -206,12 +206,9 @@ export class ListCache<T extends { id: number }> {
       // The list is as new as its first page: a list the call budget held is as old as when it
       // went, not as when it was asked for (else, held half a window, it is stale on arrival and
       // the next read sends another at once).
-      let at = Date.now();
-      let firstSent = false;
-      const sent = (): void => {
-        if (!firstSent) at = Date.now();
-        firstSent = true;
-      };
+      const asked = Date.now();
+      let at: number | undefined;
+      const sent = (): void => { at ??= Date.now(); };
       const started = this.tick;
       this.reading++;
       try {
@@ -228,7 +225,7 @@ export class ListCache<T extends { id: number }> {
         const byId = new Map(whole ? [] : all.map((o) => [o.id, o]));
         for (const [id, when] of this.invalidated) if (when > started) byId.delete(id);
         for (const [id, c] of this.created) if (c.when > started && !byId.has(id) && (this.invalidated.get(id) ?? 0) < c.when) byId.set(id, c.obj);
-        const snap = { at, byId };
+        const snap = { at: at ?? asked, byId };
         if (!whole) {
           this.snapshot = snap;
           const previous = this.listed;
