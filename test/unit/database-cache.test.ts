@@ -24,7 +24,7 @@ describe("DatabaseListCache.fresh", () => {
   afterEach(() => { vi.useRealTimers(); });
   it("a list young enough answers without a call; an older one is listed again while one page holds them", async () => {
     const { linode, calls } = fake(3);
-    const cache = new DatabaseListCache(linode);
+    const cache = new DatabaseListCache(linode, new AbortController().signal);
     await cache.get("mysql", 1, 60_000, signal);
     expect(calls).toEqual(["list"]);
     expect((await cache.fresh("mysql", 2, 60_000, signal))?.id).toBe(2);
@@ -36,7 +36,7 @@ describe("DatabaseListCache.fresh", () => {
 
   it("with more than a page of databases, an older list is not listed again for one: it is read alone", async () => {
     const { linode, calls } = fake(600);
-    const cache = new DatabaseListCache(linode);
+    const cache = new DatabaseListCache(linode, new AbortController().signal);
     await cache.get("mysql", 1, 60_000, signal);
     elapsed(5);
     await cache.fresh("mysql", 7, 1, signal);
@@ -45,7 +45,7 @@ describe("DatabaseListCache.fresh", () => {
 
   it("with no list yet, the database is read alone", async () => {
     const { linode, calls } = fake(3);
-    await new DatabaseListCache(linode).fresh("postgresql", 2, 5_000, signal);
+    await new DatabaseListCache(linode, new AbortController().signal).fresh("postgresql", 2, 5_000, signal);
     expect(calls).toEqual(["get 2"]);
   });
 });

@@ -308,3 +308,80 @@ describe("ListCache", () => {
     expect({ lists, gets }).toEqual({ lists: 3, gets: HELD_LIST_GETS_PER_MINUTE });
   });
 });
+
+describe("ListCache.keepFresh: the sweep on its own timer", () => {
+  beforeEach(() => { vi.useFakeTimers(); });
+  afterEach(() => { vi.useRealTimers(); });
+
+  /** A source whose lists are counted; `fail` makes the next lists fail. */
+  function counted(): { cache: ListCache<Obj>; lists: () => number; fail: (f: boolean) => void } {
+    let lists = 0;
+    let failing = false;
+    const cache = new ListCache<Obj>({
+      listAll: (_signal, sent) => { lists++; sent(); return failing ? Promise.reject(new Error("list failed")) : Promise.resolve([{ id: 1, status: "active" }]); },
+      get: () => Promise.reject(new Error("no GET expected")),
+      onChange: () => undefined,
+    });
+    return { cache, lists: () => lists, fail: (f) => { failing = f; } };
+  }
+
+  it("lists whenever the list turns the window old while settled reads want it, with no read to start it", async () => {
+    const s = counted();
+    const closed = new AbortController();
+    s.cache.keepFresh(10_000, closed.signal);
+    await s.cache.get(1, 10_000, signal);
+    expect(s.lists()).toBe(1);
+    // No read for 15 s (the looks wait elsewhere): the timer's list went at 10 s.
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(s.lists()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(s.lists()).toBe(2);
+    // A read now finds the timer's list young: no list of its own.
+    await vi.advanceTimersByTimeAsync(5_000);
+    await s.cache.get(1, 10_000, signal);
+    expect(s.lists()).toBe(2);
+    closed.abort();
+  });
+
+  it("stops two periods after the last read that wanted it, and for good once closed", async () => {
+    const s = counted();
+    const closed = new AbortController();
+    s.cache.keepFresh(10_000, closed.signal);
+    await s.cache.get(1, 10_000, signal);
+    await vi.advanceTimersByTimeAsync(60_000);
+    // Lists at 10 and 20 s (wanted within 20 s of the read at 0), none after.
+    expect(s.lists()).toBe(3);
+    // A pending read (younger than the window) does not keep the sweep going.
+    await s.cache.get(1, 5_000, signal);
+    expect(s.lists()).toBe(4);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(s.lists()).toBe(4);
+    // A settled read starts it again; closing stops it.
+    await s.cache.get(1, 10_000, signal);
+    closed.abort();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(s.lists()).toBe(5);
+  });
+
+  it("a failed list is tried again a period later, not at once", async () => {
+    const s = counted();
+    const closed = new AbortController();
+    s.cache.keepFresh(10_000, closed.signal);
+    await s.cache.get(1, 10_000, signal);
+    s.fail(true);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(s.lists()).toBe(2);
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(s.lists()).toBe(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(s.lists()).toBe(3);
+    closed.abort();
+  });
+
+  it("without keepFresh, nothing lists but the reads", async () => {
+    const s = counted();
+    await s.cache.get(1, 10_000, signal);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(s.lists()).toBe(1);
+  });
+});

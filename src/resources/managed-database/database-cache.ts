@@ -9,9 +9,20 @@ export class DatabaseListCache {
   private readonly linode: LinodeClient;
   private readonly listeners = new Set<(id: number) => void>();
   private readonly caches = new Map<DatabaseEngine, ListCache<Database>>();
+  private readonly closed: AbortSignal;
+  private sweepEveryMillis: number | undefined;
 
-  constructor(linode: LinodeClient) {
+  /** `closed`: aborted when the account is released (the sweeps stop). */
+  constructor(linode: LinodeClient, closed: AbortSignal) {
     this.linode = linode;
+    this.closed = closed;
+  }
+
+  /** Each engine's list is sent whenever it turns this old while settled reads want it (ListCache.keepFresh). */
+  keepFresh(everyMillis: number): void {
+    if (this.sweepEveryMillis === everyMillis) return;
+    this.sweepEveryMillis = everyMillis;
+    for (const c of this.caches.values()) c.keepFresh(everyMillis, this.closed);
   }
 
   /** Called with each database a new list finds changed (or gone), e.g. drift made outside. */
@@ -66,6 +77,7 @@ export class DatabaseListCache {
       const api = this.linode.databases.engine(engine);
       const listeners = this.listeners;
       c = new ListCache({ listAll: (signal, sent) => api.listAll({ signal, sweep: true, onSent: sent, retry: { maxRateLimitWaitMs: SWEEP_PAGE_WAIT_MILLIS } }), get: (id, signal) => api.get(id, { signal }), onChange: (id) => { for (const l of listeners) l(id); }, pageSize: MAX_PAGE_SIZE, listHeldMillis: () => this.linode.sweepHeldMillis() });
+      if (this.sweepEveryMillis !== undefined) c.keepFresh(this.sweepEveryMillis, this.closed);
       this.caches.set(engine, c);
     }
     return c;
@@ -73,4 +85,4 @@ export class DatabaseListCache {
 }
 
 /** Each account's databases, as every kind of this operator reads them. */
-export const accountDatabases = new PerAccount((account) => new DatabaseListCache(account.linode));
+export const accountDatabases = new PerAccount((account) => new DatabaseListCache(account.linode, account.released));

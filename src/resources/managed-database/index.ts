@@ -81,6 +81,7 @@ export const managedDatabaseKind: OperatorKind = {
       const { linode, id: accountId } = account;
       const cache = accountDatabases.get(account);
       cache.listen(changed);
+      cache.keepFresh(deps.poll.readyMillis);
       const requests = new DatabaseRequests({ linode, cache, events, poll: deps.poll });
       const backups = new BackupsReader(linode, backupsRefreshHours * 3_600_000);
       const catalog = new DatabaseCatalog(linode);

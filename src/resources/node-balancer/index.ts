@@ -76,6 +76,7 @@ export const nodeBalancerKind: OperatorKind = {
       const api = linode.nodeBalancers;
       // The month's transfer counts up with traffic and moves nothing else: a list finding only that changed wakes no one.
       const cache = new ListCache<NodeBalancer>({ listAll: (signal, sent) => api.listAll({ signal, sweep: true, onSent: sent, retry: { maxRateLimitWaitMs: SWEEP_PAGE_WAIT_MILLIS } }), get: (id, signal) => api.get(id, { signal }), onChange: changed, pageSize: MAX_PAGE_SIZE, differs: (a, b) => JSON.stringify({ ...a, transfer: null }) !== JSON.stringify({ ...b, transfer: null }) });
+      cache.keepFresh(deps.poll.readyMillis, account.released);
       const configs = new ConfigReader(linode, settingValue(nodeBalancerSettings.rereadSeconds, deps.settings) * 1000);
       account.track("NodeBalancer.listCache", () => cache.size);
       account.track("NodeBalancer.listCache.invalidated", () => cache.invalidations);

@@ -91,6 +91,7 @@ export class Account {
   private readonly parts = new Map<object, unknown>();
   private readonly entries: CacheEntries | undefined;
   private readonly untracks: Untrack[] = [];
+  private readonly releasing = new AbortController();
   private readonly sign: (text: string) => string;
 
   /** `key`: what proofs are made with (the install's ownership key; else this account's token). */
@@ -130,8 +131,14 @@ export class Account {
     if (this.entries !== undefined) this.untracks.push(this.entries.track(map, size));
   }
 
+  /** Aborted when the account is released: what its parts run on their own (a sweep's timer) stops. */
+  get released(): AbortSignal {
+    return this.releasing.signal;
+  }
+
   /** Forgets the parts and their tracked maps, and closes the client. */
   async release(): Promise<void> {
+    this.releasing.abort();
     for (const untrack of this.untracks.splice(0)) untrack();
     this.parts.clear();
     await this.linode.close();

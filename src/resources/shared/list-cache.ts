@@ -22,6 +22,9 @@ export const SWEEP_PAGE_WAIT_MILLIS = 120_000;
  */
 export const HELD_LIST_GETS_PER_MINUTE = 60;
 
+/** The least time between two lists keepFresh sends (whatever the window): a list that answered with an old page never re-sends at once. */
+const MIN_SWEEP_GAP_MILLIS = 1_000;
+
 export interface ListSource<T> {
   /** `sent` is called as each page leaves for the API (after any wait for the call budget). */
   listAll(signal: AbortSignal, sent: () => void): Promise<T[]>;
@@ -80,6 +83,8 @@ export class ListCache<T extends { id: number }> {
   private reading = 0;
   /** The last list failed: the next read that needs a newer one waits for it, so the failure reaches a pass. */
   private lastListFailed = false;
+  /** keepFresh's age and stop signal, the last read that wanted a list that old, and its timer. */
+  private sweep: { everyMillis: number; closed: AbortSignal; wantedAt: number; timer: NodeJS.Timeout | undefined } | undefined;
 
   constructor(source: ListSource<T>) {
     this.source = source;
@@ -106,6 +111,10 @@ export class ListCache<T extends { id: number }> {
    */
   async get(id: number, maxAgeMillis: number, signal: AbortSignal): Promise<T | undefined> {
     if (maxAgeMillis <= 0) return this.getOne(id, signal);
+    if (this.sweep !== undefined && maxAgeMillis >= this.sweep.everyMillis) {
+      this.sweep.wantedAt = Date.now();
+      this.armSweep();
+    }
     let snap = this.snapshot;
     if (snap === undefined || Date.now() - snap.at > maxAgeMillis) {
       const known = this.sweeping(snap) ? snap?.byId.get(id) : undefined;
@@ -122,6 +131,42 @@ export class ListCache<T extends { id: number }> {
     }
     // Not in the list may mean "created after the list was taken", or dropped as stale: confirm with a GET.
     return snap.byId.get(id) ?? this.getOne(id, signal);
+  }
+
+  /**
+   * Sends the list whenever it turns `everyMillis` old, while reads that want it that old (the
+   * settled objects' looks at the drift window) came within the last two such periods: the
+   * sweep that finds drift comes due on its own, not when some pass happens to look. Passes
+   * that wait (a NodeBalancer's look waits for its configs list in the paginated class) would
+   * otherwise put the list off with them: at a 10 s window, 200 NodeBalancers' list went every
+   * ~19 s. It costs no list more than the looks did: a look finds the timer's list young. Stops
+   * for good when `closed` aborts (the account released).
+   */
+  keepFresh(everyMillis: number, closed: AbortSignal): void {
+    if (this.sweep !== undefined) clearTimeout(this.sweep.timer);
+    this.sweep = { everyMillis, closed, wantedAt: 0, timer: undefined };
+    closed.addEventListener("abort", () => { if (this.sweep !== undefined) clearTimeout(this.sweep.timer); }, { once: true });
+  }
+
+  private armSweep(afterFailure = false): void {
+    const sweep = this.sweep;
+    if (sweep === undefined || sweep.timer !== undefined || sweep.closed.aborted) return;
+    const now = Date.now();
+    if (now - sweep.wantedAt > 2 * sweep.everyMillis) return;
+    const snap = this.snapshot;
+    // After a failed list, a period's wait (the looks that want it report the failure meanwhile): never a hot loop.
+    const due = afterFailure || snap === undefined ? now + sweep.everyMillis : snap.at + sweep.everyMillis;
+    sweep.timer = setTimeout(() => {
+      sweep.timer = undefined;
+      if (sweep.closed.aborted || Date.now() - sweep.wantedAt > 2 * sweep.everyMillis) return;
+      const current = this.snapshot;
+      if (current !== undefined && Date.now() - current.at < sweep.everyMillis && this.inflight === undefined) {
+        this.armSweep();
+        return;
+      }
+      this.refresh(sweep.closed).then(() => { this.armSweep(); }, () => { this.armSweep(true); });
+    }, Math.max(MIN_SWEEP_GAP_MILLIS, due - now));
+    sweep.timer.unref();
   }
 
   /** Whether a read that wants state `maxAgeMillis` old GETs it: the list would be held longer, and this minute's GETs in its place are not all spent. */
