@@ -11,6 +11,7 @@
 // Phases, each printed and saved to docs/benchmarks/results/scale-three-kinds.json:
 // convergence, steady state, a new object while the rest exist, drift put back, restart, failover
 // to a warm standby (failover-phase.ts).
+import { writeFile } from "node:fs/promises";
 import { generateCertificate } from "../../src/emulator/certs.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { loadKubeConfigFromFile } from "../../src/kube/config.ts";
@@ -250,6 +251,8 @@ try {
 
   // ---- Steady state ----
   for (const [call, calls] of tables.find((t) => t.title.includes("converge, by route"))?.rows ?? []) say(`    ${String(calls).padStart(6)}  ${String(call)}`);
+  // BENCH_REQUESTS_FILE: the emulator's request log (its last 20,000) as it stood once all was Ready, to see when each call went.
+  if (process.env.BENCH_REQUESTS_FILE !== undefined) await writeFile(process.env.BENCH_REQUESTS_FILE, JSON.stringify(emulator.requests()));
   // steadyMinutes 0: convergence only (a quick look at what converging spends).
   if (steadyMinutes === 0) throw new Error("convergence only (steadyMinutes 0): nothing saved");
   say(`== steady state: ${String(steadyMinutes)} min at a ${String(readySeconds)} s drift window (operator restarted with it)`);
