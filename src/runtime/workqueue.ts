@@ -59,6 +59,8 @@ export class WorkQueue {
   private readonly dirty = new Set<string>();
   /** Keys being worked on, with the flow each was taken from. */
   private readonly processing = new Map<string, string>();
+  /** Keys being worked on that were taken from the routine lane: a look nothing asked for. */
+  private readonly takenRoutine = new Set<string>();
   private readonly delayed = new Map<string, { due: number; timer: NodeJS.Timeout }>();
   private readonly failures = new Map<string, number>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
@@ -184,6 +186,13 @@ export class WorkQueue {
   /** Whether a worker holds the key now (its pass will schedule what comes next). */
   isProcessing(key: string): boolean { return this.processing.has(key); }
 
+  /**
+   * Whether the key's pass now running was taken from the routine lane (a settled object's look
+   * at the drift cadence, a resync, a re-observation after a start): when the call budget defers
+   * it, it goes back there, not ahead of a look something asked for.
+   */
+  isRoutinePass(key: string): boolean { return this.takenRoutine.has(key); }
+
   /** Clears the key's failure count (after a success). */
   forget(key: string): void { this.failures.delete(key); }
 
@@ -224,6 +233,7 @@ export class WorkQueue {
   done(key: string): void {
     const flow = this.processing.get(key);
     this.processing.delete(key);
+    this.takenRoutine.delete(key);
     if (flow !== undefined) {
       // Ended while its place was lent (a wait it left behind): taken back, to be given up as any.
       if (this.lent.delete(key)) this.shares?.retake(flow);
@@ -251,6 +261,7 @@ export class WorkQueue {
     if (lane === this.routine && (this.queues.has(flow) || this.routine.has(flow))) this.tookRoutine.add(flow);
     else this.tookRoutine.delete(flow);
     this.queued--;
+    if (lane === this.routine) this.takenRoutine.add(key);
     this.routineKeys.delete(key);
     this.dirty.delete(key);
     this.processing.set(key, flow);

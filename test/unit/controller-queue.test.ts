@@ -185,6 +185,33 @@ describe("controller: what spans passes", () => {
     expect(h.condition("held", "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
   });
 
+  it("a routine look the call budget held back goes back behind what was asked for meanwhile (a drift a list woke)", async () => {
+    const h = await harness();
+    for (const name of ["a", "c", "d"]) await h.create(name, {});
+    await h.until("all Ready", () => ["a", "c", "d"].every((n) => h.ready(n)));
+    await h.controller.stop();
+    // One worker, everything settled and nothing queued.
+    const next = new Controller(h.cloud.kind(POLL, { connection: false }), {
+      kube: h.kube, log: createLogger({ level: "silent" }), events: new KubeEventRecorder(h.kube, { controller: "test", instance: "next" }),
+    }, { concurrency: 1, namespaces: [ns], coalesceMillis: 0 });
+    running.push(next);
+    await next.start();
+    await h.until("the settled ones re-observed", () => next.queue.length === 0 && next.queue.inFlight === 0);
+    const seen = h.cloud.observeCalls.length;
+    h.cloud.observeDelayMillis = 300;
+    h.cloud.failNext.set(key("a"), [new RetryAfterError("RateLimited", "waiting for the call budget", 50, { unsent: true })]);
+    next.queue.addRoutine(key("a"));
+    next.queue.addRoutine(key("c"));
+    await h.until("a deferred, c's look running", () => next.queue.isProcessing(key("c")));
+    await h.until("a due again", () => next.queue.dueIn(key("a")) === 0);
+    expect(next.queue.isProcessing(key("c"))).toBe(true);
+    // While c's look runs, d is woken: it goes before a's routine look.
+    next.enqueue(key("d"));
+    await h.until("a looked at again", () => h.cloud.observeCalls.slice(seen).filter((c) => c.key === key("a")).length === 2);
+    h.cloud.observeDelayMillis = 0;
+    expect(h.cloud.observeCalls.slice(seen).map((c) => c.key)).toEqual([key("a"), key("c"), key("d"), key("a")]);
+  });
+
   it("a create the call budget held back unsent is not looked for by label at the next pass (a paginated call), and is sent once", async () => {
     const h = await harness();
     h.cloud.createFails.push(new RetryAfterError("RateLimited", "creating: waiting for the call budget", 30, { unsent: true }));

@@ -35,6 +35,30 @@ describe("WorkQueue", () => {
     expect(q.length).toBe(0);
   });
 
+  it("says whether the pass now running was taken from the routine lane, so a deferral of it goes back there, behind what was asked for", async () => {
+    const q = new WorkQueue();
+    q.addRoutine("settled");
+    const k = await q.get();
+    expect(k).toBe("settled");
+    expect(q.isRoutinePass("settled")).toBe(true);
+    // Its look is deferred by the call budget; meanwhile a list wakes another object for drift.
+    q.addAfter("settled", 30, { routine: q.isRoutinePass("settled") });
+    q.done("settled");
+    expect(q.isRoutinePass("settled")).toBe(false);
+    q.add("woken");
+    vi.advanceTimersByTime(30);
+    q.add("new");
+    const order: (string | undefined)[] = [];
+    for (let i = 0; i < 3; i++) { const next = await q.get(); order.push(next); q.done(next ?? ""); }
+    expect(order).toEqual(["woken", "new", "settled"]);
+    // A key asked for is not a routine pass, even one that had been waiting as routine.
+    q.addRoutine("r");
+    q.add("r");
+    expect(await q.get()).toBe("r");
+    expect(q.isRoutinePass("r")).toBe(false);
+    q.done("r");
+  });
+
   it("with flows, a flow's routine keys wait behind its other keys only, not behind another flow's", async () => {
     const q = new WorkQueue({ flows: { of: (key) => key.split("/")[0] ?? "", workers: 2 } });
     q.addRoutine("a/settled1");
