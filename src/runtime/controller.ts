@@ -589,9 +589,7 @@ export class Controller<D = unknown> {
         // A routine look the budget held back stays routine: back in the non-routine lane, every
         // settled NodeBalancer's deferred health look (at a 10 s window, most of 200) queued
         // ahead of the one a list had woken for drift, which waited its turn among them (122 s).
-        // (At least a millisecond: a routine add now, while the pass still runs, would be dropped as the look in progress.)
-        const routine = err.unsent && this.queue.isRoutinePass(key);
-        this.queue.addAfter(key, routine ? Math.max(1, err.delayMillis) : err.delayMillis, { routine });
+        this.queue.addAfter(key, err.delayMillis, { routine: err.unsent && this.queue.isRoutinePass(key) });
         this.metrics?.reconcileTotal.inc({ kind, result: err.unsent ? "deferred" : "requeue" });
         // Held back by the budget: routine under load, and one line per object would flood the log.
         log[err.unsent ? "debug" : "info"]({ reason: err.reason, detail: err.message, retryInMillis: err.delayMillis }, "waiting");

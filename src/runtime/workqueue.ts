@@ -148,6 +148,8 @@ export class WorkQueue {
   addAfter(key: string, delayMillis: number, opts: { routine?: boolean } = {}): void {
     if (this.shuttingDown) return;
     const routine = opts.routine === true;
+    // A routine add now, while the key is being worked on, would be taken as the look in progress and dropped: it waits a tick.
+    if (routine && this.processing.has(key)) delayMillis = Math.max(1, delayMillis);
     if (delayMillis <= 0) { if (routine) this.addRoutine(key); else this.add(key); return; }
     const due = Date.now() + delayMillis;
     const existing = this.delayed.get(key);

@@ -88,6 +88,8 @@ function latestAnnouncement(snapshots: ManagedObject[]): number | undefined {
   return times.length === 0 ? undefined : Math.max(...times);
 }
 
+const snapshotKey = (m: Managed<DatabaseSnapshotSpec>): string => `${m.key.namespace}/${m.key.name}`;
+
 /** How long what a create began is kept for its looks (afterCreate): a backup not found by then is looked for as after a restart. */
 const AFTER_CREATE_KEPT_MILLIS = 10 * 60_000;
 
@@ -164,7 +166,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     // The API lists a backup only once it is done, and its database is backing_up until then:
     // while it is, there is nothing to look for. The list the ManagedDatabases share says so (one
     // newer than the backup began), or one call does, no dearer than the backups list it saves.
-    const mine = this.afterCreate.get(`${m.key.namespace}/${m.key.name}`);
+    const mine = this.afterCreate.get(snapshotKey(m));
     if (m.createPending !== undefined && !deleting && mine?.done !== true) {
       const readAt = Date.now();
       const maxAge = Math.min(this.poll.pendingMillis, readAt - (this.begun.get(target.id) ?? 0));
@@ -185,7 +187,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
       throw new TerminalError(SharedReasons.LabelInUse, `database ${String(target.id)} already has a snapshot labelled ${label} (backup ${String(found.id)}) that this resource did not take; choose another spec.label`);
     }
     this.begun.delete(target.id);
-    this.afterCreate.delete(`${m.key.namespace}/${m.key.name}`);
+    this.afterCreate.delete(snapshotKey(m));
     return this.observed(found, { engine: target.engine, databaseId: target.id, backupId: found.id });
   }
 
@@ -271,7 +273,7 @@ export class DatabaseSnapshotExternal implements ExternalClient<DatabaseSnapshot
     for (const [id, at] of this.begun) if (now - at > this.poll.pendingMillis) this.begun.delete(id);
     this.begun.set(target.id, now);
     for (const [key, c] of this.afterCreate) if (now - c.sentAt > AFTER_CREATE_KEPT_MILLIS) this.afterCreate.delete(key);
-    this.afterCreate.set(`${m.key.namespace}/${m.key.name}`, { sentAt: now, done: false });
+    this.afterCreate.set(snapshotKey(m), { sentAt: now, done: false });
     // The API answers {}: the backup is found by its label once it is listed, which no backup is
     // within moments of being begun.
     return { status: { phase: "BackingUp", databaseId: target.id, label }, lookAfterMillis: jittered(this.poll.pendingMillis) };
